@@ -1,1 +1,21 @@
+//! ferrite `model`: the golden model. A whole RoCEv2 NIC as an executable spec behind the same registers,
+//! commands, rings and descriptors as the RTL (all from `wire`), plus the network simulator that connects
+//! NICs through links and an ECN-marking switch.
+//!
+//! The NIC sees only what hardware sees: MMIO, host memory via DMA, Ethernet frames. All time is simulated
+//! (picoseconds), and every random choice comes from a seed, so a run is exact and repeatable.
+//! It knows nothing about verbs objects on the host side: that is the driver's business.
 
+pub mod hostmem;
+pub mod net;
+pub mod nic;
+pub mod rng;
+
+/// Simulated time in picoseconds.
+pub type Time = u64;
+
+/// Picoseconds per nanosecond.
+pub const PS_PER_NS: Time = 1000;
+
+pub use hostmem::{Dma, DmaError, HostMemory};
+pub use nic::{Nic, NicConfig};

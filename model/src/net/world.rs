@@ -1,0 +1,227 @@
+//! The event loop: NICs with their host memory, links, an optional switch, and a pcap tap.
+
+use super::link::{Endpoint, Link, LinkConfig, LinkStats};
+use super::switch::{EcnConfig, Switch};
+use crate::hostmem::HostMemory;
+use crate::nic::{Nic, NicConfig};
+use crate::rng::Rng;
+use crate::Time;
+use pcap_file::pcap::{PcapPacket, PcapWriter};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::time::Duration;
+
+/// A host: its NIC and its memory.
+pub struct Node {
+    pub nic: Nic,
+    pub mem: HostMemory,
+    out_link: usize,
+    /// Set when the NIC asked to run but had nothing to do: skip it until after this time.
+    idle_until: Option<Time>,
+}
+
+struct Arrival {
+    time: Time,
+    seq: u64,
+    to: Endpoint,
+    frame: Vec<u8>,
+}
+
+impl PartialEq for Arrival {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.seq) == (o.time, o.seq)
+    }
+}
+impl Eq for Arrival {}
+impl PartialOrd for Arrival {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Arrival {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.time, self.seq).cmp(&(o.time, o.seq))
+    }
+}
+
+/// A simulated network of NICs.
+pub struct World {
+    pub now: Time,
+    pub nodes: Vec<Node>,
+    links: Vec<Link>,
+    switch: Option<Switch>,
+    events: BinaryHeap<Reverse<Arrival>>,
+    seq: u64,
+    rng: Rng,
+    pcap: Option<PcapWriter<BufWriter<File>>>,
+}
+
+impl World {
+    /// Two NICs back to back, one link each way with the same configuration.
+    pub fn pair(nic: NicConfig, link: LinkConfig, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let links = vec![Link::new(link, Endpoint::Nic(1), rng.fork(1)), Link::new(link, Endpoint::Nic(0), rng.fork(2))];
+        let nodes = (0..2).map(|i| Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: i, idle_until: None }).collect();
+        World { now: 0, nodes, links, switch: None, events: BinaryHeap::new(), seq: 0, rng, pcap: None }
+    }
+
+    /// `n` NICs on one switch; every port's links share `link`.
+    pub fn star(n: usize, nic: NicConfig, link: LinkConfig, ecn: EcnConfig, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let mut sw = Switch::new(ecn, rng.fork(99));
+        let mut links = Vec::new();
+        let mut nodes = Vec::new();
+        for i in 0..n {
+            // NIC i -> switch port i, and switch port i -> NIC i.
+            links.push(Link::new(link, Endpoint::Switch(i), rng.fork(2 * i as u64 + 10)));
+            links.push(Link::new(link, Endpoint::Nic(i), rng.fork(2 * i as u64 + 11)));
+            sw.add_port(2 * i + 1);
+            nodes.push(Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: 2 * i, idle_until: None });
+        }
+        World { now: 0, nodes, links, switch: Some(sw), events: BinaryHeap::new(), seq: 0, rng, pcap: None }
+    }
+
+    /// Records every frame sent by node `node` (and, with a switch, every frame delivered to it) to `path`.
+    pub fn tap(&mut self, path: &std::path::Path, nodes: &[usize]) -> std::io::Result<()> {
+        let f = BufWriter::new(File::create(path)?);
+        self.pcap = Some(PcapWriter::new(f).map_err(std::io::Error::other)?);
+        for &n in nodes {
+            if let Some(node) = self.nodes.get(n) {
+                self.links[node.out_link].tap = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Changes the faults of the links leaving every node (e.g. after connection set-up).
+    pub fn set_link_faults(&mut self, faults: super::Impairments) {
+        for l in &mut self.links {
+            l.cfg.faults = faults;
+        }
+    }
+
+    pub fn link_stats(&self) -> LinkStats {
+        let mut s = LinkStats::default();
+        for l in &self.links {
+            s.frames += l.stats.frames;
+            s.bytes += l.stats.bytes;
+            s.lost += l.stats.lost;
+            s.reordered += l.stats.reordered;
+            s.duplicated += l.stats.duplicated;
+            s.corrupted += l.stats.corrupted;
+        }
+        s
+    }
+
+    /// Peak egress queue of any switch port, in bytes.
+    pub fn peak_queue_bytes(&self) -> u64 {
+        self.switch.as_ref().map_or(0, |s| s.ports.iter().map(|p| p.peak_bytes).max().unwrap_or(0))
+    }
+
+    /// Current egress queue toward node `n`, in bytes.
+    pub fn queue_bytes(&self, n: usize) -> u64 {
+        self.switch.as_ref().map_or(0, |s| s.queue_bytes(n, self.now))
+    }
+
+    fn push(&mut self, time: Time, to: Endpoint, frame: Vec<u8>) {
+        self.seq += 1;
+        self.events.push(Reverse(Arrival { time, seq: self.seq, to, frame }));
+    }
+
+    fn record(&mut self, link: usize, time: Time, frame: &[u8]) {
+        if !self.links[link].tap {
+            return;
+        }
+        if let Some(w) = self.pcap.as_mut() {
+            let ts = Duration::from_nanos(time / 1000);
+            let _ = w.write_packet(&PcapPacket::new(ts, frame.len() as u32, frame));
+        }
+    }
+
+    fn send_on(&mut self, link: usize, now: Time, frame: Vec<u8>) {
+        self.record(link, now, &frame);
+        let to = self.links[link].to;
+        for (t, f) in self.links[link].send(now, frame) {
+            self.push(t, to, f);
+        }
+    }
+
+    /// Earliest pending event, if any.
+    pub fn next_time(&self) -> Option<Time> {
+        let ev = self.events.peek().map(|Reverse(a)| a.time);
+        let nic = self
+            .nodes
+            .iter()
+            .filter_map(|n| n.nic.next_event().map(|t| t.max(self.now)).filter(|&t| n.idle_until.is_none_or(|i| t > i)))
+            .min();
+        match (ev, nic) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Processes everything due at the next event time. Returns false when nothing is pending.
+    pub fn step(&mut self) -> bool {
+        let Some(t) = self.next_time() else { return false };
+        self.now = self.now.max(t);
+        let now = self.now;
+        while self.events.peek().is_some_and(|Reverse(a)| a.time <= now) {
+            let Some(Reverse(a)) = self.events.pop() else { break };
+            match a.to {
+                Endpoint::Nic(i) => {
+                    let node = &mut self.nodes[i];
+                    node.idle_until = None;
+                    node.nic.receive(now, &a.frame, &mut node.mem);
+                }
+                Endpoint::Switch(port) => {
+                    if let Some(mut sw) = self.switch.take() {
+                        let out = sw.forward(now, port, a.frame, &self.links);
+                        self.switch = Some(sw);
+                        for (link, depart, f) in out {
+                            self.record(link, depart, &f);
+                            let to = self.links[link].to;
+                            for (t, f) in self.links[link].propagate(depart, f) {
+                                self.push(t, to, f);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..self.nodes.len() {
+            let due = self.nodes[i].nic.next_event().is_some_and(|t| t <= now);
+            if !due || self.nodes[i].idle_until.is_some_and(|u| u >= now) {
+                continue;
+            }
+            let node = &mut self.nodes[i];
+            match node.nic.step(now, &mut node.mem) {
+                Some(frame) => {
+                    let link = node.out_link;
+                    self.send_on(link, now, frame);
+                }
+                None => {
+                    // Nothing could go out although the NIC asked to run: do not spin on it at this instant.
+                    if node.nic.next_event().is_some_and(|t| t <= now) {
+                        node.idle_until = Some(now);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs until `until` or until nothing is pending.
+    pub fn run_until(&mut self, until: Time) {
+        while self.next_time().is_some_and(|t| t <= until) {
+            self.step();
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// The seed-derived generator for callers that need randomness tied to this run.
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+}

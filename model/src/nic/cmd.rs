@@ -1,0 +1,207 @@
+//! Command execution: read the mailbox, check, act, write status and output. A refused command changes nothing.
+
+use super::cq::Cq;
+use super::dcqcn::Rp;
+use super::qp::{Attrs, ModifyError, Qp, ReqState, RespState, Ring};
+use super::{Nic, MAX_LOG_RING};
+use crate::hostmem::Dma;
+use wire::contract::cmd::*;
+use wire::contract::verbs::QpState;
+use wire::contract::wqe::{MAX_LOG_STRIDE, MIN_RQ_LOG_STRIDE, MIN_SQ_LOG_STRIDE};
+
+type CmdResult = Result<Vec<u8>, (Status, u32)>;
+
+impl Nic {
+    pub(super) fn exec_command(&mut self, mem: &mut dyn Dma) -> Status {
+        let mut mb = [0u8; MAILBOX_LEN];
+        if mem.dma_read(self.mailbox, &mut mb).is_err() {
+            return Status::BadMailbox;
+        }
+        let opcode = CmdHeader::new_unchecked(&mb[..]).opcode();
+        let input = &mb[IN..OUT_HDR];
+        let result = match opcode {
+            op::SET_PORT => self.cmd_set_port(input),
+            op::SET_GID => self.cmd_set_gid(input),
+            op::ALLOC_PD => self.cmd_alloc_pd(),
+            op::DEALLOC_PD => self.cmd_dealloc_pd(input),
+            op::REG_MR => self.cmd_reg_mr(input),
+            op::DEREG_MR => self.cmd_dereg_mr(input),
+            op::CREATE_CQ => self.cmd_create_cq(input),
+            op::DESTROY_CQ => self.cmd_destroy_cq(input),
+            op::CREATE_QP => self.cmd_create_qp(input),
+            op::MODIFY_QP => self.cmd_modify_qp(input, mem),
+            op::QUERY_QP => self.cmd_query_qp(input),
+            op::DESTROY_QP => self.cmd_destroy_qp(input),
+            _ => Err((Status::BadOp, u32::from(opcode))),
+        };
+        let (status, syndrome, out) = match result {
+            Ok(out) => (Status::Ok, 0, out),
+            Err((s, syn)) => (s, syn, Vec::new()),
+        };
+        let hdr = CmdOutHeaderRepr { status: status as u8, syndrome };
+        let mut tail = vec![0u8; MAILBOX_LEN - OUT_HDR];
+        let _ = hdr.write_to(&mut tail);
+        tail[OUT - OUT_HDR..OUT - OUT_HDR + out.len()].copy_from_slice(&out);
+        if mem.dma_write(self.mailbox + OUT_HDR as u64, &tail).is_err() {
+            return Status::BadMailbox;
+        }
+        status
+    }
+
+    fn cmd_set_port(&mut self, input: &[u8]) -> CmdResult {
+        let r = SetPortRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        wire::field::set_be(&mut self.mac, r.mac);
+        Ok(Vec::new())
+    }
+
+    fn cmd_set_gid(&mut self, input: &[u8]) -> CmdResult {
+        let r = SetGidRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        let slot = self.gids.get_mut(usize::from(r.index)).ok_or((Status::BadParam, 1))?;
+        *slot = (r.valid != 0).then(|| gid_join(r.gid_hi, r.gid_lo));
+        Ok(Vec::new())
+    }
+
+    fn cmd_alloc_pd(&mut self) -> CmdResult {
+        let i = (1..self.pds.len()).find(|&i| !self.pds[i]).ok_or((Status::NoResources, 0))?;
+        self.pds[i] = true;
+        Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
+    }
+
+    fn pd_valid(&self, pdn: u32) -> bool {
+        self.pds.get(pdn as usize).copied().unwrap_or(false)
+    }
+
+    fn cmd_dealloc_pd(&mut self, input: &[u8]) -> CmdResult {
+        let pdn = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
+        if !self.pd_valid(pdn) {
+            return Err((Status::BadResource, pdn));
+        }
+        if self.mrs.in_use_by_pd(pdn) || self.qps.iter().flatten().any(|q| q.pdn == pdn) {
+            return Err((Status::Busy, pdn));
+        }
+        self.pds[pdn as usize] = false;
+        Ok(Vec::new())
+    }
+
+    fn cmd_reg_mr(&mut self, input: &[u8]) -> CmdResult {
+        let r = RegMrRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        if !self.pd_valid(r.pdn) {
+            return Err((Status::BadResource, r.pdn));
+        }
+        if r.access & !wire::contract::verbs::access::ALL != 0 || r.iova.checked_add(r.length).is_none() {
+            return Err((Status::BadParam, 1));
+        }
+        let key = self.mrs.register(r.pdn, r.iova, r.length, r.access).ok_or((Status::NoResources, 0))?;
+        Ok(RegMrOutRepr { lkey: key, rkey: key }.to_bytes().to_vec())
+    }
+
+    fn cmd_dereg_mr(&mut self, input: &[u8]) -> CmdResult {
+        let key = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
+        if self.mrs.deregister(key) { Ok(Vec::new()) } else { Err((Status::BadResource, key)) }
+    }
+
+    fn cmd_create_cq(&mut self, input: &[u8]) -> CmdResult {
+        let r = CreateCqRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        if r.log_size > MAX_LOG_RING || r.ring_iova == 0 {
+            return Err((Status::BadParam, 1));
+        }
+        let i = (1..self.cqs.len()).find(|&i| self.cqs[i].is_none()).ok_or((Status::NoResources, 0))?;
+        self.cqs[i] = Some(Cq::new(r.ring_iova, r.log_size));
+        Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
+    }
+
+    fn cmd_destroy_cq(&mut self, input: &[u8]) -> CmdResult {
+        let cqn = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
+        if !matches!(self.cqs.get(cqn as usize), Some(Some(_))) {
+            return Err((Status::BadResource, cqn));
+        }
+        if self.qps.iter().flatten().any(|q| q.send_cqn == cqn || q.recv_cqn == cqn) {
+            return Err((Status::Busy, cqn));
+        }
+        self.cqs[cqn as usize] = None;
+        Ok(Vec::new())
+    }
+
+    fn cq_valid(&self, cqn: u32) -> bool {
+        matches!(self.cqs.get(cqn as usize), Some(Some(_)))
+    }
+
+    fn cmd_create_qp(&mut self, input: &[u8]) -> CmdResult {
+        let r = CreateQpRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        if !self.pd_valid(r.pdn) {
+            return Err((Status::BadResource, r.pdn));
+        }
+        if !self.cq_valid(r.send_cqn) || !self.cq_valid(r.recv_cqn) {
+            return Err((Status::BadResource, 1));
+        }
+        let stride_ok = |s: u8, min: u8| (min..=MAX_LOG_STRIDE).contains(&s);
+        if r.sq_log_size > MAX_LOG_RING
+            || r.rq_log_size > MAX_LOG_RING
+            || !stride_ok(r.sq_log_stride, MIN_SQ_LOG_STRIDE)
+            || !stride_ok(r.rq_log_stride, MIN_RQ_LOG_STRIDE)
+            || r.sq_iova == 0
+            || r.rq_iova == 0
+        {
+            return Err((Status::BadParam, 2));
+        }
+        // QPN 0 and 1 are the special QPs of IB; never handed out.
+        let i = (2..self.qps.len()).find(|&i| self.qps[i].is_none()).ok_or((Status::NoResources, 0))?;
+        let rp = Rp::new(self.cfg.port_mbps, &self.dcqcn);
+        self.qps[i] = Some(Box::new(Qp {
+            qpn: i as u32,
+            pdn: r.pdn,
+            send_cqn: r.send_cqn,
+            recv_cqn: r.recv_cqn,
+            state: QpState::Reset,
+            attrs: Attrs::default(),
+            sq: Ring { iova: r.sq_iova, log_size: r.sq_log_size, log_stride: r.sq_log_stride, pi: 0, ci: 0 },
+            rq: Ring { iova: r.rq_iova, log_size: r.rq_log_size, log_stride: r.rq_log_stride, pi: 0, ci: 0 },
+            sig_all: r.sq_sig_all != 0,
+            req: ReqState::default(),
+            resp: RespState::default(),
+            rp,
+            last_cnp_sent: None,
+            flushing: false,
+        }));
+        self.set_active(i as u32, true);
+        Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
+    }
+
+    fn cmd_modify_qp(&mut self, input: &[u8], mem: &mut dyn Dma) -> CmdResult {
+        let a = QpAttrsRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        let max_rd = self.cfg.max_rd_atomic;
+        if u32::from(a.max_rd_atomic) > max_rd || u32::from(a.max_dest_rd_atomic) > max_rd {
+            return Err((Status::BadParam, 3));
+        }
+        if a.attr_mask & wire::contract::verbs::attr::AV != 0 && self.gid(a.sgid_index).is_none() {
+            return Err((Status::BadParam, 4));
+        }
+        let qp = self.qp_mut(a.qpn).ok_or((Status::BadResource, a.qpn))?;
+        qp.modify(&a).map_err(|e| match e {
+            ModifyError::Rule(_) => (Status::BadState, a.attr_mask),
+            ModifyError::BadValue(_) => (Status::BadParam, a.attr_mask),
+        })?;
+        if qp.state == QpState::Err {
+            self.flush(a.qpn, mem);
+        }
+        Ok(Vec::new())
+    }
+
+    fn cmd_query_qp(&mut self, input: &[u8]) -> CmdResult {
+        let qpn = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
+        let qp = self.qp(qpn).ok_or((Status::BadResource, qpn))?;
+        Ok(qp.query().to_bytes().to_vec())
+    }
+
+    fn cmd_destroy_qp(&mut self, input: &[u8]) -> CmdResult {
+        let qpn = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
+        match self.qps.get_mut(qpn as usize) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                self.set_active(qpn, false);
+                Ok(Vec::new())
+            }
+            _ => Err((Status::BadResource, qpn)),
+        }
+    }
+}

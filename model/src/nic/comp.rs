@@ -1,0 +1,382 @@
+//! Completer: match ACKs, NAKs, READ responses and atomic ACKs to send WQEs; retire WQEs in SQ order with
+//! CQEs; run the local ACK timer, RNR waits and go-back-N; move the QP to ERR and flush on fatal errors.
+
+use super::qp::{Qp, WqeData};
+use super::Nic;
+use crate::hostmem::Dma;
+use crate::Time;
+use wire::contract::cqe::CqeRepr;
+use wire::contract::regs::Counter;
+use wire::contract::verbs::{local_ack_timeout_ns, QpState, WcOpcode, WcStatus, RNR_RETRY_INFINITE, RNR_TIMER_NS};
+use wire::contract::wqe::{send_flags, SendOp, RecvCtrlRepr};
+use wire::ext::{AethKind, AethRepr};
+use wire::{OpKind, Position, Psn, RocePacket};
+
+/// NAK codes to the status the requester's WQE completes with.
+fn nak_status(code: u8) -> WcStatus {
+    match code {
+        1 => WcStatus::RemInvReqErr,
+        2 => WcStatus::RemAccessErr,
+        4 => WcStatus::RemInvRdReqErr,
+        _ => WcStatus::RemOpErr,
+    }
+}
+
+/// Restarts sending at `psn` (go-back-N).
+fn rewind(qp: &mut Qp, psn: Psn) {
+    let r = &mut qp.req;
+    let idx = r.wqes.iter().position(|w| !w.acked && (w.contains(psn) || w.first_psn.is_none()));
+    if let Some(i) = idx {
+        r.cursor = i;
+        r.cursor_psn = r.wqes[i].first_psn.map_or(r.psn, |_| psn);
+    } else {
+        r.cursor = r.wqes.len();
+        r.cursor_psn = r.psn;
+    }
+    r.pkts_since_ackreq = 0;
+}
+
+/// Restarts the local ACK timer after progress, or stops it when nothing is outstanding.
+fn restart_timer(qp: &mut Qp, now: Time) {
+    let outstanding = qp.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked);
+    qp.req.timer = if outstanding { local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000) } else { None };
+}
+
+/// Marks SEND/WRITE WQEs whose last PSN is at or before `psn` as acknowledged. Stops at a READ or atomic that
+/// has not been answered; returns true if such a WQE was covered (its responses were lost).
+fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
+    let mut progressed = false;
+    let mut lost = false;
+    for w in qp.req.wqes.iter_mut() {
+        if w.acked {
+            continue;
+        }
+        let Some(last) = w.last_psn() else { break };
+        if last.after(psn) {
+            break;
+        }
+        if w.op.is_read_or_atomic() {
+            lost = true;
+            break;
+        }
+        w.acked = true;
+        qp.req.comp_psn = last.add(1);
+        progressed = true;
+    }
+    if progressed {
+        qp.req.retry_left = qp.attrs.retry_cnt;
+        qp.req.rnr_left = qp.attrs.rnr_retry;
+        qp.req.read_rewind = None;
+    }
+    lost
+}
+
+/// Marks the oldest unfinished WQE failed with `status`, so it completes in order and the QP goes to ERR.
+fn fail_oldest(qp: &mut Qp, status: WcStatus, vendor: u8) {
+    if let Some(w) = qp.req.wqes.iter_mut().find(|w| !w.acked) {
+        w.acked = true;
+        w.error = Some((status, vendor));
+    }
+    qp.req.timer = None;
+    qp.req.rnr_wait = None;
+}
+
+impl Nic {
+    pub(super) fn push_cqe(&mut self, cqn: u32, cqe: CqeRepr, mem: &mut dyn Dma) {
+        let ok = match self.cqs.get_mut(cqn as usize) {
+            Some(Some(cq)) => cq.push(cqe, mem),
+            _ => false,
+        };
+        if ok {
+            self.count(Counter::cqes);
+            if cqe.status != WcStatus::Success as u8 {
+                self.count(Counter::error_cqes);
+            }
+        }
+    }
+
+    /// Retires acknowledged WQEs from the front of the SQ, writing CQEs in order.
+    pub(super) fn retire(&mut self, qpn: u32, mem: &mut dyn Dma) {
+        loop {
+            let Some(qp) = self.qp_mut(qpn) else { return };
+            if !qp.req.wqes.front().is_some_and(|w| w.acked) {
+                return;
+            }
+            let Some(w) = qp.req.wqes.pop_front() else { return };
+            qp.req.cursor = qp.req.cursor.saturating_sub(1);
+            let signaled = qp.sig_all || w.flags & send_flags::SIGNALED != 0;
+            let (status, vendor) = w.error.unwrap_or((WcStatus::Success, 0));
+            let cqn = qp.send_cqn;
+            let failed = status != WcStatus::Success;
+            if signaled || failed {
+                let cqe = CqeRepr {
+                    wr_id: w.wr_id,
+                    byte_len: if w.op.is_atomic() { 8 } else { w.len },
+                    qp_num: qpn,
+                    wqe_index: w.index,
+                    opcode: w.op.wc_opcode() as u8,
+                    status: status as u8,
+                    vendor_err: vendor,
+                    ..Default::default()
+                };
+                self.push_cqe(cqn, cqe, mem);
+            }
+            if failed {
+                if let Some(qp) = self.qp_mut(qpn) {
+                    qp.state = QpState::Err;
+                }
+                self.flush(qpn, mem);
+                return;
+            }
+        }
+    }
+
+    /// ERR: complete every outstanding send and receive WQE with WR_FLUSH_ERR and drop transport state.
+    pub(crate) fn flush(&mut self, qpn: u32, mem: &mut dyn Dma) {
+        self.fetch_send_wqes(qpn, mem);
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        qp.flushing = true;
+        let send_cqn = qp.send_cqn;
+        let recv_cqn = qp.recv_cqn;
+        let wqes: Vec<_> = qp.req.wqes.drain(..).collect();
+        qp.req.cursor = 0;
+        qp.req.timer = None;
+        qp.req.rnr_wait = None;
+        qp.resp.out.clear();
+        let recv_in_progress = qp.resp.recv.take();
+        let rq = qp.rq.clone();
+        if let Some(qp) = self.qp_mut(qpn) {
+            qp.rq.ci = qp.rq.pi;
+        }
+        for w in wqes {
+            let cqe = CqeRepr {
+                wr_id: w.wr_id,
+                qp_num: qpn,
+                wqe_index: w.index,
+                opcode: w.op.wc_opcode() as u8,
+                status: WcStatus::WrFlushErr as u8,
+                ..Default::default()
+            };
+            self.push_cqe(send_cqn, cqe, mem);
+        }
+        let flush_recv = |wr_id: u64, index: u16| CqeRepr {
+            wr_id,
+            qp_num: qpn,
+            wqe_index: index,
+            opcode: WcOpcode::Recv as u8,
+            status: WcStatus::WrFlushErr as u8,
+            is_recv: 1,
+            ..Default::default()
+        };
+        if let Some(ctx) = recv_in_progress {
+            self.push_cqe(recv_cqn, flush_recv(ctx.wr_id, ctx.index), mem);
+        }
+        let mut i = rq.ci;
+        while i != rq.pi {
+            let mut hdr = [0u8; RecvCtrlRepr::LEN];
+            let wr_id = match mem.dma_read(rq.addr(i), &mut hdr) {
+                Ok(()) => RecvCtrlRepr::from_bytes(&hdr).map(|r| r.wr_id).unwrap_or(0),
+                Err(_) => 0,
+            };
+            self.push_cqe(recv_cqn, flush_recv(wr_id, i), mem);
+            i = i.wrapping_add(1);
+        }
+    }
+}
+
+/// An ACK or NAK (opcode ACKNOWLEDGE) for `qpn`.
+pub(super) fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time, mem: &mut dyn Dma) {
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    match aeth.kind() {
+        AethKind::Ack { .. } => {
+            let lost = ack_through(qp, psn);
+            if lost && qp.req.read_rewind != Some(qp.req.comp_psn) {
+                // The responder is past a READ/atomic whose answer never came: ask again.
+                let p = qp.req.comp_psn;
+                qp.req.read_rewind = Some(p);
+                rewind(qp, p);
+            }
+            restart_timer(qp, now);
+            nic.count(Counter::rx_acks);
+        }
+        AethKind::RnrNak { timer } => {
+            ack_through(qp, psn.sub(1));
+            let infinite = qp.attrs.rnr_retry == RNR_RETRY_INFINITE;
+            if !infinite && qp.req.rnr_left == 0 {
+                fail_oldest(qp, WcStatus::RnrRetryExcErr, aeth.syndrome);
+            } else {
+                if !infinite {
+                    qp.req.rnr_left -= 1;
+                }
+                qp.req.timer = None;
+                qp.req.rnr_wait = Some((now + RNR_TIMER_NS[usize::from(timer & 31)] * 1000, psn));
+            }
+            nic.count(Counter::rx_rnr_naks);
+        }
+        AethKind::Nak { code: 0 } => {
+            ack_through(qp, psn.sub(1));
+            if qp.req.retry_left == 0 {
+                fail_oldest(qp, WcStatus::RetryExcErr, aeth.syndrome);
+            } else {
+                qp.req.retry_left -= 1;
+                rewind(qp, psn);
+                restart_timer(qp, now);
+            }
+            nic.count(Counter::rx_naks);
+        }
+        AethKind::Nak { code } => {
+            ack_through(qp, psn.sub(1));
+            fail_oldest(qp, nak_status(code), aeth.syndrome);
+            nic.count(Counter::rx_naks);
+        }
+        AethKind::Reserved => {
+            fail_oldest(qp, WcStatus::BadRespErr, aeth.syndrome);
+        }
+    }
+    nic.retire(qpn, mem);
+}
+
+/// Places a READ response and completes the READ on its last packet.
+pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+    let psn = pkt.hdr.bth.psn;
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    // A response implicitly acknowledges every earlier SEND/WRITE.
+    ack_through(qp, psn.sub(1));
+    let pmtu = qp.attrs.pmtu.max(256);
+    let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
+    let w = &qp.req.wqes[i];
+    if w.op != SendOp::RdmaRead || !w.contains(psn) {
+        nic.retire(qpn, mem);
+        return; // Stale or unexpected response: drop.
+    }
+    let first = w.first_psn.unwrap_or(psn);
+    let expected = first.add(w.resp_pkts);
+    if psn.before(expected) {
+        return; // Duplicate.
+    }
+    if psn.after(expected) {
+        // Responses were lost: go back to the first missing one, once per gap.
+        if qp.req.read_rewind != Some(expected) {
+            qp.req.read_rewind = Some(expected);
+            if qp.req.retry_left == 0 {
+                fail_oldest(qp, WcStatus::RetryExcErr, 0);
+                nic.retire(qpn, mem);
+            } else {
+                qp.req.retry_left -= 1;
+                rewind(qp, expected);
+            }
+        }
+        return;
+    }
+    let k = w.resp_pkts;
+    let info = match pkt.hdr.bth.opcode.info() {
+        Some(i) => i,
+        None => return,
+    };
+    let want = super::req::position(k, w.npkts);
+    let off = k * pmtu;
+    let expect_len = if matches!(want, Position::Last | Position::Only) { w.len - off.min(w.len) } else { pmtu };
+    if info.position != want || pkt.payload.len() as u32 != expect_len {
+        fail_oldest(qp, WcStatus::BadRespErr, 0);
+        nic.retire(qpn, mem);
+        return;
+    }
+    let WqeData::Sges(sges) = &w.data else { return };
+    let ok = scatter(sges, off, pkt.payload, mem);
+    let w = &mut qp.req.wqes[i];
+    w.resp_pkts += 1;
+    if !ok {
+        w.acked = true;
+        w.error = Some((WcStatus::LocProtErr, 0));
+    } else if w.resp_pkts == w.npkts {
+        w.acked = true;
+        qp.req.comp_psn = psn.add(1);
+    }
+    qp.req.retry_left = qp.attrs.retry_cnt;
+    qp.req.read_rewind = None;
+    restart_timer(qp, now);
+    nic.retire(qpn, mem);
+}
+
+/// Writes an atomic's original value to the local buffer and completes it.
+pub(super) fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+    let psn = pkt.hdr.bth.psn;
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    ack_through(qp, psn.sub(1));
+    let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
+    let w = &qp.req.wqes[i];
+    if !w.op.is_atomic() || w.first_psn != Some(psn) {
+        return;
+    }
+    let orig = pkt.hdr.ext.atomic_ack_eth.map_or(0, |a| a.orig);
+    let ok = match &w.data {
+        WqeData::Sges(s) => scatter(s, 0, &orig.to_le_bytes(), mem),
+        WqeData::Inline(_) => false,
+    };
+    let w = &mut qp.req.wqes[i];
+    w.acked = true;
+    if !ok {
+        w.error = Some((WcStatus::LocProtErr, 0));
+    }
+    qp.req.comp_psn = psn.add(1);
+    qp.req.retry_left = qp.attrs.retry_cnt;
+    restart_timer(qp, now);
+    nic.retire(qpn, mem);
+}
+
+/// Copies `data` into scatter list `sges` at message offset `off`.
+pub(super) fn scatter(sges: &[super::qp::Sge], mut off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
+    let mut done = 0usize;
+    for s in sges {
+        if done == data.len() {
+            break;
+        }
+        if off >= s.length {
+            off -= s.length;
+            continue;
+        }
+        let n = ((s.length - off) as usize).min(data.len() - done);
+        if mem.dma_write(s.addr + u64::from(off), &data[done..done + n]).is_err() {
+            return false;
+        }
+        done += n;
+        off = 0;
+    }
+    done == data.len()
+}
+
+/// The local ACK timer fired.
+pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) {
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    qp.req.timer = None;
+    if !qp.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked) {
+        return;
+    }
+    if qp.req.retry_left == 0 {
+        fail_oldest(qp, WcStatus::RetryExcErr, 0);
+    } else {
+        qp.req.retry_left -= 1;
+        let p = qp.req.comp_psn;
+        // A READ partly answered restarts at its first missing response.
+        let p = qp.req.wqes.iter().find(|w| !w.acked).and_then(|w| w.first_psn.map(|f| f.add(w.resp_pkts))).map_or(p, |x| if x.after(p) { x } else { p });
+        rewind(qp, p);
+        qp.req.read_rewind = None;
+        let _ = now;
+    }
+    nic.count(Counter::local_ack_timeouts);
+    nic.retire(qpn, mem);
+}
+
+/// The RNR wait is over: resend from the NAKed PSN.
+pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32) {
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    if let Some((_, psn)) = qp.req.rnr_wait.take() {
+        rewind(qp, psn);
+    }
+    nic.count(Counter::rnr_timeouts);
+}
+
+/// Whether a response opcode kind goes to the completer.
+pub(super) fn is_completer_kind(k: OpKind) -> bool {
+    matches!(k, OpKind::Ack | OpKind::ReadResponse | OpKind::AtomicAck)
+}

@@ -1,0 +1,40 @@
+//! Completion queues: CQEs written into a host ring with the owner bit written last.
+
+use crate::hostmem::Dma;
+use wire::contract::cqe::{owner_for, CqeRepr, CQE_LEN, OWNER};
+
+#[derive(Debug, Clone)]
+pub struct Cq {
+    pub iova: u64,
+    pub log_size: u8,
+    /// CQEs written (free-running).
+    pub pi: u32,
+    /// Consumer counter from the driver's doorbell.
+    pub ci: u32,
+    pub overrun: bool,
+}
+
+impl Cq {
+    pub fn new(iova: u64, log_size: u8) -> Self {
+        Cq { iova, log_size, pi: 0, ci: 0, overrun: false }
+    }
+
+    /// Writes one CQE; returns false (and marks the CQ overrun) when the ring is full or DMA fails.
+    pub fn push(&mut self, mut cqe: CqeRepr, mem: &mut dyn Dma) -> bool {
+        if self.overrun || self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
+            self.overrun = true;
+            return false;
+        }
+        let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
+        let addr = self.iova + slot * CQE_LEN as u64;
+        cqe.owner = owner_for(self.pi, self.log_size);
+        let bytes = cqe.to_bytes();
+        let ok = mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
+        if ok {
+            self.pi = self.pi.wrapping_add(1);
+        } else {
+            self.overrun = true;
+        }
+        ok
+    }
+}

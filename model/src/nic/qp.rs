@@ -1,0 +1,381 @@
+//! Queue pair state: attributes, the state machine (RESET/INIT/RTR/RTS/SQD/SQE/ERR), and the per-role state
+//! the requester (`req`), completer (`comp`) and responder (`resp`) keep.
+
+use super::dcqcn::Rp;
+use crate::Time;
+use std::collections::VecDeque;
+use wire::contract::cmd::{QpAttrsRepr, VLAN_TAGGED};
+use wire::contract::verbs::{attr, check_rc_modify, mtu_bytes, QpState, TransitionError, WcStatus};
+use wire::contract::wqe::SendOp;
+use wire::eth::VlanTag;
+use wire::ext::AethRepr;
+use wire::Psn;
+
+/// Attributes set through MODIFY_QP.
+#[derive(Debug, Clone, Default)]
+pub struct Attrs {
+    pub access: u32,
+    pub pmtu: u32,
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub min_rnr_timer: u8,
+    pub max_rd_atomic: u8,
+    pub max_dest_rd_atomic: u8,
+    pub sgid_index: u8,
+    pub hop_limit: u8,
+    pub traffic_class: u8,
+    pub dest_qpn: u32,
+    pub flow_label: u32,
+    pub dmac: [u8; 6],
+    pub vlan: Option<VlanTag>,
+    pub dgid: [u8; 16],
+    pub pkey_index: u16,
+    pub port_num: u8,
+}
+
+/// A host ring (SQ or RQ) as the NIC tracks it.
+#[derive(Debug, Clone, Default)]
+pub struct Ring {
+    pub iova: u64,
+    pub log_size: u8,
+    pub log_stride: u8,
+    /// Producer counter from the doorbell.
+    pub pi: u16,
+    /// Next entry the NIC will fetch.
+    pub ci: u16,
+}
+
+impl Ring {
+    pub fn addr(&self, counter: u16) -> u64 {
+        let slot = u64::from(counter) & ((1u64 << self.log_size) - 1);
+        self.iova + (slot << self.log_stride)
+    }
+    pub fn pending(&self) -> u16 {
+        self.pi.wrapping_sub(self.ci)
+    }
+}
+
+/// A scatter/gather element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sge {
+    pub addr: u64,
+    pub lkey: u32,
+    pub length: u32,
+}
+
+/// Where a send WQE's data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WqeData {
+    Sges(Vec<Sge>),
+    Inline(Vec<u8>),
+}
+
+/// A fetched send WQE and its transport progress.
+#[derive(Debug, Clone)]
+pub struct SendWqe {
+    pub index: u16,
+    pub wr_id: u64,
+    pub op: SendOp,
+    pub flags: u8,
+    pub imm: u32,
+    pub remote_va: u64,
+    pub rkey: u32,
+    pub swap_add: u64,
+    pub compare: u64,
+    pub data: WqeData,
+    pub len: u32,
+    /// First PSN, assigned when the WQE is first sent.
+    pub first_psn: Option<Psn>,
+    pub npkts: u32,
+    /// READ: response packets placed so far.
+    pub resp_pkts: u32,
+    /// Fully acknowledged (or answered, or failed); ready to retire in SQ order.
+    pub acked: bool,
+    /// Completion status when the WQE failed, with the vendor syndrome.
+    pub error: Option<(WcStatus, u8)>,
+}
+
+impl SendWqe {
+    pub fn last_psn(&self) -> Option<Psn> {
+        self.first_psn.map(|f| f.add(self.npkts.saturating_sub(1)))
+    }
+    /// Whether `psn` falls in this WQE's PSN range.
+    pub fn contains(&self, psn: Psn) -> bool {
+        match self.first_psn {
+            Some(f) => {
+                let d = psn.diff(f);
+                d >= 0 && (d as u32) < self.npkts
+            }
+            None => false,
+        }
+    }
+}
+
+/// Requester + completer state.
+#[derive(Debug, Clone, Default)]
+pub struct ReqState {
+    /// Fetched WQEs not yet retired, oldest first.
+    pub wqes: VecDeque<SendWqe>,
+    /// Next PSN to assign to a new WQE.
+    pub psn: Psn,
+    /// Index into `wqes` of the WQE being sent.
+    pub cursor: usize,
+    /// PSN of the next packet to send.
+    pub cursor_psn: Psn,
+    /// Oldest unacknowledged PSN.
+    pub comp_psn: Psn,
+    pub retry_left: u8,
+    pub rnr_left: u8,
+    /// Local ACK timer deadline.
+    pub timer: Option<Time>,
+    /// RNR wait: (deadline, PSN to resume at).
+    pub rnr_wait: Option<(Time, Psn)>,
+    pub pkts_since_ackreq: u32,
+    /// Pacer: earliest time of the next data packet.
+    pub next_send: Time,
+    /// A gap in READ responses already made us rewind to this PSN.
+    pub read_rewind: Option<Psn>,
+    /// One past the highest PSN ever sent: anything below it that is sent again is a retransmission.
+    pub high_psn: Psn,
+}
+
+/// One responder resource: a READ or atomic request kept for duplicate handling.
+#[derive(Debug, Clone, Copy)]
+pub struct Resource {
+    pub first_psn: Psn,
+    pub last_psn: Psn,
+    pub va: u64,
+    pub len: u32,
+    pub rkey: u32,
+    /// Original value for an atomic (replayed for a duplicate).
+    pub atomic_orig: Option<u64>,
+}
+
+/// A response the responder owes, sent in PSN order.
+#[derive(Debug, Clone)]
+pub enum RespItem {
+    Ack { psn: Psn, aeth: AethRepr },
+    AtomicAck { psn: Psn, aeth: AethRepr, orig: u64 },
+    /// READ responses still to send: the next PSN, VA and remaining bytes; `base_psn..=end_psn` is the
+    /// whole READ's range, which fixes each response's FIRST/MIDDLE/LAST position.
+    Read { psn: Psn, va: u64, resid: u32, rkey: u32, base_psn: Psn, end_psn: Psn },
+}
+
+/// The receive WQE a multi-packet SEND is filling.
+#[derive(Debug, Clone)]
+pub struct RecvCtx {
+    pub index: u16,
+    pub wr_id: u64,
+    pub sges: Vec<Sge>,
+    pub offset: u32,
+}
+
+/// Responder state.
+#[derive(Debug, Clone, Default)]
+pub struct RespState {
+    /// Expected PSN.
+    pub epsn: Psn,
+    pub msn: u32,
+    pub nak_sent: bool,
+    /// Kind of the multi-packet message in progress (after FIRST/MIDDLE).
+    pub in_msg: Option<wire::OpKind>,
+    /// WRITE in progress: next VA, remaining bytes, rkey.
+    pub write_va: u64,
+    pub write_resid: u32,
+    pub write_rkey: u32,
+    /// Total length of the WRITE in progress (RETH DMA length).
+    pub write_len: u32,
+    pub recv: Option<RecvCtx>,
+    pub resources: VecDeque<Resource>,
+    pub out: VecDeque<RespItem>,
+}
+
+/// A queue pair.
+#[derive(Debug, Clone)]
+pub struct Qp {
+    pub qpn: u32,
+    pub pdn: u32,
+    pub send_cqn: u32,
+    pub recv_cqn: u32,
+    pub state: QpState,
+    pub attrs: Attrs,
+    pub sq: Ring,
+    pub rq: Ring,
+    pub sig_all: bool,
+    pub req: ReqState,
+    pub resp: RespState,
+    pub rp: Rp,
+    pub last_cnp_sent: Option<Time>,
+    /// The send side hit an error: the QP is flushing.
+    pub flushing: bool,
+}
+
+impl Qp {
+    /// Applies a MODIFY_QP after checking the RC transition rules. Nothing changes on error.
+    pub fn modify(&mut self, a: &QpAttrsRepr) -> Result<(), ModifyError> {
+        let mask = a.attr_mask;
+        let cur = self.state;
+        if mask & attr::CUR_STATE != 0 && QpState::from_u8(a.cur_qp_state) != Some(cur) {
+            return Err(ModifyError::Rule(TransitionError::CurStateMismatch));
+        }
+        let next = if mask & attr::STATE != 0 {
+            QpState::from_u8(a.qp_state).ok_or(ModifyError::BadValue("qp_state"))?
+        } else {
+            cur
+        };
+        check_rc_modify(cur, next, mask | attr::STATE).map_err(ModifyError::Rule)?;
+        // Validate values before touching anything.
+        if mask & attr::PATH_MTU != 0 && mtu_bytes(a.path_mtu).is_none() {
+            return Err(ModifyError::BadValue("path_mtu"));
+        }
+        if mask & attr::TIMEOUT != 0 && a.timeout > 31 {
+            return Err(ModifyError::BadValue("timeout"));
+        }
+        if mask & attr::RETRY_CNT != 0 && a.retry_cnt > 7 {
+            return Err(ModifyError::BadValue("retry_cnt"));
+        }
+        if mask & attr::RNR_RETRY != 0 && a.rnr_retry > 7 {
+            return Err(ModifyError::BadValue("rnr_retry"));
+        }
+        if mask & attr::MIN_RNR_TIMER != 0 && a.min_rnr_timer > 31 {
+            return Err(ModifyError::BadValue("min_rnr_timer"));
+        }
+        if mask & attr::DEST_QPN != 0 && a.dest_qp_num > 0xFF_FFFF {
+            return Err(ModifyError::BadValue("dest_qp_num"));
+        }
+        if mask & attr::ACCESS_FLAGS != 0 && a.qp_access_flags & !wire::contract::verbs::access::ALL != 0 {
+            return Err(ModifyError::BadValue("qp_access_flags"));
+        }
+        if mask & attr::MAX_QP_RD_ATOMIC != 0 && a.max_rd_atomic > 16 {
+            return Err(ModifyError::BadValue("max_rd_atomic"));
+        }
+        if mask & attr::MAX_DEST_RD_ATOMIC != 0 && a.max_dest_rd_atomic > 16 {
+            return Err(ModifyError::BadValue("max_dest_rd_atomic"));
+        }
+        let t = &mut self.attrs;
+        if mask & attr::ACCESS_FLAGS != 0 {
+            t.access = a.qp_access_flags;
+        }
+        if mask & attr::PKEY_INDEX != 0 {
+            t.pkey_index = a.pkey_index;
+        }
+        if mask & attr::PORT != 0 {
+            t.port_num = a.port_num;
+        }
+        if mask & attr::AV != 0 {
+            t.sgid_index = a.sgid_index;
+            t.hop_limit = a.hop_limit;
+            t.traffic_class = a.traffic_class;
+            t.flow_label = a.flow_label & 0xF_FFFF;
+            let mut dmac = [0u8; 6];
+            wire::field::set_be(&mut dmac, a.dmac);
+            t.dmac = dmac;
+            t.vlan = (a.vlan & VLAN_TAGGED != 0).then(|| VlanTag::from_tci(a.vlan & !VLAN_TAGGED));
+            t.dgid = wire::contract::cmd::gid_join(a.dgid_hi, a.dgid_lo);
+        }
+        if mask & attr::PATH_MTU != 0 {
+            t.pmtu = mtu_bytes(a.path_mtu).unwrap_or(1024);
+        }
+        if mask & attr::DEST_QPN != 0 {
+            t.dest_qpn = a.dest_qp_num;
+        }
+        if mask & attr::RQ_PSN != 0 {
+            self.resp.epsn = Psn::new(a.rq_psn);
+        }
+        if mask & attr::MAX_DEST_RD_ATOMIC != 0 {
+            t.max_dest_rd_atomic = a.max_dest_rd_atomic;
+        }
+        if mask & attr::MIN_RNR_TIMER != 0 {
+            t.min_rnr_timer = a.min_rnr_timer;
+        }
+        if mask & attr::TIMEOUT != 0 {
+            t.timeout = a.timeout;
+        }
+        if mask & attr::RETRY_CNT != 0 {
+            t.retry_cnt = a.retry_cnt;
+            self.req.retry_left = a.retry_cnt;
+        }
+        if mask & attr::RNR_RETRY != 0 {
+            t.rnr_retry = a.rnr_retry;
+            self.req.rnr_left = a.rnr_retry;
+        }
+        if mask & attr::SQ_PSN != 0 {
+            let p = Psn::new(a.sq_psn);
+            self.req.psn = p;
+            self.req.cursor_psn = p;
+            self.req.comp_psn = p;
+            self.req.high_psn = p;
+        }
+        if mask & attr::MAX_QP_RD_ATOMIC != 0 {
+            t.max_rd_atomic = a.max_rd_atomic;
+        }
+        self.state = next;
+        if next == QpState::Reset {
+            self.reset();
+        }
+        Ok(())
+    }
+
+    /// Back to RESET: rings emptied, all transport state cleared.
+    fn reset(&mut self) {
+        self.sq.pi = 0;
+        self.sq.ci = 0;
+        self.rq.pi = 0;
+        self.rq.ci = 0;
+        self.req = ReqState::default();
+        self.resp = RespState::default();
+        self.flushing = false;
+        self.attrs = Attrs::default();
+    }
+
+    /// The current attributes, as QUERY_QP reports them.
+    pub fn query(&self) -> QpAttrsRepr {
+        let t = &self.attrs;
+        let (dgid_hi, dgid_lo) = wire::contract::cmd::gid_split(&t.dgid);
+        QpAttrsRepr {
+            qpn: self.qpn,
+            attr_mask: 0,
+            qp_state: self.state as u8,
+            cur_qp_state: self.state as u8,
+            path_mtu: wire::contract::verbs::mtu_enum(t.pmtu).unwrap_or(0),
+            timeout: t.timeout,
+            retry_cnt: t.retry_cnt,
+            rnr_retry: t.rnr_retry,
+            min_rnr_timer: t.min_rnr_timer,
+            max_rd_atomic: t.max_rd_atomic,
+            max_dest_rd_atomic: t.max_dest_rd_atomic,
+            sgid_index: t.sgid_index,
+            hop_limit: t.hop_limit,
+            traffic_class: t.traffic_class,
+            qp_access_flags: t.access,
+            dest_qp_num: t.dest_qpn,
+            rq_psn: self.resp.epsn.value(),
+            sq_psn: self.req.psn.value(),
+            flow_label: t.flow_label,
+            dmac: wire::field::get_be(&t.dmac),
+            vlan: t.vlan.map_or(0, |v| VLAN_TAGGED | v.tci()),
+            dgid_hi,
+            dgid_lo,
+            pkey_index: t.pkey_index,
+            port_num: t.port_num,
+            sq_draining: 0,
+        }
+    }
+
+    /// Accepts request packets (responder side).
+    pub fn can_receive(&self) -> bool {
+        matches!(self.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
+    }
+    /// Sends new requests.
+    pub fn can_send(&self) -> bool {
+        self.state == QpState::Rts && !self.flushing
+    }
+}
+
+/// Why a MODIFY_QP was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModifyError {
+    Rule(TransitionError),
+    BadValue(&'static str),
+}

@@ -1,0 +1,98 @@
+//! Receive path: parse and check the frame (wire's verdict, counted by cause), find the QP, apply ECN
+//! (notification point) and CNPs (reaction point), and dispatch requests to `resp`, responses to `comp`.
+
+use super::Nic;
+use crate::hostmem::Dma;
+use crate::Time;
+use wire::bth::DEFAULT_PKEY;
+use wire::contract::regs::{Counter, Dcqcn};
+use wire::{DropReason, OpKind};
+
+fn drop_counter(r: DropReason) -> Counter {
+    match r {
+        DropReason::NotRoce => Counter::rx_drop_not_roce,
+        DropReason::Truncated(_) => Counter::rx_drop_truncated,
+        DropReason::BadIpHeader(_) => Counter::rx_drop_bad_ip,
+        DropReason::BadUdpLength => Counter::rx_drop_bad_udp,
+        DropReason::BadTver => Counter::rx_drop_bad_bth,
+        DropReason::UnknownOpcode(_) => Counter::rx_drop_bad_opcode,
+        DropReason::BadLength => Counter::rx_drop_bad_length,
+        DropReason::BadIcrc => Counter::rx_drop_bad_icrc,
+    }
+}
+
+pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma) {
+    nic.count(Counter::rx_frames);
+    nic.count_n(Counter::rx_bytes, frame.len() as u64);
+    let pkt = match wire::parse(frame) {
+        Ok(p) => p,
+        Err(r) => {
+            nic.count(drop_counter(r));
+            return;
+        }
+    };
+    let bth = pkt.hdr.bth;
+    let Some(info) = bth.opcode.info() else { return };
+    if bth.pkey != DEFAULT_PKEY {
+        nic.count(Counter::rx_drop_bad_bth);
+        return;
+    }
+    let qpn = bth.dest_qp;
+    if nic.qp(qpn).is_none() {
+        nic.count(Counter::rx_drop_no_qp);
+        return;
+    }
+    if info.kind == OpKind::Cnp {
+        nic.count(Counter::cnps_received);
+        let params = nic.dcqcn.clone();
+        if params.get(Dcqcn::ENABLE) != 0 {
+            if let Some(qp) = nic.qp_mut(qpn) {
+                if qp.rp.on_cnp(now, &params) {
+                    nic.count(Counter::rate_cuts);
+                }
+            }
+        }
+        return;
+    }
+    if pkt.hdr.ip.ecn() == 3 {
+        nic.count(Counter::ecn_ce_received);
+        notification_point(nic, qpn, now);
+    }
+    if info.is_request() {
+        super::resp::on_request(nic, qpn, &pkt, now, mem);
+    } else if super::comp::is_completer_kind(info.kind) {
+        let state_ok = nic.qp(qpn).is_some_and(|q| {
+            matches!(q.state, wire::contract::verbs::QpState::Rts | wire::contract::verbs::QpState::Sqd) && !q.flushing
+        });
+        if !state_ok {
+            nic.count(Counter::rx_drop_qp_state);
+            return;
+        }
+        match info.kind {
+            OpKind::Ack => {
+                if let Some(aeth) = pkt.hdr.ext.aeth {
+                    super::comp::on_ack(nic, qpn, bth.psn, aeth, now, mem);
+                }
+            }
+            OpKind::ReadResponse => super::comp::on_read_response(nic, qpn, &pkt, now, mem),
+            OpKind::AtomicAck => super::comp::on_atomic_ack(nic, qpn, &pkt, now, mem),
+            _ => {}
+        }
+    }
+}
+
+/// CE-marked packet for `qpn`: send one CNP to its peer, at most once per interval.
+fn notification_point(nic: &mut Nic, qpn: u32, now: Time) {
+    if nic.dcqcn.get(Dcqcn::NP_ENABLE) == 0 {
+        return;
+    }
+    let interval = Time::from(nic.dcqcn.get(Dcqcn::CNP_INTERVAL_NS)) * 1000;
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    if qp.last_cnp_sent.is_some_and(|t| now < t + interval) {
+        return;
+    }
+    qp.last_cnp_sent = Some(now);
+    if let Some(f) = nic.build_cnp(qpn) {
+        nic.ctrl_queue.push_back(f);
+    }
+}

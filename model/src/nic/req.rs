@@ -1,0 +1,285 @@
+//! Requester: fetch send WQEs from the SQ ring, turn them into packets (segmentation at the PMTU, padding,
+//! AckReq policy), and keep the go-back-N cursor. Completion and retransmission decisions live in `comp`.
+
+use super::qp::{Qp, SendWqe, Sge, WqeData};
+use super::{Nic, MAX_PKTS_PER_ACK, MAX_UNACKED_PSNS, WIRE_OVERHEAD};
+use crate::hostmem::Dma;
+use crate::Time;
+use wire::contract::regs::Counter;
+use wire::contract::verbs::{access, local_ack_timeout_ns, WcStatus};
+use wire::contract::wqe::*;
+use wire::ext::{AtomicEthRepr, RethRepr};
+use wire::{Opcode, Position};
+
+/// When the requester of `qp` may send its next packet, or `None` if it has nothing sendable.
+pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
+    let r = &qp.req;
+    if !qp.can_send() || r.rnr_wait.is_some() {
+        return None;
+    }
+    let w = r.wqes.get(r.cursor)?;
+    if w.acked || r.cursor_psn.diff(r.comp_psn) >= MAX_UNACKED_PSNS {
+        return None;
+    }
+    if w.first_psn.is_none() {
+        let earlier = || r.wqes.iter().take(r.cursor).filter(|x| !x.acked && x.op.is_read_or_atomic());
+        if w.flags & send_flags::FENCE != 0 && earlier().next().is_some() {
+            return None;
+        }
+        if w.op.is_read_or_atomic() && earlier().count() >= usize::from(qp.attrs.max_rd_atomic.max(1)) {
+            return None;
+        }
+    }
+    Some(r.next_send)
+}
+
+/// Number of packets (and PSNs) a WQE uses.
+fn packets_for(op: SendOp, len: u32, pmtu: u32) -> u32 {
+    if op.is_atomic() { 1 } else { len.div_ceil(pmtu).max(1) }
+}
+
+fn opcode_for(op: SendOp, pos: Position) -> Opcode {
+    use Position::*;
+    match (op, pos) {
+        (SendOp::Send | SendOp::SendWithImm | SendOp::SendWithInv, First) => Opcode::SEND_FIRST,
+        (SendOp::Send | SendOp::SendWithImm | SendOp::SendWithInv, Middle) => Opcode::SEND_MIDDLE,
+        (SendOp::Send, Last) => Opcode::SEND_LAST,
+        (SendOp::Send, Only) => Opcode::SEND_ONLY,
+        (SendOp::SendWithImm, Last) => Opcode::SEND_LAST_WITH_IMMEDIATE,
+        (SendOp::SendWithImm, Only) => Opcode::SEND_ONLY_WITH_IMMEDIATE,
+        (SendOp::SendWithInv, Last) => Opcode::SEND_LAST_WITH_INVALIDATE,
+        (SendOp::SendWithInv, Only) => Opcode::SEND_ONLY_WITH_INVALIDATE,
+        (SendOp::RdmaWrite | SendOp::RdmaWriteWithImm, First) => Opcode::RDMA_WRITE_FIRST,
+        (SendOp::RdmaWrite | SendOp::RdmaWriteWithImm, Middle) => Opcode::RDMA_WRITE_MIDDLE,
+        (SendOp::RdmaWrite, Last) => Opcode::RDMA_WRITE_LAST,
+        (SendOp::RdmaWrite, Only) => Opcode::RDMA_WRITE_ONLY,
+        (SendOp::RdmaWriteWithImm, Last) => Opcode::RDMA_WRITE_LAST_WITH_IMMEDIATE,
+        (SendOp::RdmaWriteWithImm, Only) => Opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+        (SendOp::RdmaRead, _) => Opcode::RDMA_READ_REQUEST,
+        (SendOp::AtomicCmpSwp, _) => Opcode::COMPARE_SWAP,
+        (SendOp::AtomicFetchAdd, _) => Opcode::FETCH_ADD,
+    }
+}
+
+pub(super) fn position(k: u32, n: u32) -> Position {
+    match (k == 0, k + 1 == n) {
+        (true, true) => Position::Only,
+        (true, false) => Position::First,
+        (false, true) => Position::Last,
+        (false, false) => Position::Middle,
+    }
+}
+
+/// Copies `len` bytes at message offset `off` out of a WQE's data.
+fn gather(data: &WqeData, mut off: u32, len: u32, mem: &dyn Dma) -> Option<Vec<u8>> {
+    match data {
+        WqeData::Inline(bytes) => bytes.get(off as usize..(off + len) as usize).map(<[u8]>::to_vec),
+        WqeData::Sges(sges) => {
+            let mut out = vec![0u8; len as usize];
+            let mut done = 0usize;
+            for s in sges {
+                if done == out.len() {
+                    break;
+                }
+                if off >= s.length {
+                    off -= s.length;
+                    continue;
+                }
+                let n = ((s.length - off) as usize).min(out.len() - done);
+                mem.dma_read(s.addr + u64::from(off), &mut out[done..done + n]).ok()?;
+                done += n;
+                off = 0;
+            }
+            (done == out.len()).then_some(out)
+        }
+    }
+}
+
+/// Builds the next packet of `qpn`'s requester. Callers check `ready_at` first.
+pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
+    let params = nic.dcqcn.clone();
+    let qp = nic.qp_mut(qpn)?;
+    let pmtu = qp.attrs.pmtu.max(256);
+    let cursor = qp.req.cursor;
+    let next_psn = qp.req.psn;
+    let w = qp.req.wqes.get_mut(cursor)?;
+    if w.first_psn.is_none() {
+        w.first_psn = Some(next_psn);
+        w.npkts = packets_for(w.op, w.len, pmtu);
+        qp.req.psn = next_psn.add(w.npkts);
+    }
+    let first = w.first_psn?;
+    let psn = qp.req.cursor_psn;
+    let k = psn.diff(first).max(0) as u32;
+    let w = w.clone();
+    let pos = position(k, w.npkts);
+    let mut payload = Vec::new();
+    let mut reth = None;
+    let mut atomic = None;
+    let opcode;
+    let mut last_of_wqe = true;
+    match w.op {
+        SendOp::RdmaRead => {
+            let off = k * pmtu;
+            opcode = Opcode::RDMA_READ_REQUEST;
+            reth = Some(RethRepr { va: w.remote_va + u64::from(off), rkey: w.rkey, dma_len: w.len - off.min(w.len) });
+            qp.req.cursor_psn = first.add(w.npkts);
+            qp.req.wqes[cursor].resp_pkts = k;
+        }
+        SendOp::AtomicCmpSwp | SendOp::AtomicFetchAdd => {
+            opcode = opcode_for(w.op, Position::Only);
+            atomic = Some(AtomicEthRepr { va: w.remote_va, rkey: w.rkey, swap_add: w.swap_add, compare: w.compare });
+            qp.req.cursor_psn = psn.add(1);
+        }
+        _ => {
+            let off = k * pmtu;
+            let len = pmtu.min(w.len.saturating_sub(off));
+            opcode = opcode_for(w.op, pos);
+            if matches!(w.op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm) && pos != Position::Middle && pos != Position::Last {
+                reth = Some(RethRepr { va: w.remote_va, rkey: w.rkey, dma_len: w.len });
+            }
+            match gather(&w.data, off, len, mem) {
+                Some(p) => payload = p,
+                None => {
+                    let x = &mut qp.req.wqes[cursor];
+                    x.acked = true;
+                    x.error = Some((WcStatus::LocProtErr, 0));
+                    return None;
+                }
+            }
+            qp.req.cursor_psn = psn.add(1);
+            last_of_wqe = k + 1 >= w.npkts;
+        }
+    }
+    if last_of_wqe {
+        qp.req.cursor = cursor + 1;
+    }
+    let info = opcode.info()?;
+    let ack_req = info.ends_message() || qp.req.pkts_since_ackreq + 1 >= MAX_PKTS_PER_ACK;
+    qp.req.pkts_since_ackreq = if ack_req { 0 } else { qp.req.pkts_since_ackreq + 1 };
+    let retransmit = psn.before(qp.req.high_psn);
+    if !retransmit {
+        qp.req.high_psn = qp.req.cursor_psn;
+    }
+    if qp.req.timer.is_none() {
+        qp.req.timer = local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000);
+    }
+    let mut h = nic.headers(qpn, opcode, psn, ack_req)?;
+    h.bth.solicited = info.ends_message() && w.flags & send_flags::SOLICITED != 0;
+    h.ext.reth = reth;
+    h.ext.atomic_eth = atomic;
+    if info.has(wire::opcode::hdr::IMMDT) {
+        h.ext.immdt = Some(w.imm);
+    }
+    if info.has(wire::opcode::hdr::IETH) {
+        h.ext.ieth = Some(w.imm);
+    }
+    let frame = h.emit(&payload);
+    if retransmit {
+        nic.count(Counter::retransmitted_packets);
+    }
+    let qp = nic.qp_mut(qpn)?;
+    pace(qp, now, frame.len(), &params);
+    Some(frame)
+}
+
+/// Advances the DCQCN pacer of `qp` past one frame.
+pub(super) fn pace(qp: &mut Qp, now: Time, frame_len: usize, params: &super::dcqcn::Params) {
+    let wire_len = frame_len + WIRE_OVERHEAD;
+    qp.rp.on_sent(now, wire_len, params);
+    qp.req.next_send = if qp.rp.active { qp.req.next_send.max(now) + qp.rp.gap(wire_len) } else { now };
+}
+
+impl Nic {
+    /// Reads every posted send WQE into the requester's queue, validating it; a bad WQE is kept with its
+    /// error so it completes in SQ order.
+    pub(super) fn fetch_send_wqes(&mut self, qpn: u32, mem: &mut dyn Dma) {
+        let max_sge = self.cfg.max_sge;
+        let max_inline = self.cfg.max_inline;
+        loop {
+            let Some(qp) = self.qp(qpn) else { return };
+            if qp.sq.pending() == 0 || qp.sq.pending() > 1 << qp.sq.log_size {
+                return;
+            }
+            let index = qp.sq.ci;
+            let stride = 1usize << qp.sq.log_stride;
+            let mut buf = vec![0u8; stride];
+            let read_ok = mem.dma_read(qp.sq.addr(index), &mut buf).is_ok();
+            let pdn = qp.pdn;
+            let wqe = self.decode_send_wqe(index, &buf, read_ok, pdn, max_sge, max_inline);
+            let qp = match self.qp_mut(qpn) {
+                Some(q) => q,
+                None => return,
+            };
+            qp.sq.ci = qp.sq.ci.wrapping_add(1);
+            qp.req.wqes.push_back(wqe);
+            self.count(Counter::sq_wqes);
+        }
+    }
+
+    fn decode_send_wqe(&self, index: u16, buf: &[u8], read_ok: bool, pdn: u32, max_sge: u32, max_inline: u32) -> SendWqe {
+        let ctrl = SendCtrlRepr::from_bytes(buf).unwrap_or_default();
+        let remote = RemoteSegRepr::from_bytes(&buf[REMOTE..]).unwrap_or_default();
+        let atom = AtomicSegRepr::from_bytes(&buf[ATOMIC..]).unwrap_or_default();
+        let mut w = SendWqe {
+            index,
+            wr_id: ctrl.wr_id,
+            op: SendOp::from_u8(ctrl.opcode).unwrap_or(SendOp::Send),
+            flags: ctrl.flags,
+            imm: ctrl.imm,
+            remote_va: remote.va,
+            rkey: remote.rkey,
+            swap_add: atom.swap_add,
+            compare: atom.compare,
+            data: WqeData::Sges(Vec::new()),
+            len: 0,
+            first_psn: None,
+            npkts: 0,
+            resp_pkts: 0,
+            acked: false,
+            error: None,
+        };
+        let fail = |mut w: SendWqe, s: WcStatus| {
+            w.acked = true;
+            w.error = Some((s, 0));
+            w
+        };
+        if !read_ok || SendOp::from_u8(ctrl.opcode).is_none() {
+            return fail(w, WcStatus::LocQpOpErr);
+        }
+        let room = buf.len() - SEND_DATA;
+        if ctrl.flags & send_flags::INLINE != 0 {
+            let n = usize::from(ctrl.len);
+            if n > room || n as u32 > max_inline || w.op.is_read_or_atomic() {
+                return fail(w, WcStatus::LocLenErr);
+            }
+            w.data = WqeData::Inline(buf[SEND_DATA..SEND_DATA + n].to_vec());
+            w.len = n as u32;
+            return w;
+        }
+        let n = usize::from(ctrl.len);
+        if n * DATA_SEG_LEN > room || n as u32 > max_sge {
+            return fail(w, WcStatus::LocLenErr);
+        }
+        let needed = if w.op.is_read_or_atomic() { access::LOCAL_WRITE } else { 0 };
+        let mut sges = Vec::with_capacity(n);
+        let mut total: u64 = 0;
+        for i in 0..n {
+            let d = DataSegRepr::from_bytes(&buf[SEND_DATA + i * DATA_SEG_LEN..]).unwrap_or_default();
+            if d.length == 0 {
+                continue;
+            }
+            if self.mrs.check(d.lkey, pdn, d.addr, u64::from(d.length), needed).is_err() {
+                return fail(w, WcStatus::LocProtErr);
+            }
+            total += u64::from(d.length);
+            sges.push(Sge { addr: d.addr, lkey: d.lkey, length: d.length });
+        }
+        if total > 1 << 31 || (w.op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
+            return fail(w, WcStatus::LocLenErr);
+        }
+        w.len = total as u32;
+        w.data = WqeData::Sges(sges);
+        w
+    }
+}

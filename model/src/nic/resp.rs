@@ -1,0 +1,512 @@
+//! Responder: the check chain CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_RESOURCE -> CHK_LENGTH -> CHK_RKEY
+//! -> EXECUTE, one function per step, each returning the next step or the NAK it ends in. Duplicates (incl.
+//! READ regeneration and atomic replay), ACK coalescing and the in-order response queue live here too.
+
+use super::mr::{KeyError, LOCAL_WRITE, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE};
+use super::qp::{Qp, RecvCtx, RespItem, Resource, Sge};
+use super::Nic;
+use crate::hostmem::Dma;
+use crate::Time;
+use wire::contract::cqe::CqeRepr;
+use wire::contract::regs::Counter;
+use wire::contract::verbs::{wc_flags, WcOpcode, WcStatus};
+use wire::contract::wqe::{DataSegRepr, RecvCtrlRepr, DATA_SEG_LEN, RECV_DATA};
+use wire::ext::{syndrome, AethRepr};
+use wire::opcode::Transport;
+use wire::{OpInfo, OpKind, Opcode, Position, Psn, RocePacket};
+
+/// How the check chain ends for a packet that is not executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nak {
+    /// NAK invalid request (class C): the QP goes to ERR.
+    InvalidRequest,
+    /// NAK remote access error: the QP goes to ERR.
+    RemoteAccess,
+    /// NAK remote operational error: the QP goes to ERR.
+    RemoteOp,
+    /// RNR NAK: no receive WQE; the requester retries later.
+    Rnr,
+}
+
+/// Entry point for a request packet addressed to `qpn`.
+pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+    let Some(info) = pkt.hdr.bth.opcode.info() else { return };
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    if !qp.can_receive() || qp.flushing {
+        nic.count(Counter::rx_drop_qp_state);
+        return;
+    }
+    // CHK_PSN
+    let psn = pkt.hdr.bth.psn;
+    let d = psn.diff(qp.resp.epsn);
+    if d > 0 {
+        if !qp.resp.nak_sent {
+            qp.resp.nak_sent = true;
+            let aeth = AethRepr { syndrome: syndrome::NAK_PSN_SEQ_ERR, msn: qp.resp.msn };
+            let epsn = qp.resp.epsn;
+            queue_ack(qp, epsn, aeth);
+            nic.count(Counter::tx_naks_psn_seq);
+        }
+        nic.count(Counter::rx_drop_out_of_seq);
+        return;
+    }
+    if d < 0 {
+        duplicate(qp, info, pkt);
+        nic.count(Counter::rx_drop_duplicate);
+        return;
+    }
+    let verdict = chk_op_seq(qp, info)
+        .and_then(|()| chk_op_valid(qp, info))
+        .and_then(|()| chk_resource(qp, info))
+        .and_then(|()| chk_length(qp, info, pkt))
+        .and_then(|()| chk_rkey(nic, qpn, info, pkt));
+    match verdict {
+        Ok(()) => execute(nic, qpn, info, pkt, now, mem),
+        Err(nak) => send_nak(nic, qpn, nak, mem),
+    }
+}
+
+fn chk_op_seq(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
+    let ok = match qp.resp.in_msg {
+        Some(kind) => info.kind == kind && matches!(info.position, Position::Middle | Position::Last),
+        None => info.starts_message(),
+    };
+    if ok { Ok(()) } else { Err(Nak::InvalidRequest) }
+}
+
+fn chk_op_valid(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
+    if info.transport != Transport::Rc || !info.is_request() {
+        return Err(Nak::InvalidRequest);
+    }
+    let need = match info.kind {
+        OpKind::Write => REMOTE_WRITE,
+        OpKind::ReadRequest => REMOTE_READ,
+        OpKind::CompareSwap | OpKind::FetchAdd => REMOTE_ATOMIC,
+        _ => 0,
+    };
+    if qp.attrs.access & need != need {
+        return Err(Nak::InvalidRequest);
+    }
+    if (info.kind == OpKind::ReadRequest || info.is_atomic()) && qp.attrs.max_dest_rd_atomic == 0 {
+        return Err(Nak::InvalidRequest);
+    }
+    Ok(())
+}
+
+/// A SEND (first/only) or a WRITE with immediate (last/only) needs a receive WQE.
+fn needs_rq_wqe(qp: &Qp, info: &OpInfo) -> bool {
+    (info.kind == OpKind::Send && info.starts_message() && qp.resp.recv.is_none())
+        || (info.kind == OpKind::Write && info.ends_message() && info.has(wire::opcode::hdr::IMMDT))
+}
+
+fn chk_resource(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
+    if needs_rq_wqe(qp, info) && qp.rq.pending() == 0 {
+        return Err(Nak::Rnr);
+    }
+    Ok(())
+}
+
+fn chk_length(qp: &Qp, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
+    let pmtu = qp.attrs.pmtu.max(256) as usize;
+    let n = pkt.payload.len();
+    let ok = if !info.has_payload {
+        n == 0
+    } else {
+        match info.position {
+            Position::First | Position::Middle => n == pmtu,
+            Position::Last => (1..=pmtu).contains(&n),
+            Position::Only => n <= pmtu,
+        }
+    };
+    if !ok {
+        return Err(Nak::InvalidRequest);
+    }
+    if info.kind == OpKind::Write {
+        let reth_len = pkt.hdr.ext.reth.map(|r| r.dma_len as usize);
+        let fits = match info.position {
+            Position::Only => reth_len == Some(n),
+            Position::First => reth_len.is_some_and(|l| l > n),
+            Position::Middle => (qp.resp.write_resid as usize) > n,
+            Position::Last => qp.resp.write_resid as usize == n,
+        };
+        if !fits {
+            return Err(Nak::InvalidRequest);
+        }
+    }
+    if info.kind == OpKind::ReadRequest && pkt.hdr.ext.reth.is_some_and(|r| r.dma_len > 1 << 31) {
+        return Err(Nak::InvalidRequest);
+    }
+    Ok(())
+}
+
+fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
+    let Some(qp) = nic.qp(qpn) else { return Err(Nak::RemoteOp) };
+    let (va, rkey, len, need) = match info.kind {
+        OpKind::Write if info.starts_message() => match pkt.hdr.ext.reth {
+            Some(r) => (r.va, r.rkey, u64::from(r.dma_len), REMOTE_WRITE),
+            None => return Err(Nak::InvalidRequest),
+        },
+        OpKind::ReadRequest => match pkt.hdr.ext.reth {
+            Some(r) => (r.va, r.rkey, u64::from(r.dma_len), REMOTE_READ),
+            None => return Err(Nak::InvalidRequest),
+        },
+        OpKind::CompareSwap | OpKind::FetchAdd => match pkt.hdr.ext.atomic_eth {
+            Some(a) if a.va % 8 == 0 => (a.va, a.rkey, 8, REMOTE_ATOMIC),
+            _ => return Err(Nak::InvalidRequest),
+        },
+        _ => return Ok(()),
+    };
+    // A zero-length RDMA operation does not use its R_Key.
+    if len == 0 {
+        return Ok(());
+    }
+    match nic.mrs.check(rkey, qp.pdn, va, len, need) {
+        Ok(_) => Ok(()),
+        Err(KeyError::BadKey | KeyError::WrongPd | KeyError::OutOfBounds | KeyError::NoAccess) => Err(Nak::RemoteAccess),
+    }
+}
+
+fn queue_ack(qp: &mut Qp, psn: Psn, aeth: AethRepr) {
+    let is_ack = |a: &AethRepr| a.syndrome & 0x60 == 0;
+    if is_ack(&aeth) {
+        if let Some(RespItem::Ack { psn: p, aeth: a }) = qp.resp.out.back_mut() {
+            if is_ack(a) {
+                *p = psn;
+                *a = aeth;
+                return;
+            }
+        }
+    }
+    qp.resp.out.push_back(RespItem::Ack { psn, aeth });
+}
+
+fn ack_aeth(qp: &Qp) -> AethRepr {
+    AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: qp.resp.msn & 0xFF_FFFF }
+}
+
+/// A request with PSN before ePSN: re-acknowledge, regenerate a READ, or replay an atomic; never re-execute.
+fn duplicate(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) {
+    let psn = pkt.hdr.bth.psn;
+    match info.kind {
+        OpKind::Send | OpKind::Write => {
+            let aeth = ack_aeth(qp);
+            let prev = qp.resp.epsn.sub(1);
+            queue_ack(qp, prev, aeth);
+        }
+        OpKind::ReadRequest => {
+            let Some(reth) = pkt.hdr.ext.reth else { return };
+            let found = qp.resp.resources.iter().rev().find(|r| {
+                r.atomic_orig.is_none() && psn.diff(r.first_psn) >= 0 && r.last_psn.diff(psn) >= 0
+            });
+            if let Some(r) = found.copied() {
+                let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
+                if reth.va >= r.va && end_va <= r.va + u64::from(r.len) && reth.rkey == r.rkey {
+                    qp.resp.out.push_back(RespItem::Read {
+                        psn,
+                        va: reth.va,
+                        resid: reth.dma_len,
+                        rkey: reth.rkey,
+                        base_psn: r.first_psn,
+                        end_psn: r.last_psn,
+                    });
+                }
+            }
+        }
+        OpKind::CompareSwap | OpKind::FetchAdd => {
+            let found = qp.resp.resources.iter().rev().find(|r| r.first_psn == psn && r.atomic_orig.is_some());
+            if let Some(r) = found.copied() {
+                let aeth = ack_aeth(qp);
+                qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig: r.atomic_orig.unwrap_or(0) });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Takes the next receive WQE off the RQ and checks its scatter list.
+fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
+    let index = qp.rq.ci;
+    let stride = 1usize << qp.rq.log_stride;
+    let mut buf = vec![0u8; stride];
+    mem.dma_read(qp.rq.addr(index), &mut buf).map_err(|_| 0u64)?;
+    let ctrl = RecvCtrlRepr::from_bytes(&buf).map_err(|_| 0u64)?;
+    let n = usize::from(ctrl.num_sge);
+    if RECV_DATA + n * DATA_SEG_LEN > stride || n as u32 > nic.cfg.max_sge {
+        return Err(ctrl.wr_id);
+    }
+    let mut sges = Vec::with_capacity(n);
+    for i in 0..n {
+        let d = DataSegRepr::from_bytes(&buf[RECV_DATA + i * DATA_SEG_LEN..]).map_err(|_| ctrl.wr_id)?;
+        if d.length == 0 {
+            continue;
+        }
+        nic.mrs.check(d.lkey, qp.pdn, d.addr, u64::from(d.length), LOCAL_WRITE).map_err(|_| ctrl.wr_id)?;
+        sges.push(Sge { addr: d.addr, lkey: d.lkey, length: d.length });
+    }
+    Ok(RecvCtx { index, wr_id: ctrl.wr_id, sges, offset: 0 })
+}
+
+fn recv_cqe(qpn: u32, ctx: &RecvCtx, opcode: WcOpcode, status: WcStatus, byte_len: u32, imm: u32, flags: u8) -> CqeRepr {
+    CqeRepr {
+        wr_id: ctx.wr_id,
+        byte_len,
+        imm_data: imm,
+        qp_num: qpn,
+        wqe_index: ctx.index,
+        opcode: opcode as u8,
+        status: status as u8,
+        wc_flags: flags,
+        is_recv: 1,
+        ..Default::default()
+    }
+}
+
+fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: Time, mem: &mut dyn Dma) {
+    let psn = pkt.hdr.bth.psn;
+    let pmtu = nic.qp(qpn).map_or(1024, |q| q.attrs.pmtu.max(256));
+    match info.kind {
+        OpKind::Send => {
+            let Some(qp) = nic.qp(qpn) else { return };
+            let mut ctx = match qp.resp.recv.clone() {
+                Some(c) => c,
+                None => match fetch_recv_wqe(nic, qp, mem) {
+                    Ok(c) => c,
+                    Err(wr_id) => {
+                        let ctx = RecvCtx { index: qp.rq.ci, wr_id, sges: Vec::new(), offset: 0 };
+                        let cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::LocQpOpErr, 0, 0, 0);
+                        let cqn = qp.recv_cqn;
+                        if let Some(q) = nic.qp_mut(qpn) {
+                            q.rq.ci = q.rq.ci.wrapping_add(1);
+                        }
+                        nic.push_cqe(cqn, cqe, mem);
+                        send_nak(nic, qpn, Nak::RemoteOp, mem);
+                        return;
+                    }
+                },
+            };
+            if info.starts_message() {
+                if let Some(q) = nic.qp_mut(qpn) {
+                    q.rq.ci = q.rq.ci.wrapping_add(1);
+                }
+                nic.count(Counter::rq_wqes);
+            }
+            if !super::comp::scatter(&ctx.sges, ctx.offset, pkt.payload, mem) {
+                let cqn = nic.qp(qpn).map_or(0, |q| q.recv_cqn);
+                let cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::LocLenErr, ctx.offset, 0, 0);
+                if let Some(q) = nic.qp_mut(qpn) {
+                    q.resp.recv = None;
+                }
+                nic.push_cqe(cqn, cqe, mem);
+                send_nak(nic, qpn, Nak::InvalidRequest, mem);
+                return;
+            }
+            ctx.offset += pkt.payload.len() as u32;
+            if info.ends_message() {
+                let (imm, flags) = if let Some(i) = pkt.hdr.ext.immdt {
+                    (i, wc_flags::WITH_IMM)
+                } else if let Some(k) = pkt.hdr.ext.ieth {
+                    nic.mrs.deregister(k);
+                    (k, wc_flags::WITH_INV)
+                } else {
+                    (0, 0)
+                };
+                let cqn = nic.qp(qpn).map_or(0, |q| q.recv_cqn);
+                let cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::Success, ctx.offset, imm, flags);
+                nic.push_cqe(cqn, cqe, mem);
+                if let Some(q) = nic.qp_mut(qpn) {
+                    q.resp.recv = None;
+                }
+            } else if let Some(q) = nic.qp_mut(qpn) {
+                q.resp.recv = Some(ctx);
+            }
+        }
+        OpKind::Write => {
+            let Some(qp) = nic.qp_mut(qpn) else { return };
+            if let Some(r) = pkt.hdr.ext.reth.filter(|_| info.starts_message()) {
+                qp.resp.write_va = r.va;
+                qp.resp.write_resid = r.dma_len;
+                qp.resp.write_rkey = r.rkey;
+                qp.resp.write_len = r.dma_len;
+            }
+            let va = qp.resp.write_va;
+            let n = pkt.payload.len();
+            qp.resp.write_va += n as u64;
+            qp.resp.write_resid -= (n as u32).min(qp.resp.write_resid);
+            let total = qp.resp.write_len;
+            if n > 0 && mem.dma_write(va, pkt.payload).is_err() {
+                send_nak(nic, qpn, Nak::RemoteAccess, mem);
+                return;
+            }
+            if let (true, Some(imm)) = (info.ends_message(), pkt.hdr.ext.immdt) {
+                let Some(qp) = nic.qp(qpn) else { return };
+                let ctx = match fetch_recv_wqe(nic, qp, mem) {
+                    Ok(c) => c,
+                    Err(wr_id) => RecvCtx { index: qp.rq.ci, wr_id, sges: Vec::new(), offset: 0 },
+                };
+                let cqn = qp.recv_cqn;
+                if let Some(q) = nic.qp_mut(qpn) {
+                    q.rq.ci = q.rq.ci.wrapping_add(1);
+                }
+                nic.count(Counter::rq_wqes);
+                let cqe = recv_cqe(qpn, &ctx, WcOpcode::RecvRdmaWithImm, WcStatus::Success, total, imm, wc_flags::WITH_IMM);
+                nic.push_cqe(cqn, cqe, mem);
+            }
+        }
+        OpKind::ReadRequest => {
+            let Some(reth) = pkt.hdr.ext.reth else { return };
+            let Some(qp) = nic.qp_mut(qpn) else { return };
+            let npkts = reth.dma_len.div_ceil(pmtu).max(1);
+            let last = psn.add(npkts - 1);
+            push_resource(qp, Resource { first_psn: psn, last_psn: last, va: reth.va, len: reth.dma_len, rkey: reth.rkey, atomic_orig: None });
+            qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
+            qp.resp.out.push_back(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, rkey: reth.rkey, base_psn: psn, end_psn: last });
+            qp.resp.epsn = last.add(1);
+            qp.resp.nak_sent = false;
+            return;
+        }
+        OpKind::CompareSwap | OpKind::FetchAdd => {
+            let Some(a) = pkt.hdr.ext.atomic_eth else { return };
+            let mut cur = [0u8; 8];
+            if mem.dma_read(a.va, &mut cur).is_err() {
+                send_nak(nic, qpn, Nak::RemoteAccess, mem);
+                return;
+            }
+            let orig = u64::from_le_bytes(cur);
+            let new = if info.kind == OpKind::CompareSwap {
+                if orig == a.compare { a.swap_add } else { orig }
+            } else {
+                orig.wrapping_add(a.swap_add)
+            };
+            if mem.dma_write(a.va, &new.to_le_bytes()).is_err() {
+                send_nak(nic, qpn, Nak::RemoteAccess, mem);
+                return;
+            }
+            let Some(qp) = nic.qp_mut(qpn) else { return };
+            push_resource(qp, Resource { first_psn: psn, last_psn: psn, va: a.va, len: 8, rkey: a.rkey, atomic_orig: Some(orig) });
+            qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
+            let aeth = ack_aeth(qp);
+            qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig });
+            qp.resp.epsn = psn.add(1);
+            qp.resp.nak_sent = false;
+            return;
+        }
+        _ => return,
+    }
+    // SEND / WRITE bookkeeping.
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    qp.resp.epsn = psn.add(1);
+    qp.resp.nak_sent = false;
+    qp.resp.in_msg = if info.ends_message() { None } else { Some(info.kind) };
+    if info.ends_message() {
+        qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
+    }
+    if pkt.hdr.bth.ack_req {
+        let aeth = ack_aeth(qp);
+        queue_ack(qp, psn, aeth);
+    }
+}
+
+fn push_resource(qp: &mut Qp, r: Resource) {
+    let max = usize::from(qp.attrs.max_dest_rd_atomic.max(1));
+    while qp.resp.resources.len() >= max {
+        qp.resp.resources.pop_front();
+    }
+    qp.resp.resources.push_back(r);
+}
+
+/// Ends the check chain with a NAK. RNR leaves the QP as it is; every other NAK moves it to ERR.
+fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak, mem: &mut dyn Dma) {
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    let epsn = qp.resp.epsn;
+    let (syn, counter) = match nak {
+        Nak::Rnr => (syndrome::RNR_NAK | (qp.attrs.min_rnr_timer & 0x1F), Counter::tx_rnr_naks),
+        Nak::InvalidRequest => (syndrome::NAK_INVALID_REQUEST, Counter::tx_naks_invalid_req),
+        Nak::RemoteAccess => (syndrome::NAK_REMOTE_ACCESS, Counter::tx_naks_remote_access),
+        Nak::RemoteOp => (syndrome::NAK_REMOTE_OP, Counter::tx_naks_remote_op),
+    };
+    let aeth = AethRepr { syndrome: syn, msn: qp.resp.msn };
+    nic.count(counter);
+    if nak == Nak::Rnr {
+        let qp = nic.qp_mut(qpn).expect("checked above");
+        qp.resp.nak_sent = true;
+        qp.resp.out.push_back(RespItem::Ack { psn: epsn, aeth });
+        return;
+    }
+    // Fatal: the NAK goes out ahead of the flush, then the QP enters ERR.
+    if let Some(mut h) = nic.headers(qpn, Opcode::ACKNOWLEDGE, epsn, false) {
+        h.ext.aeth = Some(aeth);
+        nic.ctrl_queue.push_back(h.emit(&[]));
+    }
+    if let Some(qp) = nic.qp_mut(qpn) {
+        qp.state = wire::contract::verbs::QpState::Err;
+    }
+    nic.flush(qpn, mem);
+}
+
+/// When the responder of `qp` has something to send.
+pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
+    match qp.resp.out.front()? {
+        RespItem::Read { .. } => Some(qp.req.next_send),
+        _ => Some(0),
+    }
+}
+
+/// Sends the responder's next packet, in PSN order.
+pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
+    let params = nic.dcqcn.clone();
+    let qp = nic.qp_mut(qpn)?;
+    let pmtu = qp.attrs.pmtu.max(256);
+    let msn = qp.resp.msn;
+    let item = qp.resp.out.front_mut()?.clone();
+    match item {
+        RespItem::Ack { psn, aeth } => {
+            qp.resp.out.pop_front();
+            let mut h = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false)?;
+            h.ext.aeth = Some(aeth);
+            nic.count(Counter::tx_acks);
+            Some(h.emit(&[]))
+        }
+        RespItem::AtomicAck { psn, aeth, orig } => {
+            qp.resp.out.pop_front();
+            let mut h = nic.headers(qpn, Opcode::ATOMIC_ACKNOWLEDGE, psn, false)?;
+            h.ext.aeth = Some(aeth);
+            h.ext.atomic_ack_eth = Some(wire::ext::AtomicAckEthRepr { orig });
+            Some(h.emit(&[]))
+        }
+        RespItem::Read { psn, va, resid, rkey, base_psn, end_psn } => {
+            let k = psn.diff(base_psn).max(0) as u32;
+            let n = end_psn.diff(base_psn).max(0) as u32 + 1;
+            let pos = super::req::position(k, n);
+            let len = resid.min(pmtu);
+            let mut payload = vec![0u8; len as usize];
+            let ok = len == 0 || mem.dma_read(va, &mut payload).is_ok();
+            let done = psn == end_psn || resid <= pmtu;
+            if let Some(RespItem::Read { psn: p, va: v, resid: r, .. }) = qp.resp.out.front_mut() {
+                *p = psn.add(1);
+                *v = va + u64::from(len);
+                *r = resid - len;
+            }
+            if done {
+                qp.resp.out.pop_front();
+            }
+            let _ = rkey;
+            if !ok {
+                return None;
+            }
+            let opcode = match pos {
+                Position::First => Opcode::RDMA_READ_RESPONSE_FIRST,
+                Position::Middle => Opcode::RDMA_READ_RESPONSE_MIDDLE,
+                Position::Last => Opcode::RDMA_READ_RESPONSE_LAST,
+                Position::Only => Opcode::RDMA_READ_RESPONSE_ONLY,
+            };
+            let mut h = nic.headers(qpn, opcode, psn, false)?;
+            if pos != Position::Middle {
+                h.ext.aeth = Some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn });
+            }
+            let frame = h.emit(&payload);
+            let qp = nic.qp_mut(qpn)?;
+            super::req::pace(qp, now, frame.len(), &params);
+            Some(frame)
+        }
+    }
+}
