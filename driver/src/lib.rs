@@ -1,1 +1,16 @@
+//! ferrite `driver`: verbs shaped like libibverbs over a `Backend` (MMIO + DMA memory + progress).
+//!
+//! Owns: the host side of the contract in `wire` (command mailboxes, ring producer/consumer counters,
+//! WQE encoding, CQE ownership) and the verbs objects. Knows nothing about how the device is built:
+//! the golden model, the RTL simulation and VFIO hardware all sit behind the same trait.
 
+mod backend;
+mod error;
+mod verbs;
+pub mod pair;
+
+pub use backend::{Backend, ModelBackend};
+pub use error::Error;
+pub use verbs::*;
+pub use wire::contract::verbs::{access, attr, QpState, WcOpcode, WcStatus};
+pub use wire::contract::wqe::{send_flags, SendOp};

@@ -53,6 +53,12 @@ fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
         }
         let Some(last) = w.last_psn() else { break };
         if last.after(psn) {
+            // Part of a multi-packet SEND/WRITE is acknowledged: that is progress too.
+            let first = w.first_psn.unwrap_or(last);
+            if !w.op.is_read_or_atomic() && !psn.before(first) && psn.add(1).after(qp.req.comp_psn) {
+                qp.req.comp_psn = psn.add(1);
+                progressed = true;
+            }
             break;
         }
         if w.op.is_read_or_atomic() {

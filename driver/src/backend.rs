@@ -1,0 +1,75 @@
+//! The one thing the verbs need from a device: MMIO, DMA memory and a way to let it make progress.
+//! The golden model implements it here; the RTL simulation and VFIO hardware implement the same trait.
+
+use crate::Error;
+use model::net::World;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A device as the driver sees it.
+pub trait Backend {
+    /// A 32-bit register read from BAR0.
+    fn mmio_read(&self, off: u32) -> u32;
+    /// A 32-bit register write to BAR0.
+    fn mmio_write(&self, off: u32, val: u32);
+    /// Allocates zeroed DMA-able memory; returns its IOVA.
+    fn dma_alloc(&self, len: usize) -> Result<u64, Error>;
+    fn dma_free(&self, iova: u64);
+    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error>;
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error>;
+    /// Lets the device work for a while (a simulation runs its next events; hardware waits briefly).
+    /// Returns false when the device has nothing left to do on its own.
+    fn progress(&self) -> bool;
+    /// The device's notion of time, in nanoseconds.
+    fn now_ns(&self) -> u64;
+}
+
+/// One NIC of a simulated `World`.
+pub struct ModelBackend {
+    world: Rc<RefCell<World>>,
+    node: usize,
+}
+
+impl ModelBackend {
+    pub fn new(world: Rc<RefCell<World>>, node: usize) -> Self {
+        ModelBackend { world, node }
+    }
+}
+
+impl Backend for ModelBackend {
+    fn mmio_read(&self, off: u32) -> u32 {
+        self.world.borrow().nodes[self.node].nic.mmio_read(off)
+    }
+
+    fn mmio_write(&self, off: u32, val: u32) {
+        let mut w = self.world.borrow_mut();
+        let node = &mut w.nodes[self.node];
+        node.nic.mmio_write(off, val, &mut node.mem);
+    }
+
+    fn dma_alloc(&self, len: usize) -> Result<u64, Error> {
+        Ok(self.world.borrow_mut().nodes[self.node].mem.alloc(len))
+    }
+
+    fn dma_free(&self, iova: u64) {
+        self.world.borrow_mut().nodes[self.node].mem.free(iova);
+    }
+
+    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error> {
+        use model::Dma;
+        self.world.borrow().nodes[self.node].mem.dma_read(iova, buf).map_err(|_| Error::Dma { iova, len: buf.len() })
+    }
+
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        use model::Dma;
+        self.world.borrow_mut().nodes[self.node].mem.dma_write(iova, data).map_err(|_| Error::Dma { iova, len: data.len() })
+    }
+
+    fn progress(&self) -> bool {
+        self.world.borrow_mut().step()
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.world.borrow().now / model::PS_PER_NS
+    }
+}

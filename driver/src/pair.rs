@@ -1,0 +1,64 @@
+//! Two (or more) simulated NICs wired up and connected through the verbs: the fixture the CLI and the
+//! scenario tests share. Each side gets a PD, one CQ, one RC QP per flow and a registered buffer.
+
+use crate::{Buffer, ConnectOpts, Context, Cq, Endpoint, Error, ModelBackend, Mr, Pd, Qp, QpCap};
+use model::net::World;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wire::contract::verbs::access;
+
+/// One host: its context and verbs objects.
+pub struct Host {
+    pub ctx: Context,
+    pub pd: Pd,
+    pub cq: Cq,
+    pub qps: Vec<Qp>,
+    pub buf: Buffer,
+    pub mr: Mr,
+    pub mac: [u8; 6],
+    pub gid: [u8; 16],
+}
+
+/// The MAC of host `i`.
+pub fn host_mac(i: usize) -> [u8; 6] {
+    [0x02, 0, 0, 0, 0, i as u8 + 1]
+}
+
+/// The GID of host `i`: IPv4-mapped 10.0.0.(i+1), or fd00::(i+1) for IPv6.
+pub fn host_gid(i: usize, ipv6: bool) -> [u8; 16] {
+    if ipv6 {
+        let mut g = [0u8; 16];
+        g[0] = 0xfd;
+        g[15] = i as u8 + 1;
+        g
+    } else {
+        wire::ipv6::gid_from_ipv4([10, 0, 0, i as u8 + 1])
+    }
+}
+
+/// Opens node `i` of `world` and creates its objects.
+pub fn open_host(world: &Rc<RefCell<World>>, i: usize, nqps: usize, buf_len: usize, cap: QpCap, ipv6: bool) -> Result<Host, Error> {
+    let ctx = Context::open(Box::new(ModelBackend::new(world.clone(), i)))?;
+    let mac = host_mac(i);
+    let gid = host_gid(i, ipv6);
+    ctx.set_port_mac(mac)?;
+    ctx.set_gid(0, gid)?;
+    let pd = ctx.alloc_pd()?;
+    let cq = ctx.create_cq((cap.max_send_wr + cap.max_recv_wr) * nqps as u32)?;
+    let qps = (0..nqps).map(|_| pd.create_qp(&cq, &cq, cap, false)).collect::<Result<Vec<_>, _>>()?;
+    let buf = ctx.alloc_buf(buf_len)?;
+    let mr = pd.reg_buf(&buf, access::ALL)?;
+    Ok(Host { ctx, pd, cq, qps, buf, mr, mac, gid })
+}
+
+impl Host {
+    pub fn endpoint(&self, q: usize, psn: u32) -> Endpoint {
+        Endpoint { qpn: self.qps[q].qpn, psn, gid: self.gid, mac: self.mac }
+    }
+}
+
+/// Connects QP `qa` of `a` with QP `qb` of `b` (initial PSNs `pa`, `pb`).
+pub fn connect(a: &Host, qa: usize, pa: u32, b: &Host, qb: usize, pb: u32, o: &ConnectOpts) -> Result<(), Error> {
+    a.qps[qa].connect(pa, &b.endpoint(qb, pb), o)?;
+    b.qps[qb].connect(pb, &a.endpoint(qa, pa), o)
+}
