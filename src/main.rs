@@ -1,1 +1,78 @@
-fn main(){}
+//! `ferrite`: the command line. Thin: each subcommand calls into the crates.
+
+mod demo;
+mod incast;
+mod pcap_check;
+mod perf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "ferrite", version, about = "ferrite: an open RoCEv2 RDMA NIC")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+/// Which implementation of the NIC runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The golden model.
+    Model,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Two NICs on a simulated link do SEND, WRITE, READ and atomics through the verbs and check every byte.
+    Demo {
+        #[arg(long, value_enum, default_value = "model")]
+        backend: Backend,
+        /// Write the traffic of both NICs to this pcap file.
+        #[arg(long)]
+        pcap: Option<PathBuf>,
+    },
+    /// A perftest-style benchmark between two simulated NICs.
+    Perf(perf::PerfArgs),
+    /// N senders into one receiver through the ECN-marking switch (DCQCN).
+    Incast(incast::IncastArgs),
+    /// Pcap tools.
+    Pcap {
+        #[command(subcommand)]
+        cmd: PcapCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum PcapCmd {
+    /// Decode every frame and check its ICRC.
+    Check {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value = "model")]
+        backend: Backend,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Demo { backend, pcap } => demo::run(backend, pcap.as_deref()),
+        Cmd::Perf(a) => perf::run(&a),
+        Cmd::Incast(a) => incast::run(&a),
+        Cmd::Pcap { cmd: PcapCmd::Check { file, backend, json } } => pcap_check::run(&file, backend, json),
+    };
+    match r {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("ferrite: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A boxed error for the CLI.
+pub type Error = Box<dyn std::error::Error>;

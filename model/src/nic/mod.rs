@@ -76,7 +76,7 @@ pub struct Nic {
     pub(crate) dcqcn: dcqcn::Params,
     mailbox: u64,
     cmd_status: u32,
-    mac: [u8; 6],
+    pub(crate) mac: [u8; 6],
     gids: [Option<[u8; 16]>; GID_TABLE_LEN],
     pds: Vec<bool>,
     mrs: MrTable,

@@ -24,6 +24,11 @@ fn drop_counter(r: DropReason) -> Counter {
 pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma) {
     nic.count(Counter::rx_frames);
     nic.count_n(Counter::rx_bytes, frame.len() as u64);
+    // Unicast frames for another MAC are not ours (a switch may flood before it learns).
+    if frame.len() >= 6 && frame[0] & 1 == 0 && frame[..6] != nic.mac {
+        nic.count(Counter::rx_drop_not_for_us);
+        return;
+    }
     let pkt = match wire::parse(frame) {
         Ok(p) => p,
         Err(r) => {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Figures for BENCHMARKS.md: each line prints the command and its JSON result.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+F=./target/release/ferrite
+run() { echo "\$ $*"; "$@"; echo; }
+run $F perf write --size 1048576 --iters 50 --json
+run $F perf write --size 1048576 --iters 50 --pmtu 4096 --json
+run $F perf write --size 1048576 --iters 20 --loss 0.01 --json
+run $F perf read --size 65536 --iters 200 --json
+run $F perf send --size 4096 --iters 2000 --json
+run $F perf atomic --iters 2000 --qps 4 --json
+run $F perf write --size 65536 --iters 200 --qps 8 --json
+run $F incast --senders 4 --json

@@ -1,0 +1,268 @@
+//! `ferrite perf`: perftest-style bandwidth runs between two simulated NICs.
+
+use crate::{Backend, Error};
+use clap::{Args, ValueEnum};
+use driver::pair::{connect, open_host, Host};
+use driver::*;
+use model::net::{Impairments, LinkConfig, World};
+use model::NicConfig;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::rc::Rc;
+use wire::contract::regs::Counter;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Write,
+    Read,
+    Send,
+    Atomic,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PerfArgs {
+    #[arg(value_enum)]
+    pub op: Op,
+    #[arg(long, value_enum, default_value = "model")]
+    pub backend: Backend,
+    /// Message size in bytes (atomics are always 8).
+    #[arg(long, default_value_t = 65536)]
+    pub size: u32,
+    /// Messages per QP.
+    #[arg(long, default_value_t = 100)]
+    pub iters: u32,
+    #[arg(long, default_value_t = 1)]
+    pub qps: u32,
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
+    #[arg(long, default_value_t = 1024)]
+    pub pmtu: u32,
+    /// Per-frame loss probability on every link.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Per-frame reordering probability.
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
+    #[arg(long, default_value_t = 100.0)]
+    pub link_gbps: f64,
+    #[arg(long, default_value_t = 1000)]
+    pub delay_ns: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize, Debug)]
+pub struct PerfReport {
+    pub op: Op,
+    pub backend: &'static str,
+    pub size: u32,
+    pub iters: u32,
+    pub qps: u32,
+    pub pmtu: u32,
+    pub loss: f64,
+    pub bytes: u64,
+    pub sim_time_ns: u64,
+    pub goodput_gbps: f64,
+    pub msg_rate_mpps: f64,
+    pub packets: u64,
+    pub retransmitted_packets: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+    pub cnps: u64,
+    pub data_ok: bool,
+    pub completions_ok: bool,
+    pub errors: Vec<String>,
+    pub wall_s: f64,
+}
+
+/// Messages kept in flight per QP.
+const DEPTH: u32 = 16;
+
+fn pattern(n: usize, salt: u32) -> Vec<u8> {
+    (0..n).map(|i| (i as u32).wrapping_mul(2_654_435_761).wrapping_add(salt).to_be_bytes()[0]).collect()
+}
+
+fn wr_for(op: Op, a: &Host, b: &Host, q: u32, size: u32, id: u64) -> SendWr {
+    let off = u64::from(q) * u64::from(size.max(8));
+    let sge = Sge { addr: a.mr.addr + off, length: if op == Op::Atomic { 8 } else { size }, lkey: a.mr.lkey };
+    let opcode = match op {
+        Op::Write => SendOp::RdmaWrite,
+        Op::Read => SendOp::RdmaRead,
+        Op::Send => SendOp::Send,
+        Op::Atomic => SendOp::AtomicFetchAdd,
+    };
+    SendWr {
+        wr_id: id,
+        opcode: Some(opcode),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge],
+        remote_addr: b.mr.addr + off,
+        rkey: b.mr.rkey,
+        compare_add: 1,
+        ..Default::default()
+    }
+}
+
+pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
+    let mtu = wire::contract::verbs::mtu_enum(args.pmtu).ok_or("--pmtu must be 256, 512, 1024, 2048 or 4096")?;
+    if args.qps == 0 || args.iters == 0 {
+        return Err("--qps and --iters must be at least 1".into());
+    }
+    if !(0.0..1.0).contains(&args.loss) || !(0.0..1.0).contains(&args.reorder) {
+        return Err("--loss and --reorder are probabilities in [0, 1)".into());
+    }
+    let size = if args.op == Op::Atomic { 8 } else { args.size };
+    if size > 1 << 30 {
+        return Err("--size above 1 GiB".into());
+    }
+    let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, faults: Impairments::default() };
+    let world = Rc::new(RefCell::new(World::pair(NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() }, link, args.seed)));
+    if let Some(p) = &args.pcap {
+        world.borrow_mut().tap(p, &[0, 1])?;
+    }
+    let buf_len = (size.max(8) as usize) * args.qps as usize;
+    let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
+    let a = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
+    let b = open_host(&world, 1, args.qps as usize, buf_len, cap, false)?;
+    let opts = ConnectOpts { path_mtu: mtu, timeout: 10, ..Default::default() };
+    for q in 0..args.qps as usize {
+        connect(&a, q, 100 + q as u32, &b, q, 200 + q as u32, &opts)?;
+    }
+    // Source data: the requester's buffer for WRITE/SEND, the responder's for READ.
+    let src = if args.op == Op::Read { &b } else { &a };
+    let expect = pattern(buf_len, args.seed as u32);
+    src.buf.write(0, &expect)?;
+    if args.op == Op::Atomic {
+        b.buf.write(0, &vec![0u8; buf_len])?;
+    }
+    world.borrow_mut().set_link_faults(Impairments { loss: args.loss, reorder: args.reorder, ..Default::default() });
+    let t0 = world.borrow().now;
+    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(u64::from(args.iters) * u64::from(args.qps)));
+    let wall = std::time::Instant::now();
+    let mut posted = vec![0u32; args.qps as usize];
+    let mut done = vec![0u32; args.qps as usize];
+    let mut errors = Vec::new();
+    let mut in_order = true;
+    let total = args.iters as usize * args.qps as usize;
+    let mut completed = 0usize;
+    let qp_index = |qpn: u32, h: &Host| h.qps.iter().position(|q| q.qpn == qpn);
+    let recv_sge = |q: u32| Sge { addr: b.mr.addr + u64::from(q) * u64::from(size.max(8)), length: size, lkey: b.mr.lkey };
+    loop {
+        for q in 0..args.qps {
+            let qi = q as usize;
+            while posted[qi] < args.iters && posted[qi] - done[qi] < DEPTH {
+                if args.op == Op::Send {
+                    b.qps[qi].post_recv(&RecvWr { wr_id: u64::from(posted[qi]), sg_list: vec![recv_sge(q)] })?;
+                }
+                a.qps[qi].post_send(&wr_for(args.op, &a, &b, q, size, u64::from(posted[qi])))?;
+                posted[qi] += 1;
+            }
+        }
+        if completed == total {
+            break;
+        }
+        let wcs = a.cq.poll(64)?;
+        if args.op == Op::Send {
+            for wc in b.cq.poll(64)? {
+                if wc.status != WcStatus::Success {
+                    errors.push(format!("receive wr {} on qp {}: {:?}", wc.wr_id, wc.qp_num, wc.status));
+                }
+            }
+        }
+        if wcs.is_empty() && !world.borrow_mut().step() {
+            errors.push(format!("stalled after {completed} of {total} completions"));
+            break;
+        }
+        for wc in wcs {
+            let Some(qi) = qp_index(wc.qp_num, &a) else { continue };
+            if wc.wr_id != u64::from(done[qi]) {
+                in_order = false;
+            }
+            if wc.status != WcStatus::Success {
+                errors.push(format!("wr {} on qp {}: {:?}", wc.wr_id, wc.qp_num, wc.status));
+            }
+            done[qi] += 1;
+            completed += 1;
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+        if !errors.is_empty() {
+            break;
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    // Let the receive completions of the last SENDs land.
+    if args.op == Op::Send {
+        let _ = b.cq.wait(0, 0);
+    }
+    let sim_ps = world.borrow().now - t0;
+    let data_ok = match args.op {
+        Op::Write | Op::Send => b.buf.read(0, buf_len)? == expect,
+        Op::Read => a.buf.read(0, buf_len)? == expect,
+        Op::Atomic => (0..args.qps).all(|q| {
+            b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(args.iters).to_le_bytes()).unwrap_or(false)
+        }),
+    } && errors.is_empty();
+    let c = |h: &Host, k| h.ctx.counter(k);
+    let bytes = u64::from(size) * u64::from(args.iters) * u64::from(args.qps);
+    let sim_ns = (sim_ps / 1000).max(1);
+    Ok(PerfReport {
+        op: args.op,
+        backend: "model",
+        size,
+        iters: args.iters,
+        qps: args.qps,
+        pmtu: args.pmtu,
+        loss: args.loss,
+        bytes,
+        sim_time_ns: sim_ns,
+        goodput_gbps: bytes as f64 * 8.0 / sim_ns as f64,
+        msg_rate_mpps: completed as f64 / sim_ns as f64 * 1000.0,
+        packets: c(&a, Counter::tx_frames) + c(&b, Counter::tx_frames),
+        retransmitted_packets: c(&a, Counter::retransmitted_packets) + c(&b, Counter::retransmitted_packets),
+        naks: c(&a, Counter::rx_naks) + c(&b, Counter::rx_naks) + c(&a, Counter::rx_rnr_naks) + c(&b, Counter::rx_rnr_naks),
+        timeouts: c(&a, Counter::local_ack_timeouts) + c(&b, Counter::local_ack_timeouts),
+        cnps: c(&a, Counter::cnps_sent) + c(&b, Counter::cnps_sent),
+        data_ok,
+        completions_ok: in_order && completed == total && errors.is_empty(),
+        errors,
+        wall_s: wall.elapsed().as_secs_f64(),
+    })
+}
+
+pub fn run(args: &PerfArgs) -> Result<bool, Error> {
+    let r = measure(args)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        println!("---------------------------------------------------------------------------------------");
+        println!(" RDMA {:?} bandwidth (ferrite {} backend)   QPs: {}   PMTU: {}   loss: {}", r.op, r.backend, r.qps, r.pmtu, r.loss);
+        println!("---------------------------------------------------------------------------------------");
+        println!(" {:>10} {:>10} {:>14} {:>14} {:>12} {:>10}", "#bytes", "#iters", "BW [Gb/s]", "MsgRate [Mpps]", "sim time us", "retrans");
+        println!(
+            " {:>10} {:>10} {:>14.3} {:>14.4} {:>12.1} {:>10}",
+            r.size,
+            r.iters,
+            r.goodput_gbps,
+            r.msg_rate_mpps,
+            r.sim_time_ns as f64 / 1000.0,
+            r.retransmitted_packets
+        );
+        println!(" data: {}   completions: {}", if r.data_ok { "ok" } else { "MISMATCH" }, if r.completions_ok { "ok" } else { "FAILED" });
+        for e in &r.errors {
+            println!(" error: {e}");
+        }
+        let sim_gbps_per_cpu_s = r.bytes as f64 * 8.0 / 1e9 / r.wall_s.max(1e-9);
+        println!(" model speed: {:.1} simulated Gb per CPU second ({:.3} s wall)", sim_gbps_per_cpu_s, r.wall_s);
+    }
+    Ok(r.data_ok && r.completions_ok)
+}
