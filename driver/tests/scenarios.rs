@@ -294,3 +294,41 @@ fn ipv6_and_vlan() {
     assert_eq!(one(&a.cq).status, WcStatus::Success);
     assert_eq!(b.buf.read(0, 5000).unwrap(), data);
 }
+
+#[test]
+fn unsignaled_writes_make_no_cqe_and_fence_orders_after_read() {
+    let (_w, a, b) = setup(LinkConfig::default(), 11, &ConnectOpts::default(), 1, 2);
+    for k in 0..4u64 {
+        let data = pattern(2000, k as u8);
+        a.buf.write((k * 4096) as usize, &data).unwrap();
+        let mut wr = write_wr(&a, &b, k * 4096, 2000, k);
+        if k < 3 {
+            wr.send_flags = 0;
+        }
+        a.qps[0].post_send(&wr).unwrap();
+    }
+    let wcs = a.cq.wait(2, 100_000_000).unwrap();
+    assert_eq!(wcs.len(), 1, "only the signaled WR completes: {wcs:?}");
+    assert_eq!(wcs[0].wr_id, 3);
+    for k in 0..4u64 {
+        assert_eq!(b.buf.read((k * 4096) as usize, 2000).unwrap(), pattern(2000, k as u8));
+    }
+    // READ then a fenced WRITE of what was read: the WRITE must carry the READ's data.
+    b.buf.write(0x10000, &pattern(3000, 99)).unwrap();
+    let rd = SendWr {
+        wr_id: 10,
+        opcode: Some(SendOp::RdmaRead),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge(&a, 0x20000, 3000)],
+        remote_addr: b.mr.addr + 0x10000,
+        rkey: b.mr.rkey,
+        ..Default::default()
+    };
+    let mut wr = write_wr(&a, &b, 0x20000, 3000, 11);
+    wr.remote_addr = b.mr.addr + 0x30000;
+    wr.send_flags |= send_flags::FENCE;
+    a.qps[0].post_send_list(&[rd, wr]).unwrap();
+    let wcs = a.cq.wait(2, T).unwrap();
+    assert_eq!(wcs.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>(), vec![(10, WcStatus::Success), (11, WcStatus::Success)]);
+    assert_eq!(b.buf.read(0x30000, 3000).unwrap(), pattern(3000, 99), "fenced WRITE saw the READ's data");
+}
