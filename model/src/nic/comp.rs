@@ -331,24 +331,8 @@ pub(super) fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: 
 }
 
 /// Copies `data` into scatter list `sges` at message offset `off`.
-pub(super) fn scatter(sges: &[super::qp::Sge], mut off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
-    let mut done = 0usize;
-    for s in sges {
-        if done == data.len() {
-            break;
-        }
-        if off >= s.length {
-            off -= s.length;
-            continue;
-        }
-        let n = ((s.length - off) as usize).min(data.len() - done);
-        if mem.dma_write(s.addr + u64::from(off), &data[done..done + n]).is_err() {
-            return false;
-        }
-        done += n;
-        off = 0;
-    }
-    done == data.len()
+pub(super) fn scatter(sges: &[super::qp::Sge], off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
+    super::qp::walk_sges(sges, off, data.len(), |addr, a, b| mem.dma_write(addr, &data[a..b]).is_ok())
 }
 
 /// The local ACK timer fired.

@@ -64,6 +64,28 @@ pub struct Sge {
     pub length: u32,
 }
 
+/// Walks the `len` bytes at message offset `off` of a scatter list, calling `f(addr, start, end)` for each
+/// piece (`start..end` is its range within those `len` bytes). False if the list is too short or `f` fails.
+pub fn walk_sges(sges: &[Sge], mut off: u32, len: usize, mut f: impl FnMut(u64, usize, usize) -> bool) -> bool {
+    let mut done = 0usize;
+    for s in sges {
+        if done == len {
+            break;
+        }
+        if off >= s.length {
+            off -= s.length;
+            continue;
+        }
+        let n = ((s.length - off) as usize).min(len - done);
+        if !f(s.addr + u64::from(off), done, done + n) {
+            return false;
+        }
+        done += n;
+        off = 0;
+    }
+    done == len
+}
+
 /// Where a send WQE's data lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WqeData {

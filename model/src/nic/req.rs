@@ -71,26 +71,14 @@ pub(super) fn position(k: u32, n: u32) -> Position {
 }
 
 /// Copies `len` bytes at message offset `off` out of a WQE's data.
-fn gather(data: &WqeData, mut off: u32, len: u32, mem: &dyn Dma) -> Option<Vec<u8>> {
+fn gather(data: &WqeData, off: u32, len: u32, mem: &dyn Dma) -> Option<Vec<u8>> {
     match data {
         WqeData::Inline(bytes) => bytes.get(off as usize..(off + len) as usize).map(<[u8]>::to_vec),
         WqeData::Sges(sges) => {
             let mut out = vec![0u8; len as usize];
-            let mut done = 0usize;
-            for s in sges {
-                if done == out.len() {
-                    break;
-                }
-                if off >= s.length {
-                    off -= s.length;
-                    continue;
-                }
-                let n = ((s.length - off) as usize).min(out.len() - done);
-                mem.dma_read(s.addr + u64::from(off), &mut out[done..done + n]).ok()?;
-                done += n;
-                off = 0;
-            }
-            (done == out.len()).then_some(out)
+            let n = out.len();
+            let ok = super::qp::walk_sges(sges, off, n, |addr, a, b| mem.dma_read(addr, &mut out[a..b]).is_ok());
+            ok.then_some(out)
         }
     }
 }
