@@ -303,12 +303,30 @@ impl RoceHeaders {
     /// Appends a complete frame to `out`: lengths, IPv4 checksum, UDP checksum 0, PadCnt, zero pad and ICRC
     /// are all derived here. The opcode must be in the table.
     pub fn emit_into(&self, payload: &[u8], out: &mut Vec<u8>) {
-        let info = match self.bth.opcode.info() {
-            Some(i) => i,
-            None => return,
-        };
+        self.emit_filled(payload.len(), out, |dst| {
+            dst.copy_from_slice(payload);
+            true
+        });
+    }
+
+    /// A complete frame in a fresh buffer.
+    pub fn emit(&self, payload: &[u8]) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.frame_len(payload.len()));
+        self.emit_into(payload, &mut v);
+        v
+    }
+
+    /// Like `emit`, but `fill` writes the `payload_len` payload bytes in place (a DMA gather straight into
+    /// the frame). When `fill` returns false there is no frame.
+    pub fn emit_with(&self, payload_len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> Option<Vec<u8>> {
+        let mut v = Vec::with_capacity(self.frame_len(payload_len));
+        self.emit_filled(payload_len, &mut v, fill).then_some(v)
+    }
+
+    fn emit_filled(&self, payload_len: usize, out: &mut Vec<u8>, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        let Some(info) = self.bth.opcode.info() else { return false };
         let start = out.len();
-        let total = self.frame_len(payload.len());
+        let total = self.frame_len(payload_len);
         out.resize(start + total, 0);
         let f = &mut out[start..];
         let mut eth = self.eth;
@@ -326,22 +344,19 @@ impl RoceHeaders {
         udp.emit(&mut UdpPacket::new_unchecked(&mut l3[ip_len..]));
         let l5_off = ip_len + UdpRepr::LEN;
         let mut bth = self.bth;
-        bth.pad_cnt = pad_for(payload.len()) as u8;
+        bth.pad_cnt = pad_for(payload_len) as u8;
         bth.emit(&mut l3[l5_off..]);
         let ext_off = l5_off + bth::HEADER_LEN;
         self.ext.emit(info, &mut l3[ext_off..ext_off + info.ext_len()]);
         let pay_off = ext_off + info.ext_len();
-        l3[pay_off..pay_off + payload.len()].copy_from_slice(payload);
+        if !fill(&mut l3[pay_off..pay_off + payload_len]) {
+            out.truncate(start);
+            return false;
+        }
         let crc_off = l3.len() - ICRC_LEN;
         let crc = icrc::compute(ip.version(), &l3[..crc_off]);
         l3[crc_off..].copy_from_slice(&crc.to_le_bytes());
-    }
-
-    /// A complete frame in a fresh buffer.
-    pub fn emit(&self, payload: &[u8]) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.frame_len(payload.len()));
-        self.emit_into(payload, &mut v);
-        v
+        true
     }
 }
 

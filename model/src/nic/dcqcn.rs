@@ -5,15 +5,19 @@
 use crate::Time;
 use wire::contract::regs::Dcqcn;
 
-/// The parameter registers, read once per use.
-#[derive(Debug, Clone)]
+/// The parameter registers (small and `Copy`: taken by value where a QP is borrowed alongside).
+#[derive(Debug, Clone, Copy)]
 pub struct Params {
-    pub regs: Vec<u32>,
+    pub regs: [u32; Dcqcn::ALL.len()],
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { regs: Dcqcn::ALL.iter().map(|p| p.param().default).collect() }
+        let mut regs = [0; Dcqcn::ALL.len()];
+        for (r, p) in regs.iter_mut().zip(Dcqcn::ALL) {
+            *r = p.param().default;
+        }
+        Params { regs }
     }
 }
 

@@ -17,6 +17,7 @@ mod resp;
 
 use crate::hostmem::Dma;
 use crate::Time;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use wire::contract::regs::{self, block, block_type, Counter, Dcqcn};
 use wire::eth::EthernetRepr;
@@ -91,6 +92,8 @@ pub struct Nic {
     rr: usize,
     ip_ident: u16,
     now: Time,
+    /// `next_event`'s answer since the last mutation (every `&mut self` entry point clears it).
+    next_event_memo: Cell<Option<Option<Time>>>,
 }
 
 impl Nic {
@@ -112,6 +115,7 @@ impl Nic {
             rr: 0,
             ip_ident: 0,
             now: 0,
+            next_event_memo: Cell::new(None),
             cfg,
         }
     }
@@ -206,6 +210,7 @@ impl Nic {
 
     /// A 32-bit register write. Doorbells and commands act at once.
     pub fn mmio_write(&mut self, off: u32, val: u32, mem: &mut dyn Dma) {
+        self.next_event_memo.set(None);
         use regs::{cmd, dcqcn, doorbell};
         match off {
             o if o == cmd::BASE + cmd::MAILBOX_LO => self.mailbox = (self.mailbox & !0xFFFF_FFFF) | u64::from(val),
@@ -301,6 +306,7 @@ impl Nic {
 
     /// Runs the NIC at time `now`: timers, then at most one frame onto the wire if the port is free.
     pub fn step(&mut self, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
+        self.next_event_memo.set(None);
         self.now = now;
         self.service_timers(now, mem);
         if now < self.tx_free_at {
@@ -340,6 +346,15 @@ impl Nic {
 
     /// The earliest time `step` has something to do, if any.
     pub fn next_event(&self) -> Option<Time> {
+        if let Some(t) = self.next_event_memo.get() {
+            return t;
+        }
+        let t = self.compute_next_event();
+        self.next_event_memo.set(Some(t));
+        t
+    }
+
+    fn compute_next_event(&self) -> Option<Time> {
         let mut t: Option<Time> = None;
         let mut consider = |x: Option<Time>| {
             if let Some(x) = x {
@@ -378,6 +393,7 @@ impl Nic {
 
     /// Delivers one frame from the wire.
     pub fn receive(&mut self, now: Time, frame: &[u8], mem: &mut dyn Dma) {
+        self.next_event_memo.set(None);
         self.now = now;
         recv::receive(self, now, frame, mem);
     }
@@ -393,7 +409,8 @@ impl Nic {
 
     /// Current DCQCN rate of a QP in Mb/s (after applying timers up to `now`).
     pub fn qp_rate_mbps(&mut self, qpn: u32, now: Time) -> Option<f64> {
-        let params = self.dcqcn.clone();
+        self.next_event_memo.set(None);
+        let params = self.dcqcn;
         let qp = self.qp_mut(qpn)?;
         qp.rp.catch_up(now, &params);
         Some(qp.rp.rc)

@@ -49,7 +49,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     }
     if info.kind == OpKind::Cnp {
         nic.count(Counter::cnps_received);
-        let params = nic.dcqcn.clone();
+        let params = nic.dcqcn;
         if params.get(Dcqcn::ENABLE) != 0 {
             if let Some(qp) = nic.qp_mut(qpn) {
                 if qp.rp.on_cnp(now, &params) {

@@ -70,22 +70,23 @@ pub(super) fn position(k: u32, n: u32) -> Position {
     }
 }
 
-/// Copies `len` bytes at message offset `off` out of a WQE's data.
-fn gather(data: &WqeData, off: u32, len: u32, mem: &dyn Dma) -> Option<Vec<u8>> {
+/// Copies the payload at message offset `off` out of a WQE's data into `dst`.
+fn gather(data: &WqeData, off: u32, dst: &mut [u8], mem: &dyn Dma) -> bool {
     match data {
-        WqeData::Inline(bytes) => bytes.get(off as usize..(off + len) as usize).map(<[u8]>::to_vec),
-        WqeData::Sges(sges) => {
-            let mut out = vec![0u8; len as usize];
-            let n = out.len();
-            let ok = super::qp::walk_sges(sges, off, n, |addr, a, b| mem.dma_read(addr, &mut out[a..b]).is_ok());
-            ok.then_some(out)
-        }
+        WqeData::Inline(bytes) => match bytes.get(off as usize..off as usize + dst.len()) {
+            Some(src) => {
+                dst.copy_from_slice(src);
+                true
+            }
+            None => false,
+        },
+        WqeData::Sges(sges) => super::qp::walk_sges(sges, off, dst.len(), |addr, a, b| mem.dma_read(addr, &mut dst[a..b]).is_ok()),
     }
 }
 
 /// Builds the next packet of `qpn`'s requester. Callers check `ready_at` first.
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-    let params = nic.dcqcn.clone();
+    let params = nic.dcqcn;
     let qp = nic.qp_mut(qpn)?;
     let pmtu = qp.attrs.pmtu.max(256);
     let cursor = qp.req.cursor;
@@ -96,54 +97,62 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         w.npkts = packets_for(w.op, w.len, pmtu);
         qp.req.psn = next_psn.add(w.npkts);
     }
+    let w = &qp.req.wqes[cursor];
     let first = w.first_psn?;
     let psn = qp.req.cursor_psn;
     let k = psn.diff(first).max(0) as u32;
-    let w = w.clone();
     let pos = position(k, w.npkts);
-    let mut payload = Vec::new();
+    let (op, flags, imm, npkts) = (w.op, w.flags, w.imm, w.npkts);
+    let off = k * pmtu;
     let mut reth = None;
     let mut atomic = None;
-    let opcode;
-    let mut last_of_wqe = true;
-    match w.op {
+    let mut payload_len = 0;
+    // Where the cursor goes once this packet is out, and whether it finishes the WQE.
+    let (next_cursor_psn, last_of_wqe) = match op {
         SendOp::RdmaRead => {
-            let off = k * pmtu;
-            opcode = Opcode::RDMA_READ_REQUEST;
             reth = Some(RethRepr { va: w.remote_va + u64::from(off), rkey: w.rkey, dma_len: w.len - off.min(w.len) });
-            qp.req.cursor_psn = first.add(w.npkts);
-            qp.req.wqes[cursor].resp_pkts = k;
+            (first.add(npkts), true)
         }
         SendOp::AtomicCmpSwp | SendOp::AtomicFetchAdd => {
-            opcode = opcode_for(w.op, Position::Only);
             atomic = Some(AtomicEthRepr { va: w.remote_va, rkey: w.rkey, swap_add: w.swap_add, compare: w.compare });
-            qp.req.cursor_psn = psn.add(1);
+            (psn.add(1), true)
         }
         _ => {
-            let off = k * pmtu;
-            let len = pmtu.min(w.len.saturating_sub(off));
-            opcode = opcode_for(w.op, pos);
-            if matches!(w.op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm) && pos != Position::Middle && pos != Position::Last {
+            payload_len = pmtu.min(w.len.saturating_sub(off));
+            if matches!(op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm) && matches!(pos, Position::First | Position::Only) {
                 reth = Some(RethRepr { va: w.remote_va, rkey: w.rkey, dma_len: w.len });
             }
-            match gather(&w.data, off, len, mem) {
-                Some(p) => payload = p,
-                None => {
-                    let x = &mut qp.req.wqes[cursor];
-                    x.acked = true;
-                    x.error = Some((WcStatus::LocProtErr, 0));
-                    return None;
-                }
-            }
-            qp.req.cursor_psn = psn.add(1);
-            last_of_wqe = k + 1 >= w.npkts;
+            (psn.add(1), k + 1 >= npkts)
         }
+    };
+    let opcode = opcode_for(op, if op.is_read_or_atomic() { Position::Only } else { pos });
+    let info = opcode.info()?;
+    let ack_req = info.ends_message() || qp.req.pkts_since_ackreq + 1 >= MAX_PKTS_PER_ACK;
+    let mut h = nic.headers(qpn, opcode, psn, ack_req)?;
+    h.bth.solicited = info.ends_message() && flags & send_flags::SOLICITED != 0;
+    h.ext.reth = reth;
+    h.ext.atomic_eth = atomic;
+    if info.has(wire::opcode::hdr::IMMDT) {
+        h.ext.immdt = Some(imm);
     }
+    if info.has(wire::opcode::hdr::IETH) {
+        h.ext.ieth = Some(imm);
+    }
+    let data = &nic.qp(qpn)?.req.wqes[cursor].data;
+    let Some(frame) = h.emit_with(payload_len as usize, |dst| gather(data, off, dst, mem)) else {
+        let x = &mut nic.qp_mut(qpn)?.req.wqes[cursor];
+        x.acked = true;
+        x.error = Some((WcStatus::LocProtErr, 0));
+        return None;
+    };
+    let qp = nic.qp_mut(qpn)?;
+    if op == SendOp::RdmaRead {
+        qp.req.wqes[cursor].resp_pkts = k;
+    }
+    qp.req.cursor_psn = next_cursor_psn;
     if last_of_wqe {
         qp.req.cursor = cursor + 1;
     }
-    let info = opcode.info()?;
-    let ack_req = info.ends_message() || qp.req.pkts_since_ackreq + 1 >= MAX_PKTS_PER_ACK;
     qp.req.pkts_since_ackreq = if ack_req { 0 } else { qp.req.pkts_since_ackreq + 1 };
     let retransmit = psn.before(qp.req.high_psn);
     if !retransmit {
@@ -152,22 +161,10 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     if qp.req.timer.is_none() {
         qp.req.timer = local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000);
     }
-    let mut h = nic.headers(qpn, opcode, psn, ack_req)?;
-    h.bth.solicited = info.ends_message() && w.flags & send_flags::SOLICITED != 0;
-    h.ext.reth = reth;
-    h.ext.atomic_eth = atomic;
-    if info.has(wire::opcode::hdr::IMMDT) {
-        h.ext.immdt = Some(w.imm);
-    }
-    if info.has(wire::opcode::hdr::IETH) {
-        h.ext.ieth = Some(w.imm);
-    }
-    let frame = h.emit(&payload);
+    pace(qp, now, frame.len(), &params);
     if retransmit {
         nic.count(Counter::retransmitted_packets);
     }
-    let qp = nic.qp_mut(qpn)?;
-    pace(qp, now, frame.len(), &params);
     Some(frame)
 }
 

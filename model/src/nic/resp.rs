@@ -453,7 +453,7 @@ pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
 
 /// Sends the responder's next packet, in PSN order.
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-    let params = nic.dcqcn.clone();
+    let params = nic.dcqcn;
     let qp = nic.qp_mut(qpn)?;
     let pmtu = qp.attrs.pmtu.max(256);
     let msn = qp.resp.msn;
