@@ -12,6 +12,16 @@ pub struct Impairments {
     pub corrupt: f64,
 }
 
+/// A fault aimed at one frame, for targeted tests (duplicates, out-of-sequence arrival, one loss).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameFault {
+    Drop,
+    /// The frame arrives twice, the copy one frame time later.
+    Duplicate,
+    /// The frame arrives this many picoseconds late, so the frames behind it overtake it.
+    Delay(Time),
+}
+
 /// Rate, delay and faults of a link.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkConfig {
@@ -51,6 +61,8 @@ pub(crate) struct Link {
     rng: Rng,
     pub stats: LinkStats,
     pub tap: bool,
+    /// Faults for particular frames, by their index on this link (0 = first frame ever carried).
+    pub script: Vec<(u64, FrameFault)>,
 }
 
 /// Bytes on the wire per frame beyond the frame itself (preamble, FCS, IFG).
@@ -58,7 +70,7 @@ const WIRE_OVERHEAD: usize = crate::nic::WIRE_OVERHEAD;
 
 impl Link {
     pub fn new(cfg: LinkConfig, to: Endpoint, rng: Rng) -> Self {
-        Link { cfg, to, busy_until: 0, rng, stats: LinkStats::default(), tap: false }
+        Link { cfg, to, busy_until: 0, rng, stats: LinkStats::default(), tap: false, script: Vec::new() }
     }
 
     /// Picoseconds to serialise `len` bytes.
@@ -76,10 +88,12 @@ impl Link {
 
     /// A frame fully sent at `departed` (serialisation already accounted): apply faults and delay.
     pub fn propagate(&mut self, departed: Time, mut frame: Vec<u8>) -> Vec<(Time, Vec<u8>)> {
+        let index = self.stats.frames;
         self.stats.frames += 1;
         self.stats.bytes += frame.len() as u64;
+        let scripted = self.script.iter().position(|&(i, _)| i == index).map(|k| self.script.swap_remove(k).1);
         let f = self.cfg.faults;
-        if self.rng.chance(f.loss) {
+        if scripted == Some(FrameFault::Drop) || self.rng.chance(f.loss) {
             self.stats.lost += 1;
             return Vec::new();
         }
@@ -89,13 +103,17 @@ impl Link {
             self.stats.corrupted += 1;
         }
         let mut arrive = departed + self.cfg.delay_ns * 1000;
+        if let Some(FrameFault::Delay(ps)) = scripted {
+            arrive += ps;
+            self.stats.reordered += 1;
+        }
         if self.rng.chance(f.reorder) {
             // Hold this frame back by a few frame times so later ones overtake it.
             arrive += self.ser_time(frame.len()) * (2 + self.rng.below(8));
             self.stats.reordered += 1;
         }
         let mut out = Vec::with_capacity(2);
-        if self.rng.chance(f.duplicate) {
+        if scripted == Some(FrameFault::Duplicate) || self.rng.chance(f.duplicate) {
             self.stats.duplicated += 1;
             out.push((arrive + self.ser_time(frame.len()), frame.clone()));
         }

@@ -6,6 +6,6 @@ mod link;
 mod switch;
 mod world;
 
-pub use link::{Impairments, LinkConfig, LinkStats};
+pub use link::{FrameFault, Impairments, LinkConfig, LinkStats};
 pub use switch::EcnConfig;
 pub use world::{Node, World};

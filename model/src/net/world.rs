@@ -1,6 +1,6 @@
 //! The event loop: NICs with their host memory, links, an optional switch, and a pcap tap.
 
-use super::link::{Endpoint, Link, LinkConfig, LinkStats};
+use super::link::{Endpoint, FrameFault, Link, LinkConfig, LinkStats};
 use super::switch::{EcnConfig, Switch};
 use crate::hostmem::HostMemory;
 use crate::nic::{Nic, NicConfig};
@@ -99,6 +99,14 @@ impl World {
     pub fn set_link_faults(&mut self, faults: super::Impairments) {
         for l in &mut self.links {
             l.cfg.faults = faults;
+        }
+    }
+
+    /// Applies `fault` to the `nth` frame (0 = the next one) that node `node` sends from now on.
+    pub fn fault_frame(&mut self, node: usize, nth: u64, fault: FrameFault) {
+        if let Some(n) = self.nodes.get(node) {
+            let link = &mut self.links[n.out_link];
+            link.script.push((link.stats.frames + nth, fault));
         }
     }
 
