@@ -332,3 +332,30 @@ fn unsignaled_writes_make_no_cqe_and_fence_orders_after_read() {
     assert_eq!(wcs.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>(), vec![(10, WcStatus::Success), (11, WcStatus::Success)]);
     assert_eq!(b.buf.read(0x30000, 3000).unwrap(), pattern(3000, 99), "fenced WRITE saw the READ's data");
 }
+
+#[test]
+fn sqd_drains_started_work_and_holds_new_work_until_rts() {
+    let o = ConnectOpts { path_mtu: 1, ..Default::default() };
+    let (w, a, b) = setup(LinkConfig::default(), 12, &o, 3, 4);
+    let data = pattern(65536, 9);
+    a.buf.write(0, &data).unwrap();
+    // 256 packets: still on the wire when the QP goes to SQD.
+    a.qps[0].post_send(&write_wr(&a, &b, 0, 32768, 1)).unwrap();
+    let t = w.borrow().now;
+    w.borrow_mut().run_until(t + 200_000);
+    let sqd = QpAttr { qp_state: Some(QpState::Sqd), ..Default::default() };
+    a.qps[0].modify(&sqd, attr::STATE).unwrap();
+    let q = a.qps[0].query().unwrap();
+    assert_eq!((q.qp_state, q.sq_draining), (QpState::Sqd as u8, 1));
+    a.qps[0].post_send(&write_wr(&a, &b, 32768, 32768, 2)).unwrap();
+    let first = one(&a.cq);
+    assert_eq!((first.wr_id, first.status), (1, WcStatus::Success), "started WQE drains in SQD");
+    assert!(a.cq.wait(1, 50_000_000).unwrap().is_empty(), "a WQE posted in SQD does not start");
+    assert_eq!(a.qps[0].query().unwrap().sq_draining, 0, "drained");
+    assert_eq!(b.buf.read(32768, 16).unwrap(), vec![0; 16]);
+    let rts = QpAttr { qp_state: Some(QpState::Rts), ..Default::default() };
+    a.qps[0].modify(&rts, attr::STATE).unwrap();
+    let second = one(&a.cq);
+    assert_eq!((second.wr_id, second.status), (2, WcStatus::Success));
+    assert_eq!(b.buf.read(0, 65536).unwrap(), data);
+}

@@ -381,7 +381,7 @@ impl Qp {
             dgid_lo,
             pkey_index: t.pkey_index,
             port_num: t.port_num,
-            sq_draining: 0,
+            sq_draining: u8::from(self.sq_draining()),
         }
     }
 
@@ -389,9 +389,14 @@ impl Qp {
     pub fn can_receive(&self) -> bool {
         matches!(self.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
     }
-    /// Sends new requests.
-    pub fn can_send(&self) -> bool {
-        self.state == QpState::Rts && !self.flushing
+    /// Sends packets of WQE `w`: in RTS any, in SQD (draining) only those of WQEs already started.
+    pub fn can_send(&self, w: &SendWqe) -> bool {
+        !self.flushing && (self.state == QpState::Rts || (self.state == QpState::Sqd && w.first_psn.is_some()))
+    }
+
+    /// SQD with started WQEs still unacknowledged.
+    pub fn sq_draining(&self) -> bool {
+        self.state == QpState::Sqd && self.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked)
     }
 }
 

@@ -14,11 +14,11 @@ use wire::{Opcode, Position};
 /// When the requester of `qp` may send its next packet, or `None` if it has nothing sendable.
 pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
     let r = &qp.req;
-    if !qp.can_send() || r.rnr_wait.is_some() {
+    if r.rnr_wait.is_some() {
         return None;
     }
     let w = r.wqes.get(r.cursor)?;
-    if w.acked || r.cursor_psn.diff(r.comp_psn) >= MAX_UNACKED_PSNS {
+    if !qp.can_send(w) || w.acked || r.cursor_psn.diff(r.comp_psn) >= MAX_UNACKED_PSNS {
         return None;
     }
     if w.first_psn.is_none() {
