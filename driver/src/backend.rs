@@ -22,6 +22,8 @@ pub trait Backend {
     fn progress(&self) -> bool;
     /// The device's notion of time, in nanoseconds.
     fn now_ns(&self) -> u64;
+    /// True once for each interrupt the device raised since the last call (MSI-X vector 0 on hardware).
+    fn take_interrupt(&self) -> bool;
 }
 
 /// One NIC of a simulated `World`.
@@ -71,5 +73,9 @@ impl Backend for ModelBackend {
 
     fn now_ns(&self) -> u64 {
         self.world.borrow().now / model::PS_PER_NS
+    }
+
+    fn take_interrupt(&self) -> bool {
+        self.world.borrow_mut().nodes[self.node].nic.take_irq()
     }
 }

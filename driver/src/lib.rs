@@ -1,4 +1,4 @@
-//! ferrite `driver`: verbs shaped like libibverbs over a `Backend` (MMIO + DMA memory + progress).
+//! ferrite `driver`: verbs shaped like libibverbs over a `Backend` (MMIO + DMA memory + progress + interrupts).
 //!
 //! Owns: the host side of the contract in `wire` (command mailboxes, ring producer/consumer counters,
 //! WQE encoding, CQE ownership) and the verbs objects. Knows nothing about how the device is built:
@@ -6,11 +6,13 @@
 
 mod backend;
 mod error;
+mod events;
 mod verbs;
 pub mod pair;
 
 pub use backend::{Backend, ModelBackend};
 pub use error::Error;
+pub use events::AsyncEvent;
 pub use verbs::*;
 pub use wire::contract::verbs::{access, attr, QpState, WcOpcode, WcStatus};
 pub use wire::contract::wqe::{send_flags, SendOp};

@@ -1,7 +1,8 @@
 //! Verbs objects: device context, PD, MR, CQ, QP; post_send / post_recv / poll_cq.
 
 use crate::{Backend, Error};
-use std::cell::{Cell, RefCell};
+use crate::events::EventQueue;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wire::contract::cmd::{self, *};
@@ -34,18 +35,19 @@ struct SqShared {
     rq_ci: u16,
 }
 
-struct Device {
-    backend: Box<dyn Backend>,
+pub(crate) struct Device {
+    pub(crate) backend: Box<dyn Backend>,
     attr: DeviceAttr,
     mailbox: u64,
     token: Cell<u8>,
     qps: RefCell<HashMap<u32, Weak<RefCell<SqShared>>>>,
+    pub(crate) events: OnceCell<EventQueue>,
 }
 
 /// An open device (`ibv_context`).
 #[derive(Clone)]
 pub struct Context {
-    dev: Rc<Device>,
+    pub(crate) dev: Rc<Device>,
 }
 
 /// How many progress steps a command may take before the driver gives up.
@@ -76,7 +78,11 @@ impl Context {
             max_log_ring: r(id::MAX_LOG_RING),
         };
         let mailbox = backend.dma_alloc(MAILBOX_LEN)?;
-        Ok(Context { dev: Rc::new(Device { backend, attr, mailbox, token: Cell::new(0), qps: RefCell::new(HashMap::new()) }) })
+        let dev = Device { backend, attr, mailbox, token: Cell::new(0), qps: RefCell::new(HashMap::new()), events: OnceCell::new() };
+        let ctx = Context { dev: Rc::new(dev) };
+        let eq = EventQueue::create(&ctx)?;
+        let _ = ctx.dev.events.set(eq);
+        Ok(ctx)
     }
 
     pub fn query_device(&self) -> DeviceAttr {
@@ -99,7 +105,7 @@ impl Context {
     }
 
     /// Runs one command; returns its output bytes.
-    fn command(&self, name: &'static str, opcode: u16, input: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn command(&self, name: &'static str, opcode: u16, input: &[u8]) -> Result<Vec<u8>, Error> {
         let d = &self.dev;
         let mut mb = vec![0u8; MAILBOX_LEN];
         let _ = CmdHeaderRepr { opcode }.write_to(&mut mb);
@@ -306,7 +312,7 @@ impl Pd {
 
 /// A completion queue.
 pub struct Cq {
-    ctx: Context,
+    pub(crate) ctx: Context,
     pub cqn: u32,
     ring: u64,
     log_size: u8,

@@ -32,6 +32,7 @@ impl Nic {
             op::MODIFY_QP => self.cmd_modify_qp(input, mem),
             op::QUERY_QP => self.cmd_query_qp(input),
             op::DESTROY_QP => self.cmd_destroy_qp(input),
+            op::CREATE_EQ => self.cmd_create_eq(input),
             _ => Err((Status::BadOp, u32::from(opcode))),
         };
         let (status, syndrome, out) = match result {
@@ -108,6 +109,18 @@ impl Nic {
         let i = (1..self.cqs.len()).find(|&i| self.cqs[i].is_none()).ok_or((Status::NoResources, 0))?;
         self.cqs[i] = Some(Cq::new(r.ring_iova, r.log_size));
         Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
+    }
+
+    fn cmd_create_eq(&mut self, input: &[u8]) -> CmdResult {
+        let r = CreateCqRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        if r.log_size > MAX_LOG_RING || r.ring_iova == 0 {
+            return Err((Status::BadParam, 1));
+        }
+        if self.eq.is_some() {
+            return Err((Status::BadState, 0));
+        }
+        self.eq = Some(super::eq::Eq::new(r.ring_iova, r.log_size));
+        Ok(ObjOutRepr { id: 0 }.to_bytes().to_vec())
     }
 
     fn cmd_destroy_cq(&mut self, input: &[u8]) -> CmdResult {

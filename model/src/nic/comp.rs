@@ -6,6 +6,7 @@ use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::cqe::CqeRepr;
+use wire::contract::eqe::EventKind;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{local_ack_timeout_ns, QpState, WcOpcode, WcStatus, RNR_RETRY_INFINITE, RNR_TIMER_NS};
 use wire::contract::wqe::{send_flags, SendOp, RecvCtrlRepr};
@@ -88,16 +89,35 @@ fn fail_oldest(qp: &mut Qp, status: WcStatus, vendor: u8) {
 }
 
 impl Nic {
+    /// Writes a CQE and raises the completion event an armed CQ asked for. A CQE that does not fit overruns
+    /// the CQ: a CQ error event, and the QP it belonged to goes to ERR with a QP fatal event.
     pub(super) fn push_cqe(&mut self, cqn: u32, cqe: CqeRepr, mem: &mut dyn Dma) {
-        let ok = match self.cqs.get_mut(cqn as usize) {
-            Some(Some(cq)) => cq.push(cqe, mem),
-            _ => false,
-        };
-        if ok {
+        let Some(Some(cq)) = self.cqs.get_mut(cqn as usize) else { return };
+        let was_overrun = cq.overrun;
+        if cq.push(cqe, mem) {
+            let fire = cq.armed.is_some_and(|a| a.fires(&cqe));
+            if fire {
+                cq.armed = None;
+            }
             self.count(Counter::cqes);
             if cqe.status != WcStatus::Success as u8 {
                 self.count(Counter::error_cqes);
             }
+            if fire {
+                self.raise(EventKind::Completion, cqn, mem);
+            }
+            return;
+        }
+        if !was_overrun {
+            self.raise(EventKind::CqError, cqn, mem);
+        }
+        let qpn = cqe.qp_num;
+        if self.qp(qpn).is_some_and(|q| q.state != QpState::Err) {
+            if let Some(q) = self.qp_mut(qpn) {
+                q.state = QpState::Err;
+            }
+            self.raise(EventKind::QpFatal, qpn, mem);
+            self.flush(qpn, mem);
         }
     }
 

@@ -12,11 +12,38 @@ pub struct Cq {
     /// Consumer counter from the driver's doorbell.
     pub ci: u32,
     pub overrun: bool,
+    /// Event request from the CQ_ARM doorbell; one event disarms it.
+    pub armed: Option<Arm>,
+}
+
+/// What an armed CQ reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arm {
+    /// The next CQE.
+    Any,
+    /// The next CQE of a solicited message, or an error CQE.
+    Solicited,
+}
+
+impl Arm {
+    /// Decodes a CQ_ARM doorbell value: 1 = any, 2 = solicited only, anything else disarms.
+    pub fn from_doorbell(v: u32) -> Option<Arm> {
+        match v {
+            1 => Some(Arm::Any),
+            2 => Some(Arm::Solicited),
+            _ => None,
+        }
+    }
+
+    /// Whether `cqe` fires this arming.
+    pub fn fires(self, cqe: &CqeRepr) -> bool {
+        self == Arm::Any || cqe.se != 0 || cqe.status != wire::contract::verbs::WcStatus::Success as u8
+    }
 }
 
 impl Cq {
     pub fn new(iova: u64, log_size: u8) -> Self {
-        Cq { iova, log_size, pi: 0, ci: 0, overrun: false }
+        Cq { iova, log_size, pi: 0, ci: 0, overrun: false, armed: None }
     }
 
     /// Writes one CQE; returns false (and marks the CQ overrun) when the ring is full or DMA fails.

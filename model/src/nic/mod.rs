@@ -9,6 +9,7 @@ mod cmd;
 mod comp;
 pub mod cq;
 pub mod dcqcn;
+pub mod eq;
 pub mod mr;
 pub mod qp;
 mod recv;
@@ -82,6 +83,9 @@ pub struct Nic {
     pds: Vec<bool>,
     mrs: MrTable,
     cqs: Vec<Option<Cq>>,
+    pub(crate) eq: Option<eq::Eq>,
+    /// The interrupt line: set when an armed EQ gets an EQE, cleared by `take_irq`.
+    irq: bool,
     qps: Vec<Option<Box<Qp>>>,
     /// The port is busy serialising until this time.
     tx_free_at: Time,
@@ -108,6 +112,8 @@ impl Nic {
             pds: vec![false; cfg.max_pd as usize],
             mrs: MrTable::new(cfg.max_mr as usize),
             cqs: vec![None; cfg.max_cq as usize],
+            eq: None,
+            irq: false,
             qps: (0..cfg.max_qp).map(|_| None).collect(),
             tx_free_at: 0,
             ctrl_queue: VecDeque::new(),
@@ -202,6 +208,7 @@ impl Nic {
                 doorbell::QP_AREA => doorbell::QP_DB_BASE,
                 doorbell::CQ_AREA => doorbell::CQ_DB_BASE,
                 doorbell::STRIDE => doorbell::DB_STRIDE,
+                doorbell::EQ_AREA => doorbell::EQ_DB,
                 _ => 0,
             };
         }
@@ -229,9 +236,20 @@ impl Nic {
             }
             o if (doorbell::CQ_DB_BASE..doorbell::CQ_DB_BASE + self.cfg.max_cq * doorbell::DB_STRIDE).contains(&o) => {
                 let cqn = ((o - doorbell::CQ_DB_BASE) / doorbell::DB_STRIDE) as usize;
-                if (o - doorbell::CQ_DB_BASE) % doorbell::DB_STRIDE == doorbell::CQ_CI {
-                    if let Some(Some(cq)) = self.cqs.get_mut(cqn) {
-                        cq.ci = val;
+                if let Some(Some(cq)) = self.cqs.get_mut(cqn) {
+                    match (o - doorbell::CQ_DB_BASE) % doorbell::DB_STRIDE {
+                        doorbell::CQ_CI => cq.ci = val,
+                        doorbell::CQ_ARM => cq.armed = cq::Arm::from_doorbell(val),
+                        _ => {}
+                    }
+                }
+            }
+            o if (doorbell::EQ_DB..doorbell::EQ_DB + doorbell::DB_STRIDE).contains(&o) => {
+                if let Some(eq) = self.eq.as_mut() {
+                    match o - doorbell::EQ_DB {
+                        doorbell::EQ_CI => eq.ci = val,
+                        doorbell::EQ_ARM => eq.armed = val & 1 != 0,
+                        _ => {}
                     }
                 }
             }

@@ -311,7 +311,8 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                     (0, 0)
                 };
                 let cqn = nic.qp(qpn).map_or(0, |q| q.recv_cqn);
-                let cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::Success, ctx.offset, imm, flags);
+                let mut cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::Success, ctx.offset, imm, flags);
+                cqe.se = u8::from(pkt.hdr.bth.solicited);
                 nic.push_cqe(cqn, cqe, mem);
                 if let Some(q) = nic.qp_mut(qpn) {
                     q.resp.recv = None;
@@ -348,7 +349,8 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                     q.rq.ci = q.rq.ci.wrapping_add(1);
                 }
                 nic.count(Counter::rq_wqes);
-                let cqe = recv_cqe(qpn, &ctx, WcOpcode::RecvRdmaWithImm, WcStatus::Success, total, imm, wc_flags::WITH_IMM);
+                let mut cqe = recv_cqe(qpn, &ctx, WcOpcode::RecvRdmaWithImm, WcStatus::Success, total, imm, wc_flags::WITH_IMM);
+                cqe.se = u8::from(pkt.hdr.bth.solicited);
                 nic.push_cqe(cqn, cqe, mem);
             }
         }

@@ -39,6 +39,8 @@ pub mod op {
     pub const MODIFY_QP: u16 = 0x41;
     pub const QUERY_QP: u16 = 0x42;
     pub const DESTROY_QP: u16 = 0x43;
+    /// Creates the device's event queue (input `CreateCqRepr`: the same ring description, 16-byte EQEs).
+    pub const CREATE_EQ: u16 = 0x50;
 }
 
 /// Command completion status.
@@ -123,7 +125,8 @@ crate::header! {
 }
 
 crate::header! {
-    /// CREATE_CQ input: ring of 2^log_size 64-byte CQEs at `ring_iova`, zeroed by the driver.
+    /// CREATE_CQ input: ring of 2^log_size 64-byte CQEs at `ring_iova`, zeroed by the driver. CREATE_EQ
+    /// takes the same with 16-byte EQEs.
     CreateCq / CreateCqRepr, len = 16;
     log_size / set_log_size: u8 [0..1],
     ring_iova / set_ring_iova: u64 [8..16],

@@ -30,6 +30,8 @@ crate::header! {
     wc_flags / set_wc_flags: u8 [29..30],
     /// 1 = the CQE belongs to a receive WQE.
     is_recv / set_is_recv: u8 [30..31],
+    /// 1 = the message asked for a solicited event (BTH SE on its last packet).
+    se / set_se: u8 [31..32],
     owner / set_owner: u8 [63..64],
 }
 

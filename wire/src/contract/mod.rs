@@ -4,10 +4,12 @@
 //!
 //! Shape (after mlx5 and Corundum): BAR0 holds a linked list of self-describing register blocks, a command
 //! interface with mailboxes in host memory, and per-queue doorbell registers. Send, receive and completion
-//! queues are power-of-two rings in host memory; CQEs carry an owner bit that flips on each pass.
+//! queues are power-of-two rings in host memory; CQEs carry an owner bit that flips on each pass. One event
+//! queue per device carries completion events and asynchronous errors, signalled by an interrupt.
 
 pub mod cmd;
 pub mod cqe;
+pub mod eqe;
 pub mod regs;
 pub mod verbs;
 pub mod wqe;

@@ -105,6 +105,7 @@ counters! {
     retransmitted_packets, local_ack_timeouts, rnr_timeouts,
     cnps_sent, cnps_received, ecn_ce_received, rate_cuts,
     sq_wqes, rq_wqes, cqes, error_cqes,
+    events, events_lost, interrupts,
 }
 
 /// DCQCN parameters: one register each at `BASE + 0x10 + 4 * index`, with the documented default.
@@ -160,6 +161,7 @@ pub mod doorbell {
     pub const QP_AREA: u32 = 0x0C;
     pub const CQ_AREA: u32 = 0x10;
     pub const STRIDE: u32 = 0x14;
+    pub const EQ_AREA: u32 = 0x18;
 
     /// Start of the QP doorbells; QP `n` at `QP_DB_BASE + n * DB_STRIDE`.
     pub const QP_DB_BASE: u32 = 0x0010_0000;
@@ -174,6 +176,12 @@ pub mod doorbell {
     pub const CQ_CI: u32 = 0;
     /// CQ doorbell: write 1 to request an event on the next CQE (solicited-only when 2).
     pub const CQ_ARM: u32 = 4;
+    /// The event queue's doorbells (one EQ per device).
+    pub const EQ_DB: u32 = 0x0030_0000;
+    /// EQ doorbell: write the consumer counter (32 bits, wrapping).
+    pub const EQ_CI: u32 = 0;
+    /// EQ doorbell: write 1 to raise the interrupt on the next EQE.
+    pub const EQ_ARM: u32 = 4;
 
     pub const fn qp(qpn: u32, reg: u32) -> u32 {
         QP_DB_BASE + qpn * DB_STRIDE + reg

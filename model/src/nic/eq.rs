@@ -1,0 +1,67 @@
+//! The event queue: completion events and asynchronous errors as EQEs in a host ring, and the interrupt
+//! line that an armed EQ raises on its next EQE.
+
+use super::Nic;
+use crate::hostmem::Dma;
+use wire::contract::cqe::owner_for;
+use wire::contract::eqe::{EqeRepr, EventKind, EQE_LEN, OWNER};
+use wire::contract::regs::Counter;
+
+#[derive(Debug, Clone)]
+pub struct Eq {
+    pub iova: u64,
+    pub log_size: u8,
+    /// EQEs written (free-running).
+    pub pi: u32,
+    /// Consumer counter from the driver's doorbell.
+    pub ci: u32,
+    /// Raise the interrupt on the next EQE.
+    pub armed: bool,
+}
+
+impl Eq {
+    pub fn new(iova: u64, log_size: u8) -> Self {
+        Eq { iova, log_size, pi: 0, ci: 0, armed: false }
+    }
+
+    /// Writes one EQE, owner byte last; false when the ring is full or DMA fails.
+    fn push(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) -> bool {
+        if self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
+            return false;
+        }
+        let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
+        let addr = self.iova + slot * EQE_LEN as u64;
+        let bytes = EqeRepr { kind: kind as u8, obj, owner: owner_for(self.pi, self.log_size) }.to_bytes();
+        let ok = mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
+        if ok {
+            self.pi = self.pi.wrapping_add(1);
+        }
+        ok
+    }
+}
+
+impl Nic {
+    /// Reports an event: an EQE, and the interrupt if the EQ is armed. Without an EQ (or with a full one)
+    /// the event is counted as lost.
+    pub(crate) fn raise(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) {
+        let Some(eq) = self.eq.as_mut() else {
+            self.count(Counter::events_lost);
+            return;
+        };
+        if !eq.push(kind, obj, mem) {
+            self.count(Counter::events_lost);
+            return;
+        }
+        let fire = std::mem::take(&mut eq.armed);
+        self.count(Counter::events);
+        if fire {
+            self.irq = true;
+            self.count(Counter::interrupts);
+        }
+    }
+
+    /// True once per interrupt: the MSI-X message (a harness callback in simulation).
+    pub fn take_irq(&mut self) -> bool {
+        std::mem::take(&mut self.irq)
+    }
+}
