@@ -147,3 +147,37 @@ fn lost_ack_times_out_and_the_duplicate_is_reacked() {
     assert!(w.borrow().now - t0 >= 1_048_576 * 1000, "completion waited for the ACK timer");
     assert_eq!(b.buf.read(0, 1024).unwrap(), data);
 }
+
+/// A WRITE_ONLY of `data` to B's QP at B's expected PSN, from `src_ip` to `dst_ip`.
+fn forged_write(a: &Host, b: &Host, src_ip: [u8; 4], dst_ip: [u8; 4], data: &[u8]) -> Vec<u8> {
+    use wire::eth::EthernetRepr;
+    use wire::ext::RethRepr;
+    use wire::ipv4::Ipv4Repr;
+    use wire::{BthRepr, ExtHeaders, IpRepr, Opcode, Psn, RoceHeaders};
+    let h = RoceHeaders {
+        eth: EthernetRepr { dst: b.mac, src: a.mac, vlan: None, ethertype: 0 },
+        ip: IpRepr::V4(Ipv4Repr { src: src_ip, dst: dst_ip, tos: 0, ttl: 64, ident: 0, payload_len: 0 }),
+        udp_src_port: 0xC000,
+        bth: BthRepr { opcode: Opcode::RDMA_WRITE_ONLY, dest_qp: b.qps[0].qpn, psn: Psn::new(0x11), ack_req: true, ..Default::default() },
+        ext: ExtHeaders { reth: Some(RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: data.len() as u32 }), ..Default::default() },
+    };
+    h.emit(data)
+}
+
+#[test]
+fn frames_from_a_stranger_or_to_another_ip_are_dropped() {
+    let (w, a, b) = setup(14);
+    let (a_ip, b_ip) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    for (src, dst) in [([10, 0, 0, 9], b_ip), (a_ip, [10, 0, 0, 7])] {
+        let d = delta(&b, &[Counter::rx_drop_not_for_us], || {
+            w.borrow_mut().deliver(1, forged_write(&a, &b, src, dst, &[1, 2, 3, 4]));
+            w.borrow_mut().run_until(u64::MAX / 2);
+        });
+        assert_eq!(d, [1], "{src:?} -> {dst:?}");
+        assert_eq!(b.buf.read(0, 4).unwrap(), [0; 4], "memory untouched");
+    }
+    // The same frame from the connected peer is executed: the check above is what stopped it.
+    w.borrow_mut().deliver(1, forged_write(&a, &b, a_ip, b_ip, &[1, 2, 3, 4]));
+    w.borrow_mut().run_until(u64::MAX / 2);
+    assert_eq!(b.buf.read(0, 4).unwrap(), [1, 2, 3, 4]);
+}

@@ -102,6 +102,14 @@ impl World {
         }
     }
 
+    /// Hands `frame` to node `node`'s NIC now, as if it came off its link (for tests that forge frames).
+    pub fn deliver(&mut self, node: usize, frame: Vec<u8>) {
+        if node < self.nodes.len() {
+            let now = self.now;
+            self.push(now, Endpoint::Nic(node), frame);
+        }
+    }
+
     /// Applies `fault` to the `nth` frame (0 = the next one) that node `node` sends from now on.
     pub fn fault_frame(&mut self, node: usize, nth: u64, fault: FrameFault) {
         if let Some(n) = self.nodes.get(node) {

@@ -6,6 +6,7 @@ use crate::hostmem::Dma;
 use crate::Time;
 use wire::bth::DEFAULT_PKEY;
 use wire::contract::regs::{Counter, Dcqcn};
+use wire::contract::verbs::QpState;
 use wire::{DropReason, OpKind};
 
 fn drop_counter(r: DropReason) -> Counter {
@@ -43,8 +44,14 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
         return;
     }
     let qpn = bth.dest_qp;
-    if nic.qp(qpn).is_none() {
+    let Some(qp) = nic.qp(qpn) else {
         nic.count(Counter::rx_drop_no_qp);
+        return;
+    };
+    // A connected QP hears only its peer, at its own GID (rxe's check_addr).
+    let connected = !matches!(qp.state, QpState::Reset | QpState::Init);
+    if connected && (qp.attrs.dgid != pkt.hdr.ip.src_gid() || nic.gid(qp.attrs.sgid_index) != Some(pkt.hdr.ip.dst_gid())) {
+        nic.count(Counter::rx_drop_not_for_us);
         return;
     }
     if info.kind == OpKind::Cnp {
@@ -67,7 +74,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
         super::resp::on_request(nic, qpn, &pkt, now, mem);
     } else if super::comp::is_completer_kind(info.kind) {
         let state_ok = nic.qp(qpn).is_some_and(|q| {
-            matches!(q.state, wire::contract::verbs::QpState::Rts | wire::contract::verbs::QpState::Sqd) && !q.flushing
+            matches!(q.state, QpState::Rts | QpState::Sqd) && !q.flushing
         });
         if !state_ok {
             nic.count(Counter::rx_drop_qp_state);
