@@ -13,3 +13,12 @@ run $F perf send --size 4096 --iters 2000 --json
 run $F perf atomic --iters 2000 --qps 4 --json
 run $F perf write --size 65536 --iters 200 --qps 8 --json
 run $F incast --senders 4 --json
+# Model speed: simulated bytes x 8 over wall seconds of the measured loop (wall_s), longer runs.
+speed() {
+    "$@" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f simulated Gb per CPU second (wall_s %.3f)" % (d["bytes"]*8/d["wall_s"]/1e9, d["wall_s"]))' \
+        | sed "s|^|\$ $* -> |"
+}
+speed $F perf write --size 1048576 --iters 200 --json
+speed $F perf write --size 1048576 --iters 200 --pmtu 4096 --json
+speed $F perf write --size 65536 --iters 2000 --qps 8 --json
+speed $F perf send --size 4096 --iters 20000 --pmtu 4096 --json
