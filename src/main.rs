@@ -4,6 +4,7 @@ mod demo;
 mod incast;
 mod pcap_check;
 mod perf;
+mod verilog;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -37,6 +38,14 @@ enum Cmd {
     Perf(perf::PerfArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
     Incast(incast::IncastArgs),
+    /// Write the Verilog of every top (module `top` in each file) to DIR.
+    Verilog {
+        #[arg(long)]
+        out: PathBuf,
+        /// Bytes per beat: 8 or 64 (default: both).
+        #[arg(long)]
+        width: Option<usize>,
+    },
     /// Pcap tools.
     Pcap {
         #[command(subcommand)]
@@ -62,6 +71,7 @@ fn main() -> ExitCode {
         Cmd::Demo { backend, pcap } => demo::run(backend, pcap.as_deref()),
         Cmd::Perf(a) => perf::run(&a),
         Cmd::Incast(a) => incast::run(&a),
+        Cmd::Verilog { out, width } => verilog::run(&out, width),
         Cmd::Pcap { cmd: PcapCmd::Check { file, backend, json } } => pcap_check::run(&file, backend, json),
     };
     match r {

@@ -1,0 +1,28 @@
+//! Our one door to rust-hdl 0.46 (no longer developed): the items the blocks use, and the pieces rust-hdl
+//! cannot express well, which we emit as Verilog ourselves from Rust (`custom_module`). Swapping the HDL
+//! layer means rewriting this file and the `#[hdl_gen]` kernels, not the generators.
+//!
+//! What rust-hdl could not do for us, and what we do instead:
+//! - wide XOR matrices (CRC over 64 bytes per cycle): `#[hdl_gen]` has no loops over computed tables, so the
+//!   matrix is computed in Rust from `wire`'s CRC and written as one `assign` per output bit;
+//! - byte counting over a `keep` mask: a generated Verilog `for` loop.
+
+// rust-hdl's derive and `#[hdl_gen]` macros expand to paths (`ast::`, `probe::`, `block::`) that must be in
+// scope, so the whole prelude comes through.
+pub use rust_hdl::prelude::*;
+
+/// Verilog for a `custom_module` body: `lines` joined, indented.
+pub fn custom_module(lines: impl IntoIterator<Item = String>) -> Verilog {
+    let mut s = String::new();
+    for l in lines {
+        s.push_str("    ");
+        s.push_str(&l);
+        s.push('\n');
+    }
+    Verilog::Custom(s)
+}
+
+/// Reads `n <= 64` bits at `lsb` of a `Bits<D>` as a u64 (for the Rust-side `update` of custom blocks).
+pub fn bits_u64<const D: usize>(v: Bits<D>, lsb: usize, n: usize) -> u64 {
+    (0..n).filter(|&i| lsb + i < D && v.get_bit(lsb + i)).fold(0, |acc, i| acc | 1 << i)
+}

@@ -1,0 +1,80 @@
+//! The tops: what `ferrite verilog` writes and what the `sim` crate Verilates, each at both widths, with
+//! the port list the simulation binds to.
+
+use crate::crc::CrcEngine;
+use crate::kit::*;
+use crate::Width;
+
+/// A top-level design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Top {
+    /// The CRC-32 engine behind the ICRC checker and inserter.
+    Crc,
+}
+
+/// Direction of a top-level port, as the testbench sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    In,
+    Out,
+}
+
+/// A port of a top: its Verilog name, width in bits and direction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Port {
+    pub name: &'static str,
+    pub bits: usize,
+    pub dir: Dir,
+}
+
+impl Top {
+    pub const ALL: [Top; 1] = [Top::Crc];
+
+    /// File and model name stem, e.g. `crc_w8`.
+    pub fn name(self, w: Width) -> String {
+        let stem = match self {
+            Top::Crc => "crc",
+        };
+        format!("{stem}_w{}", w.bytes())
+    }
+
+    /// The ports, in the order the simulation numbers them. `clock` is always port 0.
+    pub fn ports(self, w: Width) -> Vec<Port> {
+        let k = w.bytes();
+        let p = |name, bits, dir| Port { name, bits, dir };
+        match self {
+            Top::Crc => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("seed", 32, Dir::In),
+                p("data", 8 * k, Dir::In),
+                p("keep", k, Dir::In),
+                p("last", 1, Dir::In),
+                p("valid", 1, Dir::In),
+                p("crc", 32, Dir::Out),
+                p("crc_valid", 1, Dir::Out),
+            ],
+        }
+    }
+
+    /// The Verilog of this top at width `w`; the top module is named `top`.
+    pub fn verilog(self, w: Width) -> String {
+        match (self, w) {
+            (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
+            (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
+        }
+    }
+}
+
+fn crc_verilog<const D: usize, const K: usize>() -> String {
+    let mut u = CrcEngine::<D, K>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.seed.connect();
+    u.data.connect();
+    u.keep.connect();
+    u.last.connect();
+    u.valid.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
