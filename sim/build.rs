@@ -1,0 +1,122 @@
+//! Generates the Verilog of every hdl top at both widths, lints it (`verilator --lint-only -Wall` with the
+//! waivers in `hdl/verilator.vlt`; any other warning fails the build), Verilates it, writes the C++ glue
+//! that puts each model behind `ferrite::Model`, and compiles it all with the cxx bridge. The Verilator
+//! runtime comes prebuilt from `sim-rt`, so a Verilog change rebuilds only the models.
+
+use hdl::top::{Dir, Port, Top};
+use hdl::Width;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let root = PathBuf::from(std::env::var("DEP_VERILATED_RT_ROOT").unwrap_or_else(|_| "/usr/share/verilator".into()));
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let vlt = manifest.join("../hdl/verilator.vlt");
+    let mut glue = String::from("#include \"ferrite-sim/cpp/model.h\"\n#include \"verilated.h\"\n#include \"verilated_fst_c.h\"\n#include <string>\n");
+    let mut factory = String::new();
+    let mut build = cxx_build::bridge("src/ffi.rs");
+    for top in Top::ALL {
+        for w in Width::ALL {
+            let name = top.name(w);
+            let v = out.join(format!("{name}.v"));
+            std::fs::write(&v, top.verilog(w)).unwrap();
+            run(Command::new("verilator").args(["--lint-only", "-Wall", "--top-module", "top"]).arg(&vlt).arg(&v));
+            let mdir = out.join(format!("obj_{name}"));
+            let _ = std::fs::remove_dir_all(&mdir);
+            run(Command::new("verilator")
+                .args(["--cc", "--top-module", "top", "--prefix", &format!("V{name}")])
+                .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", "--Mdir"])
+                .arg(&mdir)
+                .arg(&vlt)
+                .arg(&v));
+            for f in std::fs::read_dir(&mdir).unwrap() {
+                let p = f.unwrap().path();
+                if p.extension().is_some_and(|e| e == "cpp") {
+                    build.file(p);
+                }
+            }
+            build.include(&mdir);
+            glue_for(&mut glue, &name, &top.ports(w));
+            writeln!(factory, "    if (n == \"{name}\") return std::make_unique<Model_{name}>();").unwrap();
+        }
+    }
+    write!(glue, "\nnamespace ferrite {{\nstd::unique_ptr<Model> new_model(rust::Str name) {{\n    std::string n(name);\n{factory}    return nullptr;\n}}\n}}\n").unwrap();
+    let glue_path = out.join("models.cpp");
+    std::fs::write(&glue_path, glue).unwrap();
+    let inc = root.join("include");
+    build
+        .file(&glue_path)
+        .std("c++17")
+        .include(&inc)
+        .include(inc.join("vltstd"))
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_FST", "1")
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-unused-variable")
+        .flag_if_supported("-Wno-unused-but-set-variable")
+        .opt_level(2)
+        .compile("ferrite_sim_models");
+    println!("cargo:rerun-if-changed=src/ffi.rs");
+    println!("cargo:rerun-if-changed=cpp/model.h");
+    println!("cargo:rerun-if-changed={}", vlt.display());
+    println!("cargo:rerun-if-changed=build.rs");
+}
+
+fn run(cmd: &mut Command) {
+    let shown = format!("{cmd:?}");
+    let o = cmd.output().unwrap_or_else(|e| panic!("cannot run {shown}: {e} (is Verilator installed? `make setup`)"));
+    if !o.status.success() {
+        panic!("{shown} failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// The C++ class putting `V{name}` behind `ferrite::Model`.
+fn glue_for(s: &mut String, name: &str, ports: &[Port]) {
+    let cls = format!("V{name}");
+    writeln!(s, "#include \"{cls}.h\"").unwrap();
+    writeln!(s, "namespace ferrite {{\nclass Model_{name} : public Model {{").unwrap();
+    writeln!(s, "    std::unique_ptr<VerilatedContext> ctx;\n    std::unique_ptr<{cls}> m;\n    std::unique_ptr<VerilatedFstC> tfp;").unwrap();
+    writeln!(s, "public:\n    Model_{name}() : ctx(new VerilatedContext), m(new {cls}(ctx.get(), \"top\")) {{ ctx->traceEverOn(true); }}").unwrap();
+    writeln!(s, "    ~Model_{name}() override {{ if (tfp) tfp->close(); m->final(); }}").unwrap();
+    writeln!(s, "    void eval() override {{ m->eval(); }}").unwrap();
+    writeln!(s, "    void set_port(uint32_t port, rust::Slice<const uint32_t> w) override {{\n        switch (port) {{").unwrap();
+    for (i, p) in ports.iter().enumerate().filter(|(_, p)| p.dir == Dir::In) {
+        writeln!(s, "        case {i}: {} break;", assign_in(p)).unwrap();
+    }
+    writeln!(s, "        default: break;\n        }}\n    }}").unwrap();
+    writeln!(s, "    void get_port(uint32_t port, rust::Slice<uint32_t> w) const override {{\n        switch (port) {{").unwrap();
+    for (i, p) in ports.iter().enumerate() {
+        writeln!(s, "        case {i}: {} break;", read_out(p)).unwrap();
+    }
+    writeln!(s, "        default: break;\n        }}\n    }}").unwrap();
+    writeln!(s, "    void trace_open(rust::Str path) override {{ tfp.reset(new VerilatedFstC); m->trace(tfp.get(), 99); tfp->open(std::string(path).c_str()); }}").unwrap();
+    writeln!(s, "    void trace_dump(uint64_t t) override {{ if (tfp) tfp->dump(t); }}").unwrap();
+    writeln!(s, "    void trace_close() override {{ if (tfp) {{ tfp->close(); tfp.reset(); }} }}").unwrap();
+    writeln!(s, "}};\n}}").unwrap();
+}
+
+fn words(p: &Port) -> usize {
+    p.bits.div_ceil(32)
+}
+
+fn assign_in(p: &Port) -> String {
+    let n = p.name;
+    match p.bits {
+        0..=32 => format!("if (w.size() >= 1) m->{n} = w[0];"),
+        33..=64 => format!("if (w.size() >= 2) m->{n} = (QData)w[0] | ((QData)w[1] << 32);"),
+        _ => format!("for (size_t i = 0; i < {} && i < w.size(); ++i) m->{n}[i] = w[i];", words(p)),
+    }
+}
+
+fn read_out(p: &Port) -> String {
+    let n = p.name;
+    match p.bits {
+        0..=32 => format!("if (w.size() >= 1) w[0] = m->{n};"),
+        33..=64 => format!("if (w.size() >= 2) {{ w[0] = (uint32_t)m->{n}; w[1] = (uint32_t)(m->{n} >> 32); }}"),
+        _ => format!("for (size_t i = 0; i < {} && i < w.size(); ++i) w[i] = m->{n}[i];", words(p)),
+    }
+}

@@ -1,0 +1,121 @@
+//! ferrite `sim`: the hdl tops, Verilated and driven cycle by cycle from Rust.
+//!
+//! `Sim` owns one model: named ports, `tick` for one clock cycle, opt-in FST waves (`FERRITE_WAVES=1`
+//! writes `target/waves/<top>_<n>.fst`). `stream` has the stream driver and monitor with seeded bubbles.
+
+mod ffi;
+// The Verilator runtime the models link against (a dependency nothing in Rust names is not linked).
+use sim_rt as _;
+pub mod stream;
+
+use cxx::UniquePtr;
+use hdl::top::{Dir, Port, Top};
+use hdl::Width;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A Verilated top.
+pub struct Sim {
+    model: UniquePtr<ffi::bridge::Model>,
+    ports: Vec<Port>,
+    clock: usize,
+    /// Half clock periods since the start.
+    time: u64,
+    pub name: String,
+}
+
+static WAVE_FILES: AtomicUsize = AtomicUsize::new(0);
+
+impl Sim {
+    /// Instantiates `top` at width `w`. Panics if this build has no such model (a build script bug).
+    pub fn new(top: Top, w: Width) -> Sim {
+        let name = top.name(w);
+        let mut model = ffi::bridge::new_model(&name);
+        assert!(!model.is_null(), "no Verilated model {name} in this build");
+        if std::env::var("FERRITE_WAVES").is_ok_and(|v| v == "1") {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/waves");
+            let _ = std::fs::create_dir_all(&dir);
+            let n = WAVE_FILES.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("{name}_{n}.fst"));
+            model.pin_mut().trace_open(&path.to_string_lossy());
+            eprintln!("waves: {}", path.display());
+        }
+        let ports = top.ports(w);
+        let clock = ports.iter().position(|p| p.name == "clock").expect("every top has a clock");
+        let mut s = Sim { model, ports, clock, time: 0, name };
+        s.model.pin_mut().eval();
+        s
+    }
+
+    /// The index of port `name`. Panics on a name the top does not have (a testbench bug).
+    pub fn port(&self, name: &str) -> usize {
+        self.ports.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{} has no port {name}", self.name))
+    }
+
+    pub fn port_bits(&self, port: usize) -> usize {
+        self.ports[port].bits
+    }
+
+    /// Drives an input port of up to 64 bits.
+    pub fn set(&mut self, port: usize, v: u64) {
+        debug_assert_eq!(self.ports[port].dir, Dir::In);
+        let w = [v as u32, (v >> 32) as u32];
+        let n = self.ports[port].bits.div_ceil(32).min(2);
+        self.model.pin_mut().set_port(port as u32, &w[..n]);
+    }
+
+    /// Drives a wide input port from bytes, byte 0 in bits 7:0 (missing bytes are zero).
+    pub fn set_bytes(&mut self, port: usize, bytes: &[u8]) {
+        let nw = self.ports[port].bits.div_ceil(32);
+        let mut w = vec![0u32; nw];
+        for (i, &b) in bytes.iter().take(nw * 4).enumerate() {
+            w[i / 4] |= u32::from(b) << (8 * (i % 4));
+        }
+        self.model.pin_mut().set_port(port as u32, &w);
+    }
+
+    /// Reads a port of up to 64 bits.
+    pub fn get(&self, port: usize) -> u64 {
+        let mut w = [0u32; 2];
+        let n = self.ports[port].bits.div_ceil(32).min(2);
+        self.model.get_port(port as u32, &mut w[..n]);
+        u64::from(w[0]) | u64::from(w[1]) << 32
+    }
+
+    /// Reads a wide port as bytes, byte 0 from bits 7:0.
+    pub fn get_bytes(&self, port: usize) -> Vec<u8> {
+        let nw = self.ports[port].bits.div_ceil(32);
+        let mut w = vec![0u32; nw];
+        self.model.get_port(port as u32, &mut w);
+        let mut out: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        out.truncate(self.ports[port].bits.div_ceil(8));
+        out
+    }
+
+    /// Settles combinational logic after inputs changed (outputs that depend on inputs directly).
+    pub fn eval(&mut self) {
+        self.model.pin_mut().eval();
+    }
+
+    /// One clock cycle: inputs set before the call are sampled at the rising edge.
+    pub fn tick(&mut self) {
+        self.set(self.clock, 0);
+        self.model.pin_mut().eval();
+        self.model.pin_mut().trace_dump(self.time);
+        self.time += 1;
+        self.set(self.clock, 1);
+        self.model.pin_mut().eval();
+        self.model.pin_mut().trace_dump(self.time);
+        self.time += 1;
+    }
+
+    /// Clock cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.time / 2
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        self.model.pin_mut().trace_close();
+    }
+}

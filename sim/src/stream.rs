@@ -1,0 +1,140 @@
+//! Stream stimulus and capture: frames cut into beats of `K` byte lanes (keep contiguous from lane 0, a
+//! partial beat only at the end), driven with seeded random bubbles (`valid` low) and captured with seeded
+//! random back-pressure (`ready` low).
+
+use crate::Sim;
+use model::rng::Rng;
+use std::collections::VecDeque;
+
+/// One beat of a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Beat {
+    pub data: Vec<u8>,
+    /// Bit `i` set = lane `i` valid.
+    pub keep: u64,
+    pub last: bool,
+}
+
+/// Cuts `frame` into beats of `lanes` bytes. An empty frame has no beats.
+pub fn beats(frame: &[u8], lanes: usize) -> Vec<Beat> {
+    let n = frame.len().div_ceil(lanes);
+    frame
+        .chunks(lanes)
+        .enumerate()
+        .map(|(i, c)| Beat { data: c.to_vec(), keep: if c.len() == 64 { u64::MAX } else { (1u64 << c.len()) - 1 }, last: i + 1 == n })
+        .collect()
+}
+
+/// The port numbers of one stream interface (`<prefix>data`, `keep`, `last`, `valid`, optional `ready`).
+#[derive(Debug, Clone, Copy)]
+pub struct StreamPorts {
+    pub data: usize,
+    pub keep: usize,
+    pub last: usize,
+    pub valid: usize,
+    pub ready: Option<usize>,
+}
+
+impl StreamPorts {
+    /// Looks the ports up by name; `ready` only if the top has it.
+    pub fn find(sim: &Sim, prefix: &str, with_ready: bool) -> Self {
+        let p = |n: &str| sim.port(&format!("{prefix}{n}"));
+        StreamPorts { data: p("data"), keep: p("keep"), last: p("last"), valid: p("valid"), ready: with_ready.then(|| p("ready")) }
+    }
+}
+
+/// Drives queued frames into a stream input, inserting a bubble before a beat with probability `bubble`.
+pub struct Driver {
+    ports: StreamPorts,
+    lanes: usize,
+    queue: VecDeque<Beat>,
+    rng: Rng,
+    bubble: f64,
+    /// The beat on the bus this cycle, if any.
+    offered: bool,
+}
+
+impl Driver {
+    pub fn new(ports: StreamPorts, lanes: usize, seed: u64, bubble: f64) -> Self {
+        Driver { ports, lanes, queue: VecDeque::new(), rng: Rng::new(seed), bubble, offered: false }
+    }
+
+    pub fn push_frame(&mut self, frame: &[u8]) {
+        self.queue.extend(beats(frame, self.lanes));
+    }
+
+    /// Beats not yet accepted.
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Sets the bus for the coming edge. Call before `Sim::tick`, then `accepted` after `Sim::eval`.
+    pub fn drive(&mut self, sim: &mut Sim) {
+        let b = self.queue.front().filter(|_| !self.rng.chance(self.bubble));
+        self.offered = b.is_some();
+        match b {
+            Some(b) => {
+                sim.set_bytes(self.ports.data, &b.data);
+                sim.set(self.ports.keep, b.keep);
+                sim.set(self.ports.last, u64::from(b.last));
+                sim.set(self.ports.valid, 1);
+            }
+            None => {
+                sim.set(self.ports.valid, 0);
+                sim.set(self.ports.last, 0);
+                sim.set(self.ports.keep, 0);
+            }
+        }
+    }
+
+    /// Whether the beat offered this cycle is taken at the edge (`ready` read after `Sim::eval`); pops it.
+    pub fn accepted(&mut self, sim: &Sim) -> bool {
+        let ready = self.ports.ready.is_none_or(|r| sim.get(r) != 0);
+        let fired = self.offered && ready;
+        if fired {
+            self.queue.pop_front();
+        }
+        fired
+    }
+}
+
+/// Captures frames from a stream output, holding `ready` low with probability `stall`.
+pub struct Monitor {
+    ports: StreamPorts,
+    rng: Rng,
+    stall: f64,
+    ready: bool,
+    cur: Vec<u8>,
+    pub frames: Vec<Vec<u8>>,
+}
+
+impl Monitor {
+    pub fn new(ports: StreamPorts, seed: u64, stall: f64) -> Self {
+        Monitor { ports, rng: Rng::new(seed), stall, ready: true, cur: Vec::new(), frames: Vec::new() }
+    }
+
+    /// Sets `ready` for the coming edge.
+    pub fn drive(&mut self, sim: &mut Sim) {
+        self.ready = !self.rng.chance(self.stall);
+        if let Some(r) = self.ports.ready {
+            sim.set(r, u64::from(self.ready));
+        }
+    }
+
+    /// Samples the bus (after `Sim::eval`, before `Sim::tick`); a transferred beat is kept.
+    pub fn sample(&mut self, sim: &Sim) {
+        if !self.ready || sim.get(self.ports.valid) == 0 {
+            return;
+        }
+        let data = sim.get_bytes(self.ports.data);
+        let keep = sim.get(self.ports.keep);
+        for (i, b) in data.iter().enumerate() {
+            if keep >> i & 1 != 0 {
+                self.cur.push(*b);
+            }
+        }
+        if sim.get(self.ports.last) != 0 {
+            self.frames.push(std::mem::take(&mut self.cur));
+        }
+    }
+}
