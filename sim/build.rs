@@ -18,7 +18,7 @@ fn main() {
     let mut factory = String::new();
     let mut build = cxx_build::bridge("src/ffi.rs");
     for top in Top::ALL {
-        for w in Width::ALL {
+        for &w in top.widths() {
             let name = top.name(w);
             let v = out.join(format!("{name}.v"));
             std::fs::write(&v, top.verilog(w)).unwrap();

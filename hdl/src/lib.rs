@@ -9,6 +9,7 @@
 
 pub mod crc;
 pub mod kit;
+pub mod rx;
 pub mod top;
 pub mod width;
 

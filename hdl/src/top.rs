@@ -10,6 +10,8 @@ use crate::Width;
 pub enum Top {
     /// The CRC-32 engine behind the ICRC checker and inserter.
     Crc,
+    /// The RX header decoder (checks and metadata), outputs registered. Width-independent.
+    RxDecode,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -28,14 +30,22 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 1] = [Top::Crc];
+    pub const ALL: [Top; 2] = [Top::Crc, Top::RxDecode];
+
+    /// The widths this top is built at (a width-independent top only at the narrow one).
+    pub fn widths(self) -> &'static [Width] {
+        match self {
+            Top::RxDecode => &[Width::W8],
+            _ => &Width::ALL,
+        }
+    }
 
     /// File and model name stem, e.g. `crc_w8`.
     pub fn name(self, w: Width) -> String {
-        let stem = match self {
-            Top::Crc => "crc",
-        };
-        format!("{stem}_w{}", w.bytes())
+        match self {
+            Top::Crc => format!("crc_w{}", w.bytes()),
+            Top::RxDecode => "rx_decode".into(),
+        }
     }
 
     /// The ports, in the order the simulation numbers them. `clock` is always port 0.
@@ -54,6 +64,15 @@ impl Top {
                 p("crc", 32, Dir::Out),
                 p("crc_valid", 1, Dir::Out),
             ],
+            Top::RxDecode => vec![
+                p("clock", 1, Dir::In),
+                p("hdr", 8 * crate::rx::decode::HDR_BYTES, Dir::In),
+                p("len", 16, Dir::In),
+                p("meta", crate::rx::meta::BITS, Dir::Out),
+                p("ip_end", 17, Dir::Out),
+                p("vlan", 1, Dir::Out),
+                p("ipv6", 1, Dir::Out),
+            ],
         }
     }
 
@@ -62,6 +81,14 @@ impl Top {
         match (self, w) {
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
+            (Top::RxDecode, _) => {
+                let mut u = crate::rx::DecodeTop::default();
+                u.clock.connect();
+                u.hdr.connect();
+                u.len.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
         }
     }
 }

@@ -8,7 +8,8 @@ pub const HEADER_LEN: usize = 12;
 /// Default partition key.
 pub const DEFAULT_PKEY: u16 = 0xFFFF;
 
-mod field {
+/// Byte offsets of the fields (the RTL generator reads them too).
+pub mod field {
     use core::ops::Range;
     pub const OPCODE: usize = 0;
     pub const FLAGS: usize = 1; // SE(7) M(6) PadCnt(5:4) TVer(3:0)

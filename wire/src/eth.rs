@@ -12,7 +12,8 @@ pub mod ethertype {
     pub const VLAN: u16 = 0x8100;
 }
 
-mod field {
+/// Byte offsets of the fields (the RTL generator reads them too).
+pub mod field {
     use core::ops::Range;
     pub const DST: Range<usize> = 0..6;
     pub const SRC: Range<usize> = 6..12;

@@ -86,6 +86,8 @@ macro_rules! header {
         impl $repr {
             /// Length of the emitted header in bytes.
             pub const LEN: usize = $len;
+            /// Each field's name and byte range (big-endian), for generators that need the layout itself.
+            pub const FIELDS: &'static [(&'static str, core::ops::Range<usize>)] = &[ $( (stringify!($field), $start..$end), )* ];
 
             /// Reads every field out of a view.
             pub fn parse<T: AsRef<[u8]>>(view: &$view<T>) -> Self {

@@ -11,7 +11,17 @@ pub const HEADER_LEN: usize = 20;
 /// IP protocol number of UDP.
 pub const PROTO_UDP: u8 = 17;
 
-mod field {
+/// Why `Ipv4Repr::parse` rejects a header, in the order it checks (the RTL reports the same reasons).
+pub mod reject {
+    pub const VERSION: &str = "version is not 4";
+    pub const IHL: &str = "IHL is not 5 (options are not supported)";
+    pub const TOTAL_LEN: &str = "total length out of range";
+    pub const FRAGMENT: &str = "fragmented";
+    pub const CHECKSUM: &str = "bad header checksum";
+}
+
+/// Byte offsets of the fields (the RTL generator reads them too).
+pub mod field {
     use core::ops::Range;
     pub const VER_IHL: usize = 0;
     pub const TOS: usize = 1;
@@ -120,20 +130,20 @@ impl Ipv4Repr {
     /// Validates version, IHL, protocol UDP, fragment bits, total length against `avail` and the checksum.
     pub fn parse<T: AsRef<[u8]>>(p: &Ipv4Packet<T>) -> Result<Self, Error> {
         if p.version() != 4 {
-            return Err(Error::malformed("IPv4", "version is not 4"));
+            return Err(Error::malformed("IPv4", reject::VERSION));
         }
         if p.header_len() != HEADER_LEN {
-            return Err(Error::malformed("IPv4", "IHL is not 5 (options are not supported)"));
+            return Err(Error::malformed("IPv4", reject::IHL));
         }
         let total = usize::from(p.total_len());
         if total < HEADER_LEN || total > p.b().len() {
-            return Err(Error::malformed("IPv4", "total length out of range"));
+            return Err(Error::malformed("IPv4", reject::TOTAL_LEN));
         }
         if p.is_fragment() {
-            return Err(Error::malformed("IPv4", "fragmented"));
+            return Err(Error::malformed("IPv4", reject::FRAGMENT));
         }
         if !p.verify_checksum() {
-            return Err(Error::malformed("IPv4", "bad header checksum"));
+            return Err(Error::malformed("IPv4", reject::CHECKSUM));
         }
         Ok(Self {
             src: p.src(),

@@ -9,7 +9,15 @@ pub type Ipv6Addr = [u8; 16];
 /// Fixed header length.
 pub const HEADER_LEN: usize = 40;
 
-mod field {
+/// Why `Ipv6Repr::parse` rejects a header, in the order it checks (the RTL reports the same reasons).
+pub mod reject {
+    pub const VERSION: &str = "version is not 6";
+    pub const NEXT_HEADER: &str = "next header is not UDP";
+    pub const PAYLOAD_LEN: &str = "payload length beyond the frame";
+}
+
+/// Byte offsets of the fields (the RTL generator reads them too).
+pub mod field {
     use core::ops::Range;
     pub const VER_TC_FL: Range<usize> = 0..4;
     pub const PAYLOAD_LEN: Range<usize> = 4..6;
@@ -84,13 +92,13 @@ pub struct Ipv6Repr {
 impl Ipv6Repr {
     pub fn parse<T: AsRef<[u8]>>(p: &Ipv6Packet<T>) -> Result<Self, Error> {
         if p.version() != 6 {
-            return Err(Error::malformed("IPv6", "version is not 6"));
+            return Err(Error::malformed("IPv6", reject::VERSION));
         }
         if p.next_header() != crate::ipv4::PROTO_UDP {
-            return Err(Error::malformed("IPv6", "next header is not UDP"));
+            return Err(Error::malformed("IPv6", reject::NEXT_HEADER));
         }
         if usize::from(p.payload_len()) + HEADER_LEN > p.b().len() {
-            return Err(Error::malformed("IPv6", "payload length beyond the frame"));
+            return Err(Error::malformed("IPv6", reject::PAYLOAD_LEN));
         }
         Ok(Self {
             src: p.src(),

@@ -1,0 +1,208 @@
+//! The metadata record the RX parser emits for every frame: one flat bit vector, fields packed from bit 0
+//! in `FIELDS` order. Extended headers travel as their raw bytes (layout: `wire::ext`'s `FIELDS`), with a
+//! presence bit each. `Meta` packs and unpacks it by name, for the testbench and the CLI.
+
+use wire::roce::Layer;
+
+/// Why a frame was dropped (0 = accepted). Mirrors `wire::DropReason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Verdict {
+    Ok = 0,
+    NotRoce = 1,
+    Truncated = 2,
+    BadIpHeader = 3,
+    BadUdpLength = 4,
+    BadTver = 5,
+    UnknownOpcode = 6,
+    BadLength = 7,
+    BadIcrc = 8,
+}
+
+/// `Truncated` layers, in code order.
+pub const LAYERS: [Layer; 6] = [Layer::Ethernet, Layer::Vlan, Layer::Ipv4, Layer::Ipv6, Layer::Udp, Layer::Bth];
+
+/// `BadIpHeader` reasons, in code order: wire's own strings.
+pub const IP_REJECTS: [&str; 8] = [
+    wire::ipv4::reject::VERSION,
+    wire::ipv4::reject::IHL,
+    wire::ipv4::reject::TOTAL_LEN,
+    wire::ipv4::reject::FRAGMENT,
+    wire::ipv4::reject::CHECKSUM,
+    wire::ipv6::reject::VERSION,
+    wire::ipv6::reject::NEXT_HEADER,
+    wire::ipv6::reject::PAYLOAD_LEN,
+];
+
+/// The extended headers carried raw: (meta name, presence bit in the opcode table, bytes).
+pub const EXT: [(&str, u16, usize); 7] = [
+    ("deth", wire::opcode::hdr::DETH, 8),
+    ("reth", wire::opcode::hdr::RETH, 16),
+    ("atomic_eth", wire::opcode::hdr::ATOMIC_ETH, 28),
+    ("aeth", wire::opcode::hdr::AETH, 4),
+    ("atomic_ack_eth", wire::opcode::hdr::ATOMIC_ACK_ETH, 8),
+    ("immdt", wire::opcode::hdr::IMMDT, 4),
+    ("ieth", wire::opcode::hdr::IETH, 4),
+];
+
+/// (name, bits) in packing order.
+pub const FIELDS: &[(&str, usize)] = &[
+    ("verdict", 4),
+    ("layer", 3),
+    ("ip_reject", 3),
+    ("eth_dst", 48),
+    ("eth_src", 48),
+    ("vlan", 1),
+    ("vlan_tci", 16),
+    ("ethertype", 16),
+    ("ipv6", 1),
+    // Source and destination as GIDs (IPv4-mapped for IPv4).
+    ("src_gid", 128),
+    ("dst_gid", 128),
+    ("tclass", 8),
+    ("hop_limit", 8),
+    ("ip_ident", 16),
+    ("flow_label", 20),
+    ("ip_payload_len", 16),
+    ("udp_src_port", 16),
+    ("opcode", 8),
+    ("solicited", 1),
+    ("mig_req", 1),
+    ("pad_cnt", 2),
+    ("pkey", 16),
+    ("fecn", 1),
+    ("becn", 1),
+    ("dest_qp", 24),
+    ("ack_req", 1),
+    ("psn", 24),
+    ("has_deth", 1),
+    ("deth", 64),
+    ("has_reth", 1),
+    ("reth", 128),
+    ("has_atomic_eth", 1),
+    ("atomic_eth", 224),
+    ("has_aeth", 1),
+    ("aeth", 32),
+    ("has_atomic_ack_eth", 1),
+    ("atomic_ack_eth", 64),
+    ("has_immdt", 1),
+    ("immdt", 32),
+    ("has_ieth", 1),
+    ("ieth", 32),
+    // Frame offset of the first payload byte, and payload length without pad.
+    ("payload_off", 16),
+    ("payload_len", 16),
+    ("icrc", 32),
+];
+
+/// Total bits of the record.
+pub const BITS: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < FIELDS.len() {
+        n += FIELDS[i].1;
+        i += 1;
+    }
+    n
+};
+
+/// (lsb, bits) of field `name`. Panics on an unknown name (a generator or testbench bug).
+pub fn field(name: &str) -> (usize, usize) {
+    let mut lsb = 0;
+    for &(n, bits) in FIELDS {
+        if n == name {
+            return (lsb, bits);
+        }
+        lsb += bits;
+    }
+    panic!("no metadata field {name}")
+}
+
+/// A metadata record as bytes (bit `i` = bit `i % 8` of byte `i / 8`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Meta(pub Vec<u8>);
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta(vec![0; BITS.div_ceil(8)])
+    }
+}
+
+impl Meta {
+    fn bit(&self, i: usize) -> bool {
+        self.0[i / 8] >> (i % 8) & 1 != 0
+    }
+
+    fn put(&mut self, i: usize, v: bool) {
+        if v {
+            self.0[i / 8] |= 1 << (i % 8);
+        } else {
+            self.0[i / 8] &= !(1 << (i % 8));
+        }
+    }
+
+    /// A field of up to 128 bits.
+    pub fn get(&self, name: &str) -> u128 {
+        let (lsb, bits) = field(name);
+        (0..bits.min(128)).fold(0, |acc, i| acc | u128::from(self.bit(lsb + i)) << i)
+    }
+
+    pub fn set(&mut self, name: &str, v: u128) {
+        let (lsb, bits) = field(name);
+        for i in 0..bits.min(128) {
+            self.put(lsb + i, v >> i & 1 != 0);
+        }
+    }
+
+    /// A raw-bytes field, first byte most significant.
+    pub fn get_bytes(&self, name: &str) -> Vec<u8> {
+        let (lsb, bits) = field(name);
+        let n = bits / 8;
+        (0..n).map(|k| (0..8).fold(0u8, |acc, j| acc | u8::from(self.bit(lsb + 8 * (n - 1 - k) + j)) << j)).collect()
+    }
+
+    pub fn set_bytes(&mut self, name: &str, bytes: &[u8]) {
+        let (lsb, bits) = field(name);
+        let n = bits / 8;
+        for (k, b) in bytes.iter().take(n).enumerate() {
+            for j in 0..8 {
+                self.put(lsb + 8 * (n - 1 - k) + j, b >> j & 1 != 0);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Meta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Meta");
+        for &(n, bits) in FIELDS {
+            if bits <= 128 {
+                d.field(n, &format_args!("{:#x}", self.get(n)));
+            } else {
+                d.field(n, &format_args!("{:02x?}", self.get_bytes(n)));
+            }
+        }
+        d.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip_and_do_not_overlap() {
+        let mut m = Meta::default();
+        m.set("dest_qp", 0xABCDEF);
+        m.set_bytes("reth", &(1..=16).collect::<Vec<u8>>());
+        m.set("psn", 0x123456);
+        assert_eq!(m.get("dest_qp"), 0xABCDEF);
+        assert_eq!(m.get("psn"), 0x123456);
+        assert_eq!(m.get_bytes("reth"), (1..=16).collect::<Vec<u8>>());
+        assert_eq!(m.get("ack_req"), 0);
+        assert_eq!(m.get("reth") >> 120, 1, "first byte most significant");
+        for (name, _, len) in EXT {
+            assert_eq!(field(name).1, 8 * len, "{name}");
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! The receive datapath: header decode (checks and metadata), and the tops that wrap it.
+
+pub mod decode;
+pub mod meta;
+
+use crate::kit::*;
+use decode::Decode;
+
+/// The decoder with its outputs registered: one frame header per cycle, results one cycle later.
+#[derive(Clone, Debug, LogicBlock)]
+pub struct DecodeTop {
+    pub clock: Signal<In, Clock>,
+    pub hdr: Signal<In, Bits<1024>>,
+    pub len: Signal<In, Bits<16>>,
+    pub meta: Signal<Out, Bits<{ meta::BITS }>>,
+    pub ip_end: Signal<Out, Bits<17>>,
+    pub vlan: Signal<Out, Bit>,
+    pub ipv6: Signal<Out, Bit>,
+    dec: Decode,
+    meta_q: DFF<Bits<{ meta::BITS }>>,
+    ip_end_q: DFF<Bits<17>>,
+}
+
+impl Default for DecodeTop {
+    fn default() -> Self {
+        DecodeTop {
+            clock: Signal::default(),
+            hdr: Signal::default(),
+            len: Signal::default(),
+            meta: Signal::default(),
+            ip_end: Signal::default(),
+            vlan: Signal::default(),
+            ipv6: Signal::default(),
+            dec: Decode::default(),
+            meta_q: DFF::default(),
+            ip_end_q: DFF::default(),
+        }
+    }
+}
+
+impl Logic for DecodeTop {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, meta_q, ip_end_q);
+        self.dec.hdr.next = self.hdr.val();
+        self.dec.len.next = self.len.val();
+        self.meta_q.d.next = self.dec.meta.val();
+        self.ip_end_q.d.next = self.dec.ip_end.val();
+        self.meta.next = self.meta_q.q.val();
+        self.ip_end.next = self.ip_end_q.q.val();
+        // Combinational, for the ingress of the full RX top.
+        self.vlan.next = self.dec.vlan.val();
+        self.ipv6.next = self.dec.ipv6.val();
+    }
+}
