@@ -4,7 +4,7 @@
 //! runtime comes prebuilt from `sim-rt`, so a Verilog change rebuilds only the models.
 
 use hdl::top::{Dir, Port, Top};
-use hdl::Width;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::Command;

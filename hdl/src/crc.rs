@@ -83,7 +83,8 @@ impl<const D: usize> Logic for XorStage<D> {
         } else {
             for (o, (s, d)) in matrix(b).iter().enumerate() {
                 let terms: Vec<String> = s.iter().map(|i| format!("s[{i}]")).chain(d.iter().map(|i| format!("d[{i}]"))).collect();
-                let rhs = if terms.is_empty() { "1'b0".to_string() } else { terms.join(" ^ ") };
+                // One reduction XOR per output bit: a flat cell for synthesis, not a deep chain.
+                let rhs = if terms.is_empty() { "1'b0".to_string() } else { format!("^{{{}}}", terms.join(", ")) };
                 lines.push(format!("    o[{o}] = {rhs};"));
             }
         }

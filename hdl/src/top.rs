@@ -12,6 +12,8 @@ pub enum Top {
     Crc,
     /// The RX header decoder (checks and metadata), outputs registered. Width-independent.
     RxDecode,
+    /// The whole RX pipeline: frames in; metadata, realigned payload and drop counters out.
+    Rx,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -30,7 +32,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 2] = [Top::Crc, Top::RxDecode];
+    pub const ALL: [Top; 3] = [Top::Crc, Top::RxDecode, Top::Rx];
 
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
@@ -45,6 +47,7 @@ impl Top {
         match self {
             Top::Crc => format!("crc_w{}", w.bytes()),
             Top::RxDecode => "rx_decode".into(),
+            Top::Rx => format!("rx_w{}", w.bytes()),
         }
     }
 
@@ -73,6 +76,26 @@ impl Top {
                 p("vlan", 1, Dir::Out),
                 p("ipv6", 1, Dir::Out),
             ],
+            Top::Rx => {
+                let mut v = vec![
+                    p("clock", 1, Dir::In),
+                    p("in_data", 8 * k, Dir::In),
+                    p("in_keep", k, Dir::In),
+                    p("in_last", 1, Dir::In),
+                    p("in_valid", 1, Dir::In),
+                    p("in_ready", 1, Dir::Out),
+                    p("meta", crate::rx::meta::BITS, Dir::Out),
+                    p("meta_valid", 1, Dir::Out),
+                    p("meta_ready", 1, Dir::In),
+                    p("out_data", 8 * k, Dir::Out),
+                    p("out_keep", k, Dir::Out),
+                    p("out_last", 1, Dir::Out),
+                    p("out_valid", 1, Dir::Out),
+                    p("out_ready", 1, Dir::In),
+                ];
+                v.extend(RX_COUNTERS.iter().map(|&c| p(c, 32, Dir::Out)));
+                v
+            }
         }
     }
 
@@ -81,6 +104,8 @@ impl Top {
         match (self, w) {
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
+            (Top::Rx, Width::W8) => rx_verilog::<64, 8, 10, 11>(),
+            (Top::Rx, Width::W64) => rx_verilog::<512, 64, 8, 9>(),
             (Top::RxDecode, _) => {
                 let mut u = crate::rx::DecodeTop::default();
                 u.clock.connect();
@@ -91,6 +116,33 @@ impl Top {
             }
         }
     }
+}
+
+/// The RX drop counters, in `meta::Verdict` order (index = verdict code).
+pub const RX_COUNTERS: [&str; 9] = [
+    "cnt_ok",
+    "cnt_not_roce",
+    "cnt_truncated",
+    "cnt_bad_ip",
+    "cnt_bad_udp_length",
+    "cnt_bad_tver",
+    "cnt_unknown_opcode",
+    "cnt_bad_length",
+    "cnt_bad_icrc",
+];
+
+/// The frame store holds 1024 beats at 8 bytes and 256 at 64 bytes (8 and 16 KiB).
+fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize>() -> String {
+    let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1>::default();
+    u.clock.connect();
+    u.in_data.connect();
+    u.in_keep.connect();
+    u.in_last.connect();
+    u.in_valid.connect();
+    u.meta_ready.connect();
+    u.out_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
 }
 
 fn crc_verilog<const D: usize, const K: usize>() -> String {

