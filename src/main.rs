@@ -59,7 +59,10 @@ enum PcapCmd {
     Check {
         file: PathBuf,
         #[arg(long, value_enum, default_value = "model")]
-        backend: Backend,
+        backend: pcap_check::PcapBackend,
+        /// Datapath width of the RTL backend in bytes: 8 or 64.
+        #[arg(long, default_value = "8")]
+        width: usize,
         #[arg(long)]
         json: bool,
     },
@@ -72,7 +75,7 @@ fn main() -> ExitCode {
         Cmd::Perf(a) => perf::run(&a),
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Verilog { out, width } => verilog::run(&out, width),
-        Cmd::Pcap { cmd: PcapCmd::Check { file, backend, json } } => pcap_check::run(&file, backend, json),
+        Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => pcap_check::run(&file, backend, width, json),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,

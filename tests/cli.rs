@@ -90,3 +90,23 @@ fn pcap_check_reports_damage_without_panicking() {
     assert_ne!(out.status.code(), Some(101), "no panic: {}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn pcap_check_rtl_agrees_with_the_model_at_both_widths() {
+    for file in ["testdata/rxe_two_vm.pcap", "testdata/roce_xpeer_badicrc.pcap"] {
+        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+        let (ok, model) = ferrite(&["pcap", "check", &path, "--backend", "model", "--json"]);
+        assert!(ok, "{model}");
+        let model = json(&model);
+        for width in ["8", "64"] {
+            let (ok, rtl) = ferrite(&["pcap", "check", &path, "--backend", "rtl", "--width", width, "--json"]);
+            assert!(ok, "{rtl}");
+            assert_eq!(json(&rtl), model, "{file} at width {width}");
+        }
+        let frames = model.as_array().unwrap();
+        assert!(frames.iter().any(|f| f["kind"] == "roce" && f["error"].is_null()), "{file}: accepted RoCE frames");
+        if file.contains("badicrc") {
+            assert!(frames.iter().any(|f| f["icrc_ok"] == false), "{file}: the bad ICRC is caught");
+        }
+    }
+}

@@ -172,6 +172,27 @@ impl Meta {
     }
 }
 
+impl Meta {
+    /// The record's verdict as `wire`'s drop reason (`None` = accepted); `None` also for a code this
+    /// build does not know, which the RTL never emits.
+    pub fn drop_reason(&self) -> Option<wire::DropReason> {
+        use wire::DropReason as R;
+        let layer = LAYERS.get(self.get("layer") as usize).copied().unwrap_or(Layer::Ethernet);
+        let why = IP_REJECTS.get(self.get("ip_reject") as usize).copied().unwrap_or(IP_REJECTS[0]);
+        match self.get("verdict") {
+            1 => Some(R::NotRoce),
+            2 => Some(R::Truncated(layer)),
+            3 => Some(R::BadIpHeader(why)),
+            4 => Some(R::BadUdpLength),
+            5 => Some(R::BadTver),
+            6 => Some(R::UnknownOpcode(self.get("opcode") as u8)),
+            7 => Some(R::BadLength),
+            8 => Some(R::BadIcrc),
+            _ => None,
+        }
+    }
+}
+
 impl std::fmt::Debug for Meta {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("Meta");
