@@ -388,6 +388,20 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
                     self.pop.next = true;
                     self.retire.next = self.sl.data_out.val();
                 }
+            } else if !self.pv_valid.q.val() & (self.record.payload_len.val() <= self.lanes_k.val() - bit_cast::<16, 8>(self.record.shift.val())) {
+                // The whole payload is in this stored beat: straight out.
+                self.funnel.lo.next = self.sd.data_out.val();
+                self.funnel.hi.next = 0.into();
+                self.mask.n.next = self.record.payload_len.val();
+                if !self.sd.empty.val() {
+                    self.out_valid.next = true;
+                    self.out_last.next = true;
+                    if self.out_ready.val() {
+                        self.pop.next = true;
+                        self.pay_done.d.next = true;
+                        self.retire.next = self.sl.data_out.val();
+                    }
+                }
             } else if !self.pv_valid.q.val() {
                 // The beat holding the first payload byte.
                 if !self.sd.empty.val() {
@@ -435,6 +449,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
                     self.pv_valid.d.next = false;
                     self.pay_done.d.next = true;
                     self.retire.next = self.pv_last.q.val();
+                    // Drain the frame's next stored beat in the same cycle.
+                    if !self.pv_last.q.val() & !self.sd.empty.val() {
+                        self.pop.next = true;
+                        self.retire.next = self.sl.data_out.val();
+                    }
                 }
             }
         }
