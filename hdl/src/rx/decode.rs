@@ -238,7 +238,7 @@ pub fn verilog() -> String {
         set(&mut v, name, &format!("(has_{name} ? raw_{name} : {}'d0)", meta::field(name).1));
     }
     set(&mut v, "payload_off", &format!("eth_len[15:0] + ip_hl[15:0] + 16'd{ext_off} + ext_len[15:0]"));
-    set(&mut v, "payload_len", &format!("data_len[15:0] - {pad}[15:0]"));
+    set(&mut v, "payload_len", "data_len[15:0] - {14'd0, flags[5:4]}");
     writeln!(v, "end").unwrap();
     v
 }
