@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Synthesis figures for BENCHMARKS.md (not part of CI: minutes per design).
-#   bash scripts/synth.sh [TOP...]     default: every top in `ferrite verilog`
+#   bash scripts/synth.sh [TOP...]     a top by stem (rx) or file name (rx_w8); default: every top
 # 8-byte designs: yosys synth_ecp5 + nextpnr-ecp5 for the ECP5-85F, out of context (LUT4, FF, Fmax at a 125 MHz target).
 # 64-byte designs: yosys synth_xilinx (LUT, FF, BRAM; no open timing for AMD parts).
 # Outputs and logs go to synth-out/. Installs the tools on first use (scripts/setup.sh synth).
@@ -15,7 +15,7 @@ mkdir -p synth-out
 want=("$@")
 for v in synth-out/*.v; do
   name=$(basename "$v" .v)
-  if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " =~ " ${name%_w*} " ]]; then continue; fi
+  if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " =~ " ${name%_w*} " ]] && [[ ! " ${want[*]} " =~ " ${name} " ]]; then continue; fi
   case "$name" in
     *_w64)
       $Y -q -l "synth-out/$name.xilinx.log" -p "read_verilog $v; synth_xilinx -family xc7 -flatten -top top; stat" >/dev/null

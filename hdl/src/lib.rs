@@ -11,6 +11,7 @@ pub mod crc;
 pub mod kit;
 pub mod rx;
 pub mod top;
+pub mod tx;
 pub mod width;
 
 pub use width::Width;

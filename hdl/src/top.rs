@@ -14,6 +14,8 @@ pub enum Top {
     RxDecode,
     /// The whole RX pipeline: frames in; metadata, realigned payload and drop counters out.
     Rx,
+    /// The whole TX pipeline: metadata and payload in; frames out.
+    Tx,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -32,7 +34,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 3] = [Top::Crc, Top::RxDecode, Top::Rx];
+    pub const ALL: [Top; 4] = [Top::Crc, Top::RxDecode, Top::Rx, Top::Tx];
 
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
@@ -48,6 +50,7 @@ impl Top {
             Top::Crc => format!("crc_w{}", w.bytes()),
             Top::RxDecode => "rx_decode".into(),
             Top::Rx => format!("rx_w{}", w.bytes()),
+            Top::Tx => format!("tx_w{}", w.bytes()),
         }
     }
 
@@ -96,6 +99,22 @@ impl Top {
                 v.extend(RX_COUNTERS.iter().map(|&c| p(c, 32, Dir::Out)));
                 v
             }
+            Top::Tx => vec![
+                p("clock", 1, Dir::In),
+                p("meta", crate::rx::meta::BITS, Dir::In),
+                p("meta_valid", 1, Dir::In),
+                p("meta_ready", 1, Dir::Out),
+                p("pay_data", 8 * k, Dir::In),
+                p("pay_keep", k, Dir::In),
+                p("pay_last", 1, Dir::In),
+                p("pay_valid", 1, Dir::In),
+                p("pay_ready", 1, Dir::Out),
+                p("out_data", 8 * k, Dir::Out),
+                p("out_keep", k, Dir::Out),
+                p("out_last", 1, Dir::Out),
+                p("out_valid", 1, Dir::Out),
+                p("out_ready", 1, Dir::In),
+            ],
         }
     }
 
@@ -106,6 +125,8 @@ impl Top {
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, 10, 11>(),
             (Top::Rx, Width::W64) => rx_verilog::<512, 64, 8, 9>(),
+            (Top::Tx, Width::W8) => tx_verilog::<64, 8, 10, 11>(),
+            (Top::Tx, Width::W64) => tx_verilog::<512, 64, 8, 9>(),
             (Top::RxDecode, _) => {
                 let mut u = crate::rx::DecodeTop::default();
                 u.clock.connect();
@@ -140,6 +161,20 @@ fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize>(
     u.in_last.connect();
     u.in_valid.connect();
     u.meta_ready.connect();
+    u.out_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize>() -> String {
+    let mut u = crate::tx::pipeline::Tx::<D, K, A, AP1>::default();
+    u.clock.connect();
+    u.meta.connect();
+    u.meta_valid.connect();
+    u.pay_data.connect();
+    u.pay_keep.connect();
+    u.pay_last.connect();
+    u.pay_valid.connect();
     u.out_ready.connect();
     u.connect_all();
     generate_verilog(&u)

@@ -1,0 +1,5 @@
+//! The transmit datapath: header builder, payload merge and ICRC insertion.
+
+pub mod header;
+pub mod lanes;
+pub mod pipeline;

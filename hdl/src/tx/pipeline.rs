@@ -1,0 +1,254 @@
+//! The TX pipeline: a metadata record (the RX layout) and its payload stream (lane-0 aligned) in; the
+//! frame `wire`'s emit makes out.
+//!
+//! Assembly: beat by beat, the header image (`header`) with the payload funnel-shifted in behind it, pad
+//! and a four-byte ICRC placeholder as zeros; each beat goes into the frame store and through the ICRC
+//! lanes (`rx::lanes`, covering up to the placeholder) into the CRC engine. Egress: a stored frame goes out
+//! once its ICRC is known, with the ICRC written over the placeholder.
+
+use super::header::TxHeader;
+use super::lanes::{IcrcInsert, ImgBeat, KeepData};
+use crate::crc::CrcEngine;
+use crate::kit::*;
+use crate::rx::egress::{Funnel, LaneMask};
+use crate::rx::lanes::IcrcLanes;
+use crate::rx::meta;
+
+#[derive(LogicBlock)]
+pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize> {
+    pub clock: Signal<In, Clock>,
+    pub meta: Signal<In, Bits<{ meta::BITS }>>,
+    pub meta_valid: Signal<In, Bit>,
+    pub meta_ready: Signal<Out, Bit>,
+    pub pay_data: Signal<In, Bits<D>>,
+    pub pay_keep: Signal<In, Bits<K>>,
+    pub pay_last: Signal<In, Bit>,
+    pub pay_valid: Signal<In, Bit>,
+    pub pay_ready: Signal<Out, Bit>,
+    pub out_data: Signal<Out, Bits<D>>,
+    pub out_keep: Signal<Out, Bits<K>>,
+    pub out_last: Signal<Out, Bit>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    // Assembly.
+    mq: DFF<Bits<{ meta::BITS }>>,
+    busy: DFF<Bit>,
+    fresh: DFF<Bit>,
+    j: DFF<Bits<16>>,
+    prev: DFF<Bits<D>>,
+    left: DFF<Bits<16>>,
+    frames: DFF<Bits<8>>,
+    hdr: TxHeader,
+    beat_img: ImgBeat<D, K>,
+    kd: KeepData<D, K>,
+    funnel: Funnel<D>,
+    amask: LaneMask<K>,
+    left_now: Signal<Local, Bits<16>>,
+    base: Signal<Local, Bits<16>>,
+    h: Signal<Local, Bits<16>>,
+    kmh: Signal<Local, Bits<16>>,
+    j0: Signal<Local, Bits<16>>,
+    need_pay: Signal<Local, Bit>,
+    can: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    cur: Signal<Local, Bits<D>>,
+    asm: Signal<Local, Bits<D>>,
+    lanes_k: Constant<Bits<16>>,
+    lane_mask: Constant<Bits<16>>,
+    lane_shift: Constant<Bits<16>>,
+    // ICRC.
+    lanes: IcrcLanes<D, K>,
+    engine: CrcEngine<D, K>,
+    crc_done: DFF<Bit>,
+    // Store and egress.
+    sd: SynchronousFIFO<Bits<D>, A, AP1, 1>,
+    sl: SynchronousFIFO<Bit, A, AP1, 1>,
+    lq: SynchronousFIFO<Bits<16>, 4, 5, 1>,
+    xq: SynchronousFIFO<Bits<32>, 4, 5, 1>,
+    ob: DFF<Bits<16>>,
+    ins: IcrcInsert<D, K>,
+    omask: LaneMask<K>,
+    have: Signal<Local, Bit>,
+    send: Signal<Local, Bit>,
+}
+
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default for Tx<D, K, A, AP1> {
+    fn default() -> Self {
+        assert_eq!(D, 8 * K, "data bits must be 8 x byte lanes");
+        assert_eq!(AP1, A + 1);
+        Tx {
+            clock: Signal::default(),
+            meta: Signal::default(),
+            meta_valid: Signal::default(),
+            meta_ready: Signal::default(),
+            pay_data: Signal::default(),
+            pay_keep: Signal::default(),
+            pay_last: Signal::default(),
+            pay_valid: Signal::default(),
+            pay_ready: Signal::default(),
+            out_data: Signal::default(),
+            out_keep: Signal::default(),
+            out_last: Signal::default(),
+            out_valid: Signal::default(),
+            out_ready: Signal::default(),
+            mq: DFF::default(),
+            busy: DFF::default(),
+            fresh: DFF::default(),
+            j: DFF::default(),
+            prev: DFF::default(),
+            left: DFF::default(),
+            frames: DFF::default(),
+            hdr: TxHeader::default(),
+            beat_img: ImgBeat::default(),
+            kd: KeepData::default(),
+            funnel: Funnel::default(),
+            amask: LaneMask::default(),
+            left_now: Signal::default(),
+            base: Signal::default(),
+            h: Signal::default(),
+            kmh: Signal::default(),
+            j0: Signal::default(),
+            need_pay: Signal::default(),
+            can: Signal::default(),
+            last: Signal::default(),
+            cur: Signal::default(),
+            asm: Signal::default(),
+            lanes_k: Constant::new((K as u64).into()),
+            lane_mask: Constant::new((K as u64 - 1).into()),
+            lane_shift: Constant::new(u64::from(K.trailing_zeros()).into()),
+            lanes: IcrcLanes::default(),
+            engine: CrcEngine::default(),
+            crc_done: DFF::default(),
+            sd: Default::default(),
+            sl: Default::default(),
+            lq: Default::default(),
+            xq: Default::default(),
+            ob: DFF::default(),
+            ins: IcrcInsert::default(),
+            omask: LaneMask::default(),
+            have: Signal::default(),
+            send: Signal::default(),
+        }
+    }
+}
+
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for Tx<D, K, A, AP1> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, mq, busy, fresh, j, prev, left, frames, crc_done, ob);
+        clock!(self, clock, engine, sd, sl, lq, xq);
+
+        // ---- Assembly ----
+        self.hdr.meta.next = self.mq.q.val();
+        // At most 12 frames between assembly and egress (the length and ICRC queues hold 16).
+        self.meta_ready.next = !self.busy.q.val() & (self.frames.q.val() < 12);
+        if self.meta_valid.val() & self.meta_ready.val() {
+            self.mq.d.next = self.meta.val();
+            self.busy.d.next = true;
+            self.fresh.d.next = true;
+            self.j.d.next = 0.into();
+            self.prev.d.next = 0.into();
+        }
+        self.left_now.next = self.left.q.val();
+        if self.fresh.q.val() {
+            self.left_now.next = self.hdr.plen.val();
+        }
+        self.base.next = self.j.q.val() << self.lane_shift.val();
+        self.h.next = self.hdr.hlen.val() & self.lane_mask.val();
+        self.j0.next = self.hdr.hlen.val() >> self.lane_shift.val();
+        self.need_pay.next = (self.j.q.val() >= self.j0.val()) & (self.left_now.val() != 0);
+        self.can.next = self.busy.q.val() & !self.sd.full.val() & (!self.need_pay.val() | self.pay_valid.val());
+        self.last.next = self.base.val() + self.lanes_k.val() >= self.hdr.flen.val();
+        self.pay_ready.next = self.can.val() & self.need_pay.val();
+        self.kd.data.next = self.pay_data.val();
+        self.kd.keep.next = self.pay_keep.val();
+        self.cur.next = 0.into();
+        if self.need_pay.val() {
+            self.cur.next = self.kd.out.val();
+        }
+        self.beat_img.img.next = self.hdr.img.val();
+        self.beat_img.beat.next = self.j.q.val();
+        self.funnel.lo.next = self.prev.q.val();
+        self.funnel.hi.next = self.cur.val();
+        self.kmh.next = self.lanes_k.val() - self.h.val();
+        self.funnel.shift.next = self.kmh.val().get_bits::<8>(0);
+        self.asm.next = self.beat_img.out.val();
+        if self.j.q.val() >= self.j0.val() {
+            self.asm.next = self.beat_img.out.val() | self.funnel.out.val();
+        }
+        self.amask.n.next = self.hdr.flen.val() - self.base.val();
+        self.sd.data_in.next = self.asm.val();
+        self.sl.data_in.next = self.last.val();
+        self.sd.write.next = self.can.val();
+        self.sl.write.next = self.can.val();
+        self.lq.data_in.next = self.hdr.flen.val();
+        self.lq.write.next = self.can.val() & self.last.val();
+        if self.can.val() {
+            self.fresh.d.next = false;
+            self.j.d.next = self.j.q.val() + 1;
+            if self.j.q.val() >= self.j0.val() {
+                self.prev.d.next = self.cur.val();
+            }
+            self.left.d.next = self.left_now.val();
+            if self.need_pay.val() {
+                self.left.d.next = 0.into();
+                if self.left_now.val() > self.lanes_k.val() {
+                    self.left.d.next = self.left_now.val() - self.lanes_k.val();
+                }
+            }
+            if self.last.val() {
+                self.busy.d.next = false;
+            }
+        }
+
+        // ---- ICRC: over everything before the placeholder ----
+        self.lanes.data.next = self.asm.val();
+        self.lanes.keep.next = self.amask.keep.val();
+        self.lanes.beat.next = self.j.q.val();
+        self.lanes.vlan.next = self.hdr.vlan.val();
+        self.lanes.ipv6.next = self.hdr.ipv6.val();
+        self.lanes.ip_end.next = bit_cast::<17, 16>(self.hdr.flen.val() - 4);
+        self.lanes.prev.next = 0.into();
+        self.engine.seed.next = 0.into();
+        self.engine.reset.next = false;
+        self.engine.data.next = self.lanes.mdata.val();
+        self.engine.keep.next = self.lanes.mkeep.val();
+        self.engine.last.next = self.lanes.at_end.val();
+        self.engine.valid.next = self.can.val() & !self.crc_done.q.val();
+        if self.can.val() {
+            self.crc_done.d.next = !self.last.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
+        }
+        self.xq.data_in.next = !self.engine.crc.val();
+        self.xq.write.next = self.engine.crc_valid.val();
+
+        // ---- Egress ----
+        self.have.next = !self.lq.empty.val() & !self.xq.empty.val() & !self.sd.empty.val();
+        self.ins.data.next = self.sd.data_out.val();
+        self.ins.beat.next = self.ob.q.val();
+        self.ins.flen.next = self.lq.data_out.val();
+        self.ins.icrc.next = self.xq.data_out.val();
+        self.omask.n.next = self.lq.data_out.val() - (self.ob.q.val() << self.lane_shift.val());
+        self.out_data.next = self.ins.out.val();
+        self.out_keep.next = self.omask.keep.val();
+        self.out_last.next = self.sl.data_out.val();
+        self.out_valid.next = self.have.val();
+        self.send.next = self.have.val() & self.out_ready.val();
+        self.sd.read.next = self.send.val();
+        self.sl.read.next = self.send.val();
+        self.lq.read.next = self.send.val() & self.sl.data_out.val();
+        self.xq.read.next = self.send.val() & self.sl.data_out.val();
+        if self.send.val() {
+            self.ob.d.next = self.ob.q.val() + 1;
+            if self.sl.data_out.val() {
+                self.ob.d.next = 0.into();
+            }
+        }
+        self.frames.d.next = self.frames.q.val();
+        if (self.can.val() & self.last.val()) & !(self.send.val() & self.sl.data_out.val()) {
+            self.frames.d.next = self.frames.q.val() + 1;
+        }
+        if !(self.can.val() & self.last.val()) & (self.send.val() & self.sl.data_out.val()) {
+            self.frames.d.next = self.frames.q.val() - 1;
+        }
+    }
+}
