@@ -140,15 +140,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
 
         // ---- Assembly ----
         self.hdr.meta.next = self.mq.q.val();
-        // At most 12 frames between assembly and egress (the length and ICRC queues hold 16).
-        self.meta_ready.next = !self.busy.q.val() & (self.frames.q.val() < 12);
-        if self.meta_valid.val() & self.meta_ready.val() {
-            self.mq.d.next = self.meta.val();
-            self.busy.d.next = true;
-            self.fresh.d.next = true;
-            self.j.d.next = 0.into();
-            self.prev.d.next = 0.into();
-        }
         self.left_now.next = self.left.q.val();
         if self.fresh.q.val() {
             self.left_now.next = self.hdr.plen.val();
@@ -199,6 +190,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
             if self.last.val() {
                 self.busy.d.next = false;
             }
+        }
+        // The next record is taken in the cycle the current frame's last beat is assembled (or when idle).
+        // At most 12 frames between assembly and egress (the length and ICRC queues hold 16).
+        self.meta_ready.next = (!self.busy.q.val() | (self.can.val() & self.last.val())) & (self.frames.q.val() < 12);
+        if self.meta_valid.val() & self.meta_ready.val() {
+            self.mq.d.next = self.meta.val();
+            self.busy.d.next = true;
+            self.fresh.d.next = true;
+            self.j.d.next = 0.into();
+            self.prev.d.next = 0.into();
         }
 
         // ---- ICRC: over everything before the placeholder ----
