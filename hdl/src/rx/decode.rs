@@ -17,7 +17,7 @@ use wire::{bth, eth, ipv4, ipv6};
 pub const HDR_BYTES: usize = 128;
 
 /// The decoder block. `hdr` holds frame bytes 0..128 (byte `i` in bits `8i+7:8i`), `len` the frame length.
-#[derive(Clone, Debug, LogicBlock)]
+#[derive(Clone, Debug, Default, LogicBlock)]
 pub struct Decode {
     pub hdr: Signal<In, Bits<1024>>,
     pub len: Signal<In, Bits<16>>,
@@ -25,19 +25,6 @@ pub struct Decode {
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
     pub ip_end: Signal<Out, Bits<17>>,
-}
-
-impl Default for Decode {
-    fn default() -> Self {
-        Decode {
-            hdr: Signal::default(),
-            len: Signal::default(),
-            meta: Signal::default(),
-            vlan: Signal::default(),
-            ipv6: Signal::default(),
-            ip_end: Signal::default(),
-        }
-    }
 }
 
 impl Logic for Decode {
@@ -174,7 +161,7 @@ pub fn verilog() -> String {
     let t = |l: Layer| format!("begin verdict = 4'd{}; layer = 3'd{}; end", Verdict::Truncated as u8, layer_code(l));
     let d = |x: Verdict| format!("verdict = 4'd{};", x as u8);
     let bad_ip = |why: &str| format!("begin verdict = 4'd{}; ip_reject = 3'd{}; end", Verdict::BadIpHeader as u8, reject_code(why));
-    let pad = format!("{{15'd0, flags[5:4]}}");
+    let pad = "{15'd0, flags[5:4]}";
     writeln!(v, "    verdict = 4'd0;\n    layer = 3'd0;\n    ip_reject = 3'd0;").unwrap();
     writeln!(v, "    if (len < 16'd{}) {}", eth::HEADER_LEN, t(Layer::Ethernet)).unwrap();
     writeln!(v, "    else if (vlan && len < 16'd{}) {}", eth::HEADER_LEN + eth::VLAN_LEN, t(Layer::Vlan)).unwrap();

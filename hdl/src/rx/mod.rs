@@ -10,7 +10,7 @@ use crate::kit::*;
 use decode::Decode;
 
 /// The decoder with its outputs registered: one frame header per cycle, results one cycle later.
-#[derive(Clone, Debug, LogicBlock)]
+#[derive(Clone, Debug, Default, LogicBlock)]
 pub struct DecodeTop {
     pub clock: Signal<In, Clock>,
     pub hdr: Signal<In, Bits<1024>>,
@@ -22,23 +22,6 @@ pub struct DecodeTop {
     dec: Decode,
     meta_q: DFF<Bits<{ meta::BITS }>>,
     ip_end_q: DFF<Bits<17>>,
-}
-
-impl Default for DecodeTop {
-    fn default() -> Self {
-        DecodeTop {
-            clock: Signal::default(),
-            hdr: Signal::default(),
-            len: Signal::default(),
-            meta: Signal::default(),
-            ip_end: Signal::default(),
-            vlan: Signal::default(),
-            ipv6: Signal::default(),
-            dec: Decode::default(),
-            meta_q: DFF::default(),
-            ip_end_q: DFF::default(),
-        }
-    }
 }
 
 impl Logic for DecodeTop {

@@ -9,7 +9,7 @@ use wire::{bth, eth, ipv4, ipv6};
 
 /// `img` holds header bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after); `flen` is the whole frame
 /// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout.
-#[derive(Clone, Debug, LogicBlock)]
+#[derive(Clone, Debug, Default, LogicBlock)]
 pub struct TxHeader {
     pub meta: Signal<In, Bits<{ meta::BITS }>>,
     pub img: Signal<Out, Bits<1024>>,
@@ -18,12 +18,6 @@ pub struct TxHeader {
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
-}
-
-impl Default for TxHeader {
-    fn default() -> Self {
-        TxHeader { meta: Signal::default(), img: Signal::default(), hlen: Signal::default(), flen: Signal::default(), plen: Signal::default(), vlan: Signal::default(), ipv6: Signal::default() }
-    }
 }
 
 impl Logic for TxHeader {
