@@ -120,38 +120,11 @@ pub fn verilog() -> String {
     writeln!(v, "    opcode = {};\n    flags = {};", l4(bth_off + bth::field::OPCODE, 1), l4(bth_off + bth::field::FLAGS, 1)).unwrap();
     writeln!(v, "    bth_cc = {};\n    bth_ack = {};", l4(bth_off + bth::field::CC, 1), l4(bth_off + bth::field::ACK, 1)).unwrap();
     // The opcode table: known opcodes, their extended-header length and each header's offset.
-    writeln!(v, "    known = 1'b0;\n    ext_len = 17'd0;").unwrap();
-    for (name, _, _) in EXT {
-        writeln!(v, "    has_{name} = 1'b0;\n    off_{name} = 5'd0;").unwrap();
-    }
-    writeln!(v, "    case (opcode)").unwrap();
-    for (op, info) in wire::opcode::TABLE.iter().enumerate() {
-        let Some(info) = info else { continue };
-        write!(v, "    8'h{op:02x}: begin known = 1'b1; ext_len = 17'd{};", info.ext_len()).unwrap();
-        let mut off = 0;
-        for (bit, len) in wire::opcode::hdr::ORDER {
-            if !info.has(bit) {
-                continue;
-            }
-            if let Some((name, _, _)) = EXT.iter().find(|e| e.1 == bit) {
-                write!(v, " has_{name} = 1'b1; off_{name} = 5'd{off};").unwrap();
-            }
-            off += len;
-        }
-        writeln!(v, " end").unwrap();
-    }
-    writeln!(v, "    default: ;\n    endcase").unwrap();
+    v.push_str(&meta::ext_table_verilog(17, true));
     // Each extended header: a mux over the offsets the table gives it.
     for (name, bit, n) in EXT {
-        let mut offs: Vec<usize> = Vec::new();
-        for info in wire::opcode::TABLE.iter().flatten().filter(|i| i.has(bit)) {
-            let before: usize = wire::opcode::hdr::ORDER.iter().take_while(|(b, _)| *b != bit).filter(|(b, _)| info.has(*b)).map(|(_, l)| l).sum();
-            if !offs.contains(&before) {
-                offs.push(before);
-            }
-        }
         writeln!(v, "    raw_{name} = {}'d0;", 8 * n).unwrap();
-        for o in offs {
+        for o in meta::ext_offsets(bit) {
             writeln!(v, "    if (off_{name} == 5'd{o}) raw_{name} = {};", l4(ext_off + o, n)).unwrap();
         }
     }

@@ -45,6 +45,47 @@ pub const EXT: [(&str, u16, usize); 7] = [
     ("ieth", wire::opcode::hdr::IETH, 4),
 ];
 
+/// Verilog statements that set `ext_len` (`len_bits` wide), `has_<name>` and `off_<name>` (the header's
+/// offset after the BTH) from `opcode` by `wire`'s opcode table, and `known` for opcodes in it if asked.
+pub fn ext_table_verilog(len_bits: usize, with_known: bool) -> String {
+    use std::fmt::Write as _;
+    let known = |v: bool| if with_known { format!(" known = 1'b{};", u8::from(v)) } else { String::new() };
+    let mut v = format!("   {} ext_len = {len_bits}'d0;\n", known(false));
+    for (name, _, _) in EXT {
+        writeln!(v, "    has_{name} = 1'b0;\n    off_{name} = 5'd0;").unwrap();
+    }
+    writeln!(v, "    case (opcode)").unwrap();
+    for (op, info) in wire::opcode::TABLE.iter().enumerate() {
+        let Some(info) = info else { continue };
+        write!(v, "    8'h{op:02x}: begin{} ext_len = {len_bits}'d{};", known(true), info.ext_len()).unwrap();
+        for (name, bit, _) in EXT {
+            if info.has(bit) {
+                write!(v, " has_{name} = 1'b1; off_{name} = 5'd{};", ext_offset(info, bit)).unwrap();
+            }
+        }
+        writeln!(v, " end").unwrap();
+    }
+    writeln!(v, "    default: ;\n    endcase").unwrap();
+    v
+}
+
+/// Where extended header `bit` starts after the BTH for an opcode that carries it.
+fn ext_offset(info: &wire::OpInfo, bit: u16) -> usize {
+    wire::opcode::hdr::ORDER.iter().take_while(|(b, _)| *b != bit).filter(|(b, _)| info.has(*b)).map(|(_, l)| l).sum()
+}
+
+/// The distinct offsets after the BTH at which extended header `bit` occurs, over the whole opcode table.
+pub fn ext_offsets(bit: u16) -> Vec<usize> {
+    let mut offs = Vec::new();
+    for info in wire::opcode::TABLE.iter().flatten().filter(|i| i.has(bit)) {
+        let o = ext_offset(info, bit);
+        if !offs.contains(&o) {
+            offs.push(o);
+        }
+    }
+    offs
+}
+
 /// (name, bits) in packing order.
 pub const FIELDS: &[(&str, usize)] = &[
     ("verdict", 4),

@@ -76,27 +76,7 @@ pub fn verilog() -> String {
     }
     writeln!(v, "always @(*) begin").unwrap();
     writeln!(v, "    vlan = {};\n    ipv6 = {};\n    opcode = {};", m("vlan"), m("ipv6"), m("opcode")).unwrap();
-    writeln!(v, "    ext_len = 16'd0;").unwrap();
-    for (name, _, _) in EXT {
-        writeln!(v, "    has_{name} = 1'b0;\n    off_{name} = 5'd0;").unwrap();
-    }
-    writeln!(v, "    case (opcode)").unwrap();
-    for (op, info) in wire::opcode::TABLE.iter().enumerate() {
-        let Some(info) = info else { continue };
-        write!(v, "    8'h{op:02x}: begin ext_len = 16'd{};", info.ext_len()).unwrap();
-        let mut off = 0;
-        for (bit, len) in wire::opcode::hdr::ORDER {
-            if !info.has(bit) {
-                continue;
-            }
-            if let Some((name, _, _)) = EXT.iter().find(|e| e.1 == bit) {
-                write!(v, " has_{name} = 1'b1; off_{name} = 5'd{off};").unwrap();
-            }
-            off += len;
-        }
-        writeln!(v, " end").unwrap();
-    }
-    writeln!(v, "    default: ;\n    endcase").unwrap();
+    v.push_str(&meta::ext_table_verilog(16, false));
     writeln!(v, "    eth_len = vlan ? 16'd{} : 16'd{};", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN).unwrap();
     writeln!(v, "    ip_hl = ipv6 ? 16'd{} : 16'd{};", ipv6::HEADER_LEN, ipv4::HEADER_LEN).unwrap();
     writeln!(v, "    plen = {};\n    pad = (16'd4 - {{14'd0, plen[1:0]}}) & 16'd3;", m("payload_len")).unwrap();
@@ -162,14 +142,7 @@ pub fn verilog() -> String {
         writeln!(v, "        {} = {{{}, 7'd0}};", at(b + bth::field::ACK, 1), m("ack_req")).unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::PSN.start, 3), m("psn")).unwrap();
         for (name, bit, n) in EXT {
-            let mut offs: Vec<usize> = Vec::new();
-            for info in wire::opcode::TABLE.iter().flatten().filter(|i| i.has(bit)) {
-                let before: usize = wire::opcode::hdr::ORDER.iter().take_while(|(x, _)| *x != bit).filter(|(x, _)| info.has(*x)).map(|(_, l)| l).sum();
-                if !offs.contains(&before) {
-                    offs.push(before);
-                }
-            }
-            for o in offs {
+            for o in meta::ext_offsets(bit) {
                 writeln!(v, "        if (has_{name} && off_{name} == 5'd{o}) {} = {};", at(l4 + ext_off + o, n), m(name)).unwrap();
             }
         }
