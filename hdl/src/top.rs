@@ -123,10 +123,10 @@ impl Top {
         match (self, w) {
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
-            (Top::Rx, Width::W8) => rx_verilog::<64, 8, 10, 11>(),
-            (Top::Rx, Width::W64) => rx_verilog::<512, 64, 8, 9>(),
-            (Top::Tx, Width::W8) => tx_verilog::<64, 8, 10, 11>(),
-            (Top::Tx, Width::W64) => tx_verilog::<512, 64, 8, 9>(),
+            (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }>(),
+            (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }>(),
+            (Top::Tx, Width::W8) => tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }>(),
+            (Top::Tx, Width::W64) => tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }>(),
             (Top::RxDecode, _) => {
                 let mut u = crate::rx::DecodeTop::default();
                 u.clock.connect();
@@ -152,7 +152,19 @@ pub const RX_COUNTERS: [&str; 9] = [
     "cnt_bad_icrc",
 ];
 
-/// The frame store holds 1024 beats at 8 bytes and 256 at 64 bytes (8 and 16 KiB).
+/// Frame stores (RX and TX) hold 2^10 beats at 8 bytes and 2^8 at 64 bytes: 8 and 16 KiB.
+const STORE_LOG2_W8: usize = 10;
+const STORE_LOG2_W64: usize = 8;
+
+/// Bytes of the largest frame the RX and TX frame stores hold at width `w`.
+pub fn max_frame(w: Width) -> usize {
+    let log2 = match w {
+        Width::W8 => STORE_LOG2_W8,
+        Width::W64 => STORE_LOG2_W64,
+    };
+    w.bytes() << log2
+}
+
 fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize>() -> String {
     let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1>::default();
     u.clock.connect();

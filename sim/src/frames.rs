@@ -127,7 +127,7 @@ pub fn verdict(r: &Result<wire::RocePacket<'_>, DropReason>) -> (Verdict, u8, u8
     }
 }
 
-/// The metadata record of an accepted packet (`icrc` left 0: the decoder does not see the trailer).
+/// The metadata record of a packet (`icrc` left 0: the decoder does not see the trailer).
 pub fn meta_of(frame: &[u8], p: &wire::RocePacket<'_>) -> Meta {
     let mut m = Meta::default();
     let h = &p.hdr;
@@ -180,23 +180,4 @@ pub fn meta_of(frame: &[u8], p: &wire::RocePacket<'_>) -> Meta {
     m.set("payload_off", (p.payload.as_ptr() as usize - frame.as_ptr() as usize) as u128);
     m.set("payload_len", p.payload.len() as u128);
     m
-}
-
-/// Rewrites the ICRC trailer of a frame that parses up to the ICRC, so its headers can be compared.
-pub fn with_good_icrc(frame: &[u8]) -> Option<Vec<u8>> {
-    let mut f = frame.to_vec();
-    let eth = if f.len() >= 14 && f[12..14] == [0x81, 0x00] { 18 } else { 14 };
-    let v6 = f.get(eth)? >> 4 == 6;
-    let iplen = if v6 { 40 + usize::from(u16::from_be_bytes([*f.get(eth + 4)?, *f.get(eth + 5)?])) } else { usize::from(u16::from_be_bytes([*f.get(eth + 2)?, *f.get(eth + 3)?])) };
-    let end = eth + iplen;
-    if end > f.len() || iplen < 4 {
-        return None;
-    }
-    let ver = if v6 { wire::icrc::IpVersion::V6 } else { wire::icrc::IpVersion::V4 };
-    if end - 4 < eth + ver.header_len() + 20 {
-        return None;
-    }
-    let crc = wire::icrc::compute(ver, &f[eth..end - 4]);
-    f[end - 4..end].copy_from_slice(&crc.to_le_bytes());
-    Some(f)
 }

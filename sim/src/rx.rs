@@ -4,16 +4,8 @@
 use crate::stream::{Driver, Monitor, StreamPorts};
 use crate::Sim;
 use hdl::rx::meta::Meta;
-use hdl::top::Top;
+use hdl::top::{max_frame, Top};
 use hdl::Width;
-
-/// Bytes of the largest frame the RX frame store holds at width `w`.
-pub fn max_frame(w: Width) -> usize {
-    match w {
-        Width::W8 => 1024 * 8,
-        Width::W64 => 256 * 64,
-    }
-}
 
 /// What the RX pipeline made of one frame: its record, and its payload if it was accepted with one.
 #[derive(Debug, Clone, PartialEq, Eq)]

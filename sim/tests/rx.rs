@@ -5,11 +5,12 @@
 //! verdict; accepted frames with wire's headers, ICRC and payload; the drop counters must add up.
 
 use hdl::rx::meta::{Meta, Verdict};
+mod common;
+
 use hdl::top::{Top, RX_COUNTERS};
 use hdl::Width;
 use model::rng::Rng;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use sim::frames::{damage, frame, meta_of, opcodes, verdict, Damage};
 use sim::stream::{Driver, Monitor, StreamPorts};
 use sim::Sim;
@@ -80,7 +81,7 @@ fn check_width(w: Width, cases: u32) {
     let spec = (0..ops.len(), any::<bool>(), any::<bool>(), 0usize..1200, any::<u64>(), damage_strategy());
     let batch = (proptest::collection::vec(spec, 1..10), any::<u64>(), 0u8..4, 0u8..4);
     let tally = RefCell::new([0u64; 9]);
-    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let (mut runner, seed) = common::runner(cases);
     let result = runner.run(&batch, |(specs, seed, b, s): (Vec<Spec>, u64, u8, u8)| {
         let frames: Vec<Vec<u8>> = specs
             .iter()
@@ -107,7 +108,7 @@ fn check_width(w: Width, cases: u32) {
         Ok(())
     });
     if let Err(e) = result {
-        panic!("width {lanes}: {e}");
+        panic!("FERRITE_SEED={seed}, width {lanes}: {e}");
     }
     let mut s = sim.borrow_mut();
     // The last frame retires (its trailing beats leave the store) a few cycles after its record.

@@ -4,11 +4,12 @@
 //! output, and every frame must come out byte for byte as `wire` made it (lengths, IPv4 checksum, PadCnt,
 //! zero pad and ICRC included).
 
+mod common;
+
 use hdl::top::Top;
 use hdl::Width;
 use model::rng::Rng;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use sim::frames::{frame, meta_of, opcodes};
 use sim::stream::{Driver, Monitor, StreamPorts};
 use sim::Sim;
@@ -53,7 +54,7 @@ fn check_width(w: Width, cases: u32) {
     let ops = opcodes();
     let spec = (0..ops.len(), any::<bool>(), any::<bool>(), 0usize..1200, any::<u64>());
     let batch = (proptest::collection::vec(spec, 1..8), any::<u64>(), 0u8..4, 0u8..4);
-    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let (mut runner, seed) = common::runner(cases);
     let result = runner.run(&batch, |(specs, seed, b, s)| {
         let frames: Vec<Vec<u8>> = specs.iter().map(|&(op, v6, vlan, len, fseed)| frame(&mut Rng::new(fseed), ops[op], v6, vlan, len)).collect();
         let got = run(&mut sim.borrow_mut(), lanes, &frames, seed, f64::from(b) * 0.2, f64::from(s) * 0.2);
@@ -64,7 +65,7 @@ fn check_width(w: Width, cases: u32) {
         Ok(())
     });
     if let Err(e) = result {
-        panic!("width {lanes}: {e}");
+        panic!("FERRITE_SEED={seed}, width {lanes}: {e}");
     }
 }
 

@@ -149,7 +149,7 @@ pub struct RocePacket<'a> {
     pub hdr: RoceHeaders,
     /// Payload without the pad.
     pub payload: &'a [u8],
-    /// The received ICRC (trailer value), already verified.
+    /// The received ICRC (trailer value); verified by `parse`, not by `parse_headers`.
     pub icrc: u32,
 }
 
@@ -219,6 +219,18 @@ fn map_trunc(layer: Layer) -> impl Fn(crate::Error) -> DropReason {
 
 /// Parses and checks a frame (no FCS). Returns the packet or the reason it must be dropped.
 pub fn parse(frame: &[u8]) -> Result<RocePacket<'_>, DropReason> {
+    let p = parse_headers(frame)?;
+    let l3 = p.hdr.eth.header_len();
+    let end = l3 + p.hdr.ip.version().header_len() + usize::from(p.hdr.ip.payload_len());
+    if icrc::compute(p.hdr.ip.version(), &frame[l3..end - ICRC_LEN]) != p.icrc {
+        return Err(DropReason::BadIcrc);
+    }
+    Ok(p)
+}
+
+/// Every check of `parse` but the ICRC, in the same order: the packet with its trailer as received. (The
+/// RTL checks the ICRC apart from its header decoder, which reproduces exactly this.)
+pub fn parse_headers(frame: &[u8]) -> Result<RocePacket<'_>, DropReason> {
     let eth_view = EthernetFrame::new_checked(frame).map_err(|e| match e {
         crate::Error::Truncated { layer: "802.1Q", .. } => DropReason::Truncated(Layer::Vlan),
         _ => DropReason::Truncated(Layer::Ethernet),
@@ -276,9 +288,6 @@ pub fn parse(frame: &[u8]) -> Result<RocePacket<'_>, DropReason> {
     }
     let trailer = &l5[l5.len() - ICRC_LEN..];
     let got = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
-    if icrc::compute(ip.version(), &l3[..l3.len() - ICRC_LEN]) != got {
-        return Err(DropReason::BadIcrc);
-    }
     Ok(RocePacket {
         hdr: RoceHeaders { eth, ip, udp_src_port: udp.src_port, bth, ext },
         payload: &data[..data.len() - pad],

@@ -63,6 +63,12 @@ fn l4(r: usize, n: usize) -> String {
     format!("(vlan ? (ipv6 ? {} : {}) : (ipv6 ? {} : {}))", at(e1, v6), at(e1, v4), at(e0, v6), at(e0, v4))
 }
 
+/// Like `l4`, with the bytes `covered` marks false (reserved) as zeros.
+fn l4_fields(r: usize, covered: &[bool]) -> String {
+    let bytes: Vec<String> = covered.iter().enumerate().map(|(i, &c)| if c { l4(r + i, 1) } else { "8'd0".into() }).collect();
+    format!("{{{}}}", bytes.join(", "))
+}
+
 fn layer_code(l: Layer) -> usize {
     meta::LAYERS.iter().position(|&x| x == l).expect("layer in LAYERS")
 }
@@ -125,7 +131,7 @@ pub fn verilog() -> String {
     for (name, bit, n) in EXT {
         writeln!(v, "    raw_{name} = {}'d0;", 8 * n).unwrap();
         for o in meta::ext_offsets(bit) {
-            writeln!(v, "    if (off_{name} == 5'd{o}) raw_{name} = {};", l4(ext_off + o, n)).unwrap();
+            writeln!(v, "    if (off_{name} == 5'd{o}) raw_{name} = {};", l4_fields(ext_off + o, &meta::ext_covered(name))).unwrap();
         }
     }
     writeln!(v, "    need = 17'd{} + ext_len;", bth::HEADER_LEN + icrc).unwrap();

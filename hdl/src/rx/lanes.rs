@@ -10,6 +10,7 @@
 
 use super::decode::HDR_BYTES;
 use crate::kit::*;
+use wire::eth;
 use wire::icrc::{variant_mask, IpVersion};
 
 /// Writes the beat `beat` of a frame into the 128-byte header window `hdr` (lanes past `keep` as zeros;
@@ -131,13 +132,14 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
             "reg [7:0] b;".into(),
             "always @(*) begin".into(),
             format!("    base = {{1'b0, beat}} << {shift};"),
-            "    eth_len = vlan ? 17'd18 : 17'd14;".into(),
+            format!("    eth_len = vlan ? 17'd{} : 17'd{};", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
             format!("    at_end = ip_end <= base + 17'd{K};"),
             "    merged = prev;".into(),
             format!("    for (l = 0; l < {K}; l = l + 1) begin"),
             "        o = base + l[16:0];".into(),
             "        r = o - eth_len;".into(),
             "        b = data[8*l +: 8];".into(),
+            // The ones that stand in for the LRH: as many as the CRC register is wide.
             "        if (o < eth_len - 17'd4) b = 8'h00;".into(),
             "        else if (o < eth_len) b = 8'hff;".into(),
             format!("        else if (ipv6 ? ({}) : ({})) b = 8'hff;", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),

@@ -86,6 +86,23 @@ pub fn ext_offsets(bit: u16) -> Vec<usize> {
     offs
 }
 
+/// Which bytes of extended header `name` carry a field (`wire::ext`'s `FIELDS`); reserved bytes travel as
+/// zeros, as `wire`'s Reprs keep them.
+pub fn ext_covered(name: &str) -> Vec<bool> {
+    use wire::ext::*;
+    let (fields, len): (&[(&str, core::ops::Range<usize>)], usize) = match name {
+        "deth" => (DethRepr::FIELDS, DethRepr::LEN),
+        "reth" => (RethRepr::FIELDS, RethRepr::LEN),
+        "atomic_eth" => (AtomicEthRepr::FIELDS, AtomicEthRepr::LEN),
+        "aeth" => (AethRepr::FIELDS, AethRepr::LEN),
+        "atomic_ack_eth" => (AtomicAckEthRepr::FIELDS, AtomicAckEthRepr::LEN),
+        "immdt" => (ImmDtRepr::FIELDS, ImmDtRepr::LEN),
+        "ieth" => (IethRepr::FIELDS, IethRepr::LEN),
+        _ => panic!("no extended header {name}"),
+    };
+    (0..len).map(|i| fields.iter().any(|(_, r)| r.contains(&i))).collect()
+}
+
 /// (name, bits) in packing order.
 pub const FIELDS: &[(&str, usize)] = &[
     ("verdict", 4),

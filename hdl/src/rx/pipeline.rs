@@ -4,7 +4,7 @@
 //! Ingress: each beat goes into the frame store and the header window. A short queue (`dq`) holds the last
 //! beats back from the ICRC lanes until the two beats after them are in the window (so VLAN, IP version and
 //! IP end are known) or the frame has ended; the CRC engine runs on the transformed lanes (see `lanes`).
-//! At each frame end the decoder's record goes into `vq`, the lane parameters into `pq`, and later the ICRC
+//! At each frame end the decoder's record goes into `vq`, the lane parameters into a register ring, and later the ICRC
 //! result into `cq`.
 //! Egress: with a record, its ICRC result and the frame's beats at hand, the record goes out on `meta`;
 //! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its
@@ -111,6 +111,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     funnel: Funnel<D>,
     mask: LaneMask<K>,
     lanes_k: Constant<Bits<16>>,
+    residue: Constant<Bits<32>>,
     c_ok: DFF<Bits<32>>,
     c_not_roce: DFF<Bits<32>>,
     c_truncated: DFF<Bits<32>>,
@@ -205,6 +206,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
             funnel: Funnel::default(),
             mask: LaneMask::default(),
             lanes_k: Constant::new((K as u64).into()),
+            residue: Constant::new(u64::from(wire::icrc::RESIDUE).into()),
             c_ok: DFF::default(),
             c_not_roce: DFF::default(),
             c_truncated: DFF::default(),
@@ -358,7 +360,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
         self.vq.write.next = self.done.q.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.crc_fire.val() & self.dq_l.data_out.val();
-        self.cq.data_in.next = self.engine.crc.val() == 0xDEBB_20E3_u64;
+        self.cq.data_in.next = self.engine.crc.val() == self.residue.val();
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----

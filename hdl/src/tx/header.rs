@@ -15,6 +15,8 @@ pub struct TxHeader {
     pub img: Signal<Out, Bits<1024>>,
     pub hlen: Signal<Out, Bits<16>>,
     pub flen: Signal<Out, Bits<16>>,
+    /// Where the ICRC trailer starts (the CRC covers everything before).
+    pub crc_end: Signal<Out, Bits<17>>,
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
@@ -29,6 +31,7 @@ impl Logic for TxHeader {
         self.img.connect();
         self.hlen.connect();
         self.flen.connect();
+        self.crc_end.connect();
         self.plen.connect();
         self.vlan.connect();
         self.ipv6.connect();
@@ -82,6 +85,7 @@ pub fn verilog() -> String {
     writeln!(v, "    plen = {};\n    pad = (16'd4 - {{14'd0, plen[1:0]}}) & 16'd3;", m("payload_len")).unwrap();
     writeln!(v, "    hlen = eth_len + ip_hl + 16'd{ext_off} + ext_len;").unwrap();
     writeln!(v, "    flen = hlen + plen + pad + 16'd{};", wire::icrc::ICRC_LEN).unwrap();
+    writeln!(v, "    crc_end = {{1'b0, flen}} - 17'd{};", wire::icrc::ICRC_LEN).unwrap();
     writeln!(v, "    l3len = flen - eth_len;\n    l4len = l3len - ip_hl;").unwrap();
     // IPv4 checksum over the header as emitted (checksum field 0).
     let words = [

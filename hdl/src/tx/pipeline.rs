@@ -208,7 +208,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
         self.lanes.beat.next = self.j.q.val();
         self.lanes.vlan.next = self.hdr.vlan.val();
         self.lanes.ipv6.next = self.hdr.ipv6.val();
-        self.lanes.ip_end.next = bit_cast::<17, 16>(self.hdr.flen.val() - 4);
+        self.lanes.ip_end.next = self.hdr.crc_end.val();
         self.lanes.prev.next = 0.into();
         self.engine.seed.next = 0.into();
         self.engine.reset.next = false;
