@@ -79,7 +79,6 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     ppush: Signal<Local, Bit>,
     ppop: Signal<Local, Bit>,
     last_out: Signal<Local, Bit>,
-    last_at_done: Signal<Local, Bit>,
     lp_live: Signal<Local, Bits<19>>,
     lp: Signal<Local, Bits<19>>,
     lanes: IcrcLanes<D, K>,
@@ -177,7 +176,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
             ppush: Signal::default(),
             ppop: Signal::default(),
             last_out: Signal::default(),
-            last_at_done: Signal::default(),
             lp_live: Signal::default(),
             lp: Signal::default(),
             lanes: IcrcLanes::default(),
@@ -304,12 +302,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
         if self.pn.q.val() != 0 {
             self.lp.next = self.phead.val();
         }
-        // A frame whose last beat passes the lanes in its `done` cycle used the live parameters and gets no
-        // entry; every other frame's entry is dropped with its last beat.
+        // Every frame gets an entry at `done`, dropped when its last beat passes the lanes: that is at least
+        // a cycle later, since the queue in front shows a beat two cycles after it is written.
         self.last_out.next = self.crc_fire.val() & self.dq_l.data_out.val();
-        self.last_at_done.next = self.done.q.val() & self.last_out.val() & (self.dlasts.q.val() == 1);
-        self.ppush.next = self.done.q.val() & !self.last_at_done.val();
-        self.ppop.next = self.last_out.val() & (self.pn.q.val() != 0) & !self.last_at_done.val();
+        self.ppush.next = self.done.q.val();
+        self.ppop.next = self.last_out.val() & (self.pn.q.val() != 0);
         if self.ppush.val() {
             if self.pwp.q.val() == 0 {
                 self.pe0.d.next = self.lp_live.val();
