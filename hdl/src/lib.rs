@@ -8,6 +8,7 @@
 //! construction; `Width` names the two widths we build (8 and 64 bytes).
 
 pub mod crc;
+pub mod delay;
 pub mod kit;
 pub mod rx;
 pub mod top;

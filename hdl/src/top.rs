@@ -123,8 +123,8 @@ impl Top {
         match (self, w) {
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
-            (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }>(),
-            (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }>(),
+            (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>(),
+            (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(),
             (Top::Tx, Width::W8) => tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }>(),
             (Top::Tx, Width::W64) => tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }>(),
             (Top::RxDecode, _) => {
@@ -156,6 +156,11 @@ pub const RX_COUNTERS: [&str; 9] = [
 const STORE_LOG2_W8: usize = 10;
 const STORE_LOG2_W64: usize = 8;
 
+/// The RX record queues hold 2^4 frames at 8 bytes (frames of 8 beats or more) and 2^5 at 64 bytes
+/// (back-to-back 1-beat frames).
+const RECORDS_LOG2_W8: usize = 4;
+const RECORDS_LOG2_W64: usize = 5;
+
 /// Bytes of the largest frame the RX and TX frame stores hold at width `w`.
 pub fn max_frame(w: Width) -> usize {
     let log2 = match w {
@@ -165,8 +170,8 @@ pub fn max_frame(w: Width) -> usize {
     w.bytes() << log2
 }
 
-fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize>() -> String {
-    let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1>::default();
+fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>() -> String {
+    let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1, Q, QP1>::default();
     u.clock.connect();
     u.in_data.connect();
     u.in_keep.connect();

@@ -4,7 +4,7 @@
 //! field must be wire's. (The ICRC is the ingress's job: the decoder is held to `wire::parse_headers`,
 //! which makes every check of `wire::parse` but that one.)
 
-use hdl::rx::decode::HDR_BYTES;
+use hdl::rx::decode::{HDR_BYTES, LATENCY, PARAM_LATENCY};
 mod common;
 
 use hdl::rx::meta::Meta;
@@ -25,14 +25,29 @@ fn damage_strategy() -> impl Strategy<Value = Damage> {
     ]
 }
 
-fn decode(sim: &mut Sim, f: &[u8]) -> Meta {
+/// The decoder's outputs for frame `f`: the record, and the lane parameters (VLAN, IPv6, IP end). The
+/// inputs hold `f` for one cycle only, then change to noise (`rng`): every stage must register what it needs.
+fn decode(sim: &mut Sim, rng: &mut Rng, f: &[u8]) -> (Meta, (bool, bool, u64)) {
     let (hdr, len, meta) = (sim.port("hdr"), sim.port("len"), sim.port("meta"));
+    let (vlan, ipv6, ip_end) = (sim.port("vlan"), sim.port("ipv6"), sim.port("ip_end"));
     let mut h = f[..f.len().min(HDR_BYTES)].to_vec();
     h.resize(HDR_BYTES, 0);
     sim.set_bytes(hdr, &h);
     sim.set(len, f.len() as u64);
-    sim.tick();
-    Meta(sim.get_bytes(meta))
+    let mut params = (false, false, 0);
+    for cycle in 1..=LATENCY {
+        sim.tick();
+        let mut noise = vec![0; HDR_BYTES];
+        rng.fill(&mut noise);
+        sim.set_bytes(hdr, &noise);
+        sim.set(len, rng.next_u64() & 0xffff);
+        if cycle == PARAM_LATENCY {
+            sim.eval();
+            params = (sim.get(vlan) != 0, sim.get(ipv6) != 0, sim.get(ip_end));
+        }
+    }
+    sim.eval();
+    (Meta(sim.get_bytes(meta)), params)
 }
 
 #[test]
@@ -44,12 +59,16 @@ fn decoder_matches_wire() {
     let accepted = std::cell::Cell::new(0);
     let result = runner.run(&strategy, |(op, v6, vlan, len, seed, d)| {
         let f = damage(frame(&mut Rng::new(seed), ops[op], v6, vlan, len), d);
-        let got = decode(&mut sim.borrow_mut(), &f);
+        let (got, (vlan, ipv6, ip_end)) = decode(&mut sim.borrow_mut(), &mut Rng::new(!seed), &f);
         let parsed = wire::parse_headers(&f);
         let (want, layer, why) = verdict(&parsed);
         prop_assert_eq!((got.get("verdict") as u8, got.get("layer") as u8, got.get("ip_reject") as u8), (want as u8, layer, why), "{:?} on {:02x?}", parsed.err(), f);
         if let Ok(p) = parsed {
-            prop_assert_eq!(got, meta_of(&f, &p));
+            let want = meta_of(&f, &p);
+            let eth_len = if want.get("vlan") != 0 { 18 } else { 14 };
+            let ip_hl = if want.get("ipv6") != 0 { 40 } else { 20 };
+            prop_assert_eq!((vlan, ipv6, ip_end), (want.get("vlan") != 0, want.get("ipv6") != 0, (eth_len + ip_hl) as u64 + want.get("ip_payload_len") as u64));
+            prop_assert_eq!(got, want);
             accepted.set(accepted.get() + 1);
         }
         Ok(())

@@ -1,11 +1,19 @@
-//! The RX header decoder: combinational logic over the first `HDR_BYTES` bytes of a frame and its length.
+//! The RX header decoder: pipelined logic over the first `HDR_BYTES` bytes of a frame and its length.
 //! It reproduces `wire::parse`'s checks in wire's order (everything but the ICRC, which needs the whole
-//! frame) and fills the metadata record. Also gives the ingress what it needs early: VLAN, IP version and
-//! the frame offset where the IP packet ends.
+//! frame) and fills the metadata record `LATENCY` cycles after its inputs. It also gives the ingress, after
+//! `PARAM_LATENCY` cycles, what the ICRC lanes need: VLAN, IP version and the frame offset where the IP
+//! packet ends (these depend on the first `PARAM_BYTES` bytes only).
 //!
-//! The Verilog is generated here from `wire`'s layouts and opcode table (see `kit`): the checks are a
-//! priority chain and the field extraction a four-way mux (VLAN or not x IPv4 or IPv6) per field, which
-//! `#[hdl_gen]` cannot express without locals or loops.
+//! Free-running: every stage registers every cycle, so a new header may enter each cycle. Stages:
+//! 1. VLAN, EtherType, L3 length; the window realigned to L3 (two layouts);
+//! 2. IP version, IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
+//! 3. L4/L5 lengths, IP length checks, the opcode table, checksum partial sums, the IP end;
+//! 4. UDP and BTH length checks, the extended headers, the record fields, the checksum folded once;
+//! 5. checksum folded again, pad check, payload length;
+//! 6. the checks in wire's order: verdict, layer, IP reason.
+//! At most two carry chains in a row per stage, for 125 MHz on an ECP5.
+//!
+//! The Verilog is generated here from `wire`'s layouts and opcode table (see `kit`).
 
 use super::meta::{self, Verdict, EXT, IP_REJECTS};
 use crate::kit::*;
@@ -15,10 +23,17 @@ use wire::{bth, eth, ipv4, ipv6};
 
 /// Header bytes the decoder sees: enough for VLAN + IPv6 + UDP + BTH + the longest extended headers.
 pub const HDR_BYTES: usize = 128;
+/// Cycles from `hdr`/`len` to `meta`.
+pub const LATENCY: usize = 6;
+/// Cycles from `hdr` to `vlan`/`ipv6`/`ip_end`.
+pub const PARAM_LATENCY: usize = 3;
+/// Leading frame bytes that determine `vlan`, `ipv6` and `ip_end` (up to the IPv6 payload length after a VLAN tag).
+pub const PARAM_BYTES: usize = eth::HEADER_LEN + eth::VLAN_LEN + ipv6::field::PAYLOAD_LEN.end;
 
 /// The decoder block. `hdr` holds frame bytes 0..128 (byte `i` in bits `8i+7:8i`), `len` the frame length.
 #[derive(Clone, Debug, Default, LogicBlock)]
 pub struct Decode {
+    pub clock: Signal<In, Clock>,
     pub hdr: Signal<In, Bits<1024>>,
     pub len: Signal<In, Bits<16>>,
     pub meta: Signal<Out, Bits<{ meta::BITS }>>,
@@ -44,29 +59,21 @@ impl Logic for Decode {
     }
 }
 
-/// Big-endian bytes `[o, o + n)` of `hdr` as a Verilog concatenation.
-fn be(o: usize, n: usize) -> String {
-    let parts: Vec<String> = (o..o + n).map(|i| format!("hdr[{}:{}]", 8 * i + 7, 8 * i)).collect();
+/// Big-endian bytes `[o, o + n)` of the byte vector `v` as a Verilog concatenation.
+fn be(v: &str, o: usize, n: usize) -> String {
+    let parts: Vec<String> = (o..o + n).map(|i| format!("{v}[{}:{}]", 8 * i + 7, 8 * i)).collect();
     format!("{{{}}}", parts.join(", "))
 }
 
-/// `n` bytes at `r` past the start of L3 (two variants: with or without VLAN).
-fn l3(r: usize, n: usize) -> String {
-    format!("(vlan ? {} : {})", be(eth::HEADER_LEN + eth::VLAN_LEN + r, n), be(eth::HEADER_LEN + r, n))
-}
-
-/// `n` bytes at `r` past the start of UDP (four variants).
-fn l4(r: usize, n: usize) -> String {
-    let at = |e: usize, ip: usize| be(e + ip + r, n);
-    let (e0, e1) = (eth::HEADER_LEN, eth::HEADER_LEN + eth::VLAN_LEN);
-    let (v4, v6) = (ipv4::HEADER_LEN, ipv6::HEADER_LEN);
-    format!("(vlan ? (ipv6 ? {} : {}) : (ipv6 ? {} : {}))", at(e1, v6), at(e1, v4), at(e0, v6), at(e0, v4))
-}
-
-/// Like `l4`, with the bytes `covered` marks false (reserved) as zeros.
-fn l4_fields(r: usize, covered: &[bool]) -> String {
-    let bytes: Vec<String> = covered.iter().enumerate().map(|(i, &c)| if c { l4(r + i, 1) } else { "8'd0".into() }).collect();
+/// Bytes `[o, o + n)` of `v` with the bytes `covered` marks false (reserved) as zeros.
+fn be_fields(v: &str, o: usize, covered: &[bool]) -> String {
+    let bytes: Vec<String> = covered.iter().enumerate().map(|(i, &c)| if c { be(v, o + i, 1) } else { "8'd0".into() }).collect();
     format!("{{{}}}", bytes.join(", "))
+}
+
+/// Bits `[8 * from, 8 * (from + n))` of `v`: `n` bytes from byte `from`, little-endian as stored.
+fn window(v: &str, from: usize, n: usize) -> String {
+    format!("{v}[{}:{}]", 8 * (from + n) - 1, 8 * from)
 }
 
 fn layer_code(l: Layer) -> usize {
@@ -81,130 +88,212 @@ fn reject_code(why: &str) -> usize {
 pub fn verilog() -> String {
     let mut v = String::new();
     let udp_hdr = wire::udp::UdpRepr::LEN;
-    let bth_off = udp_hdr; // BTH right after UDP
     let ext_off = udp_hdr + bth::HEADER_LEN;
     let icrc = wire::icrc::ICRC_LEN;
-    let decls = [
-        "reg [15:0] etype;",
-        "reg is4, is6;",
-        "reg [16:0] eth_len, ip_hl, l3len, iplen, l4len, l5len, ext_len, need, data_len;",
-        "reg [3:0] ver;",
-        "reg [19:0] csum;",
-        "reg [16:0] csum1;",
-        "reg [15:0] csum2;",
-        "reg [15:0] dport, ulen;",
-        "reg [7:0] opcode, flags, l3b0, l3b1, bth_cc, bth_ack;",
-        "reg known;",
-        "reg [3:0] verdict;",
-        "reg [2:0] layer, ip_reject;",
-    ];
-    for d in decls {
-        writeln!(v, "{d}").unwrap();
-    }
-    for (name, _, n) in EXT {
-        writeln!(v, "reg has_{name};\nreg [4:0] off_{name};\nreg [{}:0] raw_{name};", 8 * n - 1).unwrap();
-    }
-    writeln!(v, "always @(*) begin").unwrap();
-    // Ethernet and VLAN.
-    writeln!(v, "    vlan = {} == 16'h{:04x};", be(12, 2), eth::ethertype::VLAN).unwrap();
-    writeln!(v, "    etype = vlan ? {} : {};", be(16, 2), be(12, 2)).unwrap();
-    writeln!(v, "    is4 = etype == 16'h{:04x};\n    is6 = etype == 16'h{:04x};", eth::ethertype::IPV4, eth::ethertype::IPV6).unwrap();
-    writeln!(v, "    ipv6 = is6;").unwrap();
-    writeln!(v, "    eth_len = vlan ? 17'd{} : 17'd{};", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN).unwrap();
-    writeln!(v, "    ip_hl = is6 ? 17'd{} : 17'd{};", ipv6::HEADER_LEN, ipv4::HEADER_LEN).unwrap();
-    writeln!(v, "    l3len = {{1'b0, len}} - eth_len;").unwrap();
-    writeln!(v, "    l3b0 = {};\n    l3b1 = {};\n    ver = l3b0[7:4];", l3(0, 1), l3(1, 1)).unwrap();
+    let (e0, e1) = (eth::HEADER_LEN, eth::HEADER_LEN + eth::VLAN_LEN);
+    let (h4, h6) = (ipv4::HEADER_LEN, ipv6::HEADER_LEN);
+    // The L3 window starts after the (longest) Ethernet header; the UDP window after the longest IP header.
+    // Carried on: the MAC addresses and the VLAN TCI; the L3 window up to the end of the longest header
+    // stack, and from the UDP header the source port and the BTH with the extended headers.
+    let macs = eth::field::SRC.end;
+    let eth_keep = macs + 2;
+    let ext_end = EXT.iter().map(|&(_, bit, n)| meta::ext_offsets(bit).into_iter().max().map_or(0, |o| o + n)).max().unwrap_or(0);
+    let l4_bytes = ext_off + ext_end;
+    let l3_bytes = h6 + l4_bytes;
+    let bth_bytes = l4_bytes - udp_hdr;
+    let w = |v: &mut String, s: &str| writeln!(v, "{s}").unwrap();
+
+    // ---- Stage 1: Ethernet ----
+    w(&mut v, &format!("wire vlan0 = {} == 16'h{:04x};", be("hdr", 12, 2), eth::ethertype::VLAN));
+    w(&mut v, &format!("reg s1_vlan;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
+    w(&mut v, "always @(posedge clock) begin");
+    w(&mut v, "    s1_vlan <= vlan0;");
+    w(&mut v, &format!("    s1_etype <= vlan0 ? {} : {};", be("hdr", 16, 2), be("hdr", 12, 2)));
+    w(&mut v, "    s1_len <= len;");
+    w(&mut v, &format!("    s1_l3len <= vlan0 ? {{1'b0, len}} - 17'd{e1} : {{1'b0, len}} - 17'd{e0};"));
+    w(&mut v, &format!("    s1_eth <= {{{}, {}}};", window("hdr", eth::field::VLAN_TCI.start, 2), window("hdr", 0, macs)));
+    w(&mut v, &format!("    s1_l3 <= vlan0 ? {} : {};", window("hdr", e1, l3_bytes), window("hdr", e0, l3_bytes)));
+    w(&mut v, "end");
+
+    // ---- Stage 2: IP ----
+    let l3 = |r: usize, n: usize| be("s1_l3", r, n);
+    w(&mut v, &format!("wire is4 = s1_etype == 16'h{:04x};\nwire is6 = s1_etype == 16'h{:04x};", eth::ethertype::IPV4, eth::ethertype::IPV6));
+    w(&mut v, &format!("reg s2_vlan, s2_is4, s2_is6, s2_l3short4, s2_l3short6, s2_proto_udp, s2_nh_udp, s2_frag;\nreg [15:0] s2_etype, s2_len, s2_ident;\nreg [16:0] s2_l3len, s2_iplen, s2_p0, s2_p1, s2_p2, s2_p3, s2_p4;\nreg [7:0] s2_l3b0, s2_tclass, s2_hop_limit;\nreg [19:0] s2_flow_label;\nreg [127:0] s2_src_gid, s2_dst_gid;\nreg [{}:0] s2_eth;\nreg [{}:0] s2_l4;", 8 * eth_keep - 1, 8 * l4_bytes - 1));
+    let mapped = |r: usize| format!("{{80'd0, 16'hffff, {}}}", l3(r, 4));
+    w(&mut v, "always @(posedge clock) begin");
+    w(&mut v, "    s2_vlan <= s1_vlan;\n    s2_is4 <= is4;\n    s2_is6 <= is6;\n    s2_etype <= s1_etype;\n    s2_len <= s1_len;\n    s2_l3len <= s1_l3len;\n    s2_eth <= s1_eth;");
+    w(&mut v, &format!("    s2_l3short4 <= s1_l3len < 17'd{h4};\n    s2_l3short6 <= s1_l3len < 17'd{h6};"));
+    w(&mut v, &format!("    s2_l3b0 <= {};", l3(0, 1)));
     // IP length: IPv4 total length, or IPv6 payload length + 40.
-    writeln!(v, "    iplen = is6 ? {{1'b0, {}}} + 17'd{} : {{1'b0, {}}};", l3(ipv6::field::PAYLOAD_LEN.start, 2), ipv6::HEADER_LEN, l3(ipv4::field::TOTAL_LEN.start, 2)).unwrap();
-    writeln!(v, "    ip_end = eth_len + iplen;").unwrap();
-    // IPv4 header checksum: the ones' complement sum of the ten words must be 0xFFFF.
-    let words: Vec<String> = (0..ipv4::HEADER_LEN / 2).map(|i| format!("{{4'd0, {}}}", l3(2 * i, 2))).collect();
-    writeln!(v, "    csum = {};", words.join(" + ")).unwrap();
-    writeln!(v, "    csum1 = {{1'b0, csum[15:0]}} + {{13'd0, csum[19:16]}};\n    csum2 = csum1[15:0] + {{15'd0, csum1[16]}};").unwrap();
-    writeln!(v, "    l4len = iplen - ip_hl;\n    l5len = l4len - 17'd{udp_hdr};").unwrap();
-    writeln!(v, "    dport = {};\n    ulen = {};", l4(2, 2), l4(4, 2)).unwrap();
-    writeln!(v, "    opcode = {};\n    flags = {};", l4(bth_off + bth::field::OPCODE, 1), l4(bth_off + bth::field::FLAGS, 1)).unwrap();
-    writeln!(v, "    bth_cc = {};\n    bth_ack = {};", l4(bth_off + bth::field::CC, 1), l4(bth_off + bth::field::ACK, 1)).unwrap();
-    // The opcode table: known opcodes, their extended-header length and each header's offset.
+    w(&mut v, &format!("    s2_iplen <= is6 ? {{1'b0, {}}} + 17'd{h6} : {{1'b0, {}}};", l3(ipv6::field::PAYLOAD_LEN.start, 2), l3(ipv4::field::TOTAL_LEN.start, 2)));
+    w(&mut v, &format!("    s2_proto_udp <= {} == 8'd{};", l3(ipv4::field::PROTOCOL, 1), ipv4::PROTO_UDP));
+    w(&mut v, &format!("    s2_nh_udp <= {} == 8'd{};", l3(ipv6::field::NEXT_HEADER, 1), ipv4::PROTO_UDP));
+    w(&mut v, &format!("    s2_frag <= ({} & 16'h3fff) != 16'd0;", l3(ipv4::field::FLAGS_FRAG.start, 2)));
+    // IPv4 header checksum, first step: the ten words summed in pairs.
+    for i in 0..h4 / 4 {
+        w(&mut v, &format!("    s2_p{i} <= {{1'b0, {}}} + {{1'b0, {}}};", l3(4 * i, 2), l3(4 * i + 2, 2)));
+    }
+    w(&mut v, &format!("    s2_src_gid <= is6 ? {} : {};", l3(ipv6::field::SRC.start, 16), mapped(ipv4::field::SRC.start)));
+    w(&mut v, &format!("    s2_dst_gid <= is6 ? {} : {};", l3(ipv6::field::DST.start, 16), mapped(ipv4::field::DST.start)));
+    w(&mut v, &format!("    s2_tclass <= is6 ? {{{}, {}}} : {};", "s1_l3[3:0]", "s1_l3[15:12]", l3(ipv4::field::TOS, 1)));
+    w(&mut v, &format!("    s2_hop_limit <= is6 ? {} : {};", l3(ipv6::field::HOP_LIMIT, 1), l3(ipv4::field::TTL, 1)));
+    w(&mut v, &format!("    s2_ident <= is6 ? 16'd0 : {};", l3(ipv4::field::IDENT.start, 2)));
+    w(&mut v, &format!("    s2_flow_label <= is6 ? {{s1_l3[11:8], {}}} : 20'd0;", l3(2, 2)));
+    w(&mut v, &format!("    s2_l4 <= is6 ? {} : {};", window("s1_l3", h6, l4_bytes), window("s1_l3", h4, l4_bytes)));
+    w(&mut v, "end");
+
+    // ---- Stage 3: lengths, the opcode table ----
+    let l4 = |r: usize, n: usize| be("s2_l4", r, n);
+    w(&mut v, "reg [7:0] opcode;\nreg known;\nreg [16:0] ext_len;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg has_{name};\nreg [4:0] off_{name};"));
+    }
+    w(&mut v, "always @(*) begin");
+    w(&mut v, &format!("    opcode = {};", l4(udp_hdr + bth::field::OPCODE, 1)));
     v.push_str(&meta::ext_table_verilog(17, true));
+    w(&mut v, "end");
+    w(&mut v, "reg s3_vlan, s3_is4, s3_is6, s3_l3short4, s3_l3short6, s3_proto_udp, s3_nh_udp, s3_frag, s3_ipl_small, s3_ipl_big, s3_dport_ok, s3_known;");
+    w(&mut v, "reg [15:0] s3_etype, s3_len, s3_ident, s3_ulen;\nreg [16:0] s3_ip_end, s3_l4len, s3_l5len, s3_l5m16, s3_ext_len;\nreg [15:0] s3_payload_off;\nreg [18:0] s3_q0, s3_q1;");
+    w(&mut v, &format!("reg [7:0] s3_l3b0, s3_tclass, s3_hop_limit;\nreg [19:0] s3_flow_label;\nreg [127:0] s3_src_gid, s3_dst_gid;\nreg [{}:0] s3_eth;\nreg [15:0] s3_sport;\nreg [{}:0] s3_bth;", 8 * eth_keep - 1, 8 * bth_bytes - 1));
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg s3_has_{name};\nreg [4:0] s3_off_{name};"));
+    }
+    w(&mut v, "always @(posedge clock) begin");
+    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "etype", "len", "ident", "l3b0", "tclass", "hop_limit", "flow_label", "src_gid", "dst_gid", "eth"] {
+        w(&mut v, &format!("    s3_{f} <= s2_{f};"));
+    }
+    // L4 = IP length - IP header; L5 = L4 - UDP header; L5 - BTH - ICRC (the data length before the extended headers).
+    let both = |ofs: usize| format!("s2_is6 ? s2_iplen - 17'd{} : s2_iplen - 17'd{}", h6 + ofs, h4 + ofs);
+    w(&mut v, &format!("    s3_l4len <= {};", both(0)));
+    w(&mut v, &format!("    s3_l5len <= {};", both(udp_hdr)));
+    w(&mut v, &format!("    s3_l5m16 <= {};", both(udp_hdr + bth::HEADER_LEN + icrc)));
+    w(&mut v, &format!("    s3_ipl_small <= s2_iplen < 17'd{h4};\n    s3_ipl_big <= s2_iplen > s2_l3len;"));
+    w(&mut v, &format!("    s3_ip_end <= s2_vlan ? s2_iplen + 17'd{e1} : s2_iplen + 17'd{e0};"));
+    w(&mut v, "    s3_q0 <= {2'd0, s2_p0} + {2'd0, s2_p1} + {2'd0, s2_p2};\n    s3_q1 <= {2'd0, s2_p3} + {2'd0, s2_p4};");
+    w(&mut v, &format!("    s3_sport <= {};\n    s3_bth <= {};", l4(0, 2), window("s2_l4", udp_hdr, bth_bytes)));
+    w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
+    w(&mut v, "    s3_known <= known;\n    s3_ext_len <= ext_len;");
+    let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
+    w(&mut v, &format!("    s3_payload_off <= (s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{})) + ext_len[15:0];", hdr_len(true, true), hdr_len(true, false), hdr_len(false, true), hdr_len(false, false)));
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("    s3_has_{name} <= has_{name};\n    s3_off_{name} <= off_{name};"));
+    }
+    w(&mut v, "end");
+    w(&mut v, "always @(*) begin\n    vlan = s3_vlan;\n    ipv6 = s3_is6;\n    ip_end = s3_ip_end;\nend");
+
+    // ---- Stage 4: UDP/BTH checks, the record fields ----
+    let bth_at = |r: usize, n: usize| be("s3_bth", r, n);
+    w(&mut v, &format!("wire [19:0] csum = {{1'b0, s3_q0}} + {{1'b0, s3_q1}};\nreg [{}:0] rec;", meta::BITS - 1));
+    let set = |v: &mut String, name: &str, expr: &str| {
+        let (lsb, bits) = meta::field(name);
+        writeln!(v, "    rec[{}:{}] = {expr};", lsb + bits - 1, lsb).unwrap();
+    };
+    w(&mut v, "always @(*) begin");
+    w(&mut v, &format!("    rec = {}'d0;", meta::BITS));
+    set(&mut v, "eth_dst", &be("s3_eth", 0, 6));
+    set(&mut v, "eth_src", &be("s3_eth", 6, 6));
+    set(&mut v, "vlan", "s3_vlan");
+    set(&mut v, "vlan_tci", &format!("(s3_vlan ? {} : 16'd0)", be("s3_eth", macs, 2)));
+    set(&mut v, "ethertype", "s3_etype");
+    set(&mut v, "ipv6", "s3_is6");
+    for f in ["src_gid", "dst_gid", "tclass", "hop_limit", "flow_label"] {
+        set(&mut v, f, &format!("s3_{f}"));
+    }
+    set(&mut v, "ip_ident", "s3_ident");
+    set(&mut v, "ip_payload_len", "s3_l4len[15:0]");
+    set(&mut v, "udp_src_port", "s3_sport");
+    set(&mut v, "opcode", &bth_at(bth::field::OPCODE, 1));
+    let flags = bth_at(bth::field::FLAGS, 1);
+    set(&mut v, "solicited", &format!("{flags}[7]"));
+    set(&mut v, "mig_req", &format!("{flags}[6]"));
+    set(&mut v, "pad_cnt", &format!("{flags}[5:4]"));
+    set(&mut v, "pkey", &bth_at(bth::field::PKEY.start, 2));
+    let cc = bth_at(bth::field::CC, 1);
+    set(&mut v, "fecn", &format!("{cc}[7]"));
+    set(&mut v, "becn", &format!("{cc}[6]"));
+    set(&mut v, "dest_qp", &bth_at(bth::field::DEST_QP.start, 3));
+    set(&mut v, "ack_req", &format!("{}[7]", bth_at(bth::field::ACK, 1)));
+    set(&mut v, "psn", &bth_at(bth::field::PSN.start, 3));
     // Each extended header: a mux over the offsets the table gives it.
-    for (name, bit, n) in EXT {
-        writeln!(v, "    raw_{name} = {}'d0;", 8 * n).unwrap();
+    for (name, bit, _) in EXT {
+        set(&mut v, &format!("has_{name}"), &format!("s3_has_{name}"));
+        let (lsb, bits) = meta::field(name);
         for o in meta::ext_offsets(bit) {
-            writeln!(v, "    if (off_{name} == 5'd{o}) raw_{name} = {};", l4_fields(ext_off + o, &meta::ext_covered(name))).unwrap();
+            writeln!(v, "    if (s3_has_{name} && s3_off_{name} == 5'd{o}) rec[{}:{}] = {};", lsb + bits - 1, lsb, be_fields("s3_bth", bth::HEADER_LEN + o, &meta::ext_covered(name))).unwrap();
         }
     }
-    writeln!(v, "    need = 17'd{} + ext_len;", bth::HEADER_LEN + icrc).unwrap();
-    writeln!(v, "    data_len = l5len - need;").unwrap();
-    // The checks, in wire::parse's order.
+    set(&mut v, "payload_off", "s3_payload_off");
+    w(&mut v, "end");
+    w(&mut v, "reg s4_vlan, s4_is4, s4_is6, s4_l3short4, s4_l3short6, s4_proto_udp, s4_nh_udp, s4_frag, s4_ipl_small, s4_ipl_big, s4_dport_ok, s4_known;");
+    w(&mut v, "reg s4_l4short, s4_l5short, s4_ulen_bad, s4_tver_bad, s4_need_bad;\nreg [15:0] s4_len;\nreg [7:0] s4_l3b0;\nreg [16:0] s4_data_len, s4_f1;");
+    w(&mut v, &format!("reg [{}:0] s4_rec;", meta::BITS - 1));
+    w(&mut v, "always @(posedge clock) begin");
+    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "ipl_small", "ipl_big", "dport_ok", "known", "len", "l3b0"] {
+        w(&mut v, &format!("    s4_{f} <= s3_{f};"));
+    }
+    w(&mut v, &format!("    s4_l4short <= s3_l4len < 17'd{udp_hdr};\n    s4_l5short <= s3_l5len < 17'd{};", bth::HEADER_LEN));
+    w(&mut v, "    s4_ulen_bad <= {1'b0, s3_ulen} != s3_l4len;");
+    w(&mut v, &format!("    s4_tver_bad <= {flags}[3:0] != 4'd0;"));
+    w(&mut v, &format!("    s4_need_bad <= s3_l5len < 17'd{} + s3_ext_len;", bth::HEADER_LEN + icrc));
+    w(&mut v, "    s4_data_len <= s3_l5m16 - s3_ext_len;");
+    // The checksum folded once.
+    w(&mut v, "    s4_f1 <= {1'b0, csum[15:0]} + {13'd0, csum[19:16]};");
+    w(&mut v, "    s4_rec <= rec;");
+    w(&mut v, "end");
+
+    // ---- Stage 5: checksum, pad, payload length ----
+    let (pl, _) = meta::field("pad_cnt");
+    let pad = format!("s4_rec[{}:{}]", pl + 1, pl);
+    w(&mut v, "reg s5_vlan, s5_is4, s5_is6, s5_l3short4, s5_l3short6, s5_proto_udp, s5_nh_udp, s5_frag, s5_ipl_small, s5_ipl_big, s5_dport_ok, s5_known;");
+    w(&mut v, "reg s5_l4short, s5_l5short, s5_ulen_bad, s5_tver_bad, s5_need_bad, s5_csum_ok, s5_pad_bad;\nreg [15:0] s5_len, s5_payload_len;\nreg [7:0] s5_l3b0;");
+    w(&mut v, &format!("reg [{}:0] s5_rec;", meta::BITS - 1));
+    w(&mut v, "always @(posedge clock) begin");
+    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "ipl_small", "ipl_big", "dport_ok", "known", "l4short", "l5short", "ulen_bad", "tver_bad", "need_bad", "len", "l3b0", "rec"] {
+        w(&mut v, &format!("    s5_{f} <= s4_{f};"));
+    }
+    // The ones' complement sum of the ten words must be 0xFFFF.
+    w(&mut v, "    s5_csum_ok <= s4_f1[15:0] + {15'd0, s4_f1[16]} == 16'hffff;");
+    w(&mut v, &format!("    s5_pad_bad <= {{15'd0, {pad}}} > s4_data_len;"));
+    w(&mut v, &format!("    s5_payload_len <= s4_data_len[15:0] - {{14'd0, {pad}}};"));
+    w(&mut v, "end");
+
+    // ---- Stage 6: the checks, in wire::parse's order ----
+    w(&mut v, "reg [3:0] verdict;\nreg [2:0] layer, ip_reject;\nwire [3:0] ver = s5_l3b0[7:4];");
     let t = |l: Layer| format!("begin verdict = 4'd{}; layer = 3'd{}; end", Verdict::Truncated as u8, layer_code(l));
     let d = |x: Verdict| format!("verdict = 4'd{};", x as u8);
     let bad_ip = |why: &str| format!("begin verdict = 4'd{}; ip_reject = 3'd{}; end", Verdict::BadIpHeader as u8, reject_code(why));
-    let pad = "{15'd0, flags[5:4]}";
-    writeln!(v, "    verdict = 4'd0;\n    layer = 3'd0;\n    ip_reject = 3'd0;").unwrap();
-    writeln!(v, "    if (len < 16'd{}) {}", eth::HEADER_LEN, t(Layer::Ethernet)).unwrap();
-    writeln!(v, "    else if (vlan && len < 16'd{}) {}", eth::HEADER_LEN + eth::VLAN_LEN, t(Layer::Vlan)).unwrap();
-    writeln!(v, "    else if (!is4 && !is6) {}", d(Verdict::NotRoce)).unwrap();
-    writeln!(v, "    else if (is4 && l3len < 17'd{}) {}", ipv4::HEADER_LEN, t(Layer::Ipv4)).unwrap();
-    writeln!(v, "    else if (is4 && {} != 8'd{} && ver == 4'd4) {}", l3(ipv4::field::PROTOCOL, 1), ipv4::PROTO_UDP, d(Verdict::NotRoce)).unwrap();
-    writeln!(v, "    else if (is4 && ver != 4'd4) {}", bad_ip(ipv4::reject::VERSION)).unwrap();
-    writeln!(v, "    else if (is4 && l3b0[3:0] != 4'd{}) {}", ipv4::HEADER_LEN / 4, bad_ip(ipv4::reject::IHL)).unwrap();
-    writeln!(v, "    else if (is4 && (iplen < 17'd{} || iplen > l3len)) {}", ipv4::HEADER_LEN, bad_ip(ipv4::reject::TOTAL_LEN)).unwrap();
-    writeln!(v, "    else if (is4 && ({} & 16'h3fff) != 16'd0) {}", l3(ipv4::field::FLAGS_FRAG.start, 2), bad_ip(ipv4::reject::FRAGMENT)).unwrap();
-    writeln!(v, "    else if (is4 && csum2 != 16'hffff) {}", bad_ip(ipv4::reject::CHECKSUM)).unwrap();
-    writeln!(v, "    else if (is6 && l3len < 17'd{}) {}", ipv6::HEADER_LEN, t(Layer::Ipv6)).unwrap();
-    writeln!(v, "    else if (is6 && {} != 8'd{} && ver == 4'd6) {}", l3(ipv6::field::NEXT_HEADER, 1), ipv4::PROTO_UDP, d(Verdict::NotRoce)).unwrap();
-    writeln!(v, "    else if (is6 && ver != 4'd6) {}", bad_ip(ipv6::reject::VERSION)).unwrap();
-    writeln!(v, "    else if (is6 && {} != 8'd{}) {}", l3(ipv6::field::NEXT_HEADER, 1), ipv4::PROTO_UDP, bad_ip(ipv6::reject::NEXT_HEADER)).unwrap();
-    writeln!(v, "    else if (is6 && iplen > l3len) {}", bad_ip(ipv6::reject::PAYLOAD_LEN)).unwrap();
-    writeln!(v, "    else if (l4len < 17'd{udp_hdr}) {}", t(Layer::Udp)).unwrap();
-    writeln!(v, "    else if (dport != 16'd{}) {}", wire::udp::ROCE_V2_PORT, d(Verdict::NotRoce)).unwrap();
-    writeln!(v, "    else if ({{1'b0, ulen}} != l4len) {}", d(Verdict::BadUdpLength)).unwrap();
-    writeln!(v, "    else if (l5len < 17'd{}) {}", bth::HEADER_LEN, t(Layer::Bth)).unwrap();
-    writeln!(v, "    else if (flags[3:0] != 4'd0) {}", d(Verdict::BadTver)).unwrap();
-    writeln!(v, "    else if (!known) {}", d(Verdict::UnknownOpcode)).unwrap();
-    writeln!(v, "    else if (l5len < need) {}", d(Verdict::BadLength)).unwrap();
-    writeln!(v, "    else if ({pad} > data_len) {}", d(Verdict::BadLength)).unwrap();
-    // The record.
-    let set = |v: &mut String, name: &str, expr: &str| {
+    w(&mut v, "always @(*) begin");
+    w(&mut v, "    verdict = 4'd0;\n    layer = 3'd0;\n    ip_reject = 3'd0;");
+    w(&mut v, &format!("    if (s5_len < 16'd{e0}) {}", t(Layer::Ethernet)));
+    w(&mut v, &format!("    else if (s5_vlan && s5_len < 16'd{e1}) {}", t(Layer::Vlan)));
+    w(&mut v, &format!("    else if (!s5_is4 && !s5_is6) {}", d(Verdict::NotRoce)));
+    w(&mut v, &format!("    else if (s5_is4 && s5_l3short4) {}", t(Layer::Ipv4)));
+    w(&mut v, &format!("    else if (s5_is4 && !s5_proto_udp && ver == 4'd4) {}", d(Verdict::NotRoce)));
+    w(&mut v, &format!("    else if (s5_is4 && ver != 4'd4) {}", bad_ip(ipv4::reject::VERSION)));
+    w(&mut v, &format!("    else if (s5_is4 && s5_l3b0[3:0] != 4'd{}) {}", h4 / 4, bad_ip(ipv4::reject::IHL)));
+    w(&mut v, &format!("    else if (s5_is4 && (s5_ipl_small || s5_ipl_big)) {}", bad_ip(ipv4::reject::TOTAL_LEN)));
+    w(&mut v, &format!("    else if (s5_is4 && s5_frag) {}", bad_ip(ipv4::reject::FRAGMENT)));
+    w(&mut v, &format!("    else if (s5_is4 && !s5_csum_ok) {}", bad_ip(ipv4::reject::CHECKSUM)));
+    w(&mut v, &format!("    else if (s5_is6 && s5_l3short6) {}", t(Layer::Ipv6)));
+    w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp && ver == 4'd6) {}", d(Verdict::NotRoce)));
+    w(&mut v, &format!("    else if (s5_is6 && ver != 4'd6) {}", bad_ip(ipv6::reject::VERSION)));
+    w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp) {}", bad_ip(ipv6::reject::NEXT_HEADER)));
+    w(&mut v, &format!("    else if (s5_is6 && s5_ipl_big) {}", bad_ip(ipv6::reject::PAYLOAD_LEN)));
+    w(&mut v, &format!("    else if (s5_l4short) {}", t(Layer::Udp)));
+    w(&mut v, &format!("    else if (!s5_dport_ok) {}", d(Verdict::NotRoce)));
+    w(&mut v, &format!("    else if (s5_ulen_bad) {}", d(Verdict::BadUdpLength)));
+    w(&mut v, &format!("    else if (s5_l5short) {}", t(Layer::Bth)));
+    w(&mut v, &format!("    else if (s5_tver_bad) {}", d(Verdict::BadTver)));
+    w(&mut v, &format!("    else if (!s5_known) {}", d(Verdict::UnknownOpcode)));
+    w(&mut v, &format!("    else if (s5_need_bad) {}", d(Verdict::BadLength)));
+    w(&mut v, &format!("    else if (s5_pad_bad) {}", d(Verdict::BadLength)));
+    w(&mut v, "end");
+    w(&mut v, "always @(posedge clock) begin");
+    w(&mut v, "    meta <= s5_rec;");
+    for (name, expr) in [("verdict", "verdict"), ("layer", "layer"), ("ip_reject", "ip_reject"), ("payload_len", "s5_payload_len")] {
         let (lsb, bits) = meta::field(name);
-        writeln!(v, "    meta[{}:{}] = {expr};", lsb + bits - 1, lsb).unwrap();
-    };
-    writeln!(v, "    meta = {}'d0;", meta::BITS).unwrap();
-    set(&mut v, "verdict", "verdict");
-    set(&mut v, "layer", "layer");
-    set(&mut v, "ip_reject", "ip_reject");
-    set(&mut v, "eth_dst", &be(0, 6));
-    set(&mut v, "eth_src", &be(6, 6));
-    set(&mut v, "vlan", "vlan");
-    set(&mut v, "vlan_tci", &format!("(vlan ? {} : 16'd0)", be(14, 2)));
-    set(&mut v, "ethertype", "etype");
-    set(&mut v, "ipv6", "is6");
-    let mapped = |r: usize| format!("{{80'd0, 16'hffff, {}}}", l3(r, 4));
-    set(&mut v, "src_gid", &format!("(is6 ? {} : {})", l3(ipv6::field::SRC.start, 16), mapped(ipv4::field::SRC.start)));
-    set(&mut v, "dst_gid", &format!("(is6 ? {} : {})", l3(ipv6::field::DST.start, 16), mapped(ipv4::field::DST.start)));
-    set(&mut v, "tclass", &format!("(is6 ? {{l3b0[3:0], l3b1[7:4]}} : {})", l3(ipv4::field::TOS, 1)));
-    set(&mut v, "hop_limit", &format!("(is6 ? {} : {})", l3(ipv6::field::HOP_LIMIT, 1), l3(ipv4::field::TTL, 1)));
-    set(&mut v, "ip_ident", &format!("(is6 ? 16'd0 : {})", l3(ipv4::field::IDENT.start, 2)));
-    set(&mut v, "flow_label", &format!("(is6 ? {{l3b1[3:0], {}}} : 20'd0)", l3(2, 2)));
-    set(&mut v, "ip_payload_len", "iplen[15:0] - ip_hl[15:0]");
-    set(&mut v, "udp_src_port", &l4(0, 2));
-    set(&mut v, "opcode", "opcode");
-    set(&mut v, "solicited", "flags[7]");
-    set(&mut v, "mig_req", "flags[6]");
-    set(&mut v, "pad_cnt", "flags[5:4]");
-    set(&mut v, "pkey", &l4(bth_off + bth::field::PKEY.start, 2));
-    set(&mut v, "fecn", "bth_cc[7]");
-    set(&mut v, "becn", "bth_cc[6]");
-    set(&mut v, "dest_qp", &l4(bth_off + bth::field::DEST_QP.start, 3));
-    set(&mut v, "ack_req", "bth_ack[7]");
-    set(&mut v, "psn", &l4(bth_off + bth::field::PSN.start, 3));
-    for (name, _, _) in EXT {
-        set(&mut v, &format!("has_{name}"), &format!("has_{name}"));
-        set(&mut v, name, &format!("(has_{name} ? raw_{name} : {}'d0)", meta::field(name).1));
+        w(&mut v, &format!("    meta[{}:{}] <= {expr};", lsb + bits - 1, lsb));
     }
-    set(&mut v, "payload_off", &format!("eth_len[15:0] + ip_hl[15:0] + 16'd{ext_off} + ext_len[15:0]"));
-    set(&mut v, "payload_len", "data_len[15:0] - {14'd0, flags[5:4]}");
-    writeln!(v, "end").unwrap();
+    w(&mut v, "end");
     v
 }

@@ -1,10 +1,11 @@
 //! The RX pipeline: one stream of Ethernet frames in; one metadata record per frame (accepted or dropped,
 //! with the cause) and, for accepted frames, the payload realigned to lane 0 out; drop counters by cause.
 //!
-//! Ingress: each beat goes into the frame store and the header window. A short queue (`dq`) holds the last
-//! beats back from the ICRC lanes until the two beats after them are in the window (so VLAN, IP version and
-//! IP end are known) or the frame has ended; the CRC engine runs on the transformed lanes (see `lanes`).
-//! At each frame end the decoder's record goes into `vq`, the lane parameters into a register ring, and later the ICRC
+//! Ingress: each beat goes into the frame store and the header window. The pipelined decoder (`decode`)
+//! gives each frame's lane parameters (VLAN, IP version, IP end) once its first `PARAM_BYTES` bytes are in
+//! the window, into `pq`; a short queue (`dq`) holds the beats back from the ICRC lanes until their frame's
+//! parameters are there. The CRC engine runs on the transformed lanes (see `lanes`), registered. The
+//! decoder's record goes into `vq` `decode::LATENCY` cycles after each frame's end, and later the ICRC
 //! result into `cq`.
 //! Egress: with a record, its ICRC result and the frame's beats at hand, the record goes out on `meta`;
 //! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its
@@ -12,17 +13,20 @@
 //!
 //! Frames must fit the frame store (`2^A` beats); `in_ready` holds while it is full.
 
-use super::decode::Decode;
+use super::decode::{self, Decode};
 use super::egress::{Funnel, LaneMask, RecordFields};
 use super::lanes::{HeaderCapture, IcrcLanes};
 use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
+use crate::delay::Delay;
 use crate::kit::*;
 
-// At most 12 frames between their last beat in and their record out (the record queues hold 16).
+// The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
+// record out. A frame's ICRC result comes about 20 cycles after its end, so 1-beat frames at 64 bytes need
+// `Q = 5` for one frame per cycle.
 
 #[derive(LogicBlock)]
-pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize> {
+pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> {
     pub clock: Signal<In, Clock>,
     pub in_data: Signal<In, Bits<D>>,
     pub in_keep: Signal<In, Bits<K>>,
@@ -55,41 +59,36 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     cap: HeaderCapture<D, K>,
     dec: Decode,
     done: DFF<Bit>,
+    rec_delay: Delay<{ decode::LATENCY }>,
     inflight: DFF<Bits<8>>,
     // The queue in front of the ICRC lanes.
-    dq_d: SynchronousFIFO<Bits<D>, 2, 3, 1>,
-    dq_k: SynchronousFIFO<Bits<K>, 2, 3, 1>,
-    dq_l: SynchronousFIFO<Bit, 2, 3, 1>,
-    dq_b: SynchronousFIFO<Bits<16>, 2, 3, 1>,
-    dcount: DFF<Bits<4>>,
-    dlasts: DFF<Bits<4>>,
+    dq_d: SynchronousFIFO<Bits<D>, 4, 5, 1>,
+    dq_k: SynchronousFIFO<Bits<K>, 4, 5, 1>,
+    dq_l: SynchronousFIFO<Bit, 4, 5, 1>,
+    dq_b: SynchronousFIFO<Bits<16>, 4, 5, 1>,
     crc_fire: Signal<Local, Bit>,
-    // Lane parameters {vlan, ipv6, ip_end} of frames that ended but are still going through the lanes: a
-    // four-entry ring in registers (the queue in front holds at most four beats, so at most four frames).
-    // Not a rust-hdl FIFO: those show a write two cycles later, and a frame's last beat can reach the
-    // lanes one cycle after its entry is written.
-    pe0: DFF<Bits<19>>,
-    pe1: DFF<Bits<19>>,
-    pe2: DFF<Bits<19>>,
-    pe3: DFF<Bits<19>>,
-    pwp: DFF<Bits<2>>,
-    prp: DFF<Bits<2>>,
-    pn: DFF<Bits<3>>,
-    phead: Signal<Local, Bits<19>>,
-    ppush: Signal<Local, Bit>,
-    ppop: Signal<Local, Bit>,
-    last_out: Signal<Local, Bit>,
-    lp_live: Signal<Local, Bits<19>>,
+    // Lane parameters {vlan, ipv6, ip_end}, one entry per frame, written once the decoder has seen the
+    // frame's first `PARAM_BYTES` bytes (or its end): a frame's beats pass the lanes only with its entry.
+    param_beat: Constant<Bits<16>>,
+    param_seen: Signal<Local, Bit>,
+    param_delay: Delay<{ decode::PARAM_LATENCY + 1 }>,
+    pq: SynchronousFIFO<Bits<19>, 4, 5, 1>,
     lp: Signal<Local, Bits<19>>,
     lanes: IcrcLanes<D, K>,
+    // The lanes' output, registered in front of the CRC engine.
+    e_data: DFF<Bits<D>>,
+    e_keep: DFF<Bits<K>>,
+    e_last: DFF<Bit>,
+    e_valid: DFF<Bit>,
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     icrc_q: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
     // Records, received ICRCs and ICRC results, one per frame, in order.
-    vq: SynchronousFIFO<Bits<{ meta::BITS }>, 4, 5, 1>,
-    iq: SynchronousFIFO<Bits<32>, 4, 5, 1>,
-    cq: SynchronousFIFO<Bit, 4, 5, 1>,
+    vq: SynchronousFIFO<Bits<{ meta::BITS }>, Q, QP1, 1>,
+    iq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
+    cq: SynchronousFIFO<Bit, Q, QP1, 1>,
+    inflight_max: Constant<Bits<8>>,
     record: RecordFields<K>,
     // The frame store.
     sd: SynchronousFIFO<Bits<D>, A, AP1, 1>,
@@ -122,10 +121,11 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     c_bad_icrc: DFF<Bits<32>>,
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default for Rx<D, K, A, AP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default for Rx<D, K, A, AP1, Q, QP1> {
     fn default() -> Self {
         assert_eq!(D, 8 * K, "data bits must be 8 x byte lanes");
         assert_eq!(AP1, A + 1);
+        assert_eq!(QP1, Q + 1);
         Rx {
             clock: Signal::default(),
             in_data: Signal::default(),
@@ -157,28 +157,23 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
             cap: HeaderCapture::default(),
             dec: Decode::default(),
             done: DFF::default(),
+            rec_delay: Delay::default(),
             inflight: DFF::default(),
             dq_d: Default::default(),
             dq_k: Default::default(),
             dq_l: Default::default(),
             dq_b: Default::default(),
-            dcount: DFF::default(),
-            dlasts: DFF::default(),
             crc_fire: Signal::default(),
-            pe0: DFF::default(),
-            pe1: DFF::default(),
-            pe2: DFF::default(),
-            pe3: DFF::default(),
-            pwp: DFF::default(),
-            prp: DFF::default(),
-            pn: DFF::default(),
-            phead: Signal::default(),
-            ppush: Signal::default(),
-            ppop: Signal::default(),
-            last_out: Signal::default(),
-            lp_live: Signal::default(),
+            param_beat: Constant::new((((decode::PARAM_BYTES - 1) / K) as u64).into()),
+            param_seen: Signal::default(),
+            param_delay: Delay::default(),
+            pq: Default::default(),
             lp: Signal::default(),
             lanes: IcrcLanes::default(),
+            e_data: DFF::default(),
+            e_keep: DFF::default(),
+            e_last: DFF::default(),
+            e_valid: DFF::default(),
             engine: CrcEngine::default(),
             crc_done: DFF::default(),
             icrc_q: DFF::default(),
@@ -186,6 +181,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
             vq: Default::default(),
             iq: Default::default(),
             cq: Default::default(),
+            inflight_max: Constant::new((((1u64 << Q) - 4) as u64).into()),
             record: RecordFields::default(),
             sd: Default::default(),
             sl: Default::default(),
@@ -218,16 +214,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
     }
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for Rx<D, K, A, AP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bi, flen, done, inflight, dcount, dlasts, crc_done, icrc_q, ei, pv, pv_valid, pv_last, rem, pay_done, meta_sent);
-        dff_setup!(self, clock, pe0, pe1, pe2, pe3, pwp, prp, pn);
+        dff_setup!(self, clock, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_last, rem, pay_done, meta_sent);
+        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
-        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, engine, vq, iq, cq, sd, sl, cap);
+        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay);
 
         // ---- Ingress ----
-        self.in_ready.next = !self.sd.full.val() & !self.dq_d.full.val() & (self.inflight.q.val() < 12);
+        self.in_ready.next = !self.sd.full.val() & !self.dq_d.full.val() & (self.inflight.q.val() < self.inflight_max.val());
         self.in_fire.next = self.in_valid.val() & self.in_ready.val();
         self.nbytes.keep.next = self.in_keep.val();
         self.sd.data_in.next = self.in_data.val();
@@ -263,86 +259,36 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
         self.dec.len.next = self.flen.q.val();
 
         // ---- ICRC lanes ----
-        // A beat leaves the queue once two more are behind it (their bytes are in the header window), or
-        // when its frame has ended.
-        self.crc_fire.next = !self.dq_d.empty.val() & ((self.dcount.q.val() >= 3) | (self.dlasts.q.val() != 0));
+        // The lane parameters of a frame are known once its first PARAM_BYTES bytes are in the window.
+        self.param_seen.next = self.in_fire.val() & (self.bi.q.val() <= self.param_beat.val()) & ((self.bi.q.val() == self.param_beat.val()) | self.in_last.val());
+        self.param_delay.d.next = self.param_seen.val();
+        self.lp.next = bit_cast::<19, 17>(self.dec.ip_end.val());
+        self.lp.next = self.lp.val().replace_bit(17, self.dec.ipv6.val());
+        self.lp.next = self.lp.val().replace_bit(18, self.dec.vlan.val());
+        self.pq.data_in.next = self.lp.val();
+        self.pq.write.next = self.param_delay.q.val();
+        self.crc_fire.next = !self.dq_d.empty.val() & !self.pq.empty.val();
         self.dq_d.read.next = self.crc_fire.val();
         self.dq_k.read.next = self.crc_fire.val();
         self.dq_l.read.next = self.crc_fire.val();
         self.dq_b.read.next = self.crc_fire.val();
-        self.dcount.d.next = self.dcount.q.val();
-        if self.in_fire.val() & !self.crc_fire.val() {
-            self.dcount.d.next = self.dcount.q.val() + 1;
-        }
-        if !self.in_fire.val() & self.crc_fire.val() {
-            self.dcount.d.next = self.dcount.q.val() - 1;
-        }
-        self.dlasts.d.next = self.dlasts.q.val();
-        if (self.in_fire.val() & self.in_last.val()) & !(self.crc_fire.val() & self.dq_l.data_out.val()) {
-            self.dlasts.d.next = self.dlasts.q.val() + 1;
-        }
-        if !(self.in_fire.val() & self.in_last.val()) & (self.crc_fire.val() & self.dq_l.data_out.val()) {
-            self.dlasts.d.next = self.dlasts.q.val() - 1;
-        }
-        // Lane parameters: the ended frame's, else the live decode of the frame still arriving.
-        self.lp_live.next = bit_cast::<19, 17>(self.dec.ip_end.val());
-        self.lp_live.next = self.lp_live.val().replace_bit(17, self.dec.ipv6.val());
-        self.lp_live.next = self.lp_live.val().replace_bit(18, self.dec.vlan.val());
-        self.phead.next = self.pe0.q.val();
-        if self.prp.q.val() == 1 {
-            self.phead.next = self.pe1.q.val();
-        }
-        if self.prp.q.val() == 2 {
-            self.phead.next = self.pe2.q.val();
-        }
-        if self.prp.q.val() == 3 {
-            self.phead.next = self.pe3.q.val();
-        }
-        self.lp.next = self.lp_live.val();
-        if self.pn.q.val() != 0 {
-            self.lp.next = self.phead.val();
-        }
-        // Every frame gets an entry at `done`, dropped when its last beat passes the lanes: that is at least
-        // a cycle later, since the queue in front shows a beat two cycles after it is written.
-        self.last_out.next = self.crc_fire.val() & self.dq_l.data_out.val();
-        self.ppush.next = self.done.q.val();
-        self.ppop.next = self.last_out.val() & (self.pn.q.val() != 0);
-        if self.ppush.val() {
-            if self.pwp.q.val() == 0 {
-                self.pe0.d.next = self.lp_live.val();
-            }
-            if self.pwp.q.val() == 1 {
-                self.pe1.d.next = self.lp_live.val();
-            }
-            if self.pwp.q.val() == 2 {
-                self.pe2.d.next = self.lp_live.val();
-            }
-            if self.pwp.q.val() == 3 {
-                self.pe3.d.next = self.lp_live.val();
-            }
-            self.pwp.d.next = self.pwp.q.val() + 1;
-        }
-        if self.ppop.val() {
-            self.prp.d.next = self.prp.q.val() + 1;
-        }
-        if self.ppush.val() & !self.ppop.val() {
-            self.pn.d.next = self.pn.q.val() + 1;
-        }
-        if !self.ppush.val() & self.ppop.val() {
-            self.pn.d.next = self.pn.q.val() - 1;
-        }
+        self.pq.read.next = self.crc_fire.val() & self.dq_l.data_out.val();
         self.lanes.data.next = self.dq_d.data_out.val();
         self.lanes.keep.next = self.dq_k.data_out.val();
         self.lanes.beat.next = self.dq_b.data_out.val();
-        self.lanes.vlan.next = self.lp.val().get_bit(18);
-        self.lanes.ipv6.next = self.lp.val().get_bit(17);
-        self.lanes.ip_end.next = self.lp.val().get_bits::<17>(0);
+        self.lanes.vlan.next = self.pq.data_out.val().get_bit(18);
+        self.lanes.ipv6.next = self.pq.data_out.val().get_bit(17);
+        self.lanes.ip_end.next = self.pq.data_out.val().get_bits::<17>(0);
+        self.e_data.d.next = self.lanes.mdata.val();
+        self.e_keep.d.next = self.lanes.mkeep.val();
+        self.e_last.d.next = self.dq_l.data_out.val() | self.lanes.at_end.val();
+        self.e_valid.d.next = self.crc_fire.val() & !self.crc_done.q.val();
         self.engine.seed.next = 0.into();
         self.engine.reset.next = false;
-        self.engine.data.next = self.lanes.mdata.val();
-        self.engine.keep.next = self.lanes.mkeep.val();
-        self.engine.last.next = self.dq_l.data_out.val() | self.lanes.at_end.val();
-        self.engine.valid.next = self.crc_fire.val() & !self.crc_done.q.val();
+        self.engine.data.next = self.e_data.q.val();
+        self.engine.keep.next = self.e_keep.q.val();
+        self.engine.last.next = self.e_last.q.val();
+        self.engine.valid.next = self.e_valid.q.val();
         // The received ICRC: trailer bytes merged in as the lanes pass them.
         self.lanes.prev.next = self.icrc_q.q.val();
         self.icrc_now.next = self.icrc_q.q.val();
@@ -351,10 +297,12 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
             self.crc_done.d.next = !self.dq_l.data_out.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
         }
         self.icrc_q.d.next = self.icrc_now.val();
-        // Records: the decoder's at frame end (the window and length are this frame's for one cycle), the
-        // received ICRC once the frame's last beat has passed the lanes, the ICRC check when the CRC is out.
+        // Records: the decoder's, LATENCY cycles after the frame's end (the window and length are this frame's
+        // for one cycle), the received ICRC once the frame's last beat has passed the lanes, the ICRC check
+        // when the CRC is out.
+        self.rec_delay.d.next = self.done.q.val();
         self.vq.data_in.next = self.dec.meta.val();
-        self.vq.write.next = self.done.q.val();
+        self.vq.write.next = self.rec_delay.q.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.crc_fire.val() & self.dq_l.data_out.val();
         self.cq.data_in.next = self.engine.crc.val() == self.residue.val();
