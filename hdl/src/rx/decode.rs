@@ -203,16 +203,17 @@ pub fn verilog() -> String {
     set(&mut v, "ip_payload_len", "s3_l4len[15:0]");
     set(&mut v, "udp_src_port", "s3_sport");
     set(&mut v, "opcode", &bth_at(bth::field::OPCODE, 1));
-    let flags = bth_at(bth::field::FLAGS, 1);
-    set(&mut v, "solicited", &format!("{flags}[7]"));
-    set(&mut v, "mig_req", &format!("{flags}[6]"));
-    set(&mut v, "pad_cnt", &format!("{flags}[5:4]"));
+    // Bits `hi..=lo` of BTH byte `at` (yosys takes no part-select of a concatenation).
+    let bits = |at: usize, hi: usize, lo: usize| format!("s3_bth[{}:{}]", 8 * at + hi, 8 * at + lo);
+    let flags = |hi, lo| bits(bth::field::FLAGS, hi, lo);
+    set(&mut v, "solicited", &flags(7, 7));
+    set(&mut v, "mig_req", &flags(6, 6));
+    set(&mut v, "pad_cnt", &flags(5, 4));
     set(&mut v, "pkey", &bth_at(bth::field::PKEY.start, 2));
-    let cc = bth_at(bth::field::CC, 1);
-    set(&mut v, "fecn", &format!("{cc}[7]"));
-    set(&mut v, "becn", &format!("{cc}[6]"));
+    set(&mut v, "fecn", &bits(bth::field::CC, 7, 7));
+    set(&mut v, "becn", &bits(bth::field::CC, 6, 6));
     set(&mut v, "dest_qp", &bth_at(bth::field::DEST_QP.start, 3));
-    set(&mut v, "ack_req", &format!("{}[7]", bth_at(bth::field::ACK, 1)));
+    set(&mut v, "ack_req", &bits(bth::field::ACK, 7, 7));
     set(&mut v, "psn", &bth_at(bth::field::PSN.start, 3));
     // Each extended header: a mux over the offsets the table gives it.
     for (name, bit, _) in EXT {
@@ -233,7 +234,7 @@ pub fn verilog() -> String {
     }
     w(&mut v, &format!("    s4_l4short <= s3_l4len < 17'd{udp_hdr};\n    s4_l5short <= s3_l5len < 17'd{};", bth::HEADER_LEN));
     w(&mut v, "    s4_ulen_bad <= {1'b0, s3_ulen} != s3_l4len;");
-    w(&mut v, &format!("    s4_tver_bad <= {flags}[3:0] != 4'd0;"));
+    w(&mut v, &format!("    s4_tver_bad <= {} != 4'd0;", flags(3, 0)));
     w(&mut v, &format!("    s4_need_bad <= s3_l5len < 17'd{} + s3_ext_len;", bth::HEADER_LEN + icrc));
     w(&mut v, "    s4_data_len <= s3_l5m16 - s3_ext_len;");
     // The checksum folded once.

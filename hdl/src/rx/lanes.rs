@@ -102,12 +102,13 @@ impl<const D: usize, const K: usize> Default for IcrcLanes<D, K> {
     }
 }
 
-/// A Verilog condition: `r` (offset from the IP header) is one of `offs`.
+/// A Verilog condition: the byte in lane `l` sits at one of `offs` from the IP header (`e` = L3 start minus
+/// the beat's first frame offset).
 fn any_of(offs: &[usize]) -> String {
     if offs.is_empty() {
         return "1'b0".into();
     }
-    offs.iter().map(|o| format!("r == 17'd{o}")).collect::<Vec<_>>().join(" || ")
+    offs.iter().map(|o| format!("e == l - {o}")).collect::<Vec<_>>().join(" || ")
 }
 
 impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
@@ -126,29 +127,31 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
         let ff = |ip| variant_mask(ip).iter().filter(|m| m.1 == 0xFF).map(|m| m.0).collect::<Vec<_>>();
         let nib6: Vec<usize> = variant_mask(IpVersion::V6).iter().filter(|m| m.1 != 0xFF).map(|m| m.0).collect();
         let shift = K.trailing_zeros();
+        // Every comparison is against the two distances from the beat's first frame offset `base`: to the
+        // L3 start (`e`) and to the IP end (`d`), so each lane needs constants only (no adder per lane).
         let mut v = vec![
             "integer l;".to_string(),
-            "reg [16:0] base, o, r, eth_len;".into(),
+            "reg [16:0] base;".into(),
+            "reg signed [18:0] e, d;".into(),
             "reg [7:0] b;".into(),
             "always @(*) begin".into(),
             format!("    base = {{1'b0, beat}} << {shift};"),
-            format!("    eth_len = vlan ? 17'd{} : 17'd{};", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
-            format!("    at_end = ip_end <= base + 17'd{K};"),
+            format!("    e = (vlan ? 19'sd{} : 19'sd{}) - $signed({{2'b0, base}});", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
+            "    d = $signed({2'b0, ip_end}) - $signed({2'b0, base});".into(),
+            format!("    at_end = d <= {K};"),
             "    merged = prev;".into(),
             format!("    for (l = 0; l < {K}; l = l + 1) begin"),
-            "        o = base + l[16:0];".into(),
-            "        r = o - eth_len;".into(),
             "        b = data[8*l +: 8];".into(),
             // The ones that stand in for the LRH: as many as the CRC register is wide.
-            "        if (o < eth_len - 17'd4) b = 8'h00;".into(),
-            "        else if (o < eth_len) b = 8'hff;".into(),
+            "        if (e > l + 4) b = 8'h00;".into(),
+            "        else if (e > l) b = 8'hff;".into(),
             format!("        else if (ipv6 ? ({}) : ({})) b = 8'hff;", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
             format!("        else if (ipv6 && ({})) b = b | 8'h0f;", any_of(&nib6)),
             "        mdata[8*l +: 8] = b;".into(),
-            "        mkeep[l] = keep[l] && o < ip_end;".into(),
+            "        mkeep[l] = keep[l] && d > l;".into(),
         ];
         for t in 0..4 {
-            v.push(format!("        if (keep[l] && o + 17'd{} == ip_end) merged[{}:{}] = data[8*l +: 8];", 4 - t, 8 * t + 7, 8 * t));
+            v.push(format!("        if (keep[l] && d == l + {}) merged[{}:{}] = data[8*l +: 8];", 4 - t, 8 * t + 7, 8 * t));
         }
         v.extend(["    end".to_string(), "end".to_string()]);
         custom_module(v)
