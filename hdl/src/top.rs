@@ -125,8 +125,8 @@ impl Top {
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>(),
             (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(),
-            (Top::Tx, Width::W8) => tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }>(),
-            (Top::Tx, Width::W64) => tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }>(),
+            (Top::Tx, Width::W8) => tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>(),
+            (Top::Tx, Width::W64) => tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(),
             (Top::RxDecode, _) => {
                 let mut u = crate::rx::DecodeTop::default();
                 u.clock.connect();
@@ -156,8 +156,8 @@ pub const RX_COUNTERS: [&str; 9] = [
 const STORE_LOG2_W8: usize = 10;
 const STORE_LOG2_W64: usize = 8;
 
-/// The RX record queues hold 2^4 frames at 8 bytes (frames of 8 beats or more) and 2^5 at 64 bytes
-/// (back-to-back 1-beat frames).
+/// The RX record queues and the TX length and ICRC queues hold 2^4 frames at 8 bytes (frames of 8 beats
+/// or more) and 2^5 at 64 bytes (back-to-back 1-beat frames).
 const RECORDS_LOG2_W8: usize = 4;
 const RECORDS_LOG2_W64: usize = 5;
 
@@ -183,8 +183,8 @@ fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     generate_verilog(&u)
 }
 
-fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize>() -> String {
-    let mut u = crate::tx::pipeline::Tx::<D, K, A, AP1>::default();
+fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>() -> String {
+    let mut u = crate::tx::pipeline::Tx::<D, K, A, AP1, Q, QP1>::default();
     u.clock.connect();
     u.meta.connect();
     u.meta_valid.connect();

@@ -181,7 +181,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             vq: Default::default(),
             iq: Default::default(),
             cq: Default::default(),
-            inflight_max: Constant::new((((1u64 << Q) - 4) as u64).into()),
+            inflight_max: Constant::new(((1u64 << Q) - 4).into()),
             record: RecordFields::default(),
             sd: Default::default(),
             sl: Default::default(),

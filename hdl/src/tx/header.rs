@@ -1,17 +1,33 @@
 //! The TX header builder: from a metadata record (the RX layout, `rx::meta`) to the header bytes of the
 //! frame, with every length derived (IP length, UDP length, PadCnt), the IPv4 checksum computed, the UDP
 //! checksum 0 and DF set, as `wire`'s emit does. Generated as Verilog from `wire`'s layouts and opcode table.
+//!
+//! A pipeline of `STAGES` registers with valid bits that close up bubbles (a stage loads when it is empty or
+//! the next one loads): records go in on `in_valid`/`in_ready`; the last stage holds the header the
+//! assembler is working on (`valid`) until `take`, so the next header is ready the cycle after. Stages:
+//! 1. the record; 2. the opcode table, checksum pair sums; 3. header length, the rest of the frame's length,
+//! checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
+//! 6. checksum folded again; 7. the header bytes. At most two carry chains in a row per stage.
 
 use crate::kit::*;
 use crate::rx::meta::{self, EXT};
 use std::fmt::Write as _;
 use wire::{bth, eth, ipv4, ipv6};
 
+/// Pipeline registers from `meta` in to the header out.
+pub const STAGES: usize = 7;
+
 /// `img` holds header bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after); `flen` is the whole frame
 /// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout.
 #[derive(Clone, Debug, Default, LogicBlock)]
 pub struct TxHeader {
+    pub clock: Signal<In, Clock>,
     pub meta: Signal<In, Bits<{ meta::BITS }>>,
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    /// The header held is done with: the next one moves in.
+    pub take: Signal<In, Bit>,
+    pub valid: Signal<Out, Bit>,
     pub img: Signal<Out, Bits<1024>>,
     pub hlen: Signal<Out, Bits<16>>,
     pub flen: Signal<Out, Bits<16>>,
@@ -28,6 +44,8 @@ impl Logic for TxHeader {
     }
 
     fn connect(&mut self) {
+        self.in_ready.connect();
+        self.valid.connect();
         self.img.connect();
         self.hlen.connect();
         self.flen.connect();
@@ -42,14 +60,15 @@ impl Logic for TxHeader {
     }
 }
 
-fn m(name: &str) -> String {
+/// Field `name` of the record held in register `r`.
+fn f(r: &str, name: &str) -> String {
     let (lsb, bits) = meta::field(name);
-    format!("meta[{}:{}]", lsb + bits - 1, lsb)
+    format!("{r}[{}:{}]", lsb + bits - 1, lsb)
 }
 
 /// The big-endian lvalue for bytes `[o, o + n)` of `img`.
 fn at(o: usize, n: usize) -> String {
-    let parts: Vec<String> = (o..o + n).map(|i| format!("img[{}:{}]", 8 * i + 7, 8 * i)).collect();
+    let parts: Vec<String> = (o..o + n).map(|i| format!("img_n[{}:{}]", 8 * i + 7, 8 * i)).collect();
     format!("{{{}}}", parts.join(", "))
 }
 
@@ -63,61 +82,157 @@ fn variants() -> [(bool, bool, usize, usize); 4] {
 /// The whole body of the builder module.
 pub fn verilog() -> String {
     let mut v = String::new();
+    let w = |v: &mut String, s: &str| writeln!(v, "{s}").unwrap();
     let udp_hdr = wire::udp::UdpRepr::LEN;
     let ext_off = udp_hdr + bth::HEADER_LEN;
-    for d in [
-        "reg [7:0] opcode;",
-        "reg [15:0] eth_len, ip_hl, ext_len, pad, l3len, l4len;",
-        "reg [19:0] sum;",
-        "reg [16:0] sum1;",
-        "reg [15:0] sum2, csum;",
-    ] {
-        writeln!(v, "{d}").unwrap();
+    let icrc = wire::icrc::ICRC_LEN;
+    let (e0, e1) = (eth::HEADER_LEN, eth::HEADER_LEN + eth::VLAN_LEN);
+    let (h4, h6) = (ipv4::HEADER_LEN, ipv6::HEADER_LEN);
+    let by_layout = |bits: usize, n: &dyn Fn(bool, bool) -> usize, r: &str| {
+        format!("({} ? ({} ? {bits}'d{} : {bits}'d{}) : ({} ? {bits}'d{} : {bits}'d{}))", f(r, "vlan"), f(r, "ipv6"), n(true, true), n(true, false), f(r, "ipv6"), n(false, true), n(false, false))
+    };
+    let eth_len = |vl: bool, _: bool| if vl { e1 } else { e0 };
+    let ip_end = |vl: bool, v6: bool| eth_len(vl, v6) + if v6 { h6 } else { h4 };
+    // The pipeline's valid bits and load enables.
+    let n = STAGES - 1;
+    w(&mut v, &(1..=n).map(|i| format!("reg v{i} = 1'b0;")).collect::<Vec<_>>().join("\n"));
+    w(&mut v, &format!("reg [{}:0] {};", meta::BITS - 1, (1..=n).map(|i| format!("m{i}")).collect::<Vec<_>>().join(", ")));
+    w(&mut v, "wire en_out = !valid || take;");
+    for i in (1..=n).rev() {
+        let next = if i == n { "en_out".to_string() } else { format!("en{}", i + 1) };
+        w(&mut v, &format!("wire en{i} = !v{i} || {next};"));
     }
-    for (name, _, _) in EXT {
-        writeln!(v, "reg has_{name};\nreg [4:0] off_{name};").unwrap();
+    w(&mut v, "always @(*) in_ready = en1;");
+    w(&mut v, "always @(posedge clock) begin");
+    w(&mut v, "    if (en1) begin v1 <= in_valid; m1 <= meta; end");
+    for i in 2..=n {
+        w(&mut v, &format!("    if (en{i}) begin v{i} <= v{}; m{i} <= m{}; end", i - 1, i - 1));
     }
-    writeln!(v, "always @(*) begin").unwrap();
-    writeln!(v, "    vlan = {};\n    ipv6 = {};\n    opcode = {};", m("vlan"), m("ipv6"), m("opcode")).unwrap();
-    v.push_str(&meta::ext_table_verilog(16, false));
-    writeln!(v, "    eth_len = vlan ? 16'd{} : 16'd{};", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN).unwrap();
-    writeln!(v, "    ip_hl = ipv6 ? 16'd{} : 16'd{};", ipv6::HEADER_LEN, ipv4::HEADER_LEN).unwrap();
-    writeln!(v, "    plen = {};\n    pad = (16'd4 - {{14'd0, plen[1:0]}}) & 16'd3;", m("payload_len")).unwrap();
-    writeln!(v, "    hlen = eth_len + ip_hl + 16'd{ext_off} + ext_len;").unwrap();
-    writeln!(v, "    flen = hlen + plen + pad + 16'd{};", wire::icrc::ICRC_LEN).unwrap();
-    writeln!(v, "    crc_end = {{1'b0, flen}} - 17'd{};", wire::icrc::ICRC_LEN).unwrap();
-    writeln!(v, "    l3len = flen - eth_len;\n    l4len = l3len - ip_hl;").unwrap();
-    // IPv4 checksum over the header as emitted (checksum field 0).
-    let words = [
-        format!("{{8'h45, {}}}", m("tclass")),
-        "l3len".into(),
-        m("ip_ident"),
-        "16'h4000".into(),
-        format!("{{{}, 8'd{}}}", m("hop_limit"), ipv4::PROTO_UDP),
-        "16'd0".into(),
-    ];
+    w(&mut v, "    if (en_out) valid <= v6;");
+    w(&mut v, "end");
+
+    // ---- Stage 2: the opcode table; checksum pair sums ----
+    // The IPv4 checksum covers {0x45, TOS}, total length, ident, {DF}, {TTL, UDP}, 0 and the addresses; the
+    // total length is 44 + ext_len + payload + pad (IPv4 + UDP + BTH + ICRC + the rest), so the sum is
+    // {TTL, TOS} + ident + the four address words + payload + (pad + a constant) + ext_len.
+    let constant = (0x45 << 8) + 0x4000 + usize::from(ipv4::PROTO_UDP) + h4 + ext_off + icrc;
     let (gl, _) = meta::field("src_gid");
     let (dl, _) = meta::field("dst_gid");
-    let mut terms: Vec<String> = words.iter().map(|w| format!("{{4'd0, {w}}}")).collect();
-    for base in [gl, dl] {
-        terms.push(format!("{{4'd0, meta[{}:{}]}}", base + 31, base + 16));
-        terms.push(format!("{{4'd0, meta[{}:{}]}}", base + 15, base));
+    let word = |r: &str, at: usize| format!("{{1'b0, {r}[{}:{}]}}", at + 15, at);
+    w(&mut v, "reg [7:0] opcode;\nreg [15:0] ext_len;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg has_{name};\nreg [4:0] off_{name};"));
     }
-    writeln!(v, "    sum = {};", terms.join(" + ")).unwrap();
-    writeln!(v, "    sum1 = {{1'b0, sum[15:0]}} + {{13'd0, sum[19:16]}};\n    sum2 = sum1[15:0] + {{15'd0, sum1[16]}};\n    csum = ~sum2;").unwrap();
-    writeln!(v, "    img = 1024'd0;").unwrap();
+    w(&mut v, "always @(*) begin");
+    w(&mut v, &format!("    opcode = {};", f("m1", "opcode")));
+    v.push_str(&meta::ext_table_verilog(16, false));
+    w(&mut v, "end");
+    // PadCnt: what makes the payload a multiple of four bytes.
+    let (pl, _) = meta::field("payload_len");
+    w(&mut v, &format!("wire [1:0] pad1 = 2'd0 - m1[{}:{pl}];", pl + 1));
+    w(&mut v, "reg [15:0] s2_ext_len, s2_hl0, s2_plen;\nreg [1:0] s2_pad;\nreg [16:0] s2_ca, s2_cb, s2_cc, s2_cd;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg s2_has_{name};\nreg [4:0] s2_off_{name};"));
+    }
+    w(&mut v, "always @(posedge clock) if (en2) begin");
+    w(&mut v, "    s2_ext_len <= ext_len;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("    s2_has_{name} <= has_{name};\n    s2_off_{name} <= off_{name};"));
+    }
+    w(&mut v, &format!("    s2_hl0 <= {};", by_layout(16, &|vl, v6| ip_end(vl, v6) + ext_off, "m1")));
+    w(&mut v, &format!("    s2_plen <= {};\n    s2_pad <= pad1;", f("m1", "payload_len")));
+    w(&mut v, &format!("    s2_ca <= {{1'b0, {}, {}}} + {{1'b0, {}}};", f("m1", "hop_limit"), f("m1", "tclass"), f("m1", "ip_ident")));
+    w(&mut v, &format!("    s2_cb <= {} + {};", word("m1", gl + 16), word("m1", gl)));
+    w(&mut v, &format!("    s2_cc <= {} + {};", word("m1", dl + 16), word("m1", dl)));
+    w(&mut v, &format!("    s2_cd <= {{1'b0, {}}} + (17'd{constant} + {{15'd0, pad1}});", f("m1", "payload_len")));
+    w(&mut v, "end");
+
+    // ---- Stage 3 ----
+    w(&mut v, "reg [15:0] s3_ext_len, s3_hlen, s3_tail, s3_plen;\nreg [1:0] s3_pad;\nreg [17:0] s3_cab, s3_ccd;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg s3_has_{name};\nreg [4:0] s3_off_{name};"));
+    }
+    w(&mut v, "always @(posedge clock) if (en3) begin");
+    w(&mut v, "    s3_ext_len <= s2_ext_len;\n    s3_plen <= s2_plen;\n    s3_pad <= s2_pad;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("    s3_has_{name} <= s2_has_{name};\n    s3_off_{name} <= s2_off_{name};"));
+    }
+    w(&mut v, "    s3_cab <= {1'b0, s2_ca} + {1'b0, s2_cb};\n    s3_ccd <= {1'b0, s2_cc} + {1'b0, s2_cd};");
+    w(&mut v, "    s3_hlen <= s2_hl0 + s2_ext_len;");
+    w(&mut v, &format!("    s3_tail <= s2_plen + {{13'd0, {{1'b0, s2_pad}} + 3'd{icrc}}};"));
+    w(&mut v, "end");
+
+    // ---- Stage 4 ----
+    w(&mut v, "reg [15:0] s4_hlen, s4_flen, s4_plen;\nreg [1:0] s4_pad;\nreg [19:0] s4_sum;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg s4_has_{name};\nreg [4:0] s4_off_{name};"));
+    }
+    w(&mut v, "always @(posedge clock) if (en4) begin");
+    w(&mut v, "    s4_hlen <= s3_hlen;\n    s4_plen <= s3_plen;\n    s4_pad <= s3_pad;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("    s4_has_{name} <= s3_has_{name};\n    s4_off_{name} <= s3_off_{name};"));
+    }
+    w(&mut v, "    s4_sum <= {2'd0, s3_cab} + {2'd0, s3_ccd} + {4'd0, s3_ext_len};");
+    w(&mut v, "    s4_flen <= s3_hlen + s3_tail;");
+    w(&mut v, "end");
+
+    // ---- Stage 5 ----
+    w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg s5_has_{name};\nreg [4:0] s5_off_{name};"));
+    }
+    w(&mut v, "always @(posedge clock) if (en5) begin");
+    w(&mut v, "    s5_hlen <= s4_hlen;\n    s5_flen <= s4_flen;\n    s5_plen <= s4_plen;\n    s5_pad <= s4_pad;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("    s5_has_{name} <= s4_has_{name};\n    s5_off_{name} <= s4_off_{name};"));
+    }
+    w(&mut v, "    s5_f1 <= {1'b0, s4_sum[15:0]} + {13'd0, s4_sum[19:16]};");
+    w(&mut v, &format!("    s5_crc_end <= {{1'b0, s4_flen}} - 17'd{icrc};"));
+    w(&mut v, &format!("    s5_l3len <= s4_flen - {};", by_layout(16, &eth_len, "m4")));
+    w(&mut v, &format!("    s5_l4len <= s4_flen - {};", by_layout(16, &ip_end, "m4")));
+    w(&mut v, "end");
+
+    // ---- Stage 6 ----
+    w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_l3len, s6_l4len, s6_csum;\nreg [1:0] s6_pad;\nreg [16:0] s6_crc_end;");
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("reg s6_has_{name};\nreg [4:0] s6_off_{name};"));
+    }
+    w(&mut v, "always @(posedge clock) if (en6) begin");
+    for x in ["hlen", "flen", "plen", "l3len", "l4len", "pad", "crc_end"] {
+        w(&mut v, &format!("    s6_{x} <= s5_{x};"));
+    }
+    for (name, _, _) in EXT {
+        w(&mut v, &format!("    s6_has_{name} <= s5_has_{name};\n    s6_off_{name} <= s5_off_{name};"));
+    }
+    w(&mut v, "    s6_csum <= ~(s5_f1[15:0] + {15'd0, s5_f1[16]});");
+    w(&mut v, "end");
+
+    // ---- Out: the header bytes ----
+    w(&mut v, "reg [1023:0] img_n;");
+    w(&mut v, "always @(posedge clock) if (en_out) begin");
+    w(&mut v, "    img <= img_n;");
+    for (o, x) in [("hlen", "s6_hlen"), ("flen", "s6_flen"), ("crc_end", "s6_crc_end"), ("plen", "s6_plen")] {
+        w(&mut v, &format!("    {o} <= {x};"));
+    }
+    w(&mut v, &format!("    vlan <= {};\n    ipv6 <= {};", f("m6", "vlan"), f("m6", "ipv6")));
+    w(&mut v, "end");
+    let m = |name: &str| f("m6", name);
+    let vlan = m("vlan");
+    let ipv6 = m("ipv6");
+    w(&mut v, "always @(*) begin");
+    writeln!(v, "    img_n = 1024'd0;").unwrap();
     // Ethernet.
     writeln!(v, "    {} = {};\n    {} = {};", at(0, 6), m("eth_dst"), at(6, 6), m("eth_src")).unwrap();
-    let etype = format!("(ipv6 ? 16'h{:04x} : 16'h{:04x})", eth::ethertype::IPV6, eth::ethertype::IPV4);
-    writeln!(v, "    if (vlan) begin {} = 16'h{:04x}; {} = {}; {} = {etype}; end", at(12, 2), eth::ethertype::VLAN, at(14, 2), m("vlan_tci"), at(16, 2)).unwrap();
+    let etype = format!("({ipv6} ? 16'h{:04x} : 16'h{:04x})", eth::ethertype::IPV6, eth::ethertype::IPV4);
+    writeln!(v, "    if ({vlan}) begin {} = 16'h{:04x}; {} = {}; {} = {etype}; end", at(12, 2), eth::ethertype::VLAN, at(14, 2), m("vlan_tci"), at(16, 2)).unwrap();
     writeln!(v, "    else {} = {etype};", at(12, 2)).unwrap();
     let (gl, _) = meta::field("src_gid");
     let (dl, _) = meta::field("dst_gid");
     for (vl, v6, l3, l4) in variants() {
-        writeln!(v, "    if (vlan == 1'b{} && ipv6 == 1'b{}) begin", u8::from(vl), u8::from(v6)).unwrap();
+        writeln!(v, "    if ({vlan} == 1'b{} && {ipv6} == 1'b{}) begin", u8::from(vl), u8::from(v6)).unwrap();
         if v6 {
             writeln!(v, "        {} = {{4'h6, {}, {}}};", at(l3, 4), m("tclass"), m("flow_label")).unwrap();
-            writeln!(v, "        {} = l4len;", at(l3 + ipv6::field::PAYLOAD_LEN.start, 2)).unwrap();
+            writeln!(v, "        {} = s6_l4len;", at(l3 + ipv6::field::PAYLOAD_LEN.start, 2)).unwrap();
             writeln!(v, "        {} = 8'd{};", at(l3 + ipv6::field::NEXT_HEADER, 1), ipv4::PROTO_UDP).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv6::field::HOP_LIMIT, 1), m("hop_limit")).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv6::field::SRC.start, 16), m("src_gid")).unwrap();
@@ -125,21 +240,21 @@ pub fn verilog() -> String {
         } else {
             writeln!(v, "        {} = 8'h45;", at(l3 + ipv4::field::VER_IHL, 1)).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv4::field::TOS, 1), m("tclass")).unwrap();
-            writeln!(v, "        {} = l3len;", at(l3 + ipv4::field::TOTAL_LEN.start, 2)).unwrap();
+            writeln!(v, "        {} = s6_l3len;", at(l3 + ipv4::field::TOTAL_LEN.start, 2)).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv4::field::IDENT.start, 2), m("ip_ident")).unwrap();
             writeln!(v, "        {} = 16'h4000;", at(l3 + ipv4::field::FLAGS_FRAG.start, 2)).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv4::field::TTL, 1), m("hop_limit")).unwrap();
             writeln!(v, "        {} = 8'd{};", at(l3 + ipv4::field::PROTOCOL, 1), ipv4::PROTO_UDP).unwrap();
-            writeln!(v, "        {} = csum;", at(l3 + ipv4::field::CHECKSUM.start, 2)).unwrap();
-            writeln!(v, "        {} = meta[{}:{}];", at(l3 + ipv4::field::SRC.start, 4), gl + 31, gl).unwrap();
-            writeln!(v, "        {} = meta[{}:{}];", at(l3 + ipv4::field::DST.start, 4), dl + 31, dl).unwrap();
+            writeln!(v, "        {} = s6_csum;", at(l3 + ipv4::field::CHECKSUM.start, 2)).unwrap();
+            writeln!(v, "        {} = m6[{}:{}];", at(l3 + ipv4::field::SRC.start, 4), gl + 31, gl).unwrap();
+            writeln!(v, "        {} = m6[{}:{}];", at(l3 + ipv4::field::DST.start, 4), dl + 31, dl).unwrap();
         }
         writeln!(v, "        {} = {};", at(l4, 2), m("udp_src_port")).unwrap();
         writeln!(v, "        {} = 16'd{};", at(l4 + 2, 2), wire::udp::ROCE_V2_PORT).unwrap();
-        writeln!(v, "        {} = l4len;", at(l4 + 4, 2)).unwrap();
+        writeln!(v, "        {} = s6_l4len;", at(l4 + 4, 2)).unwrap();
         let b = l4 + udp_hdr;
-        writeln!(v, "        {} = opcode;", at(b + bth::field::OPCODE, 1)).unwrap();
-        writeln!(v, "        {} = {{{}, {}, pad[1:0], 4'd0}};", at(b + bth::field::FLAGS, 1), m("solicited"), m("mig_req")).unwrap();
+        writeln!(v, "        {} = {};", at(b + bth::field::OPCODE, 1), m("opcode")).unwrap();
+        writeln!(v, "        {} = {{{}, {}, s6_pad, 4'd0}};", at(b + bth::field::FLAGS, 1), m("solicited"), m("mig_req")).unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::PKEY.start, 2), m("pkey")).unwrap();
         writeln!(v, "        {} = {{{}, {}, 6'd0}};", at(b + bth::field::CC, 1), m("fecn"), m("becn")).unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::DEST_QP.start, 3), m("dest_qp")).unwrap();
@@ -147,7 +262,7 @@ pub fn verilog() -> String {
         writeln!(v, "        {} = {};", at(b + bth::field::PSN.start, 3), m("psn")).unwrap();
         for (name, bit, n) in EXT {
             for o in meta::ext_offsets(bit) {
-                writeln!(v, "        if (has_{name} && off_{name} == 5'd{o}) {} = {};", at(l4 + ext_off + o, n), m(name)).unwrap();
+                writeln!(v, "        if (s6_has_{name} && s6_off_{name} == 5'd{o}) {} = {};", at(l4 + ext_off + o, n), m(name)).unwrap();
             }
         }
         writeln!(v, "    end").unwrap();

@@ -1,9 +1,10 @@
 //! The TX pipeline: a metadata record (the RX layout) and its payload stream (lane-0 aligned) in; the
 //! frame `wire`'s emit makes out.
 //!
-//! Assembly: beat by beat, the header image (`header`) with the payload funnel-shifted in behind it, pad
-//! and a four-byte ICRC placeholder as zeros; each beat goes into the frame store and through the ICRC
-//! lanes (`rx::lanes`, covering up to the placeholder) into the CRC engine. Egress: a stored frame goes out
+//! Assembly: beat by beat, the header image (from the pipelined builder, `header`, which readies the next
+//! frame's header while this one is assembled) with the payload funnel-shifted in behind it, pad and a
+//! four-byte ICRC placeholder as zeros; each beat is registered, then goes into the frame store and through
+//! the ICRC lanes (`rx::lanes`, covering up to the placeholder), registered again, into the CRC engine. Egress: a stored frame goes out
 //! once its ICRC is known, with the ICRC written over the placeholder.
 
 use super::header::TxHeader;
@@ -15,7 +16,7 @@ use crate::rx::lanes::IcrcLanes;
 use crate::rx::meta;
 
 #[derive(LogicBlock)]
-pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize> {
+pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> {
     pub clock: Signal<In, Clock>,
     pub meta: Signal<In, Bits<{ meta::BITS }>>,
     pub meta_valid: Signal<In, Bit>,
@@ -31,9 +32,6 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     // Assembly.
-    mq: DFF<Bits<{ meta::BITS }>>,
-    busy: DFF<Bit>,
-    fresh: DFF<Bit>,
     j: DFF<Bits<16>>,
     prev: DFF<Bits<D>>,
     left: DFF<Bits<16>>,
@@ -50,21 +48,37 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     j0: Signal<Local, Bits<16>>,
     need_pay: Signal<Local, Bit>,
     can: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     cur: Signal<Local, Bits<D>>,
     asm: Signal<Local, Bits<D>>,
     lanes_k: Constant<Bits<16>>,
     lane_mask: Constant<Bits<16>>,
     lane_shift: Constant<Bits<16>>,
-    // ICRC.
+    // The assembled beat, registered.
+    a_valid: DFF<Bit>,
+    a_data: DFF<Bits<D>>,
+    a_keep: DFF<Bits<K>>,
+    a_last: DFF<Bit>,
+    a_beat: DFF<Bits<16>>,
+    a_flen: DFF<Bits<16>>,
+    a_crc_end: DFF<Bits<17>>,
+    a_vlan: DFF<Bit>,
+    a_ipv6: DFF<Bit>,
+    // ICRC: the lanes' output registered in front of the engine.
     lanes: IcrcLanes<D, K>,
+    e_data: DFF<Bits<D>>,
+    e_keep: DFF<Bits<K>>,
+    e_last: DFF<Bit>,
+    e_valid: DFF<Bit>,
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     // Store and egress.
     sd: SynchronousFIFO<Bits<D>, A, AP1, 1>,
     sl: SynchronousFIFO<Bit, A, AP1, 1>,
-    lq: SynchronousFIFO<Bits<16>, 4, 5, 1>,
-    xq: SynchronousFIFO<Bits<32>, 4, 5, 1>,
+    lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
+    xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
+    frames_max: Constant<Bits<8>>,
     ob: DFF<Bits<16>>,
     ins: IcrcInsert<D, K>,
     omask: LaneMask<K>,
@@ -72,10 +86,11 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize> 
     send: Signal<Local, Bit>,
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default for Tx<D, K, A, AP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default for Tx<D, K, A, AP1, Q, QP1> {
     fn default() -> Self {
         assert_eq!(D, 8 * K, "data bits must be 8 x byte lanes");
         assert_eq!(AP1, A + 1);
+        assert_eq!(QP1, Q + 1);
         Tx {
             clock: Signal::default(),
             meta: Signal::default(),
@@ -91,9 +106,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
             out_last: Signal::default(),
             out_valid: Signal::default(),
             out_ready: Signal::default(),
-            mq: DFF::default(),
-            busy: DFF::default(),
-            fresh: DFF::default(),
             j: DFF::default(),
             prev: DFF::default(),
             left: DFF::default(),
@@ -110,19 +122,34 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
             j0: Signal::default(),
             need_pay: Signal::default(),
             can: Signal::default(),
+            take: Signal::default(),
             last: Signal::default(),
             cur: Signal::default(),
             asm: Signal::default(),
             lanes_k: Constant::new((K as u64).into()),
             lane_mask: Constant::new((K as u64 - 1).into()),
             lane_shift: Constant::new(u64::from(K.trailing_zeros()).into()),
+            a_valid: DFF::default(),
+            a_data: DFF::default(),
+            a_keep: DFF::default(),
+            a_last: DFF::default(),
+            a_beat: DFF::default(),
+            a_flen: DFF::default(),
+            a_crc_end: DFF::default(),
+            a_vlan: DFF::default(),
+            a_ipv6: DFF::default(),
             lanes: IcrcLanes::default(),
+            e_data: DFF::default(),
+            e_keep: DFF::default(),
+            e_last: DFF::default(),
+            e_valid: DFF::default(),
             engine: CrcEngine::default(),
             crc_done: DFF::default(),
             sd: Default::default(),
             sl: Default::default(),
             lq: Default::default(),
             xq: Default::default(),
+            frames_max: Constant::new(((1u64 << Q) - 4).into()),
             ob: DFF::default(),
             ins: IcrcInsert::default(),
             omask: LaneMask::default(),
@@ -132,24 +159,33 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Default f
     }
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for Tx<D, K, A, AP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, mq, busy, fresh, j, prev, left, frames, crc_done, ob);
-        clock!(self, clock, engine, sd, sl, lq, xq);
+        dff_setup!(self, clock, j, prev, left, frames, crc_done, ob);
+        dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_beat, a_flen, a_crc_end, a_vlan, a_ipv6, e_data, e_keep, e_last, e_valid);
+        clock!(self, clock, hdr, engine, sd, sl, lq, xq);
 
         // ---- Assembly ----
-        self.hdr.meta.next = self.mq.q.val();
+        // The header pipeline takes records as they come and holds the one being assembled (`hdr.valid`).
+        self.hdr.meta.next = self.meta.val();
+        self.hdr.in_valid.next = self.meta_valid.val();
+        self.meta_ready.next = self.hdr.in_ready.val();
         self.left_now.next = self.left.q.val();
-        if self.fresh.q.val() {
+        if self.j.q.val() == 0 {
             self.left_now.next = self.hdr.plen.val();
         }
         self.base.next = self.j.q.val() << self.lane_shift.val();
         self.h.next = self.hdr.hlen.val() & self.lane_mask.val();
         self.j0.next = self.hdr.hlen.val() >> self.lane_shift.val();
         self.need_pay.next = (self.j.q.val() >= self.j0.val()) & (self.left_now.val() != 0);
-        self.can.next = self.busy.q.val() & !self.sd.full.val() & (!self.need_pay.val() | self.pay_valid.val());
+        // A frame starts only with room in the length and ICRC queues (at most 2^Q - 4 frames between
+        // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store after the one
+        // in the register.
+        self.can.next = self.hdr.valid.val() & !self.sd.almost_full.val() & !self.sd.full.val() & (!self.need_pay.val() | self.pay_valid.val()) & ((self.j.q.val() != 0) | (self.frames.q.val() < self.frames_max.val()));
         self.last.next = self.base.val() + self.lanes_k.val() >= self.hdr.flen.val();
+        self.take.next = self.can.val() & self.last.val();
+        self.hdr.take.next = self.take.val();
         self.pay_ready.next = self.can.val() & self.need_pay.val();
         self.kd.data.next = self.pay_data.val();
         self.kd.keep.next = self.pay_keep.val();
@@ -168,14 +204,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
             self.asm.next = self.beat_img.out.val() | self.funnel.out.val();
         }
         self.amask.n.next = self.hdr.flen.val() - self.base.val();
-        self.sd.data_in.next = self.asm.val();
-        self.sl.data_in.next = self.last.val();
-        self.sd.write.next = self.can.val();
-        self.sl.write.next = self.can.val();
-        self.lq.data_in.next = self.hdr.flen.val();
-        self.lq.write.next = self.can.val() & self.last.val();
+        self.a_valid.d.next = self.can.val();
+        self.a_data.d.next = self.asm.val();
+        self.a_keep.d.next = self.amask.keep.val();
+        self.a_last.d.next = self.last.val();
+        self.a_beat.d.next = self.j.q.val();
+        self.a_flen.d.next = self.hdr.flen.val();
+        self.a_crc_end.d.next = self.hdr.crc_end.val();
+        self.a_vlan.d.next = self.hdr.vlan.val();
+        self.a_ipv6.d.next = self.hdr.ipv6.val();
         if self.can.val() {
-            self.fresh.d.next = false;
             self.j.d.next = self.j.q.val() + 1;
             if self.j.q.val() >= self.j0.val() {
                 self.prev.d.next = self.cur.val();
@@ -188,37 +226,38 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
                 }
             }
             if self.last.val() {
-                self.busy.d.next = false;
+                self.j.d.next = 0.into();
+                self.prev.d.next = 0.into();
             }
         }
-        // The next record is taken in the cycle the current frame's last beat is assembled (or when idle).
-        // At most 12 frames between assembly and egress (the length and ICRC queues hold 16).
-        self.meta_ready.next = (!self.busy.q.val() | (self.can.val() & self.last.val())) & (self.frames.q.val() < 12);
-        if self.meta_valid.val() & self.meta_ready.val() {
-            self.mq.d.next = self.meta.val();
-            self.busy.d.next = true;
-            self.fresh.d.next = true;
-            self.j.d.next = 0.into();
-            self.prev.d.next = 0.into();
-        }
+        self.sd.data_in.next = self.a_data.q.val();
+        self.sl.data_in.next = self.a_last.q.val();
+        self.sd.write.next = self.a_valid.q.val();
+        self.sl.write.next = self.a_valid.q.val();
+        self.lq.data_in.next = self.a_flen.q.val();
+        self.lq.write.next = self.a_valid.q.val() & self.a_last.q.val();
 
         // ---- ICRC: over everything before the placeholder ----
-        self.lanes.data.next = self.asm.val();
-        self.lanes.keep.next = self.amask.keep.val();
-        self.lanes.beat.next = self.j.q.val();
-        self.lanes.vlan.next = self.hdr.vlan.val();
-        self.lanes.ipv6.next = self.hdr.ipv6.val();
-        self.lanes.ip_end.next = self.hdr.crc_end.val();
+        self.lanes.data.next = self.a_data.q.val();
+        self.lanes.keep.next = self.a_keep.q.val();
+        self.lanes.beat.next = self.a_beat.q.val();
+        self.lanes.vlan.next = self.a_vlan.q.val();
+        self.lanes.ipv6.next = self.a_ipv6.q.val();
+        self.lanes.ip_end.next = self.a_crc_end.q.val();
         self.lanes.prev.next = 0.into();
+        self.e_data.d.next = self.lanes.mdata.val();
+        self.e_keep.d.next = self.lanes.mkeep.val();
+        self.e_last.d.next = self.lanes.at_end.val();
+        self.e_valid.d.next = self.a_valid.q.val() & !self.crc_done.q.val();
+        if self.a_valid.q.val() {
+            self.crc_done.d.next = !self.a_last.q.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
+        }
         self.engine.seed.next = 0.into();
         self.engine.reset.next = false;
-        self.engine.data.next = self.lanes.mdata.val();
-        self.engine.keep.next = self.lanes.mkeep.val();
-        self.engine.last.next = self.lanes.at_end.val();
-        self.engine.valid.next = self.can.val() & !self.crc_done.q.val();
-        if self.can.val() {
-            self.crc_done.d.next = !self.last.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
-        }
+        self.engine.data.next = self.e_data.q.val();
+        self.engine.keep.next = self.e_keep.q.val();
+        self.engine.last.next = self.e_last.q.val();
+        self.engine.valid.next = self.e_valid.q.val();
         self.xq.data_in.next = !self.engine.crc.val();
         self.xq.write.next = self.engine.crc_valid.val();
 
@@ -245,10 +284,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize> Logic for
             }
         }
         self.frames.d.next = self.frames.q.val();
-        if (self.can.val() & self.last.val()) & !(self.send.val() & self.sl.data_out.val()) {
+        if self.take.val() & !(self.send.val() & self.sl.data_out.val()) {
             self.frames.d.next = self.frames.q.val() + 1;
         }
-        if !(self.can.val() & self.last.val()) & (self.send.val() & self.sl.data_out.val()) {
+        if !self.take.val() & (self.send.val() & self.sl.data_out.val()) {
             self.frames.d.next = self.frames.q.val() - 1;
         }
     }
