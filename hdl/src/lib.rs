@@ -10,6 +10,7 @@
 pub mod crc;
 pub mod delay;
 pub mod kit;
+pub mod prefetch;
 pub mod rx;
 pub mod top;
 pub mod tx;

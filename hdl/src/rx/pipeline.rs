@@ -19,6 +19,7 @@ use super::lanes::{HeaderCapture, IcrcLanes};
 use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
+use crate::prefetch::Prefetch;
 use crate::kit::*;
 
 // The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
@@ -89,10 +90,14 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     iq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
+    vq_p: Prefetch<{ meta::BITS }>,
+    iq_p: Prefetch<32>,
+    cq_p: Prefetch<1>,
     record: RecordFields<K>,
     // The frame store.
     sd: SynchronousFIFO<Bits<D>, A, AP1, 1>,
     sl: SynchronousFIFO<Bit, A, AP1, 1>,
+    sd_p: Prefetch<D>,
     // Egress.
     have: Signal<Local, Bit>,
     go: Signal<Local, Bit>,
@@ -182,9 +187,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             iq: Default::default(),
             cq: Default::default(),
             inflight_max: Constant::new(((1u64 << Q) - 4).into()),
+            vq_p: Prefetch::default(),
+            iq_p: Prefetch::default(),
+            cq_p: Prefetch::default(),
             record: RecordFields::default(),
             sd: Default::default(),
             sl: Default::default(),
+            sd_p: Prefetch::default(),
             have: Signal::default(),
             go: Signal::default(),
             pop: Signal::default(),
@@ -220,7 +229,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         dff_setup!(self, clock, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_last, rem, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
-        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay);
+        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, iq_p, cq_p);
 
         // ---- Ingress ----
         self.in_ready.next = !self.sd.full.val() & !self.dq_d.full.val() & (self.inflight.q.val() < self.inflight_max.val());
@@ -309,11 +318,29 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----
-        self.record.rec.next = self.vq.data_out.val();
-        self.record.icrc_ok.next = self.cq.data_out.val();
-        self.record.icrc.next = self.iq.data_out.val();
+        // The store and the record queues are read through registers (`Prefetch`).
+        self.sd_p.in_data.next = self.sd.data_out.val();
+        self.sd_p.in_flag.next = self.sl.data_out.val();
+        self.sd_p.in_empty.next = self.sd.empty.val();
+        self.sd.read.next = self.sd_p.in_read.val();
+        self.sl.read.next = self.sd_p.in_read.val();
+        self.vq_p.in_data.next = self.vq.data_out.val();
+        self.vq_p.in_flag.next = false;
+        self.vq_p.in_empty.next = self.vq.empty.val();
+        self.vq.read.next = self.vq_p.in_read.val();
+        self.iq_p.in_data.next = self.iq.data_out.val();
+        self.iq_p.in_flag.next = false;
+        self.iq_p.in_empty.next = self.iq.empty.val();
+        self.iq.read.next = self.iq_p.in_read.val();
+        self.cq_p.in_data.next = 0.into();
+        self.cq_p.in_flag.next = self.cq.data_out.val();
+        self.cq_p.in_empty.next = self.cq.empty.val();
+        self.cq.read.next = self.cq_p.in_read.val();
+        self.record.rec.next = self.vq_p.out_data.val();
+        self.record.icrc_ok.next = self.cq_p.out_flag.val();
+        self.record.icrc.next = self.iq_p.out_data.val();
         self.meta.next = self.record.meta_out.val();
-        self.have.next = !self.vq.empty.val() & !self.iq.empty.val() & !self.cq.empty.val();
+        self.have.next = self.vq_p.out_valid.val() & self.iq_p.out_valid.val() & self.cq_p.out_valid.val();
         self.meta_valid.next = self.have.val() & !self.meta_sent.q.val();
         // The frame's beats move once its record is out (or going out now).
         self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
@@ -323,7 +350,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.out_valid.next = false;
         self.out_last.next = false;
         self.funnel.lo.next = self.pv.q.val();
-        self.funnel.hi.next = self.sd.data_out.val();
+        self.funnel.hi.next = self.sd_p.out_data.val();
         self.funnel.shift.next = self.record.shift.val();
         self.out_data.next = self.funnel.out.val();
         self.mask.n.next = self.rem.q.val();
@@ -331,59 +358,59 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.go.val() {
             if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & (self.ei.q.val() < self.record.first_beat.val())) {
                 // Discard: a dropped frame, the header beats, or what follows the payload.
-                if !self.sd.empty.val() {
+                if self.sd_p.out_valid.val() {
                     self.pop.next = true;
-                    self.retire.next = self.sl.data_out.val();
+                    self.retire.next = self.sd_p.out_flag.val();
                 }
             } else if !self.pv_valid.q.val() & (self.record.payload_len.val() <= self.lanes_k.val() - bit_cast::<16, 8>(self.record.shift.val())) {
                 // The whole payload is in this stored beat: straight out.
-                self.funnel.lo.next = self.sd.data_out.val();
+                self.funnel.lo.next = self.sd_p.out_data.val();
                 self.funnel.hi.next = 0.into();
                 self.mask.n.next = self.record.payload_len.val();
-                if !self.sd.empty.val() {
+                if self.sd_p.out_valid.val() {
                     self.out_valid.next = true;
                     self.out_last.next = true;
                     if self.out_ready.val() {
                         self.pop.next = true;
                         self.pay_done.d.next = true;
-                        self.retire.next = self.sl.data_out.val();
+                        self.retire.next = self.sd_p.out_flag.val();
                     }
                 }
             } else if !self.pv_valid.q.val() {
                 // The beat holding the first payload byte.
-                if !self.sd.empty.val() {
+                if self.sd_p.out_valid.val() {
                     self.pop.next = true;
-                    self.pv.d.next = self.sd.data_out.val();
+                    self.pv.d.next = self.sd_p.out_data.val();
                     self.pv_valid.d.next = true;
-                    self.pv_last.d.next = self.sl.data_out.val();
+                    self.pv_last.d.next = self.sd_p.out_flag.val();
                     self.rem.d.next = self.record.payload_len.val();
                 }
             } else if (self.record.shift.val() != 0) & (self.rem.q.val() > self.lanes_k.val() - bit_cast::<16, 8>(self.record.shift.val())) {
                 // This output beat takes bytes from the next stored beat too.
-                if !self.sd.empty.val() {
+                if self.sd_p.out_valid.val() {
                     self.out_valid.next = true;
                     self.out_last.next = self.rem.q.val() <= self.lanes_k.val();
                     if self.out_ready.val() {
                         self.pop.next = true;
-                        self.pv.d.next = self.sd.data_out.val();
-                        self.pv_last.d.next = self.sl.data_out.val();
+                        self.pv.d.next = self.sd_p.out_data.val();
+                        self.pv_last.d.next = self.sd_p.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
                         if self.rem.q.val() <= self.lanes_k.val() {
                             self.pv_valid.d.next = false;
                             self.pay_done.d.next = true;
-                            self.retire.next = self.sl.data_out.val();
+                            self.retire.next = self.sd_p.out_flag.val();
                         }
                     }
                 }
             } else if (self.record.shift.val() == 0) & (self.rem.q.val() > self.lanes_k.val()) {
                 // Aligned, more to come: this beat out, the next one in.
                 self.funnel.hi.next = 0.into();
-                if !self.sd.empty.val() {
+                if self.sd_p.out_valid.val() {
                     self.out_valid.next = true;
                     if self.out_ready.val() {
                         self.pop.next = true;
-                        self.pv.d.next = self.sd.data_out.val();
-                        self.pv_last.d.next = self.sl.data_out.val();
+                        self.pv.d.next = self.sd_p.out_data.val();
+                        self.pv_last.d.next = self.sd_p.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
                     }
                 }
@@ -397,24 +424,23 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pay_done.d.next = true;
                     self.retire.next = self.pv_last.q.val();
                     // Drain the frame's next stored beat in the same cycle.
-                    if !self.pv_last.q.val() & !self.sd.empty.val() {
+                    if !self.pv_last.q.val() & self.sd_p.out_valid.val() {
                         self.pop.next = true;
-                        self.retire.next = self.sl.data_out.val();
+                        self.retire.next = self.sd_p.out_flag.val();
                     }
                 }
             }
         }
-        self.sd.read.next = self.pop.val();
-        self.sl.read.next = self.pop.val();
+        self.sd_p.pop.next = self.pop.val();
         if self.pop.val() {
             self.ei.d.next = self.ei.q.val() + 1;
         }
         if self.meta_valid.val() & self.meta_ready.val() {
             self.meta_sent.d.next = true;
         }
-        self.vq.read.next = self.retire.val();
-        self.iq.read.next = self.retire.val();
-        self.cq.read.next = self.retire.val();
+        self.vq_p.pop.next = self.retire.val();
+        self.iq_p.pop.next = self.retire.val();
+        self.cq_p.pop.next = self.retire.val();
         self.inflight.d.next = self.inflight.q.val();
         if self.done.q.val() & !self.retire.val() {
             self.inflight.d.next = self.inflight.q.val() + 1;

@@ -1,0 +1,91 @@
+//! `Prefetch<N>`: two registers at the read side of a rust-hdl `SynchronousFIFO`. rust-hdl's FIFO turns
+//! `read` into the next read address and the RAM's next output within the cycle, so a `read` computed from
+//! deep egress logic makes a long path; here the FIFO is read from registered state only (`cnt < 2`), and
+//! the consumer sees `out_data`/`out_valid` from registers and may `pop` every cycle. An entry is `N` data
+//! bits and a flag bit (two FIFOs read together, as the frame store's data and `last`; or a `Bit` FIFO).
+
+use crate::kit::*;
+
+#[derive(Clone, Debug, LogicBlock)]
+pub struct Prefetch<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    /// The FIFO's side.
+    pub in_data: Signal<In, Bits<N>>,
+    pub in_flag: Signal<In, Bit>,
+    pub in_empty: Signal<In, Bit>,
+    pub in_read: Signal<Out, Bit>,
+    /// The consumer's side: the head entry, valid while `out_valid`; `pop` takes it.
+    pub out_data: Signal<Out, Bits<N>>,
+    pub out_flag: Signal<Out, Bit>,
+    pub out_valid: Signal<Out, Bit>,
+    pub pop: Signal<In, Bit>,
+    r0: DFF<Bits<N>>,
+    r1: DFF<Bits<N>>,
+    f0: DFF<Bit>,
+    f1: DFF<Bit>,
+    cnt: DFF<Bits<2>>,
+    take: Signal<Local, Bit>,
+    give: Signal<Local, Bit>,
+}
+
+impl<const N: usize> Default for Prefetch<N> {
+    fn default() -> Self {
+        Prefetch {
+            clock: Signal::default(),
+            in_data: Signal::default(),
+            in_flag: Signal::default(),
+            in_empty: Signal::default(),
+            in_read: Signal::default(),
+            out_data: Signal::default(),
+            out_flag: Signal::default(),
+            out_valid: Signal::default(),
+            pop: Signal::default(),
+            r0: DFF::default(),
+            r1: DFF::default(),
+            f0: DFF::default(),
+            f1: DFF::default(),
+            cnt: DFF::default(),
+            take: Signal::default(),
+            give: Signal::default(),
+        }
+    }
+}
+
+impl<const N: usize> Logic for Prefetch<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, r0, r1, f0, f1, cnt);
+        self.take.next = !self.in_empty.val() & (self.cnt.q.val() != 2);
+        self.give.next = self.pop.val() & (self.cnt.q.val() != 0);
+        self.in_read.next = self.take.val();
+        self.out_data.next = self.r0.q.val();
+        self.out_flag.next = self.f0.q.val();
+        self.out_valid.next = self.cnt.q.val() != 0;
+        if self.take.val() & !self.give.val() {
+            self.cnt.d.next = self.cnt.q.val() + 1;
+            if self.cnt.q.val() == 0 {
+                self.r0.d.next = self.in_data.val();
+                self.f0.d.next = self.in_flag.val();
+            } else {
+                self.r1.d.next = self.in_data.val();
+                self.f1.d.next = self.in_flag.val();
+            }
+        }
+        if !self.take.val() & self.give.val() {
+            self.cnt.d.next = self.cnt.q.val() - 1;
+            self.r0.d.next = self.r1.q.val();
+            self.f0.d.next = self.f1.q.val();
+        }
+        if self.take.val() & self.give.val() {
+            if self.cnt.q.val() == 1 {
+                self.r0.d.next = self.in_data.val();
+                self.f0.d.next = self.in_flag.val();
+            } else {
+                self.r0.d.next = self.r1.q.val();
+                self.f0.d.next = self.f1.q.val();
+                self.r1.d.next = self.in_data.val();
+                self.f1.d.next = self.in_flag.val();
+            }
+        }
+    }
+}
