@@ -107,6 +107,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     ei: DFF<Bits<16>>,
     pv: DFF<Bits<D>>,
     pv_valid: DFF<Bit>,
+    pv_shift: DFF<Bits<8>>,
+    // The last output beat of a frame already retired (its last stored beat is in `pv`): it goes out while
+    // the next frame starts.
+    tail: DFF<Bit>,
     pv_last: DFF<Bit>,
     rem: DFF<Bits<16>>,
     pay_done: DFF<Bit>,
@@ -202,6 +206,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             ei: DFF::default(),
             pv: DFF::default(),
             pv_valid: DFF::default(),
+            pv_shift: DFF::default(),
+            tail: DFF::default(),
             pv_last: DFF::default(),
             rem: DFF::default(),
             pay_done: DFF::default(),
@@ -226,7 +232,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_last, rem, pay_done, meta_sent);
+        dff_setup!(self, clock, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, iq_p, cq_p);
@@ -363,11 +369,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.retire.next = self.sd_p.out_flag.val();
                 }
             } else if !self.pv_valid.q.val() & (self.record.payload_len.val() <= self.lanes_k.val() - bit_cast::<16, 8>(self.record.shift.val())) {
-                // The whole payload is in this stored beat: straight out.
+                // The whole payload is in this stored beat: straight out (after the previous frame's tail).
                 self.funnel.lo.next = self.sd_p.out_data.val();
                 self.funnel.hi.next = 0.into();
                 self.mask.n.next = self.record.payload_len.val();
-                if self.sd_p.out_valid.val() {
+                if self.sd_p.out_valid.val() & !self.tail.q.val() {
                     self.out_valid.next = true;
                     self.out_last.next = true;
                     if self.out_ready.val() {
@@ -377,11 +383,12 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     }
                 }
             } else if !self.pv_valid.q.val() {
-                // The beat holding the first payload byte.
-                if self.sd_p.out_valid.val() {
+                // The beat holding the first payload byte (into `pv` as the previous frame's tail leaves it).
+                if self.sd_p.out_valid.val() & (!self.tail.q.val() | self.out_ready.val()) {
                     self.pop.next = true;
                     self.pv.d.next = self.sd_p.out_data.val();
                     self.pv_valid.d.next = true;
+                    self.pv_shift.d.next = self.record.shift.val();
                     self.pv_last.d.next = self.sd_p.out_flag.val();
                     self.rem.d.next = self.record.payload_len.val();
                 }
@@ -399,6 +406,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                             self.pv_valid.d.next = false;
                             self.pay_done.d.next = true;
                             self.retire.next = self.sd_p.out_flag.val();
+                        } else if self.sd_p.out_flag.val() {
+                            // The frame's last stored beat: what is left goes out as the tail.
+                            self.tail.d.next = true;
+                            self.retire.next = true;
                         }
                     }
                 }
@@ -412,6 +423,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                         self.pv.d.next = self.sd_p.out_data.val();
                         self.pv_last.d.next = self.sd_p.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
+                        if self.sd_p.out_flag.val() {
+                            self.tail.d.next = true;
+                            self.retire.next = true;
+                        }
                     }
                 }
             } else {
@@ -429,6 +444,18 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                         self.retire.next = self.sd_p.out_flag.val();
                     }
                 }
+            }
+        }
+        if self.tail.q.val() {
+            // The previous frame's last output beat, from the held beat alone.
+            self.funnel.lo.next = self.pv.q.val();
+            self.funnel.hi.next = 0.into();
+            self.funnel.shift.next = self.pv_shift.q.val();
+            self.mask.n.next = self.rem.q.val();
+            self.out_valid.next = true;
+            self.out_last.next = true;
+            if self.out_ready.val() {
+                self.tail.d.next = false;
             }
         }
         self.sd_p.pop.next = self.pop.val();
