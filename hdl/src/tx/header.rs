@@ -4,7 +4,7 @@
 //!
 //! A pipeline of `STAGES` registers with valid bits that close up bubbles (a stage loads when it is empty or
 //! the next one loads): records go in on `in_valid`/`in_ready`; the last stage holds the header the
-//! assembler is working on (`valid`) until `take`, so the next header is ready the cycle after. Stages:
+//! assembler is working on (`valid`) until `take`, and a second bank readies the next header meanwhile. Stages:
 //! 1. the record; 2. the opcode table, checksum pair sums; 3. header length, the rest of the frame's length,
 //! checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
 //! 6. checksum folded again; 7. the header bytes. At most two carry chains in a row per stage.
@@ -97,7 +97,11 @@ pub fn verilog() -> String {
     let n = STAGES - 1;
     w(&mut v, &(1..=n).map(|i| format!("reg v{i} = 1'b0;")).collect::<Vec<_>>().join("\n"));
     w(&mut v, &format!("reg [{}:0] {};", meta::BITS - 1, (1..=n).map(|i| format!("m{i}")).collect::<Vec<_>>().join(", ")));
-    w(&mut v, "wire en_out = !valid || take;");
+    // The last stage is two banks used in turn (a two-entry queue): the assembler reads bank `sel`, the
+    // pipeline fills bank `wp` when it is free. `take` only flips `sel` and clears a valid bit, so the
+    // assembler's end-of-frame logic drives no wide load enable.
+    w(&mut v, "reg sel = 1'b0, wp = 1'b0, va = 1'b0, vb = 1'b0;");
+    w(&mut v, "wire en_out = !(wp ? vb : va);");
     for i in (1..=n).rev() {
         let next = if i == n { "en_out".to_string() } else { format!("en{}", i + 1) };
         w(&mut v, &format!("wire en{i} = !v{i} || {next};"));
@@ -108,7 +112,6 @@ pub fn verilog() -> String {
     for i in 2..=n {
         w(&mut v, &format!("    if (en{i}) begin v{i} <= v{}; m{i} <= m{}; end", i - 1, i - 1));
     }
-    w(&mut v, "    if (en_out) valid <= v6;");
     w(&mut v, "end");
 
     // ---- Stage 2: the opcode table; checksum pair sums ----
@@ -209,12 +212,32 @@ pub fn verilog() -> String {
 
     // ---- Out: the header bytes ----
     w(&mut v, "reg [1023:0] img_n;");
-    w(&mut v, "always @(posedge clock) if (en_out) begin");
-    w(&mut v, "    img <= img_n;");
-    for (o, x) in [("hlen", "s6_hlen"), ("flen", "s6_flen"), ("crc_end", "s6_crc_end"), ("plen", "s6_plen")] {
-        w(&mut v, &format!("    {o} <= {x};"));
+    let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16)];
+    let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
+    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1)]).collect();
+    for (o, _, b) in &bank_fields {
+        w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
-    w(&mut v, &format!("    vlan <= {};\n    ipv6 <= {};", f("m6", "vlan"), f("m6", "ipv6")));
+    w(&mut v, "always @(posedge clock) begin");
+    w(&mut v, "    if (take) begin if (sel) vb <= 1'b0; else va <= 1'b0; sel <= !sel; end");
+    w(&mut v, "    if (en_out && v6) begin");
+    w(&mut v, "        wp <= !wp;");
+    for bank in ["a", "b"] {
+        let cond = if bank == "a" { "!wp" } else { "wp" };
+        w(&mut v, &format!("        if ({cond}) begin"));
+        w(&mut v, &format!("            v{bank} <= 1'b1;"));
+        for (o, x, _) in &bank_fields {
+            w(&mut v, &format!("            {bank}_{o} <= {x};"));
+        }
+        w(&mut v, "        end");
+    }
+    w(&mut v, "    end");
+    w(&mut v, "end");
+    w(&mut v, "always @(*) begin");
+    w(&mut v, "    valid = sel ? vb : va;");
+    for (o, _, _) in &bank_fields {
+        w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
+    }
     w(&mut v, "end");
     let m = |name: &str| f("m6", name);
     let vlan = m("vlan");
