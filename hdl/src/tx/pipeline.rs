@@ -74,8 +74,10 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     // Store and egress.
-    sd: SynchronousFIFO<Bits<D>, A, AP1, 1>,
-    sl: SynchronousFIFO<Bit, A, AP1, 1>,
+    // `almost_full` at 4 entries left: rust-hdl's fill level lags a write by a cycle, and the assembled-beat
+    // register holds one more.
+    sd: SynchronousFIFO<Bits<D>, A, AP1, 4>,
+    sl: SynchronousFIFO<Bit, A, AP1, 4>,
     lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
     xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     frames_max: Constant<Bits<8>>,
@@ -180,9 +182,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.j0.next = self.hdr.hlen.val() >> self.lane_shift.val();
         self.need_pay.next = (self.j.q.val() >= self.j0.val()) & (self.left_now.val() != 0);
         // A frame starts only with room in the length and ICRC queues (at most 2^Q - 4 frames between
-        // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store after the one
-        // in the register.
-        self.can.next = self.hdr.valid.val() & !self.sd.almost_full.val() & !self.sd.full.val() & (!self.need_pay.val() | self.pay_valid.val()) & ((self.j.q.val() != 0) | (self.frames.q.val() < self.frames_max.val()));
+        // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store
+        // besides the beats on their way in.
+        self.can.next = self.hdr.valid.val() & !self.sd.almost_full.val() & (!self.need_pay.val() | self.pay_valid.val()) & ((self.j.q.val() != 0) | (self.frames.q.val() < self.frames_max.val()));
         self.last.next = self.base.val() + self.lanes_k.val() >= self.hdr.flen.val();
         self.take.next = self.can.val() & self.last.val();
         self.hdr.take.next = self.take.val();
