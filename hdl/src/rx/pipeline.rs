@@ -11,7 +11,7 @@
 //! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its
 //! header beats skipped and its payload funnel-shifted to lane 0, the pad, ICRC and Ethernet padding dropped.
 //!
-//! Frames must fit the frame store (`2^A` beats); `in_ready` holds while it is full.
+//! Frames must fit the frame store (`top::max_frame`); `in_ready` holds while it is full.
 
 use super::decode::{self, Decode};
 use super::egress::{Funnel, LaneMask, RecordFields};
@@ -20,6 +20,7 @@ use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
 use crate::prefetch::Prefetch;
+use crate::top::STORE_MARGIN;
 use crate::kit::*;
 
 // The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
@@ -54,6 +55,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pub cnt_bad_icrc: Signal<Out, Bits<32>>,
     // Ingress.
     in_fire: Signal<Local, Bit>,
+    ready: DFF<Bit>,
     bi: DFF<Bits<16>>,
     flen: DFF<Bits<16>>,
     nbytes: KeepCount<K>,
@@ -63,10 +65,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     rec_delay: Delay<{ decode::LATENCY }>,
     inflight: DFF<Bits<8>>,
     // The queue in front of the ICRC lanes.
-    dq_d: SynchronousFIFO<Bits<D>, 4, 5, 1>,
-    dq_k: SynchronousFIFO<Bits<K>, 4, 5, 1>,
-    dq_l: SynchronousFIFO<Bit, 4, 5, 1>,
-    dq_b: SynchronousFIFO<Bits<16>, 4, 5, 1>,
+    dq_d: SynchronousFIFO<Bits<D>, 4, 5, STORE_MARGIN>,
+    dq_k: SynchronousFIFO<Bits<K>, 4, 5, STORE_MARGIN>,
+    dq_l: SynchronousFIFO<Bit, 4, 5, STORE_MARGIN>,
+    dq_b: SynchronousFIFO<Bits<16>, 4, 5, STORE_MARGIN>,
     crc_fire: Signal<Local, Bit>,
     // Lane parameters {vlan, ipv6, ip_end}, one entry per frame, written once the decoder has seen the
     // frame's first `PARAM_BYTES` bytes (or its end): a frame's beats pass the lanes only with its entry.
@@ -95,8 +97,8 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq_p: Prefetch<1>,
     record: RecordFields<K>,
     // The frame store.
-    sd: SynchronousFIFO<Bits<D>, A, AP1, 1>,
-    sl: SynchronousFIFO<Bit, A, AP1, 1>,
+    sd: SynchronousFIFO<Bits<D>, A, AP1, STORE_MARGIN>,
+    sl: SynchronousFIFO<Bit, A, AP1, STORE_MARGIN>,
     sd_p: Prefetch<D>,
     // Egress.
     have: Signal<Local, Bit>,
@@ -160,6 +162,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cnt_bad_length: Signal::default(),
             cnt_bad_icrc: Signal::default(),
             in_fire: Signal::default(),
+            ready: DFF::default(),
             bi: DFF::default(),
             flen: DFF::default(),
             nbytes: KeepCount::default(),
@@ -232,13 +235,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, iq_p, cq_p);
 
         // ---- Ingress ----
-        self.in_ready.next = !self.sd.full.val() & !self.dq_d.full.val() & (self.inflight.q.val() < self.inflight_max.val());
+        // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
+        // the lag) and in the record queues.
+        self.ready.d.next = !self.sd.almost_full.val() & !self.dq_d.almost_full.val() & (self.inflight.q.val() < self.inflight_max.val());
+        self.in_ready.next = self.ready.q.val();
         self.in_fire.next = self.in_valid.val() & self.in_ready.val();
         self.nbytes.keep.next = self.in_keep.val();
         self.sd.data_in.next = self.in_data.val();

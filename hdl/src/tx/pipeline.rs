@@ -14,6 +14,7 @@ use crate::kit::*;
 use crate::rx::egress::{Funnel, LaneMask};
 use crate::rx::lanes::IcrcLanes;
 use crate::rx::meta;
+use crate::top::STORE_MARGIN;
 
 #[derive(LogicBlock)]
 pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> {
@@ -74,10 +75,8 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     // Store and egress.
-    // `almost_full` at 4 entries left: rust-hdl's fill level lags a write by a cycle, and the assembled-beat
-    // register holds one more.
-    sd: SynchronousFIFO<Bits<D>, A, AP1, 4>,
-    sl: SynchronousFIFO<Bit, A, AP1, 4>,
+    sd: SynchronousFIFO<Bits<D>, A, AP1, STORE_MARGIN>,
+    sl: SynchronousFIFO<Bit, A, AP1, STORE_MARGIN>,
     lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
     xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     frames_max: Constant<Bits<8>>,
