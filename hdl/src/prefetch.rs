@@ -1,8 +1,10 @@
 //! `Prefetch<N>`: two registers at the read side of a rust-hdl `SynchronousFIFO`. rust-hdl's FIFO turns
 //! `read` into the next read address and the RAM's next output within the cycle, so a `read` computed from
-//! deep egress logic makes a long path; here the FIFO is read from registered state only (`cnt < 2`), and
-//! the consumer sees `out_data`/`out_valid` from registers and may `pop` every cycle. An entry is `N` data
-//! bits and a flag bit (two FIFOs read together, as the frame store's data and `last`; or a `Bit` FIFO).
+//! deep egress logic makes a long path; here the FIFO is read from registered state only (fewer than two
+//! entries held), and the consumer sees `out_data`/`out_valid` from registers and may `pop` every cycle.
+//! An entry is `N` data bits and a flag bit (two FIFOs read together, as the frame store's data and
+//! `last`; or a `Bit` FIFO). The two entries are a ring (write and read pointers), so a register only ever
+//! loads the FIFO's output: no per-bit multiplexer but the one at the output.
 
 use crate::kit::*;
 
@@ -23,6 +25,8 @@ pub struct Prefetch<const N: usize> {
     r1: DFF<Bits<N>>,
     f0: DFF<Bit>,
     f1: DFF<Bit>,
+    wp: DFF<Bit>,
+    rp: DFF<Bit>,
     cnt: DFF<Bits<2>>,
     take: Signal<Local, Bit>,
     give: Signal<Local, Bit>,
@@ -44,6 +48,8 @@ impl<const N: usize> Default for Prefetch<N> {
             r1: DFF::default(),
             f0: DFF::default(),
             f1: DFF::default(),
+            wp: DFF::default(),
+            rp: DFF::default(),
             cnt: DFF::default(),
             take: Signal::default(),
             give: Signal::default(),
@@ -54,38 +60,35 @@ impl<const N: usize> Default for Prefetch<N> {
 impl<const N: usize> Logic for Prefetch<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r0, r1, f0, f1, cnt);
+        dff_setup!(self, clock, r0, r1, f0, f1, wp, rp, cnt);
         self.take.next = !self.in_empty.val() & (self.cnt.q.val() != 2);
         self.give.next = self.pop.val() & (self.cnt.q.val() != 0);
         self.in_read.next = self.take.val();
+        self.out_valid.next = self.cnt.q.val() != 0;
         self.out_data.next = self.r0.q.val();
         self.out_flag.next = self.f0.q.val();
-        self.out_valid.next = self.cnt.q.val() != 0;
-        if self.take.val() & !self.give.val() {
-            self.cnt.d.next = self.cnt.q.val() + 1;
-            if self.cnt.q.val() == 0 {
-                self.r0.d.next = self.in_data.val();
-                self.f0.d.next = self.in_flag.val();
-            } else {
+        if self.rp.q.val() {
+            self.out_data.next = self.r1.q.val();
+            self.out_flag.next = self.f1.q.val();
+        }
+        if self.take.val() {
+            self.wp.d.next = !self.wp.q.val();
+            if self.wp.q.val() {
                 self.r1.d.next = self.in_data.val();
                 self.f1.d.next = self.in_flag.val();
+            } else {
+                self.r0.d.next = self.in_data.val();
+                self.f0.d.next = self.in_flag.val();
             }
+        }
+        if self.give.val() {
+            self.rp.d.next = !self.rp.q.val();
+        }
+        if self.take.val() & !self.give.val() {
+            self.cnt.d.next = self.cnt.q.val() + 1;
         }
         if !self.take.val() & self.give.val() {
             self.cnt.d.next = self.cnt.q.val() - 1;
-            self.r0.d.next = self.r1.q.val();
-            self.f0.d.next = self.f1.q.val();
-        }
-        if self.take.val() & self.give.val() {
-            if self.cnt.q.val() == 1 {
-                self.r0.d.next = self.in_data.val();
-                self.f0.d.next = self.in_flag.val();
-            } else {
-                self.r0.d.next = self.r1.q.val();
-                self.f0.d.next = self.f1.q.val();
-                self.r1.d.next = self.in_data.val();
-                self.f1.d.next = self.in_flag.val();
-            }
         }
     }
 }
