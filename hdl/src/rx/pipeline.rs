@@ -7,9 +7,12 @@
 //! parameters are there. The CRC engine runs on the transformed lanes (see `lanes`), registered. The
 //! decoder's record goes into `vq` `decode::LATENCY` cycles after each frame's end, and later the ICRC
 //! result into `cq`.
-//! Egress: with a record, its ICRC result and the frame's beats at hand, the record goes out on `meta`;
-//! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its
-//! header beats skipped and its payload funnel-shifted to lane 0, the pad, ICRC and Ethernet padding dropped.
+//! Egress: with a record, its ICRC result and the frame's beats at hand (all read through `Prefetch`
+//! registers), the record goes out on `meta`; a dropped frame (or one without payload) is popped from the
+//! store and discarded, an accepted one has its header beats skipped and its payload funnel-shifted to
+//! lane 0, the pad, ICRC and Ethernet padding dropped. When a frame's last stored beat is taken with payload
+//! left in it, the frame retires at once and that last output beat (the "tail") goes out while the next
+//! frame's first beat is taken: one beat per cycle however the payload falls.
 //!
 //! Frames must fit the frame store (`top::max_frame`); `in_ready` holds while it is full.
 
