@@ -96,6 +96,11 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
     vq_p: Prefetch<{ meta::BITS }>,
+    // What the egress steers by, worked out from each record as it leaves `vq`: {ok, fits, K - shift}.
+    pre: RecordFields<K>,
+    vx: Signal<Local, Bits<18>>,
+    vx_p: Prefetch<18>,
+    kms: Signal<Local, Bits<16>>,
     iq_p: Prefetch<32>,
     cq_p: Prefetch<1>,
     record: RecordFields<K>,
@@ -108,6 +113,9 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     go: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     retire: Signal<Local, Bit>,
+    // The frames retired, counted a cycle later.
+    ret_q: DFF<Bit>,
+    ret_v: DFF<Bits<4>>,
     accept: Signal<Local, Bit>,
     ei: DFF<Bits<16>>,
     pv: DFF<Bits<D>>,
@@ -198,6 +206,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cq: Default::default(),
             inflight_max: Constant::new(((1u64 << Q) - 4).into()),
             vq_p: Prefetch::default(),
+            pre: RecordFields::default(),
+            vx: Signal::default(),
+            vx_p: Prefetch::default(),
+            kms: Signal::default(),
             iq_p: Prefetch::default(),
             cq_p: Prefetch::default(),
             record: RecordFields::default(),
@@ -208,6 +220,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             go: Signal::default(),
             pop: Signal::default(),
             retire: Signal::default(),
+            ret_q: DFF::default(),
+            ret_v: DFF::default(),
             accept: Signal::default(),
             ei: DFF::default(),
             pv: DFF::default(),
@@ -239,9 +253,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
-        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid);
+        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
-        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -343,6 +357,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vq_p.in_flag.next = false;
         self.vq_p.in_empty.next = self.vq.empty.val();
         self.vq.read.next = self.vq_p.in_read.val();
+        self.pre.rec.next = self.vq.data_out.val();
+        self.pre.icrc_ok.next = true;
+        self.pre.icrc.next = 0.into();
+        self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
+        self.vx.next = bit_cast::<18, 16>(self.kms.val());
+        self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
+        self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
+        self.vx_p.in_data.next = self.vx.val();
+        self.vx_p.in_flag.next = false;
+        self.vx_p.in_empty.next = self.vq.empty.val();
         self.iq_p.in_data.next = self.iq.data_out.val();
         self.iq_p.in_flag.next = false;
         self.iq_p.in_empty.next = self.iq.empty.val();
@@ -359,7 +383,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.meta_valid.next = self.have.val() & !self.meta_sent.q.val();
         // The frame's beats move once its record is out (or going out now).
         self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
-        self.accept.next = (self.record.verdict.val() == 0) & (self.record.payload_len.val() != 0);
+        self.accept.next = self.vx_p.out_data.val().get_bit(17) & self.cq_p.out_flag.val();
         self.pop.next = false;
         self.retire.next = false;
         self.out_valid.next = false;
@@ -377,7 +401,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pop.next = true;
                     self.retire.next = self.sd_p.out_flag.val();
                 }
-            } else if !self.pv_valid.q.val() & (self.record.payload_len.val() <= self.lanes_k.val() - bit_cast::<16, 8>(self.record.shift.val())) {
+            } else if !self.pv_valid.q.val() & self.vx_p.out_data.val().get_bit(16) {
                 // The whole payload is in this stored beat: straight out (after the previous frame's tail).
                 self.funnel.lo.next = self.sd_p.out_data.val();
                 self.funnel.hi.next = 0.into();
@@ -401,7 +425,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pv_last.d.next = self.sd_p.out_flag.val();
                     self.rem.d.next = self.record.payload_len.val();
                 }
-            } else if (self.record.shift.val() != 0) & (self.rem.q.val() > self.lanes_k.val() - bit_cast::<16, 8>(self.record.shift.val())) {
+            } else if (self.record.shift.val() != 0) & (self.rem.q.val() > self.vx_p.out_data.val().get_bits::<16>(0)) {
                 // This output beat takes bytes from the next stored beat too.
                 if self.sd_p.out_valid.val() {
                     self.out_valid.next = true;
@@ -475,6 +499,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.meta_sent.d.next = true;
         }
         self.vq_p.pop.next = self.retire.val();
+        self.vx_p.pop.next = self.retire.val();
         self.iq_p.pop.next = self.retire.val();
         self.cq_p.pop.next = self.retire.val();
         self.inflight.d.next = self.inflight.q.val();
@@ -484,37 +509,41 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if !self.done.q.val() & self.retire.val() {
             self.inflight.d.next = self.inflight.q.val() - 1;
         }
-        // Counters by `meta::Verdict` code (0 = accepted, 1 = not RoCE, ..., 8 = bad ICRC).
+        // Counters by `meta::Verdict` code (0 = accepted, 1 = not RoCE, ..., 8 = bad ICRC), a cycle after retiring.
+        self.ret_q.d.next = self.retire.val();
+        self.ret_v.d.next = self.record.verdict.val();
         if self.retire.val() {
             self.ei.d.next = 0.into();
             self.pv_valid.d.next = false;
             self.pay_done.d.next = false;
             self.meta_sent.d.next = false;
-            if self.record.verdict.val() == 0 {
+        }
+        if self.ret_q.q.val() {
+            if self.ret_v.q.val() == 0 {
                 self.c_ok.d.next = self.c_ok.q.val() + 1;
             }
-            if self.record.verdict.val() == 1 {
+            if self.ret_v.q.val() == 1 {
                 self.c_not_roce.d.next = self.c_not_roce.q.val() + 1;
             }
-            if self.record.verdict.val() == 2 {
+            if self.ret_v.q.val() == 2 {
                 self.c_truncated.d.next = self.c_truncated.q.val() + 1;
             }
-            if self.record.verdict.val() == 3 {
+            if self.ret_v.q.val() == 3 {
                 self.c_bad_ip.d.next = self.c_bad_ip.q.val() + 1;
             }
-            if self.record.verdict.val() == 4 {
+            if self.ret_v.q.val() == 4 {
                 self.c_bad_udp_length.d.next = self.c_bad_udp_length.q.val() + 1;
             }
-            if self.record.verdict.val() == 5 {
+            if self.ret_v.q.val() == 5 {
                 self.c_bad_tver.d.next = self.c_bad_tver.q.val() + 1;
             }
-            if self.record.verdict.val() == 6 {
+            if self.ret_v.q.val() == 6 {
                 self.c_unknown_opcode.d.next = self.c_unknown_opcode.q.val() + 1;
             }
-            if self.record.verdict.val() == 7 {
+            if self.ret_v.q.val() == 7 {
                 self.c_bad_length.d.next = self.c_bad_length.q.val() + 1;
             }
-            if self.record.verdict.val() == 8 {
+            if self.ret_v.q.val() == 8 {
                 self.c_bad_icrc.d.next = self.c_bad_icrc.q.val() + 1;
             }
         }
