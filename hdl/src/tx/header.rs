@@ -33,6 +33,8 @@ pub struct TxHeader {
     pub flen: Signal<Out, Bits<16>>,
     /// Where the ICRC trailer starts (the CRC covers everything before).
     pub crc_end: Signal<Out, Bits<17>>,
+    /// `flen - 1`: the frame offset of the last byte.
+    pub last_byte: Signal<Out, Bits<16>>,
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
@@ -50,6 +52,7 @@ impl Logic for TxHeader {
         self.hlen.connect();
         self.flen.connect();
         self.crc_end.connect();
+        self.last_byte.connect();
         self.plen.connect();
         self.vlan.connect();
         self.ipv6.connect();
@@ -180,7 +183,7 @@ pub fn verilog() -> String {
     w(&mut v, "end");
 
     // ---- Stage 5 ----
-    w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
+    w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len, s5_last_byte;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
     for (name, _, _) in EXT {
         w(&mut v, &format!("reg s5_has_{name};\nreg [4:0] s5_off_{name};"));
     }
@@ -191,17 +194,18 @@ pub fn verilog() -> String {
     }
     w(&mut v, "    s5_f1 <= {1'b0, s4_sum[15:0]} + {13'd0, s4_sum[19:16]};");
     w(&mut v, &format!("    s5_crc_end <= {{1'b0, s4_flen}} - 17'd{icrc};"));
+    w(&mut v, "    s5_last_byte <= s4_flen - 16'd1;");
     w(&mut v, &format!("    s5_l3len <= s4_flen - {};", by_layout(16, &eth_len, "m4")));
     w(&mut v, &format!("    s5_l4len <= s4_flen - {};", by_layout(16, &ip_end, "m4")));
     w(&mut v, "end");
 
     // ---- Stage 6 ----
-    w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_l3len, s6_l4len, s6_csum;\nreg [1:0] s6_pad;\nreg [16:0] s6_crc_end;");
+    w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_l3len, s6_l4len, s6_last_byte, s6_csum;\nreg [1:0] s6_pad;\nreg [16:0] s6_crc_end;");
     for (name, _, _) in EXT {
         w(&mut v, &format!("reg s6_has_{name};\nreg [4:0] s6_off_{name};"));
     }
     w(&mut v, "always @(posedge clock) if (en6) begin");
-    for x in ["hlen", "flen", "plen", "l3len", "l4len", "pad", "crc_end"] {
+    for x in ["hlen", "flen", "plen", "l3len", "l4len", "last_byte", "pad", "crc_end"] {
         w(&mut v, &format!("    s6_{x} <= s5_{x};"));
     }
     for (name, _, _) in EXT {
@@ -212,7 +216,7 @@ pub fn verilog() -> String {
 
     // ---- Out: the header bytes ----
     w(&mut v, "reg [1023:0] img_n;");
-    let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16)];
+    let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
     let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1)]).collect();
     for (o, _, b) in &bank_fields {

@@ -35,6 +35,12 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pub out_ready: Signal<In, Bit>,
     // Assembly.
     j: DFF<Bits<16>>,
+    // j != 0, and whether beat j takes payload (for j != 0; worked out the cycle before).
+    jnz: DFF<Bit>,
+    np: DFF<Bit>,
+    pay0: Signal<Local, Bit>,
+    jlast: Signal<Local, Bits<16>>,
+    left_after: Signal<Local, Bits<16>>,
     prev: DFF<Bits<D>>,
     left: DFF<Bits<16>>,
     frames: DFF<Bits<8>>,
@@ -112,6 +118,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             out_valid: Signal::default(),
             out_ready: Signal::default(),
             j: DFF::default(),
+            jnz: DFF::default(),
+            np: DFF::default(),
+            pay0: Signal::default(),
+            jlast: Signal::default(),
+            left_after: Signal::default(),
             prev: DFF::default(),
             left: DFF::default(),
             frames: DFF::default(),
@@ -170,7 +181,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, prev, left, frames, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, np, prev, left, frames, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_beat, a_flen, a_crc_end, a_vlan, a_ipv6, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
@@ -180,21 +191,34 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.hdr.in_valid.next = self.meta_valid.val();
         self.meta_ready.next = self.hdr.in_ready.val();
         self.left_now.next = self.left.q.val();
-        if self.j.q.val() == 0 {
+        if !self.jnz.q.val() {
             self.left_now.next = self.hdr.plen.val();
         }
         self.base.next = self.j.q.val() << self.lane_shift.val();
         self.h.next = self.hdr.hlen.val() & self.lane_mask.val();
         self.j0.next = self.hdr.hlen.val() >> self.lane_shift.val();
-        self.need_pay.next = (self.j.q.val() >= self.j0.val()) & (self.left_now.val() != 0);
+        self.pay0.next = (self.j0.val() == 0) & (self.hdr.plen.val() != 0);
+        self.need_pay.next = self.pay0.val();
+        if self.jnz.q.val() {
+            self.need_pay.next = self.np.q.val();
+        }
         // A frame starts only with room in the length and ICRC queues (at most 2^Q - 4 frames between
         // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store
         // besides the beats on their way in.
-        self.can.next = self.hdr.valid.val() & !self.sd.almost_full.val() & (!self.need_pay.val() | self.pay_valid.val()) & ((self.j.q.val() != 0) | (self.frames.q.val() < self.frames_max.val()));
-        self.last.next = self.base.val() + self.lanes_k.val() >= self.hdr.flen.val();
+        self.can.next = self.hdr.valid.val() & !self.sd.almost_full.val() & (!self.need_pay.val() | self.pay_valid.val()) & (self.jnz.q.val() | (self.frames.q.val() < self.frames_max.val()));
+        self.jlast.next = self.hdr.last_byte.val() >> self.lane_shift.val();
+        self.last.next = self.j.q.val() == self.jlast.val();
         self.take.next = self.can.val() & self.last.val();
         self.hdr.take.next = self.take.val();
         self.pay_ready.next = self.can.val() & self.need_pay.val();
+        // Payload bytes left after this beat, and whether the next beat takes payload.
+        self.left_after.next = self.left_now.val();
+        if self.need_pay.val() {
+            self.left_after.next = 0.into();
+            if self.left_now.val() > self.lanes_k.val() {
+                self.left_after.next = self.left_now.val() - self.lanes_k.val();
+            }
+        }
         self.kd.data.next = self.pay_data.val();
         self.kd.keep.next = self.pay_keep.val();
         self.cur.next = 0.into();
@@ -221,20 +245,18 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.a_crc_end.d.next = self.hdr.crc_end.val();
         self.a_vlan.d.next = self.hdr.vlan.val();
         self.a_ipv6.d.next = self.hdr.ipv6.val();
+        self.np.d.next = self.need_pay.val();
         if self.can.val() {
             self.j.d.next = self.j.q.val() + 1;
+            self.jnz.d.next = true;
+            self.np.d.next = (self.j.q.val() + 1 >= self.j0.val()) & (self.left_after.val() != 0);
             if self.j.q.val() >= self.j0.val() {
                 self.prev.d.next = self.cur.val();
             }
-            self.left.d.next = self.left_now.val();
-            if self.need_pay.val() {
-                self.left.d.next = 0.into();
-                if self.left_now.val() > self.lanes_k.val() {
-                    self.left.d.next = self.left_now.val() - self.lanes_k.val();
-                }
-            }
+            self.left.d.next = self.left_after.val();
             if self.last.val() {
                 self.j.d.next = 0.into();
+                self.jnz.d.next = false;
                 self.prev.d.next = 0.into();
             }
         }
