@@ -88,7 +88,12 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     e_valid: DFF<Bit>,
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
-    icrc_q: DFF<Bits<32>>,
+    // The received ICRC: the trailer bytes each beat holds (registered), OR-ed up over the frame.
+    m_bytes: DFF<Bits<32>>,
+    m_valid: DFF<Bit>,
+    m_first: DFF<Bit>,
+    m_last: DFF<Bit>,
+    icrc_acc: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
     // Records, received ICRCs and ICRC results, one per frame, in order.
     vq: SynchronousFIFO<Bits<{ meta::BITS }>, Q, QP1, 1>,
@@ -199,7 +204,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             e_valid: DFF::default(),
             engine: CrcEngine::default(),
             crc_done: DFF::default(),
-            icrc_q: DFF::default(),
+            m_bytes: DFF::default(),
+            m_valid: DFF::default(),
+            m_first: DFF::default(),
+            m_last: DFF::default(),
+            icrc_acc: DFF::default(),
             icrc_now: Signal::default(),
             vq: Default::default(),
             iq: Default::default(),
@@ -252,7 +261,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, icrc_q, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
@@ -327,14 +336,22 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.engine.keep.next = self.e_keep.q.val();
         self.engine.last.next = self.e_last.q.val();
         self.engine.valid.next = self.e_valid.q.val();
-        // The received ICRC: trailer bytes merged in as the lanes pass them.
-        self.lanes.prev.next = self.icrc_q.q.val();
-        self.icrc_now.next = self.icrc_q.q.val();
         if self.crc_fire.val() {
-            self.icrc_now.next = self.lanes.merged.val();
             self.crc_done.d.next = !self.dq_l.data_out.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
         }
-        self.icrc_q.d.next = self.icrc_now.val();
+        // The received ICRC: each ICRC byte is in exactly one beat, so the beats' captures OR up.
+        self.lanes.prev.next = 0.into();
+        self.m_bytes.d.next = self.lanes.merged.val();
+        self.m_valid.d.next = self.crc_fire.val();
+        self.m_first.d.next = self.dq_b.data_out.val() == 0;
+        self.m_last.d.next = self.dq_l.data_out.val();
+        self.icrc_now.next = self.icrc_acc.q.val() | self.m_bytes.q.val();
+        if self.m_first.q.val() {
+            self.icrc_now.next = self.m_bytes.q.val();
+        }
+        if self.m_valid.q.val() {
+            self.icrc_acc.d.next = self.icrc_now.val();
+        }
         // Records: the decoder's, LATENCY cycles after the frame's end (the window and length are this frame's
         // for one cycle), the received ICRC once the frame's last beat has passed the lanes, the ICRC check
         // when the CRC is out.
@@ -342,7 +359,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vq.data_in.next = self.dec.meta.val();
         self.vq.write.next = self.rec_delay.q.val();
         self.iq.data_in.next = self.icrc_now.val();
-        self.iq.write.next = self.crc_fire.val() & self.dq_l.data_out.val();
+        self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
         self.cq.data_in.next = self.engine.crc.val() == self.residue.val();
         self.cq.write.next = self.engine.crc_valid.val();
 
