@@ -35,9 +35,13 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pub out_ready: Signal<In, Bit>,
     // Assembly.
     j: DFF<Bits<16>>,
-    // j != 0, and whether beat j takes payload (for j != 0; worked out the cycle before).
+    // j != 0; and for j != 0 whether beat j is past the header and whether it takes payload (worked out
+    // the cycle before).
     jnz: DFF<Bit>,
+    hp: DFF<Bit>,
     np: DFF<Bit>,
+    past: Signal<Local, Bit>,
+    next_past: Signal<Local, Bit>,
     pay0: Signal<Local, Bit>,
     jlast: Signal<Local, Bits<16>>,
     left_after: Signal<Local, Bits<16>>,
@@ -119,7 +123,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             out_ready: Signal::default(),
             j: DFF::default(),
             jnz: DFF::default(),
+            hp: DFF::default(),
             np: DFF::default(),
+            past: Signal::default(),
+            next_past: Signal::default(),
             pay0: Signal::default(),
             jlast: Signal::default(),
             left_after: Signal::default(),
@@ -181,7 +188,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, np, prev, left, frames, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, np, prev, left, frames, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_beat, a_flen, a_crc_end, a_vlan, a_ipv6, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
@@ -197,6 +204,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.base.next = self.j.q.val() << self.lane_shift.val();
         self.h.next = self.hdr.hlen.val() & self.lane_mask.val();
         self.j0.next = self.hdr.hlen.val() >> self.lane_shift.val();
+        self.past.next = self.j0.val() == 0;
+        if self.jnz.q.val() {
+            self.past.next = self.hp.q.val();
+        }
+        self.next_past.next = self.j.q.val() + 1 >= self.j0.val();
         self.pay0.next = (self.j0.val() == 0) & (self.hdr.plen.val() != 0);
         self.need_pay.next = self.pay0.val();
         if self.jnz.q.val() {
@@ -232,7 +244,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.kmh.next = self.lanes_k.val() - self.h.val();
         self.funnel.shift.next = self.kmh.val().get_bits::<8>(0);
         self.asm.next = self.beat_img.out.val();
-        if self.j.q.val() >= self.j0.val() {
+        if self.past.val() {
             self.asm.next = self.beat_img.out.val() | self.funnel.out.val();
         }
         self.amask.n.next = self.hdr.flen.val() - self.base.val();
@@ -246,11 +258,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.a_vlan.d.next = self.hdr.vlan.val();
         self.a_ipv6.d.next = self.hdr.ipv6.val();
         self.np.d.next = self.need_pay.val();
+        self.hp.d.next = self.past.val();
         if self.can.val() {
             self.j.d.next = self.j.q.val() + 1;
             self.jnz.d.next = true;
-            self.np.d.next = (self.j.q.val() + 1 >= self.j0.val()) & (self.left_after.val() != 0);
-            if self.j.q.val() >= self.j0.val() {
+            self.hp.d.next = self.next_past.val();
+            self.np.d.next = self.next_past.val() & (self.left_after.val() != 0);
+            if self.past.val() {
                 self.prev.d.next = self.cur.val();
             }
             self.left.d.next = self.left_after.val();
