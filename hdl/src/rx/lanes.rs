@@ -73,10 +73,10 @@ impl<const D: usize, const K: usize> Logic for HeaderCapture<D, K> {
 pub struct IcrcLanes<const D: usize, const K: usize> {
     pub data: Signal<In, Bits<D>>,
     pub keep: Signal<In, Bits<K>>,
-    pub beat: Signal<In, Bits<16>>,
-    pub vlan: Signal<In, Bit>,
     pub ipv6: Signal<In, Bit>,
-    pub ip_end: Signal<In, Bits<17>>,
+    /// The beat's distances (`LaneDistances`), two's complement.
+    pub e: Signal<In, Bits<19>>,
+    pub d: Signal<In, Bits<19>>,
     pub prev: Signal<In, Bits<32>>,
     pub mdata: Signal<Out, Bits<D>>,
     pub mkeep: Signal<Out, Bits<K>>,
@@ -89,10 +89,9 @@ impl<const D: usize, const K: usize> Default for IcrcLanes<D, K> {
         IcrcLanes {
             data: Signal::default(),
             keep: Signal::default(),
-            beat: Signal::default(),
-            vlan: Signal::default(),
             ipv6: Signal::default(),
-            ip_end: Signal::default(),
+            e: Signal::default(),
+            d: Signal::default(),
             prev: Signal::default(),
             mdata: Signal::default(),
             mkeep: Signal::default(),
@@ -102,13 +101,13 @@ impl<const D: usize, const K: usize> Default for IcrcLanes<D, K> {
     }
 }
 
-/// A Verilog condition: the byte in lane `l` sits at one of `offs` from the IP header (`e` = L3 start minus
+/// A Verilog condition: the byte in lane `l` sits at one of `offs` from the IP header (`es` = L3 start minus
 /// the beat's first frame offset).
 fn any_of(offs: &[usize]) -> String {
     if offs.is_empty() {
         return "1'b0".into();
     }
-    offs.iter().map(|o| format!("e == l - {o}")).collect::<Vec<_>>().join(" || ")
+    offs.iter().map(|o| format!("es == l - {o}")).collect::<Vec<_>>().join(" || ")
 }
 
 impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
@@ -126,34 +125,68 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
     fn hdl(&self) -> Verilog {
         let ff = |ip| variant_mask(ip).iter().filter(|m| m.1 == 0xFF).map(|m| m.0).collect::<Vec<_>>();
         let nib6: Vec<usize> = variant_mask(IpVersion::V6).iter().filter(|m| m.1 != 0xFF).map(|m| m.0).collect();
-        let shift = K.trailing_zeros();
-        // Every comparison is against the two distances from the beat's first frame offset `base`: to the
-        // L3 start (`e`) and to the IP end (`d`), so each lane needs constants only (no adder per lane).
+        // Every comparison is against the beat's two distances (`LaneDistances`), so each lane needs
+        // constants only (no adder per lane).
         let mut v = vec![
             "integer l;".to_string(),
-            "reg [16:0] base;".into(),
-            "reg signed [18:0] e, d;".into(),
+            "wire signed [18:0] es = e;".into(),
+            "wire signed [18:0] ds = d;".into(),
             "reg [7:0] b;".into(),
             "always @(*) begin".into(),
-            format!("    base = {{1'b0, beat}} << {shift};"),
-            format!("    e = (vlan ? 19'sd{} : 19'sd{}) - $signed({{2'b0, base}});", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
-            "    d = $signed({2'b0, ip_end}) - $signed({2'b0, base});".into(),
-            format!("    at_end = d <= {K};"),
+            format!("    at_end = ds <= {K};"),
             "    merged = prev;".into(),
             format!("    for (l = 0; l < {K}; l = l + 1) begin"),
             "        b = data[8*l +: 8];".into(),
             // The ones that stand in for the LRH: as many as the CRC register is wide.
-            "        if (e > l + 4) b = 8'h00;".into(),
-            "        else if (e > l) b = 8'hff;".into(),
+            "        if (es > l + 4) b = 8'h00;".into(),
+            "        else if (es > l) b = 8'hff;".into(),
             format!("        else if (ipv6 ? ({}) : ({})) b = 8'hff;", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
             format!("        else if (ipv6 && ({})) b = b | 8'h0f;", any_of(&nib6)),
             "        mdata[8*l +: 8] = b;".into(),
-            "        mkeep[l] = keep[l] && d > l;".into(),
+            "        mkeep[l] = keep[l] && ds > l;".into(),
         ];
         for t in 0..4 {
-            v.push(format!("        if (keep[l] && d == l + {}) merged[{}:{}] = data[8*l +: 8];", 4 - t, 8 * t + 7, 8 * t));
+            v.push(format!("        if (keep[l] && ds == l + {}) merged[{}:{}] = data[8*l +: 8];", 4 - t, 8 * t + 7, 8 * t));
         }
         v.extend(["    end".to_string(), "end".to_string()]);
         custom_module(v)
+    }
+}
+
+/// The two distances the ICRC lanes compare against, from beat `beat`'s first frame offset: to the L3
+/// start (`e`, from `vlan`) and to the IP end (`d`), as 19-bit two's complement. A block of its own so the
+/// pipelines can register them ahead of the lanes.
+#[derive(Clone, Debug, LogicBlock)]
+pub struct LaneDistances<const K: usize> {
+    pub beat: Signal<In, Bits<16>>,
+    pub vlan: Signal<In, Bit>,
+    pub ip_end: Signal<In, Bits<17>>,
+    pub e: Signal<Out, Bits<19>>,
+    pub d: Signal<Out, Bits<19>>,
+}
+
+impl<const K: usize> Default for LaneDistances<K> {
+    fn default() -> Self {
+        LaneDistances { beat: Signal::default(), vlan: Signal::default(), ip_end: Signal::default(), e: Signal::default(), d: Signal::default() }
+    }
+}
+
+impl<const K: usize> Logic for LaneDistances<K> {
+    fn update(&mut self) {
+        // Verified in Verilator (the sim crate).
+    }
+
+    fn connect(&mut self) {
+        self.e.connect();
+        self.d.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let shift = K.trailing_zeros();
+        custom_module([
+            "wire [18:0] base = {3'b0, beat} << ".to_string() + &format!("{shift};"),
+            format!("always @(*) e = (vlan ? 19'd{} : 19'd{}) - base;", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
+            "always @(*) d = {2'b0, ip_end} - base;".to_string(),
+        ])
     }
 }

@@ -18,7 +18,7 @@
 
 use super::decode::{self, Decode};
 use super::egress::{Funnel, LaneMask, RecordFields};
-use super::lanes::{HeaderCapture, IcrcLanes};
+use super::lanes::{HeaderCapture, IcrcLanes, LaneDistances};
 use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
@@ -80,6 +80,15 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     param_delay: Delay<{ decode::PARAM_LATENCY + 1 }>,
     pq: SynchronousFIFO<Bits<19>, 4, 5, 1>,
     lp: Signal<Local, Bits<19>>,
+    ldist: LaneDistances<K>,
+    l_data: DFF<Bits<D>>,
+    l_keep: DFF<Bits<K>>,
+    l_last: DFF<Bit>,
+    l_first: DFF<Bit>,
+    l_valid: DFF<Bit>,
+    l_ipv6: DFF<Bit>,
+    l_e: DFF<Bits<19>>,
+    l_d: DFF<Bits<19>>,
     lanes: IcrcLanes<D, K>,
     // The lanes' output, registered in front of the CRC engine.
     e_data: DFF<Bits<D>>,
@@ -197,6 +206,15 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             param_delay: Delay::default(),
             pq: Default::default(),
             lp: Signal::default(),
+            ldist: LaneDistances::default(),
+            l_data: DFF::default(),
+            l_keep: DFF::default(),
+            l_last: DFF::default(),
+            l_first: DFF::default(),
+            l_valid: DFF::default(),
+            l_ipv6: DFF::default(),
+            l_e: DFF::default(),
+            l_d: DFF::default(),
             lanes: IcrcLanes::default(),
             e_data: DFF::default(),
             e_keep: DFF::default(),
@@ -263,6 +281,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     fn update(&mut self) {
         dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v);
+        dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
 
@@ -320,31 +339,42 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.dq_l.read.next = self.crc_fire.val();
         self.dq_b.read.next = self.crc_fire.val();
         self.pq.read.next = self.crc_fire.val() & self.dq_l.data_out.val();
-        self.lanes.data.next = self.dq_d.data_out.val();
-        self.lanes.keep.next = self.dq_k.data_out.val();
-        self.lanes.beat.next = self.dq_b.data_out.val();
-        self.lanes.vlan.next = self.pq.data_out.val().get_bit(18);
-        self.lanes.ipv6.next = self.pq.data_out.val().get_bit(17);
-        self.lanes.ip_end.next = self.pq.data_out.val().get_bits::<17>(0);
+        // The beat leaving the queue, registered with its distances (`LaneDistances`), then through the lanes.
+        self.ldist.beat.next = self.dq_b.data_out.val();
+        self.ldist.vlan.next = self.pq.data_out.val().get_bit(18);
+        self.ldist.ip_end.next = self.pq.data_out.val().get_bits::<17>(0);
+        self.l_data.d.next = self.dq_d.data_out.val();
+        self.l_keep.d.next = self.dq_k.data_out.val();
+        self.l_last.d.next = self.dq_l.data_out.val();
+        self.l_first.d.next = self.dq_b.data_out.val() == 0;
+        self.l_valid.d.next = self.crc_fire.val();
+        self.l_ipv6.d.next = self.pq.data_out.val().get_bit(17);
+        self.l_e.d.next = self.ldist.e.val();
+        self.l_d.d.next = self.ldist.d.val();
+        self.lanes.data.next = self.l_data.q.val();
+        self.lanes.keep.next = self.l_keep.q.val();
+        self.lanes.ipv6.next = self.l_ipv6.q.val();
+        self.lanes.e.next = self.l_e.q.val();
+        self.lanes.d.next = self.l_d.q.val();
         self.e_data.d.next = self.lanes.mdata.val();
         self.e_keep.d.next = self.lanes.mkeep.val();
-        self.e_last.d.next = self.dq_l.data_out.val() | self.lanes.at_end.val();
-        self.e_valid.d.next = self.crc_fire.val() & !self.crc_done.q.val();
+        self.e_last.d.next = self.l_last.q.val() | self.lanes.at_end.val();
+        self.e_valid.d.next = self.l_valid.q.val() & !self.crc_done.q.val();
         self.engine.seed.next = 0.into();
         self.engine.reset.next = false;
         self.engine.data.next = self.e_data.q.val();
         self.engine.keep.next = self.e_keep.q.val();
         self.engine.last.next = self.e_last.q.val();
         self.engine.valid.next = self.e_valid.q.val();
-        if self.crc_fire.val() {
-            self.crc_done.d.next = !self.dq_l.data_out.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
+        if self.l_valid.q.val() {
+            self.crc_done.d.next = !self.l_last.q.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
         }
         // The received ICRC: each ICRC byte is in exactly one beat, so the beats' captures OR up.
         self.lanes.prev.next = 0.into();
         self.m_bytes.d.next = self.lanes.merged.val();
-        self.m_valid.d.next = self.crc_fire.val();
-        self.m_first.d.next = self.dq_b.data_out.val() == 0;
-        self.m_last.d.next = self.dq_l.data_out.val();
+        self.m_valid.d.next = self.l_valid.q.val();
+        self.m_first.d.next = self.l_first.q.val();
+        self.m_last.d.next = self.l_last.q.val();
         self.icrc_now.next = self.icrc_acc.q.val() | self.m_bytes.q.val();
         if self.m_first.q.val() {
             self.icrc_now.next = self.m_bytes.q.val();

@@ -13,7 +13,7 @@ use crate::crc::CrcEngine;
 use crate::kit::*;
 use crate::prefetch::Prefetch;
 use crate::rx::egress::{Funnel, LaneMask};
-use crate::rx::lanes::IcrcLanes;
+use crate::rx::lanes::{IcrcLanes, LaneDistances};
 use crate::rx::meta;
 use crate::top::STORE_MARGIN;
 
@@ -72,11 +72,12 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     a_data: DFF<Bits<D>>,
     a_keep: DFF<Bits<K>>,
     a_last: DFF<Bit>,
-    a_beat: DFF<Bits<16>>,
     a_flen: DFF<Bits<16>>,
-    a_crc_end: DFF<Bits<17>>,
-    a_vlan: DFF<Bit>,
     a_ipv6: DFF<Bit>,
+    // The beat's ICRC lane distances (up to the placeholder).
+    ldist: LaneDistances<K>,
+    a_e: DFF<Bits<19>>,
+    a_d: DFF<Bits<19>>,
     // ICRC: the lanes' output registered in front of the engine.
     lanes: IcrcLanes<D, K>,
     e_data: DFF<Bits<D>>,
@@ -156,11 +157,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             a_data: DFF::default(),
             a_keep: DFF::default(),
             a_last: DFF::default(),
-            a_beat: DFF::default(),
             a_flen: DFF::default(),
-            a_crc_end: DFF::default(),
-            a_vlan: DFF::default(),
             a_ipv6: DFF::default(),
+            ldist: LaneDistances::default(),
+            a_e: DFF::default(),
+            a_d: DFF::default(),
             lanes: IcrcLanes::default(),
             e_data: DFF::default(),
             e_keep: DFF::default(),
@@ -189,7 +190,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, j, jnz, hp, np, prev, left, frames, crc_done, ob);
-        dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_beat, a_flen, a_crc_end, a_vlan, a_ipv6, e_data, e_keep, e_last, e_valid);
+        dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
         // ---- Assembly ----
@@ -252,11 +253,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.a_data.d.next = self.asm.val();
         self.a_keep.d.next = self.amask.keep.val();
         self.a_last.d.next = self.last.val();
-        self.a_beat.d.next = self.j.q.val();
         self.a_flen.d.next = self.hdr.flen.val();
-        self.a_crc_end.d.next = self.hdr.crc_end.val();
-        self.a_vlan.d.next = self.hdr.vlan.val();
         self.a_ipv6.d.next = self.hdr.ipv6.val();
+        self.ldist.beat.next = self.j.q.val();
+        self.ldist.vlan.next = self.hdr.vlan.val();
+        self.ldist.ip_end.next = self.hdr.crc_end.val();
+        self.a_e.d.next = self.ldist.e.val();
+        self.a_d.d.next = self.ldist.d.val();
         self.np.d.next = self.need_pay.val();
         self.hp.d.next = self.past.val();
         if self.can.val() {
@@ -284,10 +287,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // ---- ICRC: over everything before the placeholder ----
         self.lanes.data.next = self.a_data.q.val();
         self.lanes.keep.next = self.a_keep.q.val();
-        self.lanes.beat.next = self.a_beat.q.val();
-        self.lanes.vlan.next = self.a_vlan.q.val();
         self.lanes.ipv6.next = self.a_ipv6.q.val();
-        self.lanes.ip_end.next = self.a_crc_end.q.val();
+        self.lanes.e.next = self.a_e.q.val();
+        self.lanes.d.next = self.a_d.q.val();
         self.lanes.prev.next = 0.into();
         self.e_data.d.next = self.lanes.mdata.val();
         self.e_keep.d.next = self.lanes.mkeep.val();
