@@ -110,10 +110,16 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
     vq_p: Prefetch<{ meta::BITS }>,
-    // What the egress steers by, worked out from each record as it leaves `vq`: {ok, fits, K - shift}.
+    // What the egress steers by, worked out from each record as it leaves `vq`:
+    // {payload starts in beat 0, ok, fits, K - shift}.
     pre: RecordFields<K>,
-    vx: Signal<Local, Bits<18>>,
-    vx_p: Prefetch<18>,
+    vx: Signal<Local, Bits<19>>,
+    vx_p: Prefetch<19>,
+    // Whether the frame's beat `ei` is past its header: for ei = 0 from the steering bits, after that
+    // worked out at each pop (`ei != 0` and that flag registered).
+    eiz: DFF<Bit>,
+    pastq: DFF<Bit>,
+    past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
     iq_p: Prefetch<32>,
     cq_p: Prefetch<1>,
@@ -236,6 +242,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             pre: RecordFields::default(),
             vx: Signal::default(),
             vx_p: Prefetch::default(),
+            eiz: DFF::default(),
+            pastq: DFF::default(),
+            past: Signal::default(),
             kms: Signal::default(),
             iq_p: Prefetch::default(),
             cq_p: Prefetch::default(),
@@ -280,7 +289,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
-        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v);
+        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
@@ -408,9 +417,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.pre.icrc_ok.next = true;
         self.pre.icrc.next = 0.into();
         self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
-        self.vx.next = bit_cast::<18, 16>(self.kms.val());
+        self.vx.next = bit_cast::<19, 16>(self.kms.val());
         self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
         self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
+        self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
         self.vx_p.in_data.next = self.vx.val();
         self.vx_p.in_flag.next = false;
         self.vx_p.in_empty.next = self.vq.empty.val();
@@ -431,6 +441,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // The frame's beats move once its record is out (or going out now).
         self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
         self.accept.next = self.vx_p.out_data.val().get_bit(17) & self.cq_p.out_flag.val();
+        self.past.next = self.vx_p.out_data.val().get_bit(18);
+        if self.eiz.q.val() {
+            self.past.next = self.pastq.q.val();
+        }
         self.pop.next = false;
         self.retire.next = false;
         self.out_valid.next = false;
@@ -442,7 +456,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.mask.n.next = self.rem.q.val();
         self.out_keep.next = self.mask.keep.val();
         if self.go.val() {
-            if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & (self.ei.q.val() < self.record.first_beat.val())) {
+            if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.past.val()) {
                 // Discard: a dropped frame, the header beats, or what follows the payload.
                 if self.sd_p.out_valid.val() {
                     self.pop.next = true;
@@ -539,8 +553,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             }
         }
         self.sd_p.pop.next = self.pop.val();
+        self.pastq.d.next = self.past.val();
         if self.pop.val() {
             self.ei.d.next = self.ei.q.val() + 1;
+            self.eiz.d.next = true;
+            self.pastq.d.next = self.ei.q.val() + 1 >= self.record.first_beat.val();
         }
         if self.meta_valid.val() & self.meta_ready.val() {
             self.meta_sent.d.next = true;
@@ -561,6 +578,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.ret_v.d.next = self.record.verdict.val();
         if self.retire.val() {
             self.ei.d.next = 0.into();
+            self.eiz.d.next = false;
             self.pv_valid.d.next = false;
             self.pay_done.d.next = false;
             self.meta_sent.d.next = false;
