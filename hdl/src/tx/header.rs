@@ -82,6 +82,16 @@ fn variants() -> [(bool, bool, usize, usize); 4] {
     [(false, false, l3(false), l4(false, false)), (false, true, l3(false), l4(false, true)), (true, false, l3(true), l4(true, false)), (true, true, l3(true), l4(true, true))]
 }
 
+/// Declarations of the opcode table's outputs held in stage `p` (`""` for the table itself).
+fn ext_regs(p: &str) -> String {
+    EXT.iter().map(|(name, _, _)| format!("reg {p}has_{name};\nreg [4:0] {p}off_{name};")).collect::<Vec<_>>().join("\n")
+}
+
+/// The opcode table's outputs moving from stage `from` to stage `to`.
+fn ext_pass(to: &str, from: &str) -> String {
+    EXT.iter().map(|(name, _, _)| format!("    {to}has_{name} <= {from}has_{name};\n    {to}off_{name} <= {from}off_{name};")).collect::<Vec<_>>().join("\n")
+}
+
 /// The whole body of the builder module.
 pub fn verilog() -> String {
     let mut v = String::new();
@@ -126,9 +136,7 @@ pub fn verilog() -> String {
     let (dl, _) = meta::field("dst_gid");
     let word = |r: &str, at: usize| format!("{{1'b0, {r}[{}:{}]}}", at + 15, at);
     w(&mut v, "reg [7:0] opcode;\nreg [15:0] ext_len;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg has_{name};\nreg [4:0] off_{name};"));
-    }
+    w(&mut v, &ext_regs(""));
     w(&mut v, "always @(*) begin");
     w(&mut v, &format!("    opcode = {};", f("m1", "opcode")));
     v.push_str(&meta::ext_table_verilog(16, false));
@@ -137,14 +145,10 @@ pub fn verilog() -> String {
     let (pl, _) = meta::field("payload_len");
     w(&mut v, &format!("wire [1:0] pad1 = 2'd0 - m1[{}:{pl}];", pl + 1));
     w(&mut v, "reg [15:0] s2_ext_len, s2_hl0, s2_plen;\nreg [1:0] s2_pad;\nreg [16:0] s2_ca, s2_cb, s2_cc, s2_cd;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg s2_has_{name};\nreg [4:0] s2_off_{name};"));
-    }
+    w(&mut v, &ext_regs("s2_"));
     w(&mut v, "always @(posedge clock) if (en2) begin");
     w(&mut v, "    s2_ext_len <= ext_len;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("    s2_has_{name} <= has_{name};\n    s2_off_{name} <= off_{name};"));
-    }
+    w(&mut v, &ext_pass("s2_", ""));
     w(&mut v, &format!("    s2_hl0 <= {};", by_layout(16, &|vl, v6| ip_end(vl, v6) + ext_off, "m1")));
     w(&mut v, &format!("    s2_plen <= {};\n    s2_pad <= pad1;", f("m1", "payload_len")));
     w(&mut v, &format!("    s2_ca <= {{1'b0, {}, {}}} + {{1'b0, {}}};", f("m1", "hop_limit"), f("m1", "tclass"), f("m1", "ip_ident")));
@@ -155,14 +159,10 @@ pub fn verilog() -> String {
 
     // ---- Stage 3 ----
     w(&mut v, "reg [15:0] s3_ext_len, s3_hlen, s3_tail, s3_plen;\nreg [1:0] s3_pad;\nreg [17:0] s3_cab, s3_ccd;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg s3_has_{name};\nreg [4:0] s3_off_{name};"));
-    }
+    w(&mut v, &ext_regs("s3_"));
     w(&mut v, "always @(posedge clock) if (en3) begin");
     w(&mut v, "    s3_ext_len <= s2_ext_len;\n    s3_plen <= s2_plen;\n    s3_pad <= s2_pad;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("    s3_has_{name} <= s2_has_{name};\n    s3_off_{name} <= s2_off_{name};"));
-    }
+    w(&mut v, &ext_pass("s3_", "s2_"));
     w(&mut v, "    s3_cab <= {1'b0, s2_ca} + {1'b0, s2_cb};\n    s3_ccd <= {1'b0, s2_cc} + {1'b0, s2_cd};");
     w(&mut v, "    s3_hlen <= s2_hl0 + s2_ext_len;");
     w(&mut v, &format!("    s3_tail <= s2_plen + {{13'd0, {{1'b0, s2_pad}} + 3'd{icrc}}};"));
@@ -170,28 +170,20 @@ pub fn verilog() -> String {
 
     // ---- Stage 4 ----
     w(&mut v, "reg [15:0] s4_hlen, s4_flen, s4_plen;\nreg [1:0] s4_pad;\nreg [19:0] s4_sum;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg s4_has_{name};\nreg [4:0] s4_off_{name};"));
-    }
+    w(&mut v, &ext_regs("s4_"));
     w(&mut v, "always @(posedge clock) if (en4) begin");
     w(&mut v, "    s4_hlen <= s3_hlen;\n    s4_plen <= s3_plen;\n    s4_pad <= s3_pad;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("    s4_has_{name} <= s3_has_{name};\n    s4_off_{name} <= s3_off_{name};"));
-    }
+    w(&mut v, &ext_pass("s4_", "s3_"));
     w(&mut v, "    s4_sum <= {2'd0, s3_cab} + {2'd0, s3_ccd} + {4'd0, s3_ext_len};");
     w(&mut v, "    s4_flen <= s3_hlen + s3_tail;");
     w(&mut v, "end");
 
     // ---- Stage 5 ----
     w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len, s5_last_byte;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg s5_has_{name};\nreg [4:0] s5_off_{name};"));
-    }
+    w(&mut v, &ext_regs("s5_"));
     w(&mut v, "always @(posedge clock) if (en5) begin");
     w(&mut v, "    s5_hlen <= s4_hlen;\n    s5_flen <= s4_flen;\n    s5_plen <= s4_plen;\n    s5_pad <= s4_pad;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("    s5_has_{name} <= s4_has_{name};\n    s5_off_{name} <= s4_off_{name};"));
-    }
+    w(&mut v, &ext_pass("s5_", "s4_"));
     w(&mut v, "    s5_f1 <= {1'b0, s4_sum[15:0]} + {13'd0, s4_sum[19:16]};");
     w(&mut v, &format!("    s5_crc_end <= {{1'b0, s4_flen}} - 17'd{icrc};"));
     w(&mut v, "    s5_last_byte <= s4_flen - 16'd1;");
@@ -201,16 +193,12 @@ pub fn verilog() -> String {
 
     // ---- Stage 6 ----
     w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_l3len, s6_l4len, s6_last_byte, s6_csum;\nreg [1:0] s6_pad;\nreg [16:0] s6_crc_end;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg s6_has_{name};\nreg [4:0] s6_off_{name};"));
-    }
+    w(&mut v, &ext_regs("s6_"));
     w(&mut v, "always @(posedge clock) if (en6) begin");
     for x in ["hlen", "flen", "plen", "l3len", "l4len", "last_byte", "pad", "crc_end"] {
         w(&mut v, &format!("    s6_{x} <= s5_{x};"));
     }
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("    s6_has_{name} <= s5_has_{name};\n    s6_off_{name} <= s5_off_{name};"));
-    }
+    w(&mut v, &ext_pass("s6_", "s5_"));
     w(&mut v, "    s6_csum <= ~(s5_f1[15:0] + {15'd0, s5_f1[16]});");
     w(&mut v, "end");
 
