@@ -140,7 +140,7 @@ impl Top {
 }
 
 /// The RX drop counters, in `meta::Verdict` order (index = verdict code).
-pub const RX_COUNTERS: [&str; 9] = [
+pub const RX_COUNTERS: [&str; 10] = [
     "cnt_ok",
     "cnt_not_roce",
     "cnt_truncated",
@@ -150,6 +150,7 @@ pub const RX_COUNTERS: [&str; 9] = [
     "cnt_unknown_opcode",
     "cnt_bad_length",
     "cnt_bad_icrc",
+    "cnt_too_long",
 ];
 
 /// Frame stores (RX and TX) hold 2^10 beats at 8 bytes and 2^8 at 64 bytes: 8 and 16 KiB.
@@ -212,4 +213,18 @@ fn crc_verilog<const D: usize, const K: usize>() -> String {
     u.valid.connect();
     u.connect_all();
     generate_verilog(&u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_stores_hold_the_longest_frame_in_whole_beats() {
+        for w in Width::ALL {
+            assert!(max_frame(w) >= wire::MAX_FRAME_LEN, "width {}", w.bytes());
+            assert_eq!(wire::MAX_FRAME_LEN % w.bytes(), 0, "the RX cut is at a beat boundary");
+            assert!((crate::rx::decode::PARAM_BYTES - 1) / w.bytes() < wire::MAX_FRAME_LEN / w.bytes() - 1, "lane parameters come before the cut");
+        }
+    }
 }

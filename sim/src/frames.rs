@@ -22,6 +22,8 @@ pub enum Damage {
     FlipHeader(u8, u8),
     /// Append Ethernet padding bytes (the IP length stays authoritative).
     Pad(u8),
+    /// Pad with zeros to within 8 bytes either side of `wire::MAX_FRAME_LEN` (+ `n % 16` - 8).
+    Oversize(u8),
 }
 
 /// Every opcode in the table.
@@ -106,6 +108,7 @@ pub fn damage(mut f: Vec<u8>, d: Damage) -> Vec<u8> {
             }
         }
         Damage::Pad(n) => f.extend(std::iter::repeat_n(0u8, usize::from(n % 32))),
+        Damage::Oversize(n) => f.resize(f.len().max(wire::MAX_FRAME_LEN + usize::from(n % 16) - 8), 0),
     }
     f
 }
@@ -124,6 +127,7 @@ pub fn verdict(r: &Result<wire::RocePacket<'_>, DropReason>) -> (Verdict, u8, u8
         Err(DropReason::UnknownOpcode(_)) => (Verdict::UnknownOpcode, 0, 0),
         Err(DropReason::BadLength) => (Verdict::BadLength, 0, 0),
         Err(DropReason::BadIcrc) => (Verdict::BadIcrc, 0, 0),
+        Err(DropReason::TooLong) => (Verdict::TooLong, 0, 0),
     }
 }
 

@@ -25,6 +25,7 @@ fn damage_strategy() -> impl Strategy<Value = Damage> {
         2 => (0u16..1000, 0u8..8).prop_map(|(p, b)| Damage::Flip(p, b)),
         2 => (0u8..80, 0u8..8).prop_map(|(i, b)| Damage::FlipHeader(i, b)),
         1 => (1u8..32).prop_map(Damage::Pad),
+        1 => (0u8..16).prop_map(Damage::Oversize),
     ]
 }
 
@@ -80,7 +81,7 @@ fn check_width(w: Width, cases: u32) {
     let ops = opcodes();
     let spec = (0..ops.len(), any::<bool>(), any::<bool>(), 0usize..1200, any::<u64>(), damage_strategy());
     let batch = (proptest::collection::vec(spec, 1..10), any::<u64>(), 0u8..4, 0u8..4);
-    let tally = RefCell::new([0u64; 9]);
+    let tally = RefCell::new([0u64; RX_COUNTERS.len()]);
     let (mut runner, seed) = common::runner(cases);
     let result = runner.run(&batch, |(specs, seed, b, s): (Vec<Spec>, u64, u8, u8)| {
         let frames: Vec<Vec<u8>> = specs
@@ -119,7 +120,7 @@ fn check_width(w: Width, cases: u32) {
         assert_eq!(s.get(s.port(name)), tally.borrow()[i], "width {lanes}: counter {name}");
     }
     let t = tally.borrow();
-    assert!(t[0] > u64::from(cases) && t[Verdict::BadIcrc as usize] > 10, "width {lanes}: the mix must exercise accepts and ICRC drops: {t:?}");
+    assert!(t[0] > u64::from(cases) && t[Verdict::BadIcrc as usize] > 10 && t[Verdict::TooLong as usize] > 10, "width {lanes}: the mix must exercise accepts, ICRC drops and overlong frames: {t:?}");
 }
 
 #[test]
@@ -130,4 +131,45 @@ fn rx_pipeline_8_bytes() {
 #[test]
 fn rx_pipeline_64_bytes() {
     check_width(Width::W64, 1000);
+}
+
+/// Frames far over `wire::MAX_FRAME_LEN` (up to beyond the 16-bit length) are taken whole and dropped as
+/// `TooLong`; the frames around them, and one of exactly the limit, go through.
+fn overlong_frames(w: Width) {
+    let mut sim = Sim::new(Top::Rx, w);
+    let ops = opcodes();
+    let mut rng = Rng::new(7);
+    let mut good = || frame(&mut rng, ops[0], false, false, 300);
+    let padded = |mut f: Vec<u8>, n: usize| {
+        f.resize(n, 0x33);
+        f
+    };
+    let max = wire::MAX_FRAME_LEN;
+    let frames = vec![good(), padded(good(), 70_000), good(), padded(good(), max), padded(good(), max + 1), padded(good(), 3 * max), good()];
+    let (metas, payloads, finished) = run(&mut sim, w.bytes(), &frames, 11, 0.3, 0.3);
+    assert!(finished && metas.len() == frames.len(), "width {}: {} of {} records", w.bytes(), metas.len(), frames.len());
+    let mut want_payloads = Vec::new();
+    for (i, (f, got)) in frames.iter().zip(&metas).enumerate() {
+        let (v, _, _, ok) = expected(f);
+        assert_eq!(got.get("verdict") as u8, v as u8, "width {}: frame {i} ({} bytes)", w.bytes(), f.len());
+        want_payloads.extend(ok.map(|(_, p)| p));
+    }
+    let too_long = frames.iter().filter(|f| f.len() > max).count() as u64;
+    assert_eq!(too_long, 3);
+    assert_eq!(payloads, want_payloads, "width {}", w.bytes());
+    for _ in 0..200 {
+        sim.tick();
+    }
+    assert_eq!(sim.get(sim.port("cnt_too_long")), too_long);
+    assert_eq!(sim.get(sim.port("cnt_ok")), frames.len() as u64 - too_long);
+}
+
+#[test]
+fn overlong_frames_8_bytes() {
+    overlong_frames(Width::W8);
+}
+
+#[test]
+fn overlong_frames_64_bytes() {
+    overlong_frames(Width::W64);
 }

@@ -22,6 +22,7 @@ fn damage_strategy() -> impl Strategy<Value = Damage> {
         2 => (0u16..1000, 0u8..8).prop_map(|(p, b)| Damage::Flip(p, b)),
         3 => (0u8..80, 0u8..8).prop_map(|(i, b)| Damage::FlipHeader(i, b)),
         1 => (1u8..32).prop_map(Damage::Pad),
+        1 => (0u8..16).prop_map(Damage::Oversize),
     ]
 }
 

@@ -153,9 +153,21 @@ pub struct RocePacket<'a> {
     pub icrc: u32,
 }
 
+/// The most payload a RoCEv2 packet carries: the largest IB path MTU.
+pub const MAX_PMTU: usize = 4096;
+
+/// The longest frame (without FCS) a receive path takes: the longest RoCEv2 packet (`MAX_PMTU` bytes of
+/// payload behind 802.1Q, IPv6, UDP, BTH and the longest extended headers, then the ICRC) rounded up to
+/// 64 bytes. Longer frames are dropped before any header is looked at (`DropReason::TooLong`), as a MAC
+/// drops oversize frames; the RTL's frame stores are sized to hold one.
+pub const MAX_FRAME_LEN: usize = 4224;
+
 /// Why a frame is not accepted as a RoCEv2 packet. The receive pipelines count drops by this cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum DropReason {
+    /// Longer than `MAX_FRAME_LEN`: checked first.
+    #[error("frame too long")]
+    TooLong,
     /// Not IPv4/IPv6, not UDP, or not UDP port 4791: not for the RoCE engine.
     #[error("not RoCEv2")]
     NotRoce,
@@ -231,6 +243,9 @@ pub fn parse(frame: &[u8]) -> Result<RocePacket<'_>, DropReason> {
 /// Every check of `parse` but the ICRC, in the same order: the packet with its trailer as received. (The
 /// RTL checks the ICRC apart from its header decoder, which reproduces exactly this.)
 pub fn parse_headers(frame: &[u8]) -> Result<RocePacket<'_>, DropReason> {
+    if frame.len() > MAX_FRAME_LEN {
+        return Err(DropReason::TooLong);
+    }
     let eth_view = EthernetFrame::new_checked(frame).map_err(|e| match e {
         crate::Error::Truncated { layer: "802.1Q", .. } => DropReason::Truncated(Layer::Vlan),
         _ => DropReason::Truncated(Layer::Ethernet),

@@ -7,7 +7,8 @@ use wire::ext::*;
 use wire::ipv4::Ipv4Repr;
 use wire::ipv6::Ipv6Repr;
 use wire::opcode::hdr;
-use wire::{parse, BthRepr, ExtHeaders, IpRepr, Opcode, Psn, RoceHeaders};
+use wire::roce::MAX_PMTU;
+use wire::{parse, BthRepr, DropReason, ExtHeaders, IpRepr, Opcode, Psn, RoceHeaders, MAX_FRAME_LEN};
 
 fn arb_opcode() -> impl Strategy<Value = Opcode> {
     let ops: Vec<Opcode> = Opcode::all().map(|(o, _)| o).collect();
@@ -94,6 +95,18 @@ proptest! {
     }
 
     #[test]
+    fn full_pmtu_frames_fit_and_longer_frames_are_too_long(h in arb_headers()) {
+        let payload = if h.bth.opcode.info().unwrap().has_payload { vec![0x5a; MAX_PMTU] } else { Vec::new() };
+        let mut frame = h.emit(&payload);
+        prop_assert!(frame.len() <= MAX_FRAME_LEN, "{} bytes", frame.len());
+        // Ethernet padding up to the limit is still a packet; one byte more is too long.
+        frame.resize(MAX_FRAME_LEN, 0);
+        prop_assert!(parse(&frame).is_ok());
+        frame.push(0);
+        prop_assert_eq!(parse(&frame).err(), Some(DropReason::TooLong));
+    }
+
+    #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = parse(&bytes);
     }
@@ -129,4 +142,12 @@ fn is_masked(h: &RoceHeaders, i: usize, bit: u8) -> bool {
         IpRepr::V4(_) => off == 1 || off == 8 || udp_csum.contains(&off) || off == bth_cc,
         IpRepr::V6(_) => (off == 0 && bit < 4) || (1..4).contains(&off) || off == 7 || udp_csum.contains(&off) || off == bth_cc,
     }
+}
+
+#[test]
+fn max_frame_len_is_the_longest_packet_rounded_up_to_64_bytes() {
+    let ext = Opcode::all().filter(|(_, i)| i.has_payload).map(|(_, i)| i.ext_len()).max().unwrap();
+    let longest = wire::eth::HEADER_LEN + wire::eth::VLAN_LEN + wire::ipv6::HEADER_LEN + wire::udp::UdpRepr::LEN + wire::bth::HEADER_LEN + ext + MAX_PMTU + wire::icrc::ICRC_LEN;
+    assert_eq!(MAX_FRAME_LEN % 64, 0);
+    assert!(longest <= MAX_FRAME_LEN && MAX_FRAME_LEN - 64 < longest, "longest packet {longest} bytes");
 }

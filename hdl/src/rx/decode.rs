@@ -10,7 +10,7 @@
 //! 3. L4/L5 lengths, IP length checks, the opcode table, checksum partial sums, the IP end;
 //! 4. UDP and BTH length checks, the extended headers, the record fields, the checksum folded once;
 //! 5. checksum folded again, pad check, payload length;
-//! 6. the checks in wire's order: verdict, layer, IP reason.
+//! 6. the checks in wire's order (the frame length first): verdict, layer, IP reason.
 //! At most two carry chains in a row per stage, for 125 MHz on an ECP5.
 //!
 //! The Verilog is generated here from `wire`'s layouts and opcode table (see `kit`).
@@ -265,7 +265,8 @@ pub fn verilog() -> String {
     let bad_ip = |why: &str| format!("begin verdict = 4'd{}; ip_reject = 3'd{}; end", Verdict::BadIpHeader as u8, reject_code(why));
     w(&mut v, "always @(*) begin");
     w(&mut v, "    verdict = 4'd0;\n    layer = 3'd0;\n    ip_reject = 3'd0;");
-    w(&mut v, &format!("    if (s5_len < 16'd{e0}) {}", t(Layer::Ethernet)));
+    w(&mut v, &format!("    if (s5_len > 16'd{}) {}", wire::MAX_FRAME_LEN, d(Verdict::TooLong)));
+    w(&mut v, &format!("    else if (s5_len < 16'd{e0}) {}", t(Layer::Ethernet)));
     w(&mut v, &format!("    else if (s5_vlan && s5_len < 16'd{e1}) {}", t(Layer::Vlan)));
     w(&mut v, &format!("    else if (!s5_is4 && !s5_is6) {}", d(Verdict::NotRoce)));
     w(&mut v, &format!("    else if (s5_is4 && s5_l3short4) {}", t(Layer::Ipv4)));

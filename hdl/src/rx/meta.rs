@@ -17,6 +17,7 @@ pub enum Verdict {
     UnknownOpcode = 6,
     BadLength = 7,
     BadIcrc = 8,
+    TooLong = 9,
 }
 
 /// `Truncated` layers, in code order.
@@ -246,6 +247,7 @@ impl Meta {
             6 => Some(R::UnknownOpcode(self.get("opcode") as u8)),
             7 => Some(R::BadLength),
             8 => Some(R::BadIcrc),
+            9 => Some(R::TooLong),
             _ => None,
         }
     }

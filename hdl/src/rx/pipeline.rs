@@ -14,7 +14,8 @@
 //! left in it, the frame retires at once and that last output beat (the "tail") goes out while the next
 //! frame's first beat is taken: one beat per cycle however the payload falls.
 //!
-//! Frames must fit the frame store (`top::max_frame`); `in_ready` holds while it is full.
+//! Frames longer than `wire::MAX_FRAME_LEN` are cut there and dropped as `TooLong`; the frame store holds
+//! at least one of that length (`top::max_frame`), and `in_ready` holds while it is full.
 
 use super::decode::{self, Decode};
 use super::egress::{Funnel, LaneMask, RecordFields};
@@ -56,9 +57,18 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pub cnt_unknown_opcode: Signal<Out, Bits<32>>,
     pub cnt_bad_length: Signal<Out, Bits<32>>,
     pub cnt_bad_icrc: Signal<Out, Bits<32>>,
+    pub cnt_too_long: Signal<Out, Bits<32>>,
     // Ingress.
     in_fire: Signal<Local, Bit>,
     ready: DFF<Bit>,
+    // A frame longer than `wire::MAX_FRAME_LEN` ends, for the store, the lanes and the decoder, with its
+    // beat `cut_beat`, its length saturated to 0xffff (the decoder's `TooLong`); its other beats are taken
+    // and dropped while `overlong`.
+    cut_beat: Constant<Bits<16>>,
+    at_cut: Signal<Local, Bit>,
+    overlong: DFF<Bit>,
+    take: Signal<Local, Bit>,
+    stored_last: Signal<Local, Bit>,
     bi: DFF<Bits<16>>,
     flen: DFF<Bits<16>>,
     nbytes: KeepCount<K>,
@@ -161,6 +171,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     c_unknown_opcode: DFF<Bits<32>>,
     c_bad_length: DFF<Bits<32>>,
     c_bad_icrc: DFF<Bits<32>>,
+    c_too_long: DFF<Bits<32>>,
 }
 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default for Rx<D, K, A, AP1, Q, QP1> {
@@ -192,8 +203,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cnt_unknown_opcode: Signal::default(),
             cnt_bad_length: Signal::default(),
             cnt_bad_icrc: Signal::default(),
+            cnt_too_long: Signal::default(),
             in_fire: Signal::default(),
             ready: DFF::default(),
+            cut_beat: Constant::new(((wire::MAX_FRAME_LEN / K - 1) as u64).into()),
+            at_cut: Signal::default(),
+            overlong: DFF::default(),
+            take: Signal::default(),
+            stored_last: Signal::default(),
             bi: DFF::default(),
             flen: DFF::default(),
             nbytes: KeepCount::default(),
@@ -281,6 +298,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             c_unknown_opcode: DFF::default(),
             c_bad_length: DFF::default(),
             c_bad_icrc: DFF::default(),
+            c_too_long: DFF::default(),
         }
     }
 }
@@ -288,10 +306,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
-        dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc);
+        dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
@@ -300,26 +318,35 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.ready.d.next = !self.sd.almost_full.val() & !self.dq_d.almost_full.val() & (self.inflight.q.val() < self.inflight_max.val());
         self.in_ready.next = self.ready.q.val();
         self.in_fire.next = self.in_valid.val() & self.in_ready.val();
+        self.at_cut.next = self.bi.q.val() == self.cut_beat.val();
+        self.take.next = self.in_fire.val() & !self.overlong.q.val();
+        self.stored_last.next = self.in_last.val() | self.at_cut.val();
+        if self.take.val() & self.at_cut.val() & !self.in_last.val() {
+            self.overlong.d.next = true;
+        }
+        if self.in_fire.val() & self.in_last.val() {
+            self.overlong.d.next = false;
+        }
         self.nbytes.keep.next = self.in_keep.val();
         self.sd.data_in.next = self.in_data.val();
-        self.sl.data_in.next = self.in_last.val();
-        self.sd.write.next = self.in_fire.val();
-        self.sl.write.next = self.in_fire.val();
-        self.cap.write.next = self.in_fire.val();
+        self.sl.data_in.next = self.stored_last.val();
+        self.sd.write.next = self.take.val();
+        self.sl.write.next = self.take.val();
+        self.cap.write.next = self.take.val();
         self.cap.beat.next = self.bi.q.val();
         self.cap.data.next = self.in_data.val();
         self.cap.keep.next = self.in_keep.val();
         self.dq_d.data_in.next = self.in_data.val();
         self.dq_k.data_in.next = self.in_keep.val();
-        self.dq_l.data_in.next = self.in_last.val();
+        self.dq_l.data_in.next = self.stored_last.val();
         self.dq_b.data_in.next = self.bi.q.val();
-        self.dq_d.write.next = self.in_fire.val();
-        self.dq_k.write.next = self.in_fire.val();
-        self.dq_l.write.next = self.in_fire.val();
-        self.dq_b.write.next = self.in_fire.val();
-        self.done.d.next = self.in_fire.val() & self.in_last.val();
-        if self.in_fire.val() {
-            if self.in_last.val() {
+        self.dq_d.write.next = self.take.val();
+        self.dq_k.write.next = self.take.val();
+        self.dq_l.write.next = self.take.val();
+        self.dq_b.write.next = self.take.val();
+        self.done.d.next = self.take.val() & self.stored_last.val();
+        if self.take.val() {
+            if self.stored_last.val() {
                 self.bi.d.next = 0.into();
             } else {
                 self.bi.d.next = self.bi.q.val() + 1;
@@ -329,13 +356,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             } else {
                 self.flen.d.next = self.flen.q.val() + bit_cast::<16, 8>(self.nbytes.n.val());
             }
+            if self.at_cut.val() & !self.in_last.val() {
+                self.flen.d.next = 0xffff.into();
+            }
         }
         self.dec.hdr.next = self.cap.hdr.val();
         self.dec.len.next = self.flen.q.val();
 
         // ---- ICRC lanes ----
         // The lane parameters of a frame are known once its first PARAM_BYTES bytes are in the window.
-        self.param_seen.next = self.in_fire.val() & (self.bi.q.val() <= self.param_beat.val()) & ((self.bi.q.val() == self.param_beat.val()) | self.in_last.val());
+        self.param_seen.next = self.take.val() & (self.bi.q.val() <= self.param_beat.val()) & ((self.bi.q.val() == self.param_beat.val()) | self.stored_last.val());
         self.param_delay.d.next = self.param_seen.val();
         self.lp.next = bit_cast::<19, 17>(self.dec.ip_end.val());
         self.lp.next = self.lp.val().replace_bit(17, self.dec.ipv6.val());
@@ -611,6 +641,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             if self.ret_v.q.val() == 8 {
                 self.c_bad_icrc.d.next = self.c_bad_icrc.q.val() + 1;
             }
+            if self.ret_v.q.val() == 9 {
+                self.c_too_long.d.next = self.c_too_long.q.val() + 1;
+            }
         }
         self.cnt_ok.next = self.c_ok.q.val();
         self.cnt_not_roce.next = self.c_not_roce.q.val();
@@ -621,5 +654,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.cnt_unknown_opcode.next = self.c_unknown_opcode.q.val();
         self.cnt_bad_length.next = self.c_bad_length.q.val();
         self.cnt_bad_icrc.next = self.c_bad_icrc.q.val();
+        self.cnt_too_long.next = self.c_too_long.q.val();
     }
 }

@@ -11,6 +11,7 @@ use wire::{DropReason, OpKind};
 
 fn drop_counter(r: DropReason) -> Counter {
     match r {
+        DropReason::TooLong => Counter::rx_drop_too_long,
         DropReason::NotRoce => Counter::rx_drop_not_roce,
         DropReason::Truncated(_) => Counter::rx_drop_truncated,
         DropReason::BadIpHeader(_) => Counter::rx_drop_bad_ip,
