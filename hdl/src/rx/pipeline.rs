@@ -120,11 +120,18 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
     vq_p: Prefetch<{ meta::BITS }>,
-    // What the egress steers by, worked out from each record as it leaves `vq`:
-    // {payload starts in beat 0, ok, fits, K - shift}.
+    // What the egress steers by, worked out from each record as it leaves `vq`: bit 20 the payload fits one
+    // beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it fits the first payload beat
+    // (<= K - shift); 15:0 2K - shift.
     pre: RecordFields<K>,
-    vx: Signal<Local, Bits<19>>,
-    vx_p: Prefetch<19>,
+    vx: Signal<Local, Bits<21>>,
+    vx_p: Prefetch<21>,
+    lanes_2k: Constant<Bits<16>>,
+    // Registered with `rem` (from the candidates for its next value): rem > K - shift, rem <= K.
+    more: DFF<Bit>,
+    fin: DFF<Bit>,
+    more_sub: Signal<Local, Bit>,
+    fin_sub: Signal<Local, Bit>,
     // Whether the frame's beat `ei` is past its header: for ei = 0 from the steering bits, after that
     // worked out at each pop (`ei != 0` and that flag registered).
     eiz: DFF<Bit>,
@@ -259,6 +266,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             pre: RecordFields::default(),
             vx: Signal::default(),
             vx_p: Prefetch::default(),
+            lanes_2k: Constant::new((2 * K as u64).into()),
+            more: DFF::default(),
+            fin: DFF::default(),
+            more_sub: Signal::default(),
+            fin_sub: Signal::default(),
             eiz: DFF::default(),
             pastq: DFF::default(),
             past: Signal::default(),
@@ -306,7 +318,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
@@ -447,10 +459,12 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.pre.icrc_ok.next = true;
         self.pre.icrc.next = 0.into();
         self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
-        self.vx.next = bit_cast::<19, 16>(self.kms.val());
+        self.vx.next = bit_cast::<21, 16>(self.kms.val() + self.lanes_k.val());
         self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
         self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
         self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
+        self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
+        self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
         self.vx_p.in_data.next = self.vx.val();
         self.vx_p.in_flag.next = false;
         self.vx_p.in_empty.next = self.vq.empty.val();
@@ -485,6 +499,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.out_data.next = self.funnel.out.val();
         self.mask.n.next = self.rem.q.val();
         self.out_keep.next = self.mask.keep.val();
+        // `more` and `fin` for rem - K, the next value of `rem` at a pop.
+        self.more_sub.next = self.rem.q.val() > self.vx_p.out_data.val().get_bits::<16>(0);
+        self.fin_sub.next = self.rem.q.val() <= self.lanes_2k.val();
         if self.go.val() {
             if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.past.val()) {
                 // Discard: a dropped frame, the header beats, or what follows the payload.
@@ -515,18 +532,22 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pv_shift.d.next = self.record.shift.val();
                     self.pv_last.d.next = self.sd_p.out_flag.val();
                     self.rem.d.next = self.record.payload_len.val();
+                    self.more.d.next = !self.vx_p.out_data.val().get_bit(16);
+                    self.fin.d.next = self.vx_p.out_data.val().get_bit(20);
                 }
-            } else if (self.record.shift.val() != 0) & (self.rem.q.val() > self.vx_p.out_data.val().get_bits::<16>(0)) {
+            } else if !self.vx_p.out_data.val().get_bit(19) & self.more.q.val() {
                 // This output beat takes bytes from the next stored beat too.
                 if self.sd_p.out_valid.val() {
                     self.out_valid.next = true;
-                    self.out_last.next = self.rem.q.val() <= self.lanes_k.val();
+                    self.out_last.next = self.fin.q.val();
                     if self.out_ready.val() {
                         self.pop.next = true;
                         self.pv.d.next = self.sd_p.out_data.val();
                         self.pv_last.d.next = self.sd_p.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
-                        if self.rem.q.val() <= self.lanes_k.val() {
+                        self.more.d.next = self.more_sub.val();
+                        self.fin.d.next = self.fin_sub.val();
+                        if self.fin.q.val() {
                             self.pv_valid.d.next = false;
                             self.pay_done.d.next = true;
                             self.retire.next = self.sd_p.out_flag.val();
@@ -537,7 +558,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                         }
                     }
                 }
-            } else if (self.record.shift.val() == 0) & (self.rem.q.val() > self.lanes_k.val()) {
+            } else if self.vx_p.out_data.val().get_bit(19) & !self.fin.q.val() {
                 // Aligned, more to come: this beat out, the next one in.
                 self.funnel.hi.next = 0.into();
                 if self.sd_p.out_valid.val() {
@@ -547,6 +568,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                         self.pv.d.next = self.sd_p.out_data.val();
                         self.pv_last.d.next = self.sd_p.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
+                        self.more.d.next = self.more_sub.val();
+                        self.fin.d.next = self.fin_sub.val();
                         if self.sd_p.out_flag.val() {
                             self.tail.d.next = true;
                             self.retire.next = true;
