@@ -18,9 +18,11 @@ use wire::{bth, eth, ipv4, ipv6};
 pub const STAGES: usize = 7;
 
 /// `img` holds header bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after); `flen` is the whole frame
-/// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout.
+/// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout. `first_self`/`first_other` are the
+/// first `D` bits of the image in the bank held and in the other one as they will be next cycle (the one
+/// being filled now included), for an assembler that registers its header beat a cycle ahead.
 #[derive(Clone, Debug, Default, LogicBlock)]
-pub struct TxHeader {
+pub struct TxHeader<const D: usize> {
     pub clock: Signal<In, Clock>,
     pub meta: Signal<In, Bits<{ meta::BITS }>>,
     pub in_valid: Signal<In, Bit>,
@@ -38,9 +40,11 @@ pub struct TxHeader {
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
+    pub first_self: Signal<Out, Bits<D>>,
+    pub first_other: Signal<Out, Bits<D>>,
 }
 
-impl Logic for TxHeader {
+impl<const D: usize> Logic for TxHeader<D> {
     fn update(&mut self) {
         // Verified in Verilator (the sim crate).
     }
@@ -56,10 +60,12 @@ impl Logic for TxHeader {
         self.plen.connect();
         self.vlan.connect();
         self.ipv6.connect();
+        self.first_self.connect();
+        self.first_other.connect();
     }
 
     fn hdl(&self) -> Verilog {
-        custom_module(verilog().lines().map(str::to_string))
+        custom_module(verilog(D).lines().map(str::to_string))
     }
 }
 
@@ -92,8 +98,8 @@ fn ext_pass(to: &str, from: &str) -> String {
     EXT.iter().map(|(name, _, _)| format!("    {to}has_{name} <= {from}has_{name};\n    {to}off_{name} <= {from}off_{name};")).collect::<Vec<_>>().join("\n")
 }
 
-/// The whole body of the builder module.
-pub fn verilog() -> String {
+/// The whole body of the builder module, for a `d`-bit assembler beat.
+pub fn verilog(d: usize) -> String {
     let mut v = String::new();
     let w = |v: &mut String, s: &str| writeln!(v, "{s}").unwrap();
     let udp_hdr = wire::udp::UdpRepr::LEN;
@@ -231,6 +237,9 @@ pub fn verilog() -> String {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
     w(&mut v, "end");
+    // Each bank's first beat as it will be next cycle.
+    let first = |bank: &str| format!("(en_out && v6 && {}wp) ? img_n[{hi}:0] : {bank}_img[{hi}:0]", if bank == "a" { "!" } else { "" }, hi = d - 1);
+    w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};\nend", first("b"), first("a"), first("a"), first("b")));
     let m = |name: &str| f("m6", name);
     let vlan = m("vlan");
     let ipv6 = m("ipv6");

@@ -48,7 +48,10 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     prev: DFF<Bits<D>>,
     left: DFF<Bits<16>>,
     frames: DFF<Bits<8>>,
-    hdr: TxHeader,
+    hdr: TxHeader<D>,
+    // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
+    // the header held next).
+    hb: DFF<Bits<D>>,
     beat_img: ImgBeat<D, K>,
     kd: KeepData<D, K>,
     funnel: Funnel<D>,
@@ -135,6 +138,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             left: DFF::default(),
             frames: DFF::default(),
             hdr: TxHeader::default(),
+            hb: DFF::default(),
             beat_img: ImgBeat::default(),
             kd: KeepData::default(),
             funnel: Funnel::default(),
@@ -189,7 +193,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, np, prev, left, frames, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, np, hb, prev, left, frames, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
@@ -239,14 +243,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.cur.next = self.kd.out.val();
         }
         self.beat_img.img.next = self.hdr.img.val();
-        self.beat_img.beat.next = self.j.q.val();
+        self.beat_img.beat.next = self.j.q.val() + 1;
         self.funnel.lo.next = self.prev.q.val();
         self.funnel.hi.next = self.cur.val();
         self.kmh.next = self.lanes_k.val() - self.h.val();
         self.funnel.shift.next = self.kmh.val().get_bits::<8>(0);
-        self.asm.next = self.beat_img.out.val();
+        self.asm.next = self.hb.q.val();
         if self.past.val() {
-            self.asm.next = self.beat_img.out.val() | self.funnel.out.val();
+            self.asm.next = self.hb.q.val() | self.funnel.out.val();
         }
         self.amask.n.next = self.hdr.flen.val() - self.base.val();
         self.a_valid.d.next = self.can.val();
@@ -262,7 +266,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.a_d.d.next = self.ldist.d.val();
         self.np.d.next = self.need_pay.val();
         self.hp.d.next = self.past.val();
+        if !self.jnz.q.val() {
+            self.hb.d.next = self.hdr.first_self.val();
+        }
         if self.can.val() {
+            self.hb.d.next = self.beat_img.out.val();
+            if self.last.val() {
+                self.hb.d.next = self.hdr.first_other.val();
+            }
             self.j.d.next = self.j.q.val() + 1;
             self.jnz.d.next = true;
             self.hp.d.next = self.next_past.val();
