@@ -224,7 +224,7 @@ mod tests {
         for w in Width::ALL {
             assert!(max_frame(w) >= wire::MAX_FRAME_LEN, "width {}", w.bytes());
             assert_eq!(wire::MAX_FRAME_LEN % w.bytes(), 0, "the RX cut is at a beat boundary");
-            assert!((crate::rx::decode::PARAM_BYTES - 1) / w.bytes() < wire::MAX_FRAME_LEN / w.bytes() - 1, "lane parameters come before the cut");
+            assert!((crate::rx::decode::PARAM_BYTES - 1) / w.bytes() < wire::MAX_FRAME_LEN / w.bytes() - 2, "lane parameters come before the cut");
         }
     }
 }

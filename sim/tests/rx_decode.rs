@@ -27,12 +27,16 @@ fn damage_strategy() -> impl Strategy<Value = Damage> {
 }
 
 /// The decoder's outputs for frame `f`: the record, and the lane parameters (VLAN, IPv6, IP end). The
-/// inputs hold `f` for one cycle only, then change to noise (`rng`): every stage must register what it needs.
+/// window holds noise past `f`'s end; the inputs hold `f` for one cycle only, then change to noise (`rng`):
+/// every stage must register what it needs.
 fn decode(sim: &mut Sim, rng: &mut Rng, f: &[u8]) -> (Meta, (bool, bool, u64)) {
     let (hdr, len, meta) = (sim.port("hdr"), sim.port("len"), sim.port("meta"));
     let (vlan, ipv6, ip_end) = (sim.port("vlan"), sim.port("ipv6"), sim.port("ip_end"));
-    let mut h = f[..f.len().min(HDR_BYTES)].to_vec();
-    h.resize(HDR_BYTES, 0);
+    // Past the frame's end the window holds whatever came before: noise.
+    let mut h = vec![0; HDR_BYTES];
+    rng.fill(&mut h);
+    let n = f.len().min(HDR_BYTES);
+    h[..n].copy_from_slice(&f[..n]);
     sim.set_bytes(hdr, &h);
     sim.set(len, f.len() as u64);
     let mut params = (false, false, 0);

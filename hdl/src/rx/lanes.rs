@@ -13,8 +13,9 @@ use crate::kit::*;
 use wire::eth;
 use wire::icrc::{variant_mask, IpVersion};
 
-/// Writes the beat `beat` of a frame into the 128-byte header window `hdr` (lanes past `keep` as zeros;
-/// beat 0 clears the rest of the window).
+/// Writes the beat `beat` of a frame into the 128-byte header window `hdr` (lanes past `keep` as zeros).
+/// Bytes past a short frame's end are left from earlier frames: the decoder checks the length before it
+/// looks at a byte (`sim/tests/rx_decode.rs` fills them with noise).
 #[derive(Clone, Debug, LogicBlock)]
 pub struct HeaderCapture<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
@@ -53,11 +54,7 @@ impl<const D: usize, const K: usize> Logic for HeaderCapture<D, K> {
             let lo = 8 * K * b;
             let hi = (lo + D).min(8 * HDR_BYTES) - 1;
             let width = hi - lo + 1;
-            if b == 0 {
-                v.push(format!("    16'd0: hdr <= {{{}'d0, kd[{}:0]}};", 8 * HDR_BYTES - width, width - 1));
-            } else {
-                v.push(format!("    16'd{b}: hdr[{hi}:{lo}] <= kd[{}:0];", width - 1));
-            }
+            v.push(format!("    16'd{b}: hdr[{hi}:{lo}] <= kd[{}:0];", width - 1));
         }
         v.push("    default: ;".into());
         v.push("    endcase".into());

@@ -62,10 +62,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     in_fire: Signal<Local, Bit>,
     ready: DFF<Bit>,
     // A frame longer than `wire::MAX_FRAME_LEN` ends, for the store, the lanes and the decoder, with its
-    // beat `cut_beat`, its length saturated to 0xffff (the decoder's `TooLong`); its other beats are taken
-    // and dropped while `overlong`.
-    cut_beat: Constant<Bits<16>>,
-    at_cut: Signal<Local, Bit>,
+    // beat MAX_FRAME_LEN / K - 1 (`at_cut`, registered as `bi` leaves `before_cut`), its length saturated
+    // to 0xffff (the decoder's `TooLong`); its other beats are taken and dropped while `overlong`.
+    before_cut: Constant<Bits<16>>,
+    at_cut: DFF<Bit>,
     overlong: DFF<Bit>,
     take: Signal<Local, Bit>,
     stored_last: Signal<Local, Bit>,
@@ -213,8 +213,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cnt_too_long: Signal::default(),
             in_fire: Signal::default(),
             ready: DFF::default(),
-            cut_beat: Constant::new(((wire::MAX_FRAME_LEN / K - 1) as u64).into()),
-            at_cut: Signal::default(),
+            before_cut: Constant::new(((wire::MAX_FRAME_LEN / K - 2) as u64).into()),
+            at_cut: DFF::default(),
             overlong: DFF::default(),
             take: Signal::default(),
             stored_last: Signal::default(),
@@ -318,7 +318,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
@@ -330,10 +330,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.ready.d.next = !self.sd.almost_full.val() & !self.dq_d.almost_full.val() & (self.inflight.q.val() < self.inflight_max.val());
         self.in_ready.next = self.ready.q.val();
         self.in_fire.next = self.in_valid.val() & self.in_ready.val();
-        self.at_cut.next = self.bi.q.val() == self.cut_beat.val();
         self.take.next = self.in_fire.val() & !self.overlong.q.val();
-        self.stored_last.next = self.in_last.val() | self.at_cut.val();
-        if self.take.val() & self.at_cut.val() & !self.in_last.val() {
+        self.stored_last.next = self.in_last.val() | self.at_cut.q.val();
+        if self.take.val() & self.at_cut.q.val() & !self.in_last.val() {
             self.overlong.d.next = true;
         }
         if self.in_fire.val() & self.in_last.val() {
@@ -358,6 +357,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.dq_b.write.next = self.take.val();
         self.done.d.next = self.take.val() & self.stored_last.val();
         if self.take.val() {
+            self.at_cut.d.next = !self.stored_last.val() & (self.bi.q.val() == self.before_cut.val());
             if self.stored_last.val() {
                 self.bi.d.next = 0.into();
             } else {
@@ -368,7 +368,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             } else {
                 self.flen.d.next = self.flen.q.val() + bit_cast::<16, 8>(self.nbytes.n.val());
             }
-            if self.at_cut.val() & !self.in_last.val() {
+            if self.at_cut.q.val() & !self.in_last.val() {
                 self.flen.d.next = 0xffff.into();
             }
         }
