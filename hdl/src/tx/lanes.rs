@@ -3,21 +3,22 @@
 
 use crate::kit::*;
 
-/// `out` = bytes `beat * K ..` of the 128-byte header image (zero past it).
+/// `out` = the beat after `beat` of the 128-byte header image: bytes `(beat + 1) * K ..` (zero past it), with
+/// no adder in front of the select.
 #[derive(Clone, Debug, LogicBlock)]
-pub struct ImgBeat<const D: usize, const K: usize> {
+pub struct NextImgBeat<const D: usize, const K: usize> {
     pub img: Signal<In, Bits<1024>>,
     pub beat: Signal<In, Bits<16>>,
     pub out: Signal<Out, Bits<D>>,
 }
 
-impl<const D: usize, const K: usize> Default for ImgBeat<D, K> {
+impl<const D: usize, const K: usize> Default for NextImgBeat<D, K> {
     fn default() -> Self {
-        ImgBeat { img: Signal::default(), beat: Signal::default(), out: Signal::default() }
+        NextImgBeat { img: Signal::default(), beat: Signal::default(), out: Signal::default() }
     }
 }
 
-impl<const D: usize, const K: usize> Logic for ImgBeat<D, K> {
+impl<const D: usize, const K: usize> Logic for NextImgBeat<D, K> {
     fn update(&mut self) {
         // Verified in Verilator (the sim crate).
     }
@@ -28,8 +29,8 @@ impl<const D: usize, const K: usize> Logic for ImgBeat<D, K> {
 
     fn hdl(&self) -> Verilog {
         let mut v = vec!["always @(*) begin".to_string(), format!("    out = {D}'d0;"), "    case (beat)".to_string()];
-        for b in 0..1024 / D {
-            v.push(format!("    16'd{b}: out = img[{}:{}];", D * (b + 1) - 1, D * b));
+        for b in 0..1024 / D - 1 {
+            v.push(format!("    16'd{b}: out = img[{}:{}];", D * (b + 2) - 1, D * (b + 1)));
         }
         v.extend(["    default: ;".to_string(), "    endcase".to_string(), "end".to_string()]);
         custom_module(v)

@@ -8,7 +8,7 @@
 //! once its ICRC is known, with the ICRC written over the placeholder.
 
 use super::header::TxHeader;
-use super::lanes::{IcrcInsert, ImgBeat, KeepData};
+use super::lanes::{IcrcInsert, NextImgBeat, KeepData};
 use crate::crc::CrcEngine;
 use crate::kit::*;
 use crate::prefetch::Prefetch;
@@ -52,7 +52,7 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
     // the header held next).
     hb: DFF<Bits<D>>,
-    beat_img: ImgBeat<D, K>,
+    next_img: NextImgBeat<D, K>,
     kd: KeepData<D, K>,
     funnel: Funnel<D>,
     amask: LaneMask<K>,
@@ -139,7 +139,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             frames: DFF::default(),
             hdr: TxHeader::default(),
             hb: DFF::default(),
-            beat_img: ImgBeat::default(),
+            next_img: NextImgBeat::default(),
             kd: KeepData::default(),
             funnel: Funnel::default(),
             amask: LaneMask::default(),
@@ -242,8 +242,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.need_pay.val() {
             self.cur.next = self.kd.out.val();
         }
-        self.beat_img.img.next = self.hdr.img.val();
-        self.beat_img.beat.next = self.j.q.val() + 1;
+        self.next_img.img.next = self.hdr.img.val();
+        self.next_img.beat.next = self.j.q.val();
         self.funnel.lo.next = self.prev.q.val();
         self.funnel.hi.next = self.cur.val();
         self.kmh.next = self.lanes_k.val() - self.h.val();
@@ -270,7 +270,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.hb.d.next = self.hdr.first_self.val();
         }
         if self.can.val() {
-            self.hb.d.next = self.beat_img.out.val();
+            self.hb.d.next = self.next_img.out.val();
             if self.last.val() {
                 self.hb.d.next = self.hdr.first_other.val();
             }
