@@ -168,12 +168,15 @@ pub fn max_frame(w: Width) -> usize {
         Width::W8 => STORE_LOG2_W8,
         Width::W64 => STORE_LOG2_W64,
     };
-    w.bytes() * ((1 << log2) - STORE_MARGIN as usize)
+    w.bytes() * ((1 << log2) - TX_STORE_MARGIN as usize)
 }
 
 /// Beats a frame store keeps free: its writers stop at `almost_full`, `STORE_MARGIN` entries short of full,
 /// because rust-hdl's fill level lags a write by a cycle and a registered ready or beat adds one more.
 pub const STORE_MARGIN: u32 = 4;
+
+/// The TX frame store keeps one beat more: its assembler reads `almost_full` through a register.
+pub const TX_STORE_MARGIN: u32 = STORE_MARGIN + 1;
 
 fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>() -> String {
     let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1, Q, QP1>::default();

@@ -15,7 +15,7 @@ use crate::prefetch::Prefetch;
 use crate::rx::egress::{Funnel, LaneMask};
 use crate::rx::lanes::{IcrcLanes, LaneDistances};
 use crate::rx::meta;
-use crate::top::STORE_MARGIN;
+use crate::top::TX_STORE_MARGIN;
 
 #[derive(LogicBlock)]
 pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> {
@@ -48,6 +48,9 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     prev: DFF<Bits<D>>,
     left: DFF<Bits<16>>,
     frames: DFF<Bits<8>>,
+    // Registered: room in the store for a beat, room in the length and ICRC queues for a frame.
+    store_room: DFF<Bit>,
+    frame_room: DFF<Bit>,
     hdr: TxHeader<D>,
     // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
     // the header held next).
@@ -90,8 +93,8 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     // Store and egress.
-    sd: SynchronousFIFO<Bits<D>, A, AP1, STORE_MARGIN>,
-    sl: SynchronousFIFO<Bit, A, AP1, STORE_MARGIN>,
+    sd: SynchronousFIFO<Bits<D>, A, AP1, TX_STORE_MARGIN>,
+    sl: SynchronousFIFO<Bit, A, AP1, TX_STORE_MARGIN>,
     lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
     xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     frames_max: Constant<Bits<8>>,
@@ -137,6 +140,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             prev: DFF::default(),
             left: DFF::default(),
             frames: DFF::default(),
+            store_room: DFF::default(),
+            frame_room: DFF::default(),
             hdr: TxHeader::default(),
             hb: DFF::default(),
             next_img: NextImgBeat::default(),
@@ -177,7 +182,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             sl: Default::default(),
             lq: Default::default(),
             xq: Default::default(),
-            frames_max: Constant::new(((1u64 << Q) - 4).into()),
+            frames_max: Constant::new(((1u64 << Q) - 5).into()),
             sd_p: Prefetch::default(),
             lq_p: Prefetch::default(),
             xq_p: Prefetch::default(),
@@ -193,7 +198,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, np, hb, prev, left, frames, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, np, hb, prev, left, frames, store_room, frame_room, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
@@ -221,8 +226,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         }
         // A frame starts only with room in the length and ICRC queues (at most 2^Q - 4 frames between
         // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store
-        // besides the beats on their way in.
-        self.can.next = self.hdr.valid.val() & !self.sd.almost_full.val() & (!self.need_pay.val() | self.pay_valid.val()) & (self.jnz.q.val() | (self.frames.q.val() < self.frames_max.val()));
+        // besides the beats on their way in. Both flags are registered: `frames` moves by one a cycle, so
+        // `frame_room` compares against one less.
+        self.store_room.d.next = !self.sd.almost_full.val();
+        self.frame_room.d.next = self.frames.q.val() < self.frames_max.val();
+        self.can.next = self.hdr.valid.val() & self.store_room.q.val() & (!self.need_pay.val() | self.pay_valid.val()) & (self.jnz.q.val() | self.frame_room.q.val());
         self.jlast.next = self.hdr.last_byte.val() >> self.lane_shift.val();
         self.last.next = self.j.q.val() == self.jlast.val();
         self.take.next = self.can.val() & self.last.val();
