@@ -55,6 +55,9 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
     // the header held next).
     hb: DFF<Bits<D>>,
+    // j >= the header image's last beat (registered with j).
+    jfar: DFF<Bit>,
+    img_last: Constant<Bits<16>>,
     next_img: NextImgBeat<D, K>,
     kd: KeepData<D, K>,
     funnel: Funnel<D>,
@@ -144,6 +147,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             frame_room: DFF::default(),
             hdr: TxHeader::default(),
             hb: DFF::default(),
+            jfar: DFF::default(),
+            img_last: Constant::new(((1024 / D - 1) as u64).into()),
             next_img: NextImgBeat::default(),
             kd: KeepData::default(),
             funnel: Funnel::default(),
@@ -198,7 +203,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, np, hb, prev, left, frames, store_room, frame_room, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, prev, left, frames, store_room, frame_room, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
@@ -251,7 +256,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.cur.next = self.kd.out.val();
         }
         self.next_img.img.next = self.hdr.img.val();
-        self.next_img.beat.next = self.j.q.val();
+        self.next_img.beat.next = self.j.q.val().get_bits::<4>(0);
+        self.next_img.far.next = self.jfar.q.val();
         self.funnel.lo.next = self.prev.q.val();
         self.funnel.hi.next = self.cur.val();
         self.kmh.next = self.lanes_k.val() - self.h.val();
@@ -283,6 +289,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                 self.hb.d.next = self.hdr.first_other.val();
             }
             self.j.d.next = self.j.q.val() + 1;
+            self.jfar.d.next = self.j.q.val() + 1 >= self.img_last.val();
             self.jnz.d.next = true;
             self.hp.d.next = self.next_past.val();
             self.np.d.next = self.next_past.val() & (self.left_after.val() != 0);
@@ -292,6 +299,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.left.d.next = self.left_after.val();
             if self.last.val() {
                 self.j.d.next = 0.into();
+                self.jfar.d.next = false;
                 self.jnz.d.next = false;
                 self.prev.d.next = 0.into();
             }
