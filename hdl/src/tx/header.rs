@@ -20,7 +20,8 @@ pub const STAGES: usize = 7;
 /// `img` holds header bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after); `flen` is the whole frame
 /// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout. `first_self`/`first_other` are the
 /// first `D` bits of the image in the bank held and in the other one as they will be next cycle (the one
-/// being filled now included), for an assembler that registers its header beat a cycle ahead.
+/// being filled now included), for an assembler that registers its header beat a cycle ahead;
+/// `single_self`/`single_other` likewise whether that header's frame is one beat long.
 #[derive(Clone, Debug, Default, LogicBlock)]
 pub struct TxHeader<const D: usize> {
     pub clock: Signal<In, Clock>,
@@ -42,6 +43,8 @@ pub struct TxHeader<const D: usize> {
     pub ipv6: Signal<Out, Bit>,
     pub first_self: Signal<Out, Bits<D>>,
     pub first_other: Signal<Out, Bits<D>>,
+    pub single_self: Signal<Out, Bit>,
+    pub single_other: Signal<Out, Bit>,
 }
 
 impl<const D: usize> Logic for TxHeader<D> {
@@ -62,6 +65,8 @@ impl<const D: usize> Logic for TxHeader<D> {
         self.ipv6.connect();
         self.first_self.connect();
         self.first_other.connect();
+        self.single_self.connect();
+        self.single_other.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -237,9 +242,12 @@ pub fn verilog(d: usize) -> String {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
     w(&mut v, "end");
-    // Each bank's first beat as it will be next cycle.
-    let first = |bank: &str| format!("(en_out && v6 && {}wp) ? img_n[{hi}:0] : {bank}_img[{hi}:0]", if bank == "a" { "!" } else { "" }, hi = d - 1);
-    w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};\nend", first("b"), first("a"), first("a"), first("b")));
+    // Each bank's first beat, and whether its frame is one beat, as they will be next cycle.
+    let filling = |bank: &str| format!("(en_out && v6 && {}wp)", if bank == "a" { "!" } else { "" });
+    let first = |bank: &str| format!("{} ? img_n[{hi}:0] : {bank}_img[{hi}:0]", filling(bank), hi = d - 1);
+    let single = |bank: &str| format!("{} ? s6_last_byte < 16'd{k} : {bank}_last_byte < 16'd{k}", filling(bank), k = d / 8);
+    w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};", first("b"), first("a"), first("a"), first("b")));
+    w(&mut v, &format!("    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};\nend", single("b"), single("a"), single("a"), single("b")));
     let m = |name: &str| f("m6", name);
     let vlan = m("vlan");
     let ipv6 = m("ipv6");

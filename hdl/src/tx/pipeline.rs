@@ -55,8 +55,9 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
     // the header held next).
     hb: DFF<Bits<D>>,
-    // j >= the header image's last beat (registered with j).
+    // j >= the header image's last beat, and j is the frame's last beat (registered with j).
     jfar: DFF<Bit>,
+    jl: DFF<Bit>,
     img_last: Constant<Bits<16>>,
     next_img: NextImgBeat<D, K>,
     kd: KeepData<D, K>,
@@ -148,6 +149,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             hdr: TxHeader::default(),
             hb: DFF::default(),
             jfar: DFF::default(),
+            jl: DFF::default(),
             img_last: Constant::new(((1024 / D - 1) as u64).into()),
             next_img: NextImgBeat::default(),
             kd: KeepData::default(),
@@ -203,7 +205,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, prev, left, frames, store_room, frame_room, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, jl, prev, left, frames, store_room, frame_room, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
 
@@ -237,7 +239,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.frame_room.d.next = self.frames.q.val() < self.frames_max.val();
         self.can.next = self.hdr.valid.val() & self.store_room.q.val() & (!self.need_pay.val() | self.pay_valid.val()) & (self.jnz.q.val() | self.frame_room.q.val());
         self.jlast.next = self.hdr.last_byte.val() >> self.lane_shift.val();
-        self.last.next = self.j.q.val() == self.jlast.val();
+        self.last.next = self.jl.q.val();
         self.take.next = self.can.val() & self.last.val();
         self.hdr.take.next = self.take.val();
         self.pay_ready.next = self.can.val() & self.need_pay.val();
@@ -282,11 +284,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.hp.d.next = self.past.val();
         if !self.jnz.q.val() {
             self.hb.d.next = self.hdr.first_self.val();
+            self.jl.d.next = self.hdr.single_self.val();
         }
         if self.can.val() {
             self.hb.d.next = self.next_img.out.val();
+            self.jl.d.next = self.j.q.val() + 1 == self.jlast.val();
             if self.last.val() {
                 self.hb.d.next = self.hdr.first_other.val();
+                self.jl.d.next = self.hdr.single_other.val();
             }
             self.j.d.next = self.j.q.val() + 1;
             self.jfar.d.next = self.j.q.val() + 1 >= self.img_last.val();
