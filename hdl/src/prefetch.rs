@@ -21,6 +21,8 @@ pub struct Prefetch<const N: usize> {
     pub out_flag: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub pop: Signal<In, Bit>,
+    /// `out_valid` as it will be next cycle (for a consumer that registers it).
+    pub next_valid: Signal<Out, Bit>,
     r0: DFF<Bits<N>>,
     r1: DFF<Bits<N>>,
     f0: DFF<Bit>,
@@ -44,6 +46,7 @@ impl<const N: usize> Default for Prefetch<N> {
             out_flag: Signal::default(),
             out_valid: Signal::default(),
             pop: Signal::default(),
+            next_valid: Signal::default(),
             r0: DFF::default(),
             r1: DFF::default(),
             f0: DFF::default(),
@@ -90,5 +93,6 @@ impl<const N: usize> Logic for Prefetch<N> {
         if !self.take.val() & self.give.val() {
             self.cnt.d.next = self.cnt.q.val() - 1;
         }
+        self.next_valid.next = self.cnt.d.val() != 0;
     }
 }

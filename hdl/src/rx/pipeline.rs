@@ -146,7 +146,8 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     sl: SynchronousFIFO<Bit, A, AP1, STORE_MARGIN>,
     sd_p: Prefetch<D>,
     // Egress.
-    have: Signal<Local, Bit>,
+    // A record, its received ICRC and its ICRC result are at hand (registered from the rings' next state).
+    have: DFF<Bit>,
     go: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     retire: Signal<Local, Bit>,
@@ -281,7 +282,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             sd: Default::default(),
             sl: Default::default(),
             sd_p: Prefetch::default(),
-            have: Signal::default(),
+            have: DFF::default(),
             go: Signal::default(),
             pop: Signal::default(),
             retire: Signal::default(),
@@ -319,7 +320,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ready, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
-        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
+        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
         clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
@@ -480,10 +481,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.record.icrc_ok.next = self.cq_p.out_flag.val();
         self.record.icrc.next = self.iq_p.out_data.val();
         self.meta.next = self.record.meta_out.val();
-        self.have.next = self.vq_p.out_valid.val() & self.iq_p.out_valid.val() & self.cq_p.out_valid.val();
-        self.meta_valid.next = self.have.val() & !self.meta_sent.q.val();
+        self.have.d.next = self.vq_p.next_valid.val() & self.iq_p.next_valid.val() & self.cq_p.next_valid.val();
+        self.meta_valid.next = self.have.q.val() & !self.meta_sent.q.val();
         // The frame's beats move once its record is out (or going out now).
-        self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
+        self.go.next = self.have.q.val() & (self.meta_sent.q.val() | self.meta_ready.val());
         self.accept.next = self.vx_p.out_data.val().get_bit(17) & self.cq_p.out_flag.val();
         self.past.next = self.vx_p.out_data.val().get_bit(18);
         if self.eiz.q.val() {
