@@ -19,8 +19,9 @@ for v in synth-out/*.v; do
   case "$name" in
     *_w64)
       $Y -q -l "synth-out/$name.xilinx.log" -p "read_verilog $v; synth_xilinx -family xc7 -flatten -top top; stat" >/dev/null
-      cells() { grep -E "^\s+[0-9]+\s+$1\s*$" "synth-out/$name.xilinx.log" | awk '{s+=$1} END {print s+0}'; }
-      echo "$name: synth_xilinx xc7: LUT $(cells 'LUT[1-6]'), FF $(cells 'FD[A-Z]*'), BRAM36 $(cells 'RAMB36E1'), BRAM18 $(cells 'RAMB18E1'), LUTRAM $(cells 'RAM[0-9]+[A-Z0-9]*')"
+      # Cells of the last statistics in the log (synth_xilinx prints its own before ours).
+      cells() { awk -v pat="^($1)\$" '/Printing statistics/ {s = 0} $1 ~ /^[0-9]+$/ && $2 ~ pat {s += $1} END {print s + 0}' "synth-out/$name.xilinx.log"; }
+      echo "$name: synth_xilinx xc7: LUT $(cells 'LUT[1-6]'), FF $(cells 'FD[A-Z]+'), BRAM36 $(cells 'RAMB36E1'), BRAM18 $(cells 'RAMB18E1'), LUTRAM $(cells 'RAM[0-9]+[A-Z0-9]*'), SRL $(cells 'SRL[A-Z0-9]+')"
       ;;
     *)
       # Out of context: the cores' ports (the RX metadata is over 1,200 bits) are internal nets, not pins.
