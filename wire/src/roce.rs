@@ -153,8 +153,8 @@ pub struct RocePacket<'a> {
     pub icrc: u32,
 }
 
-/// The most payload a RoCEv2 packet carries: the largest IB path MTU.
-pub const MAX_PMTU: usize = 4096;
+/// The most payload a RoCEv2 packet carries: the largest IB path MTU (4096 bytes).
+pub const MAX_PMTU: usize = 128 << crate::contract::verbs::MAX_MTU_ENUM;
 
 /// The longest frame (without FCS) a receive path takes: the longest RoCEv2 packet (`MAX_PMTU` bytes of
 /// payload behind 802.1Q, IPv6, UDP, BTH and the longest extended headers, then the ICRC) rounded up to

@@ -158,7 +158,7 @@ impl Nic {
                 id::MAX_INLINE => c.max_inline,
                 id::MAX_RD_ATOMIC => c.max_rd_atomic,
                 id::PORT_MBPS => c.port_mbps,
-                id::MAX_MTU => 5,
+                id::MAX_MTU => u32::from(wire::contract::verbs::MAX_MTU_ENUM),
                 id::MAX_LOG_RING => u32::from(MAX_LOG_RING),
                 id::TIME_NS_LO => (self.now / 1000) as u32,
                 id::TIME_NS_HI => ((self.now / 1000) >> 32) as u32,

@@ -126,14 +126,17 @@ pub mod access {
     pub const ALL: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
 }
 
+/// The largest path MTU enum (`IBV_MTU_4096`).
+pub const MAX_MTU_ENUM: u8 = 5;
+
 /// Path MTU enum (`enum ibv_mtu`): 1 = 256 ... 5 = 4096 bytes of payload.
 pub fn mtu_bytes(enum_val: u8) -> Option<u32> {
-    (1..=5).contains(&enum_val).then(|| 128u32 << enum_val)
+    (1..=MAX_MTU_ENUM).contains(&enum_val).then(|| 128u32 << enum_val)
 }
 
 /// The MTU enum for a byte count (256..4096, power of two).
 pub fn mtu_enum(bytes: u32) -> Option<u8> {
-    (1..=5u8).find(|&e| 128u32 << e == bytes)
+    (1..=MAX_MTU_ENUM).find(|&e| 128u32 << e == bytes)
 }
 
 /// Work-completion status (`enum ibv_wc_status`).
