@@ -115,20 +115,7 @@ pub fn damage(mut f: Vec<u8>, d: Damage) -> Vec<u8> {
 
 /// `wire::parse`'s verdict as (verdict, layer code, IP reject code).
 pub fn verdict(r: &Result<wire::RocePacket<'_>, DropReason>) -> (Verdict, u8, u8) {
-    let code = |l| meta::LAYERS.iter().position(|&x| x == l).unwrap_or(0) as u8;
-    let why = |s: &str| meta::IP_REJECTS.iter().position(|&x| x == s).unwrap_or(0) as u8;
-    match r {
-        Ok(_) => (Verdict::Ok, 0, 0),
-        Err(DropReason::NotRoce) => (Verdict::NotRoce, 0, 0),
-        Err(DropReason::Truncated(l)) => (Verdict::Truncated, code(*l), 0),
-        Err(DropReason::BadIpHeader(s)) => (Verdict::BadIpHeader, 0, why(s)),
-        Err(DropReason::BadUdpLength) => (Verdict::BadUdpLength, 0, 0),
-        Err(DropReason::BadTver) => (Verdict::BadTver, 0, 0),
-        Err(DropReason::UnknownOpcode(_)) => (Verdict::UnknownOpcode, 0, 0),
-        Err(DropReason::BadLength) => (Verdict::BadLength, 0, 0),
-        Err(DropReason::BadIcrc) => (Verdict::BadIcrc, 0, 0),
-        Err(DropReason::TooLong) => (Verdict::TooLong, 0, 0),
-    }
+    meta::codes(r.as_ref().err())
 }
 
 /// The metadata record of a packet (`icrc` left 0: the decoder does not see the trailer).

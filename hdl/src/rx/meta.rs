@@ -231,6 +231,26 @@ impl Meta {
     }
 }
 
+/// `wire`'s verdict as the record's codes: (verdict, layer code, IP reject code); `None` = accepted.
+/// The inverse of `Meta::drop_reason`.
+pub fn codes(r: Option<&wire::DropReason>) -> (Verdict, u8, u8) {
+    use wire::DropReason as R;
+    let layer = |l: &Layer| LAYERS.iter().position(|x| x == l).unwrap_or(0) as u8;
+    let why = |s: &str| IP_REJECTS.iter().position(|&x| x == s).unwrap_or(0) as u8;
+    match r {
+        None => (Verdict::Ok, 0, 0),
+        Some(R::NotRoce) => (Verdict::NotRoce, 0, 0),
+        Some(R::Truncated(l)) => (Verdict::Truncated, layer(l), 0),
+        Some(R::BadIpHeader(s)) => (Verdict::BadIpHeader, 0, why(s)),
+        Some(R::BadUdpLength) => (Verdict::BadUdpLength, 0, 0),
+        Some(R::BadTver) => (Verdict::BadTver, 0, 0),
+        Some(R::UnknownOpcode(_)) => (Verdict::UnknownOpcode, 0, 0),
+        Some(R::BadLength) => (Verdict::BadLength, 0, 0),
+        Some(R::BadIcrc) => (Verdict::BadIcrc, 0, 0),
+        Some(R::TooLong) => (Verdict::TooLong, 0, 0),
+    }
+}
+
 impl Meta {
     /// The record's verdict as `wire`'s drop reason (`None` = accepted); `None` also for a code this
     /// build does not know, which the RTL never emits.
@@ -270,6 +290,25 @@ impl std::fmt::Debug for Meta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drop_reasons_round_trip_through_the_codes() {
+        use wire::DropReason as R;
+        let mut all = vec![R::NotRoce, R::BadUdpLength, R::BadTver, R::UnknownOpcode(0x42), R::BadLength, R::BadIcrc, R::TooLong];
+        all.extend(LAYERS.iter().map(|&l| R::Truncated(l)));
+        all.extend(IP_REJECTS.iter().map(|&s| R::BadIpHeader(s)));
+        for r in all {
+            let (v, layer, why) = codes(Some(&r));
+            let mut m = Meta::default();
+            m.set("verdict", v as u128);
+            m.set("layer", u128::from(layer));
+            m.set("ip_reject", u128::from(why));
+            m.set("opcode", 0x42);
+            assert_eq!(m.drop_reason(), Some(r));
+        }
+        assert_eq!(codes(None).0, Verdict::Ok);
+        assert_eq!(Meta::default().drop_reason(), None);
+    }
 
     #[test]
     fn fields_round_trip_and_do_not_overlap() {

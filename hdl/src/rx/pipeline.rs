@@ -627,7 +627,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if !self.done.q.val() & self.retire.val() {
             self.inflight.d.next = self.inflight.q.val() - 1;
         }
-        // Counters by `meta::Verdict` code (0 = accepted, 1 = not RoCE, ..., 8 = bad ICRC), a cycle after retiring.
+        // Counters by `meta::Verdict` code (0 = accepted, 1 = not RoCE, ..., 8 = bad ICRC, 9 = too long), a cycle after retiring.
         self.ret_q.d.next = self.retire.val();
         self.ret_v.d.next = self.record.verdict.val();
         if self.retire.val() {
