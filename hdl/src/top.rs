@@ -162,7 +162,8 @@ const STORE_LOG2_W64: usize = 8;
 const RECORDS_LOG2_W8: usize = 4;
 const RECORDS_LOG2_W64: usize = 5;
 
-/// Bytes of the largest frame the RX and TX frame stores hold at width `w`.
+/// Bytes of the largest frame the RX and TX frame stores hold at width `w` (the TX store, one beat
+/// smaller, bounds it).
 pub fn max_frame(w: Width) -> usize {
     let log2 = match w {
         Width::W8 => STORE_LOG2_W8,
