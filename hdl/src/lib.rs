@@ -11,6 +11,7 @@ pub mod crc;
 pub mod delay;
 pub mod kit;
 pub mod prefetch;
+pub mod queue;
 pub mod rx;
 pub mod top;
 pub mod tx;

@@ -21,8 +21,10 @@ pub struct Prefetch<const N: usize> {
     pub out_flag: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub pop: Signal<In, Bit>,
-    /// `out_valid` as it will be next cycle (for a consumer that registers it).
+    /// `out_valid` as it will be next cycle (for a consumer that registers it); whether `in_read` can be
+    /// high next cycle (for a `Queue` that sets up its read a cycle ahead).
     pub next_valid: Signal<Out, Bit>,
+    pub next_room: Signal<Out, Bit>,
     r0: DFF<Bits<N>>,
     r1: DFF<Bits<N>>,
     f0: DFF<Bit>,
@@ -47,6 +49,7 @@ impl<const N: usize> Default for Prefetch<N> {
             out_valid: Signal::default(),
             pop: Signal::default(),
             next_valid: Signal::default(),
+            next_room: Signal::default(),
             r0: DFF::default(),
             r1: DFF::default(),
             f0: DFF::default(),
@@ -94,5 +97,6 @@ impl<const N: usize> Logic for Prefetch<N> {
             self.cnt.d.next = self.cnt.q.val() - 1;
         }
         self.next_valid.next = self.cnt.d.val() != 0;
+        self.next_room.next = self.cnt.d.val() != 2;
     }
 }

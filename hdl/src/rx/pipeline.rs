@@ -24,6 +24,7 @@ use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
 use crate::prefetch::Prefetch;
+use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
 use crate::kit::*;
 
@@ -115,7 +116,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     icrc_acc: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
     // Records, received ICRCs and ICRC results, one per frame, in order.
-    vq: SynchronousFIFO<Bits<{ meta::BITS }>, Q, QP1, 1>,
+    vq: Queue<{ meta::BITS }, Q, QP1, 1>,
     iq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
@@ -142,8 +143,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq_p: Prefetch<1>,
     record: RecordFields<K>,
     // The frame store.
-    sd: SynchronousFIFO<Bits<D>, A, AP1, STORE_MARGIN>,
-    sl: SynchronousFIFO<Bit, A, AP1, STORE_MARGIN>,
+    sd: Queue<D, A, AP1, STORE_MARGIN>,
     sd_p: Prefetch<D>,
     // Egress.
     // A record, its received ICRC and its ICRC result are at hand (registered from the rings' next state).
@@ -280,7 +280,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cq_p: Prefetch::default(),
             record: RecordFields::default(),
             sd: Default::default(),
-            sl: Default::default(),
             sd_p: Prefetch::default(),
             have: DFF::default(),
             go: Signal::default(),
@@ -323,7 +322,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, sl, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -341,9 +340,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         }
         self.nbytes.keep.next = self.in_keep.val();
         self.sd.data_in.next = self.in_data.val();
-        self.sl.data_in.next = self.stored_last.val();
+        self.sd.flag_in.next = self.stored_last.val();
         self.sd.write.next = self.take.val();
-        self.sl.write.next = self.take.val();
         self.cap.write.next = self.take.val();
         self.cap.beat.next = self.bi.q.val();
         self.cap.data.next = self.in_data.val();
@@ -439,6 +437,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // when the CRC is out.
         self.rec_delay.d.next = self.done.q.val();
         self.vq.data_in.next = self.dec.meta.val();
+        self.vq.flag_in.next = false;
         self.vq.write.next = self.rec_delay.q.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
@@ -448,14 +447,15 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // ---- Egress ----
         // The store and the record queues are read through registers (`Prefetch`).
         self.sd_p.in_data.next = self.sd.data_out.val();
-        self.sd_p.in_flag.next = self.sl.data_out.val();
-        self.sd_p.in_empty.next = self.sd.empty.val();
+        self.sd_p.in_flag.next = self.sd.flag_out.val();
+        self.sd_p.in_empty.next = !self.sd.valid.val();
         self.sd.read.next = self.sd_p.in_read.val();
-        self.sl.read.next = self.sd_p.in_read.val();
+        self.sd.next_room.next = self.sd_p.next_room.val();
         self.vq_p.in_data.next = self.vq.data_out.val();
         self.vq_p.in_flag.next = false;
-        self.vq_p.in_empty.next = self.vq.empty.val();
+        self.vq_p.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.vq_p.in_read.val();
+        self.vq.next_room.next = self.vq_p.next_room.val();
         self.pre.rec.next = self.vq.data_out.val();
         self.pre.icrc_ok.next = true;
         self.pre.icrc.next = 0.into();
@@ -468,7 +468,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
         self.vx_p.in_data.next = self.vx.val();
         self.vx_p.in_flag.next = false;
-        self.vx_p.in_empty.next = self.vq.empty.val();
+        self.vx_p.in_empty.next = !self.vq.valid.val();
         self.iq_p.in_data.next = self.iq.data_out.val();
         self.iq_p.in_flag.next = false;
         self.iq_p.in_empty.next = self.iq.empty.val();

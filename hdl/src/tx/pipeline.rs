@@ -12,6 +12,7 @@ use super::lanes::{IcrcInsert, NextImgBeat, KeepData};
 use crate::crc::CrcEngine;
 use crate::kit::*;
 use crate::prefetch::Prefetch;
+use crate::queue::Queue;
 use crate::rx::egress::{Funnel, LaneMask};
 use crate::rx::lanes::{IcrcLanes, LaneDistances};
 use crate::rx::meta;
@@ -57,6 +58,9 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     hb: DFF<Bits<D>>,
     // j >= the header image's last beat, and j is the frame's last beat (registered with j).
     jfar: DFF<Bit>,
+    // j's low four bits, counted apart from j: a register of its own that the placer puts by the image
+    // banks it selects from (j fans out across the assembler).
+    jb: DFF<Bits<4>>,
     jl: DFF<Bit>,
     img_last: Constant<Bits<16>>,
     next_img: NextImgBeat<D, K>,
@@ -97,8 +101,7 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     // Store and egress.
-    sd: SynchronousFIFO<Bits<D>, A, AP1, TX_STORE_MARGIN>,
-    sl: SynchronousFIFO<Bit, A, AP1, TX_STORE_MARGIN>,
+    sd: Queue<D, A, AP1, TX_STORE_MARGIN>,
     lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
     xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     frames_max: Constant<Bits<8>>,
@@ -149,6 +152,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             hdr: TxHeader::default(),
             hb: DFF::default(),
             jfar: DFF::default(),
+            jb: DFF::default(),
             jl: DFF::default(),
             img_last: Constant::new(((1024 / D - 1) as u64).into()),
             next_img: NextImgBeat::default(),
@@ -186,7 +190,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             engine: CrcEngine::default(),
             crc_done: DFF::default(),
             sd: Default::default(),
-            sl: Default::default(),
             lq: Default::default(),
             xq: Default::default(),
             frames_max: Constant::new(((1u64 << Q) - 5).into()),
@@ -205,9 +208,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, jl, prev, left, frames, store_room, frame_room, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, jb, jl, prev, left, frames, store_room, frame_room, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
-        clock!(self, clock, hdr, engine, sd, sl, lq, xq, sd_p, lq_p, xq_p);
+        clock!(self, clock, hdr, engine, sd, lq, xq, sd_p, lq_p, xq_p);
 
         // ---- Assembly ----
         // The header pipeline takes records as they come and holds the one being assembled (`hdr.valid`).
@@ -258,7 +261,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.cur.next = self.kd.out.val();
         }
         self.next_img.img.next = self.hdr.img.val();
-        self.next_img.beat.next = self.j.q.val().get_bits::<4>(0);
+        self.next_img.beat.next = self.jb.q.val();
         self.next_img.far.next = self.jfar.q.val();
         self.funnel.lo.next = self.prev.q.val();
         self.funnel.hi.next = self.cur.val();
@@ -295,6 +298,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             }
             self.j.d.next = self.j.q.val() + 1;
             self.jfar.d.next = self.j.q.val() + 1 >= self.img_last.val();
+            self.jb.d.next = self.jb.q.val() + 1;
             self.jnz.d.next = true;
             self.hp.d.next = self.next_past.val();
             self.np.d.next = self.next_past.val() & (self.left_after.val() != 0);
@@ -305,14 +309,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             if self.last.val() {
                 self.j.d.next = 0.into();
                 self.jfar.d.next = false;
+                self.jb.d.next = 0.into();
                 self.jnz.d.next = false;
                 self.prev.d.next = 0.into();
             }
         }
         self.sd.data_in.next = self.a_data.q.val();
-        self.sl.data_in.next = self.a_last.q.val();
+        self.sd.flag_in.next = self.a_last.q.val();
         self.sd.write.next = self.a_valid.q.val();
-        self.sl.write.next = self.a_valid.q.val();
         self.lq.data_in.next = self.a_flen.q.val();
         self.lq.write.next = self.a_valid.q.val() & self.a_last.q.val();
 
@@ -341,10 +345,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 
         // ---- Egress: the store and the length and ICRC queues read through registers (`Prefetch`) ----
         self.sd_p.in_data.next = self.sd.data_out.val();
-        self.sd_p.in_flag.next = self.sl.data_out.val();
-        self.sd_p.in_empty.next = self.sd.empty.val();
+        self.sd_p.in_flag.next = self.sd.flag_out.val();
+        self.sd_p.in_empty.next = !self.sd.valid.val();
         self.sd.read.next = self.sd_p.in_read.val();
-        self.sl.read.next = self.sd_p.in_read.val();
+        self.sd.next_room.next = self.sd_p.next_room.val();
         self.lq_p.in_data.next = self.lq.data_out.val();
         self.lq_p.in_flag.next = false;
         self.lq_p.in_empty.next = self.lq.empty.val();
