@@ -13,14 +13,16 @@ use crate::kit::*;
 use wire::eth;
 use wire::icrc::{variant_mask, IpVersion};
 
-/// Writes the beat `beat` of a frame into the 128-byte header window `hdr` (lanes past `keep` as zeros).
-/// Bytes past a short frame's end are left from earlier frames: the decoder checks the length before it
-/// looks at a byte (`sim/tests/rx_decode.rs` fills them with noise).
+/// Writes each beat of a frame into its place in the 128-byte header window `hdr` (lanes past `keep` as
+/// zeros); `last` marks a frame's last beat, so the next one is a frame's first. The place is a one-hot
+/// register shifted at each write (no beat number compared), so `write` reaches the window's enables
+/// through one gate. Bytes past a short frame's end are left from earlier frames: the decoder checks the
+/// length before it looks at a byte (`sim/tests/rx_decode.rs` fills them with noise).
 #[derive(Clone, Debug, LogicBlock)]
 pub struct HeaderCapture<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
     pub write: Signal<In, Bit>,
-    pub beat: Signal<In, Bits<16>>,
+    pub last: Signal<In, Bit>,
     pub data: Signal<In, Bits<D>>,
     pub keep: Signal<In, Bits<K>>,
     pub hdr: Signal<Out, Bits<1024>>,
@@ -28,7 +30,7 @@ pub struct HeaderCapture<const D: usize, const K: usize> {
 
 impl<const D: usize, const K: usize> Default for HeaderCapture<D, K> {
     fn default() -> Self {
-        HeaderCapture { clock: Signal::default(), write: Signal::default(), beat: Signal::default(), data: Signal::default(), keep: Signal::default(), hdr: Signal::default() }
+        HeaderCapture { clock: Signal::default(), write: Signal::default(), last: Signal::default(), data: Signal::default(), keep: Signal::default(), hdr: Signal::default() }
     }
 }
 
@@ -49,16 +51,18 @@ impl<const D: usize, const K: usize> Logic for HeaderCapture<D, K> {
 
     fn hdl(&self) -> Verilog {
         let beats = HDR_BYTES.div_ceil(K);
-        let mut v = vec![format!("wire [{}:0] kd = {};", D - 1, kept_data(K)), "always @(posedge clock) if (write) begin".to_string(), "    case (beat)".to_string()];
+        // `place` has one bit per window beat; all clear past the window.
+        let mut v = vec![
+            format!("wire [{}:0] kd = {};", D - 1, kept_data(K)),
+            format!("reg [{}:0] place = {beats}'d1;", beats - 1),
+            format!("always @(posedge clock) if (write) place <= last ? {beats}'d1 : {{place[{}:0], 1'b0}};", beats - 2),
+        ];
         for b in 0..beats {
             let lo = 8 * K * b;
             let hi = (lo + D).min(8 * HDR_BYTES) - 1;
             let width = hi - lo + 1;
-            v.push(format!("    16'd{b}: hdr[{hi}:{lo}] <= kd[{}:0];", width - 1));
+            v.push(format!("always @(posedge clock) if (write && place[{b}]) hdr[{hi}:{lo}] <= kd[{}:0];", width - 1));
         }
-        v.push("    default: ;".into());
-        v.push("    endcase".into());
-        v.push("end".into());
         custom_module(v)
     }
 }

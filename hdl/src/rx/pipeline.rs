@@ -343,7 +343,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.sd.flag_in.next = self.stored_last.val();
         self.sd.write.next = self.take.val();
         self.cap.write.next = self.take.val();
-        self.cap.beat.next = self.bi.q.val();
+        self.cap.last.next = self.stored_last.val();
         self.cap.data.next = self.in_data.val();
         self.cap.keep.next = self.in_keep.val();
         self.dq_d.data_in.next = self.in_data.val();

@@ -41,6 +41,9 @@ pub struct TxHeader<const D: usize> {
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
+    /// The header ends within the frame's first beat (`hlen < K`); and the payload starts there.
+    pub hfit: Signal<Out, Bit>,
+    pub pay0: Signal<Out, Bit>,
     pub first_self: Signal<Out, Bits<D>>,
     pub first_other: Signal<Out, Bits<D>>,
     pub single_self: Signal<Out, Bit>,
@@ -63,6 +66,8 @@ impl<const D: usize> Logic for TxHeader<D> {
         self.plen.connect();
         self.vlan.connect();
         self.ipv6.connect();
+        self.hfit.connect();
+        self.pay0.connect();
         self.first_self.connect();
         self.first_other.connect();
         self.single_self.connect();
@@ -217,7 +222,8 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "reg [1023:0] img_n;");
     let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
-    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1)]).collect();
+    let (hfit, pay0) = (format!("(s6_hlen < 16'd{})", d / 8), format!("(s6_hlen < 16'd{} && s6_plen != 16'd0)", d / 8));
+    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0, 1)]).collect();
     for (o, _, b) in &bank_fields {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
@@ -236,8 +242,15 @@ pub fn verilog(d: usize) -> String {
     }
     w(&mut v, "    end");
     w(&mut v, "end");
+    // `valid` is registered from the bank flags' next values, so the assembler's handshake starts at a
+    // register.
+    w(&mut v, "wire sel_n = take ? !sel : sel;");
+    w(&mut v, "wire va_n = (en_out && v6 && !wp) ? 1'b1 : (take && !sel) ? 1'b0 : va;");
+    w(&mut v, "wire vb_n = (en_out && v6 && wp) ? 1'b1 : (take && sel) ? 1'b0 : vb;");
+    w(&mut v, "reg held = 1'b0;");
+    w(&mut v, "always @(posedge clock) held <= sel_n ? vb_n : va_n;");
     w(&mut v, "always @(*) begin");
-    w(&mut v, "    valid = sel ? vb : va;");
+    w(&mut v, "    valid = held;");
     for (o, _, _) in &bank_fields {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }

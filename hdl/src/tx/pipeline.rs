@@ -43,7 +43,6 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     np: DFF<Bit>,
     past: Signal<Local, Bit>,
     next_past: Signal<Local, Bit>,
-    pay0: Signal<Local, Bit>,
     jlast: Signal<Local, Bits<16>>,
     left_after: Signal<Local, Bits<16>>,
     prev: DFF<Bits<D>>,
@@ -141,7 +140,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             np: DFF::default(),
             past: Signal::default(),
             next_past: Signal::default(),
-            pay0: Signal::default(),
             jlast: Signal::default(),
             left_after: Signal::default(),
             prev: DFF::default(),
@@ -224,13 +222,12 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.base.next = self.j.q.val() << self.lane_shift.val();
         self.h.next = self.hdr.hlen.val() & self.lane_mask.val();
         self.j0.next = self.hdr.hlen.val() >> self.lane_shift.val();
-        self.past.next = self.j0.val() == 0;
+        self.past.next = self.hdr.hfit.val();
         if self.jnz.q.val() {
             self.past.next = self.hp.q.val();
         }
         self.next_past.next = self.j.q.val() + 1 >= self.j0.val();
-        self.pay0.next = (self.j0.val() == 0) & (self.hdr.plen.val() != 0);
-        self.need_pay.next = self.pay0.val();
+        self.need_pay.next = self.hdr.pay0.val();
         if self.jnz.q.val() {
             self.need_pay.next = self.np.q.val();
         }
