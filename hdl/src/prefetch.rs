@@ -1,7 +1,8 @@
-//! `Prefetch<N>`: two registers at the read side of a rust-hdl `SynchronousFIFO`. rust-hdl's FIFO turns
-//! `read` into the next read address and the RAM's next output within the cycle, so a `read` computed from
-//! deep egress logic makes a long path; here the FIFO is read from registered state only (fewer than two
-//! entries held), and the consumer sees `out_data`/`out_valid` from registers and may `pop` every cycle.
+//! `Prefetch<N>`: two registers at the read side of a FIFO (a rust-hdl `SynchronousFIFO` or our `Queue`).
+//! rust-hdl's FIFO turns `read` into the next read address and the RAM's next output within the cycle, so
+//! a `read` computed from deep egress logic makes a long path; here the FIFO is read from registered state
+//! only (fewer than two entries held), and the consumer sees `out_data`/`out_valid` from registers and may
+//! `pop` every cycle.
 //! An entry is `N` data bits and a flag bit (two FIFOs read together, as the frame store's data and
 //! `last`; or a `Bit` FIFO). The two entries are a ring (write and read pointers), so a register only ever
 //! loads the FIFO's output: no per-bit multiplexer but the one at the output.
@@ -21,10 +22,8 @@ pub struct Prefetch<const N: usize> {
     pub out_flag: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub pop: Signal<In, Bit>,
-    /// `out_valid` as it will be next cycle (for a consumer that registers it); whether `in_read` can be
-    /// high next cycle (for a `Queue` that sets up its read a cycle ahead).
+    /// `out_valid` as it will be next cycle (for a consumer that registers it).
     pub next_valid: Signal<Out, Bit>,
-    pub next_room: Signal<Out, Bit>,
     r0: DFF<Bits<N>>,
     r1: DFF<Bits<N>>,
     f0: DFF<Bit>,
@@ -49,7 +48,6 @@ impl<const N: usize> Default for Prefetch<N> {
             out_valid: Signal::default(),
             pop: Signal::default(),
             next_valid: Signal::default(),
-            next_room: Signal::default(),
             r0: DFF::default(),
             r1: DFF::default(),
             f0: DFF::default(),
@@ -97,6 +95,5 @@ impl<const N: usize> Logic for Prefetch<N> {
             self.cnt.d.next = self.cnt.q.val() - 1;
         }
         self.next_valid.next = self.cnt.d.val() != 0;
-        self.next_room.next = self.cnt.d.val() != 2;
     }
 }

@@ -1,15 +1,15 @@
 //! `Queue<N, A, AP1, M>`: a FIFO of `2^A` entries of `N` data bits and a flag bit whose RAM is read at a
-//! registered address. rust-hdl's `SynchronousFIFO` works out the read address from `read` and its empty
-//! flag within the cycle; for the 1,200-bit RX records that address fans out to hundreds of RAM cells
-//! across the die, and for the frame stores it chains behind the egress logic: both were the RX
-//! pipeline's longest paths. Here the address for the next clock is worked out a cycle ahead from the
-//! consumer's `next_room`, so the RAM sees a register.
+//! registered address into a register with an enable. rust-hdl's `SynchronousFIFO` works out the read
+//! address from `read` and its empty flag within the cycle, and its RAM (`RAM`) has no read enable; for
+//! the 1,200-bit RX records that address fans out to hundreds of RAM cells across the die, and for the
+//! frame stores it chains behind the egress logic: both were the RX pipeline's longest paths. Here the
+//! RAM reads at the fetch pointer (a register) whenever its read register is free or being read.
 //!
 //! The head entry is `data_out`/`flag_out`, valid while `valid` (the RAM's read register). The consumer
-//! is a `Prefetch` ring: `read` is its `in_read` (take the head, only while valid) and `next_room` its
-//! `next_room` (it will take a valid head next cycle). `used` counts the entries written and not yet
-//! read (in the RAM, the head included); `almost_full` is `used >= 2^A - M`, for writers that stop `M`
-//! entries short of full. The writer must not write while `used` is `2^A`.
+//! is a `Prefetch` ring: `read` is its `in_read` (take the head, only while valid; a function of
+//! registers). `used` counts the entries written and not yet read (in the RAM, the head included);
+//! `almost_full` is `used >= 2^A - M`, for writers that stop `M` entries short of full. The writer must
+//! not write while `used` is `2^A`.
 
 use crate::kit::*;
 
@@ -24,16 +24,14 @@ pub struct Queue<const N: usize, const A: usize, const AP1: usize, const M: u32>
     pub flag_out: Signal<Out, Bit>,
     pub valid: Signal<Out, Bit>,
     pub read: Signal<In, Bit>,
-    pub next_room: Signal<In, Bit>,
-    ram: RAM<Bits<N>, A>,
-    fram: RAM<Bit, A>,
+    ram: ReadEnableRam<Bits<N>, A>,
+    fram: ReadEnableRam<Bit, A>,
     used: DFF<Bits<AP1>>,
     af_level: Constant<Bits<AP1>>,
-    // The write pointer; the next entry to fetch; the address the RAM reads at the coming clock.
+    // The write pointer; the next entry to fetch into the read register.
     wp: DFF<Bits<A>>,
     np: DFF<Bits<A>>,
-    ra: DFF<Bits<A>>,
-    // The RAM's read register holds entry `np - 1`, not yet read.
+    // The read register holds an entry not yet read.
     hv: DFF<Bit>,
     fetch: Signal<Local, Bit>,
 }
@@ -52,14 +50,12 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
             flag_out: Signal::default(),
             valid: Signal::default(),
             read: Signal::default(),
-            next_room: Signal::default(),
-            ram: RAM::default(),
-            fram: RAM::default(),
+            ram: ReadEnableRam::default(),
+            fram: ReadEnableRam::default(),
             used: DFF::default(),
             af_level: Constant::new(((1u64 << A) - M as u64).into()),
             wp: DFF::default(),
             np: DFF::default(),
-            ra: DFF::default(),
             hv: DFF::default(),
             fetch: Signal::default(),
         }
@@ -69,11 +65,9 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
 impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for Queue<N, A, AP1, M> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wp, np, ra, hv, used);
-        self.ram.read_clock.next = self.clock.val();
-        self.ram.write_clock.next = self.clock.val();
-        self.fram.read_clock.next = self.clock.val();
-        self.fram.write_clock.next = self.clock.val();
+        dff_setup!(self, clock, wp, np, hv, used);
+        self.ram.clock.next = self.clock.val();
+        self.fram.clock.next = self.clock.val();
         self.ram.write_address.next = self.wp.q.val();
         self.ram.write_data.next = self.data_in.val();
         self.ram.write_enable.next = self.write.val();
@@ -90,23 +84,67 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for Q
             self.used.d.next = self.used.q.val() - 1;
         }
         self.almost_full.next = self.used.q.val() >= self.af_level.val();
-        self.ram.read_address.next = self.ra.q.val();
-        self.fram.read_address.next = self.ra.q.val();
-        self.data_out.next = self.ram.read_data.val();
-        self.flag_out.next = self.fram.read_data.val();
-        self.valid.next = self.hv.q.val();
-        // The read register is free at this clock (`ra` is `np` then): it loads entry `np` if written.
+        // The read register loads entry `np` (if written before this clock) when it is free or read now.
         self.fetch.next = !self.hv.q.val() | self.read.val();
+        self.ram.read_address.next = self.np.q.val();
+        self.fram.read_address.next = self.np.q.val();
+        self.ram.read_enable.next = self.fetch.val();
+        self.fram.read_enable.next = self.fetch.val();
         if self.fetch.val() {
             self.hv.d.next = self.wp.q.val() != self.np.q.val();
             if self.wp.q.val() != self.np.q.val() {
                 self.np.d.next = self.np.q.val() + 1;
             }
         }
-        // Next cycle's head stays unless it is read then: read it again.
-        self.ra.d.next = self.np.d.val();
-        if self.hv.d.val() & !self.next_room.val() {
-            self.ra.d.next = self.np.d.val() - 1;
+        self.data_out.next = self.ram.read_data.val();
+        self.flag_out.next = self.fram.read_data.val();
+        self.valid.next = self.hv.q.val();
+    }
+}
+
+/// A RAM of `2^A` entries with one write port and one registered read port with an enable (rust-hdl's
+/// `RAM` reads every clock). Generated Verilog (see `kit`); yosys maps it to distributed or block RAM.
+#[derive(LogicBlock)]
+pub struct ReadEnableRam<T: Synth, const A: usize> {
+    pub clock: Signal<In, Clock>,
+    pub write_address: Signal<In, Bits<A>>,
+    pub write_data: Signal<In, T>,
+    pub write_enable: Signal<In, Bit>,
+    pub read_address: Signal<In, Bits<A>>,
+    pub read_enable: Signal<In, Bit>,
+    pub read_data: Signal<Out, T>,
+}
+
+impl<T: Synth, const A: usize> Default for ReadEnableRam<T, A> {
+    fn default() -> Self {
+        ReadEnableRam {
+            clock: Signal::default(),
+            write_address: Signal::default(),
+            write_data: Signal::default(),
+            write_enable: Signal::default(),
+            read_address: Signal::default(),
+            read_enable: Signal::default(),
+            read_data: Signal::default(),
         }
+    }
+}
+
+impl<T: Synth, const A: usize> Logic for ReadEnableRam<T, A> {
+    fn update(&mut self) {
+        // Verified in Verilator (the sim crate), inside the pipelines that use it.
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module([
+            format!("reg [{}:0] mem [0:{}];", T::BITS - 1, (1usize << A) - 1),
+            "always @(posedge clock) begin".to_string(),
+            "    if (write_enable) mem[write_address] <= write_data;".to_string(),
+            "    if (read_enable) read_data <= mem[read_address];".to_string(),
+            "end".to_string(),
+        ])
     }
 }

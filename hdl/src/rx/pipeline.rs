@@ -450,12 +450,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.sd_p.in_flag.next = self.sd.flag_out.val();
         self.sd_p.in_empty.next = !self.sd.valid.val();
         self.sd.read.next = self.sd_p.in_read.val();
-        self.sd.next_room.next = self.sd_p.next_room.val();
         self.vq_p.in_data.next = self.vq.data_out.val();
         self.vq_p.in_flag.next = false;
         self.vq_p.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.vq_p.in_read.val();
-        self.vq.next_room.next = self.vq_p.next_room.val();
         self.pre.rec.next = self.vq.data_out.val();
         self.pre.icrc_ok.next = true;
         self.pre.icrc.next = 0.into();

@@ -2,8 +2,8 @@
 //! frame, with every length derived (IP length, UDP length, PadCnt), the IPv4 checksum computed, the UDP
 //! checksum 0 and DF set, as `wire`'s emit does. Generated as Verilog from `wire`'s layouts and opcode table.
 //!
-//! A pipeline of `STAGES` registers with valid bits that close up bubbles (a stage loads when it is empty or
-//! the next one loads): records go in on `in_valid`/`in_ready`; the last stage holds the header the
+//! A pipeline of `STAGES` registers with valid bits that move together unless the sixth is full and both
+//! banks of the last are taken: records go in on `in_valid`/`in_ready`; the last stage holds the header the
 //! assembler is working on (`valid`) until `take`, and a second bank readies the next header meanwhile. Stages:
 //! 1. the record; 2. the opcode table, checksum pair sums; 3. header length, the rest of the frame's length,
 //! checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
@@ -130,16 +130,16 @@ pub fn verilog(d: usize) -> String {
     // pipeline fills bank `wp` when it is free. `take` only flips `sel` and clears a valid bit, so the
     // assembler's end-of-frame logic drives no wide load enable.
     w(&mut v, "reg sel = 1'b0, wp = 1'b0, va = 1'b0, vb = 1'b0;");
+    // The stages move together (`en`) unless the last one is full and waits for a bank: a ready that
+    // rippled back stage by stage (closing up bubbles) was the TX pipeline's longest path, into the
+    // record's load enable. Bubbles stay where they are while the pipeline waits.
     w(&mut v, "wire en_out = !(wp ? vb : va);");
-    for i in (1..=n).rev() {
-        let next = if i == n { "en_out".to_string() } else { format!("en{}", i + 1) };
-        w(&mut v, &format!("wire en{i} = !v{i} || {next};"));
-    }
-    w(&mut v, "always @(*) in_ready = en1;");
+    w(&mut v, "wire en = en_out || !v6;");
+    w(&mut v, "always @(*) in_ready = en;");
     w(&mut v, "always @(posedge clock) begin");
-    w(&mut v, "    if (en1) begin v1 <= in_valid; m1 <= meta; end");
+    w(&mut v, "    if (en) begin v1 <= in_valid; m1 <= meta; end");
     for i in 2..=n {
-        w(&mut v, &format!("    if (en{i}) begin v{i} <= v{}; m{i} <= m{}; end", i - 1, i - 1));
+        w(&mut v, &format!("    if (en) begin v{i} <= v{}; m{i} <= m{}; end", i - 1, i - 1));
     }
     w(&mut v, "end");
 
@@ -162,7 +162,7 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, &format!("wire [1:0] pad1 = 2'd0 - m1[{}:{pl}];", pl + 1));
     w(&mut v, "reg [15:0] s2_ext_len, s2_hl0, s2_plen;\nreg [1:0] s2_pad;\nreg [16:0] s2_ca, s2_cb, s2_cc, s2_cd;");
     w(&mut v, &ext_regs("s2_"));
-    w(&mut v, "always @(posedge clock) if (en2) begin");
+    w(&mut v, "always @(posedge clock) if (en) begin");
     w(&mut v, "    s2_ext_len <= ext_len;");
     w(&mut v, &ext_pass("s2_", ""));
     w(&mut v, &format!("    s2_hl0 <= {};", by_layout(16, &|vl, v6| ip_end(vl, v6) + ext_off, "m1")));
@@ -176,7 +176,7 @@ pub fn verilog(d: usize) -> String {
     // ---- Stage 3 ----
     w(&mut v, "reg [15:0] s3_ext_len, s3_hlen, s3_tail, s3_plen;\nreg [1:0] s3_pad;\nreg [17:0] s3_cab, s3_ccd;");
     w(&mut v, &ext_regs("s3_"));
-    w(&mut v, "always @(posedge clock) if (en3) begin");
+    w(&mut v, "always @(posedge clock) if (en) begin");
     w(&mut v, "    s3_ext_len <= s2_ext_len;\n    s3_plen <= s2_plen;\n    s3_pad <= s2_pad;");
     w(&mut v, &ext_pass("s3_", "s2_"));
     w(&mut v, "    s3_cab <= {1'b0, s2_ca} + {1'b0, s2_cb};\n    s3_ccd <= {1'b0, s2_cc} + {1'b0, s2_cd};");
@@ -187,7 +187,7 @@ pub fn verilog(d: usize) -> String {
     // ---- Stage 4 ----
     w(&mut v, "reg [15:0] s4_hlen, s4_flen, s4_plen;\nreg [1:0] s4_pad;\nreg [19:0] s4_sum;");
     w(&mut v, &ext_regs("s4_"));
-    w(&mut v, "always @(posedge clock) if (en4) begin");
+    w(&mut v, "always @(posedge clock) if (en) begin");
     w(&mut v, "    s4_hlen <= s3_hlen;\n    s4_plen <= s3_plen;\n    s4_pad <= s3_pad;");
     w(&mut v, &ext_pass("s4_", "s3_"));
     w(&mut v, "    s4_sum <= {2'd0, s3_cab} + {2'd0, s3_ccd} + {4'd0, s3_ext_len};");
@@ -197,7 +197,7 @@ pub fn verilog(d: usize) -> String {
     // ---- Stage 5 ----
     w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len, s5_last_byte;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
     w(&mut v, &ext_regs("s5_"));
-    w(&mut v, "always @(posedge clock) if (en5) begin");
+    w(&mut v, "always @(posedge clock) if (en) begin");
     w(&mut v, "    s5_hlen <= s4_hlen;\n    s5_flen <= s4_flen;\n    s5_plen <= s4_plen;\n    s5_pad <= s4_pad;");
     w(&mut v, &ext_pass("s5_", "s4_"));
     w(&mut v, "    s5_f1 <= {1'b0, s4_sum[15:0]} + {13'd0, s4_sum[19:16]};");
@@ -210,7 +210,7 @@ pub fn verilog(d: usize) -> String {
     // ---- Stage 6 ----
     w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_l3len, s6_l4len, s6_last_byte, s6_csum;\nreg [1:0] s6_pad;\nreg [16:0] s6_crc_end;");
     w(&mut v, &ext_regs("s6_"));
-    w(&mut v, "always @(posedge clock) if (en6) begin");
+    w(&mut v, "always @(posedge clock) if (en) begin");
     for x in ["hlen", "flen", "plen", "l3len", "l4len", "last_byte", "pad", "crc_end"] {
         w(&mut v, &format!("    s6_{x} <= s5_{x};"));
     }

@@ -345,7 +345,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.sd_p.in_flag.next = self.sd.flag_out.val();
         self.sd_p.in_empty.next = !self.sd.valid.val();
         self.sd.read.next = self.sd_p.in_read.val();
-        self.sd.next_room.next = self.sd_p.next_room.val();
         self.lq_p.in_data.next = self.lq.data_out.val();
         self.lq_p.in_flag.next = false;
         self.lq_p.in_empty.next = self.lq.empty.val();
