@@ -1,33 +1,25 @@
-//! `Queue<N, A, AP1, M>`: a FIFO of `2^A` entries of `N` data bits and a flag bit whose RAM is read at a
-//! registered address into a register with an enable. rust-hdl's `SynchronousFIFO` works out the read
-//! address from `read` and its empty flag within the cycle, and its RAM (`RAM`) has no read enable; for
-//! the 1,200-bit RX records that address fans out to hundreds of RAM cells across the die, and for the
-//! frame stores it chains behind the egress logic: both were the RX pipeline's longest paths. Here the
-//! RAM reads at the fetch pointer (a register) whenever its read register is free or being read.
+//! `Queue<N, A>`: a FIFO of up to `2^A - 1` entries of `N` bits (its writer keeps count) whose RAM is
+//! read at a registered address into a register with an enable, for the RX records (1,206 bits, in
+//! distributed RAM). rust-hdl's `SynchronousFIFO` works out the read address from `read` and its empty
+//! flag within the cycle, and its `RAM` has no read enable; for the records that address fanned out to
+//! hundreds of RAM cells across the die, the RX pipeline's longest path. Here the RAM reads at the fetch
+//! pointer (a register) whenever its read register is free or being read.
 //!
-//! The head entry is `data_out`/`flag_out`, valid while `valid` (the RAM's read register). The consumer
-//! is a `Prefetch` ring: `read` is its `in_read` (take the head, only while valid; a function of
-//! registers). `used` counts the entries written and not yet read (in the RAM, the head included);
-//! `almost_full` is `used >= 2^A - M`, for writers that stop `M` entries short of full. The writer must
-//! not write while `used` is `2^A`.
+//! The head entry is `data_out`, valid while `valid` (the RAM's read register). The consumer is a
+//! `Prefetch` ring: `read` is its `in_read` (take the head, only while valid; a function of registers).
+//! For block RAM, with its slow outputs, see `BramQueue`.
 
 use crate::kit::*;
 
 #[derive(LogicBlock)]
-pub struct Queue<const N: usize, const A: usize, const AP1: usize, const M: u32> {
+pub struct Queue<const N: usize, const A: usize> {
     pub clock: Signal<In, Clock>,
     pub data_in: Signal<In, Bits<N>>,
-    pub flag_in: Signal<In, Bit>,
     pub write: Signal<In, Bit>,
-    pub almost_full: Signal<Out, Bit>,
     pub data_out: Signal<Out, Bits<N>>,
-    pub flag_out: Signal<Out, Bit>,
     pub valid: Signal<Out, Bit>,
     pub read: Signal<In, Bit>,
     ram: ReadEnableRam<Bits<N>, A>,
-    fram: ReadEnableRam<Bit, A>,
-    used: DFF<Bits<AP1>>,
-    af_level: Constant<Bits<AP1>>,
     // The write pointer; the next entry to fetch into the read register.
     wp: DFF<Bits<A>>,
     np: DFF<Bits<A>>,
@@ -36,24 +28,16 @@ pub struct Queue<const N: usize, const A: usize, const AP1: usize, const M: u32>
     fetch: Signal<Local, Bit>,
 }
 
-impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for Queue<N, A, AP1, M> {
+impl<const N: usize, const A: usize> Default for Queue<N, A> {
     fn default() -> Self {
-        assert_eq!(AP1, A + 1);
-        assert!(M >= 1 && (M as u64) < 1u64 << A);
         Queue {
             clock: Signal::default(),
             data_in: Signal::default(),
-            flag_in: Signal::default(),
             write: Signal::default(),
-            almost_full: Signal::default(),
             data_out: Signal::default(),
-            flag_out: Signal::default(),
             valid: Signal::default(),
             read: Signal::default(),
             ram: ReadEnableRam::default(),
-            fram: ReadEnableRam::default(),
-            used: DFF::default(),
-            af_level: Constant::new(((1u64 << A) - M as u64).into()),
             wp: DFF::default(),
             np: DFF::default(),
             hv: DFF::default(),
@@ -62,34 +46,21 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
     }
 }
 
-impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for Queue<N, A, AP1, M> {
+impl<const N: usize, const A: usize> Logic for Queue<N, A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wp, np, hv, used);
+        dff_setup!(self, clock, wp, np, hv);
         self.ram.clock.next = self.clock.val();
-        self.fram.clock.next = self.clock.val();
         self.ram.write_address.next = self.wp.q.val();
         self.ram.write_data.next = self.data_in.val();
         self.ram.write_enable.next = self.write.val();
-        self.fram.write_address.next = self.wp.q.val();
-        self.fram.write_data.next = self.flag_in.val();
-        self.fram.write_enable.next = self.write.val();
         if self.write.val() {
             self.wp.d.next = self.wp.q.val() + 1;
         }
-        if self.write.val() & !self.read.val() {
-            self.used.d.next = self.used.q.val() + 1;
-        }
-        if !self.write.val() & self.read.val() {
-            self.used.d.next = self.used.q.val() - 1;
-        }
-        self.almost_full.next = self.used.q.val() >= self.af_level.val();
         // The read register loads entry `np` (if written before this clock) when it is free or read now.
         self.fetch.next = !self.hv.q.val() | self.read.val();
         self.ram.read_address.next = self.np.q.val();
-        self.fram.read_address.next = self.np.q.val();
         self.ram.read_enable.next = self.fetch.val();
-        self.fram.read_enable.next = self.fetch.val();
         if self.fetch.val() {
             self.hv.d.next = self.wp.q.val() != self.np.q.val();
             if self.wp.q.val() != self.np.q.val() {
@@ -97,7 +68,6 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for Q
             }
         }
         self.data_out.next = self.ram.read_data.val();
-        self.flag_out.next = self.fram.read_data.val();
         self.valid.next = self.hv.q.val();
     }
 }

@@ -23,6 +23,7 @@ use super::lanes::{HeaderCapture, IcrcLanes, LaneDistances};
 use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
+use crate::bram_queue::BramQueue;
 use crate::prefetch::Prefetch;
 use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
@@ -116,7 +117,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     icrc_acc: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
     // Records, received ICRCs and ICRC results, one per frame, in order.
-    vq: Queue<{ meta::BITS }, Q, QP1, 1>,
+    vq: Queue<{ meta::BITS }, Q>,
     iq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
@@ -143,8 +144,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq_p: Prefetch<1>,
     record: RecordFields<K>,
     // The frame store.
-    sd: Queue<D, A, AP1, STORE_MARGIN>,
-    sd_p: Prefetch<D>,
+    sd: BramQueue<D, A, AP1, STORE_MARGIN>,
     // Egress.
     // A record, its received ICRC and its ICRC result are at hand (registered from the rings' next state).
     have: DFF<Bit>,
@@ -280,7 +280,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cq_p: Prefetch::default(),
             record: RecordFields::default(),
             sd: Default::default(),
-            sd_p: Prefetch::default(),
             have: DFF::default(),
             go: Signal::default(),
             pop: Signal::default(),
@@ -322,7 +321,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, sd_p, vq_p, vx_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -437,7 +436,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // when the CRC is out.
         self.rec_delay.d.next = self.done.q.val();
         self.vq.data_in.next = self.dec.meta.val();
-        self.vq.flag_in.next = false;
         self.vq.write.next = self.rec_delay.q.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
@@ -446,10 +444,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 
         // ---- Egress ----
         // The store and the record queues are read through registers (`Prefetch`).
-        self.sd_p.in_data.next = self.sd.data_out.val();
-        self.sd_p.in_flag.next = self.sd.flag_out.val();
-        self.sd_p.in_empty.next = !self.sd.valid.val();
-        self.sd.read.next = self.sd_p.in_read.val();
         self.vq_p.in_data.next = self.vq.data_out.val();
         self.vq_p.in_flag.next = false;
         self.vq_p.in_empty.next = !self.vq.valid.val();
@@ -493,7 +487,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.out_valid.next = false;
         self.out_last.next = false;
         self.funnel.lo.next = self.pv.q.val();
-        self.funnel.hi.next = self.sd_p.out_data.val();
+        self.funnel.hi.next = self.sd.out_data.val();
         self.funnel.shift.next = self.record.shift.val();
         self.out_data.next = self.funnel.out.val();
         self.mask.n.next = self.rem.q.val();
@@ -504,53 +498,53 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.go.val() {
             if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.past.val()) {
                 // Discard: a dropped frame, the header beats, or what follows the payload.
-                if self.sd_p.out_valid.val() {
+                if self.sd.out_valid.val() {
                     self.pop.next = true;
-                    self.retire.next = self.sd_p.out_flag.val();
+                    self.retire.next = self.sd.out_flag.val();
                 }
             } else if !self.pv_valid.q.val() & self.vx_p.out_data.val().get_bit(16) {
                 // The whole payload is in this stored beat: straight out (after the previous frame's tail).
-                self.funnel.lo.next = self.sd_p.out_data.val();
+                self.funnel.lo.next = self.sd.out_data.val();
                 self.funnel.hi.next = 0.into();
                 self.mask.n.next = self.record.payload_len.val();
-                if self.sd_p.out_valid.val() & !self.tail.q.val() {
+                if self.sd.out_valid.val() & !self.tail.q.val() {
                     self.out_valid.next = true;
                     self.out_last.next = true;
                     if self.out_ready.val() {
                         self.pop.next = true;
                         self.pay_done.d.next = true;
-                        self.retire.next = self.sd_p.out_flag.val();
+                        self.retire.next = self.sd.out_flag.val();
                     }
                 }
             } else if !self.pv_valid.q.val() {
                 // The beat holding the first payload byte (into `pv` as the previous frame's tail leaves it).
-                if self.sd_p.out_valid.val() & (!self.tail.q.val() | self.out_ready.val()) {
+                if self.sd.out_valid.val() & (!self.tail.q.val() | self.out_ready.val()) {
                     self.pop.next = true;
-                    self.pv.d.next = self.sd_p.out_data.val();
+                    self.pv.d.next = self.sd.out_data.val();
                     self.pv_valid.d.next = true;
                     self.pv_shift.d.next = self.record.shift.val();
-                    self.pv_last.d.next = self.sd_p.out_flag.val();
+                    self.pv_last.d.next = self.sd.out_flag.val();
                     self.rem.d.next = self.record.payload_len.val();
                     self.more.d.next = !self.vx_p.out_data.val().get_bit(16);
                     self.fin.d.next = self.vx_p.out_data.val().get_bit(20);
                 }
             } else if !self.vx_p.out_data.val().get_bit(19) & self.more.q.val() {
                 // This output beat takes bytes from the next stored beat too.
-                if self.sd_p.out_valid.val() {
+                if self.sd.out_valid.val() {
                     self.out_valid.next = true;
                     self.out_last.next = self.fin.q.val();
                     if self.out_ready.val() {
                         self.pop.next = true;
-                        self.pv.d.next = self.sd_p.out_data.val();
-                        self.pv_last.d.next = self.sd_p.out_flag.val();
+                        self.pv.d.next = self.sd.out_data.val();
+                        self.pv_last.d.next = self.sd.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
                         self.more.d.next = self.more_sub.val();
                         self.fin.d.next = self.fin_sub.val();
                         if self.fin.q.val() {
                             self.pv_valid.d.next = false;
                             self.pay_done.d.next = true;
-                            self.retire.next = self.sd_p.out_flag.val();
-                        } else if self.sd_p.out_flag.val() {
+                            self.retire.next = self.sd.out_flag.val();
+                        } else if self.sd.out_flag.val() {
                             // The frame's last stored beat: what is left goes out as the tail.
                             self.tail.d.next = true;
                             self.retire.next = true;
@@ -560,16 +554,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             } else if self.vx_p.out_data.val().get_bit(19) & !self.fin.q.val() {
                 // Aligned, more to come: this beat out, the next one in.
                 self.funnel.hi.next = 0.into();
-                if self.sd_p.out_valid.val() {
+                if self.sd.out_valid.val() {
                     self.out_valid.next = true;
                     if self.out_ready.val() {
                         self.pop.next = true;
-                        self.pv.d.next = self.sd_p.out_data.val();
-                        self.pv_last.d.next = self.sd_p.out_flag.val();
+                        self.pv.d.next = self.sd.out_data.val();
+                        self.pv_last.d.next = self.sd.out_flag.val();
                         self.rem.d.next = self.rem.q.val() - self.lanes_k.val();
                         self.more.d.next = self.more_sub.val();
                         self.fin.d.next = self.fin_sub.val();
-                        if self.sd_p.out_flag.val() {
+                        if self.sd.out_flag.val() {
                             self.tail.d.next = true;
                             self.retire.next = true;
                         }
@@ -585,9 +579,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pay_done.d.next = true;
                     self.retire.next = self.pv_last.q.val();
                     // Drain the frame's next stored beat in the same cycle.
-                    if !self.pv_last.q.val() & self.sd_p.out_valid.val() {
+                    if !self.pv_last.q.val() & self.sd.out_valid.val() {
                         self.pop.next = true;
-                        self.retire.next = self.sd_p.out_flag.val();
+                        self.retire.next = self.sd.out_flag.val();
                     }
                 }
             }
@@ -604,7 +598,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                 self.tail.d.next = false;
             }
         }
-        self.sd_p.pop.next = self.pop.val();
+        self.sd.pop.next = self.pop.val();
         self.pastq.d.next = self.past.val();
         if self.pop.val() {
             self.ei.d.next = self.ei.q.val() + 1;

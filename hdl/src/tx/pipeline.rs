@@ -11,8 +11,8 @@ use super::header::TxHeader;
 use super::lanes::{IcrcInsert, NextImgBeat, KeepData};
 use crate::crc::CrcEngine;
 use crate::kit::*;
+use crate::bram_queue::BramQueue;
 use crate::prefetch::Prefetch;
-use crate::queue::Queue;
 use crate::rx::egress::{Funnel, LaneMask};
 use crate::rx::lanes::{IcrcLanes, LaneDistances};
 use crate::rx::meta;
@@ -100,11 +100,10 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     engine: CrcEngine<D, K>,
     crc_done: DFF<Bit>,
     // Store and egress.
-    sd: Queue<D, A, AP1, TX_STORE_MARGIN>,
+    sd: BramQueue<D, A, AP1, TX_STORE_MARGIN>,
     lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
     xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     frames_max: Constant<Bits<8>>,
-    sd_p: Prefetch<D>,
     lq_p: Prefetch<16>,
     xq_p: Prefetch<32>,
     ob: DFF<Bits<16>>,
@@ -191,7 +190,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             lq: Default::default(),
             xq: Default::default(),
             frames_max: Constant::new(((1u64 << Q) - 5).into()),
-            sd_p: Prefetch::default(),
             lq_p: Prefetch::default(),
             xq_p: Prefetch::default(),
             ob: DFF::default(),
@@ -208,7 +206,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     fn update(&mut self) {
         dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, jb, jl, prev, left, frames, store_room, frame_room, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
-        clock!(self, clock, hdr, engine, sd, lq, xq, sd_p, lq_p, xq_p);
+        clock!(self, clock, hdr, engine, sd, lq, xq, lq_p, xq_p);
 
         // ---- Assembly ----
         // The header pipeline takes records as they come and holds the one being assembled (`hdr.valid`).
@@ -341,10 +339,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.xq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress: the store and the length and ICRC queues read through registers (`Prefetch`) ----
-        self.sd_p.in_data.next = self.sd.data_out.val();
-        self.sd_p.in_flag.next = self.sd.flag_out.val();
-        self.sd_p.in_empty.next = !self.sd.valid.val();
-        self.sd.read.next = self.sd_p.in_read.val();
         self.lq_p.in_data.next = self.lq.data_out.val();
         self.lq_p.in_flag.next = false;
         self.lq_p.in_empty.next = self.lq.empty.val();
@@ -353,31 +347,31 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.xq_p.in_flag.next = false;
         self.xq_p.in_empty.next = self.xq.empty.val();
         self.xq.read.next = self.xq_p.in_read.val();
-        self.have.next = self.lq_p.out_valid.val() & self.xq_p.out_valid.val() & self.sd_p.out_valid.val();
-        self.ins.data.next = self.sd_p.out_data.val();
+        self.have.next = self.lq_p.out_valid.val() & self.xq_p.out_valid.val() & self.sd.out_valid.val();
+        self.ins.data.next = self.sd.out_data.val();
         self.ins.beat.next = self.ob.q.val();
         self.ins.flen.next = self.lq_p.out_data.val();
         self.ins.icrc.next = self.xq_p.out_data.val();
         self.omask.n.next = self.lq_p.out_data.val() - (self.ob.q.val() << self.lane_shift.val());
         self.out_data.next = self.ins.out.val();
         self.out_keep.next = self.omask.keep.val();
-        self.out_last.next = self.sd_p.out_flag.val();
+        self.out_last.next = self.sd.out_flag.val();
         self.out_valid.next = self.have.val();
         self.send.next = self.have.val() & self.out_ready.val();
-        self.sd_p.pop.next = self.send.val();
-        self.lq_p.pop.next = self.send.val() & self.sd_p.out_flag.val();
-        self.xq_p.pop.next = self.send.val() & self.sd_p.out_flag.val();
+        self.sd.pop.next = self.send.val();
+        self.lq_p.pop.next = self.send.val() & self.sd.out_flag.val();
+        self.xq_p.pop.next = self.send.val() & self.sd.out_flag.val();
         if self.send.val() {
             self.ob.d.next = self.ob.q.val() + 1;
-            if self.sd_p.out_flag.val() {
+            if self.sd.out_flag.val() {
                 self.ob.d.next = 0.into();
             }
         }
         self.frames.d.next = self.frames.q.val();
-        if self.take.val() & !(self.send.val() & self.sd_p.out_flag.val()) {
+        if self.take.val() & !(self.send.val() & self.sd.out_flag.val()) {
             self.frames.d.next = self.frames.q.val() + 1;
         }
-        if !self.take.val() & (self.send.val() & self.sd_p.out_flag.val()) {
+        if !self.take.val() & (self.send.val() & self.sd.out_flag.val()) {
             self.frames.d.next = self.frames.q.val() - 1;
         }
     }
