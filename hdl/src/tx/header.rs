@@ -4,7 +4,7 @@
 //!
 //! A pipeline of `STAGES` registers with valid bits that move together unless the sixth is full and both
 //! banks of the last are taken: records go in on `in_valid`/`in_ready`; the last stage holds the header the
-//! assembler is working on (`valid`) until `take`, and a second bank readies the next header meanwhile. Stages:
+//! assembler is working on (`valid_next`, a cycle ahead) until `take`, and a second bank readies the next header meanwhile. Stages:
 //! 1. the record; 2. the opcode table, checksum pair sums; 3. header length, the rest of the frame's length,
 //! checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
 //! 6. checksum folded again; 7. the header bytes. At most two carry chains in a row per stage.
@@ -21,7 +21,9 @@ pub const STAGES: usize = 7;
 /// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout. `first_self`/`first_other` are the
 /// first `D` bits of the image in the bank held and in the other one as they will be next cycle (the one
 /// being filled now included), for an assembler that registers its header beat a cycle ahead;
-/// `single_self`/`single_other` likewise whether that header's frame is one beat long.
+/// `single_self`/`single_other` likewise whether that header's frame is one beat long, `pay0_self`/
+/// `pay0_other` whether its first beat takes payload; `valid_next` whether a header is held next cycle (the
+/// assembler registers it).
 #[derive(Clone, Debug, Default, LogicBlock)]
 pub struct TxHeader<const D: usize> {
     pub clock: Signal<In, Clock>,
@@ -30,7 +32,6 @@ pub struct TxHeader<const D: usize> {
     pub in_ready: Signal<Out, Bit>,
     /// The header held is done with: the next one moves in.
     pub take: Signal<In, Bit>,
-    pub valid: Signal<Out, Bit>,
     pub img: Signal<Out, Bits<1024>>,
     pub hlen: Signal<Out, Bits<16>>,
     pub flen: Signal<Out, Bits<16>>,
@@ -41,9 +42,11 @@ pub struct TxHeader<const D: usize> {
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
-    /// The header ends within the frame's first beat (`hlen < K`); and the payload starts there.
+    /// The header ends within the frame's first beat (`hlen < K`).
     pub hfit: Signal<Out, Bit>,
-    pub pay0: Signal<Out, Bit>,
+    pub valid_next: Signal<Out, Bit>,
+    pub pay0_self: Signal<Out, Bit>,
+    pub pay0_other: Signal<Out, Bit>,
     pub first_self: Signal<Out, Bits<D>>,
     pub first_other: Signal<Out, Bits<D>>,
     pub single_self: Signal<Out, Bit>,
@@ -57,7 +60,6 @@ impl<const D: usize> Logic for TxHeader<D> {
 
     fn connect(&mut self) {
         self.in_ready.connect();
-        self.valid.connect();
         self.img.connect();
         self.hlen.connect();
         self.flen.connect();
@@ -67,7 +69,9 @@ impl<const D: usize> Logic for TxHeader<D> {
         self.vlan.connect();
         self.ipv6.connect();
         self.hfit.connect();
-        self.pay0.connect();
+        self.valid_next.connect();
+        self.pay0_self.connect();
+        self.pay0_other.connect();
         self.first_self.connect();
         self.first_other.connect();
         self.single_self.connect();
@@ -223,7 +227,7 @@ pub fn verilog(d: usize) -> String {
     let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
     let (hfit, pay0) = (format!("(s6_hlen < 16'd{})", d / 8), format!("(s6_hlen < 16'd{} && s6_plen != 16'd0)", d / 8));
-    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0, 1)]).collect();
+    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0.clone(), 1)]).collect();
     for (o, _, b) in &bank_fields {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
@@ -242,16 +246,14 @@ pub fn verilog(d: usize) -> String {
     }
     w(&mut v, "    end");
     w(&mut v, "end");
-    // `valid` is registered from the bank flags' next values, so the assembler's handshake starts at a
-    // register.
+    // Whether a header is held next cycle, for the assembler to register.
     w(&mut v, "wire sel_n = take ? !sel : sel;");
     w(&mut v, "wire va_n = (en_out && v6 && !wp) ? 1'b1 : (take && !sel) ? 1'b0 : va;");
     w(&mut v, "wire vb_n = (en_out && v6 && wp) ? 1'b1 : (take && sel) ? 1'b0 : vb;");
-    w(&mut v, "reg held = 1'b0;");
-    w(&mut v, "always @(posedge clock) held <= sel_n ? vb_n : va_n;");
     w(&mut v, "always @(*) begin");
-    w(&mut v, "    valid = held;");
-    for (o, _, _) in &bank_fields {
+    w(&mut v, "    valid_next = sel_n ? vb_n : va_n;");
+    // (`pay0` is read only through `pay0_self`/`pay0_other`.)
+    for (o, _, _) in bank_fields.iter().filter(|(o, _, _)| *o != "pay0") {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
     w(&mut v, "end");
@@ -260,7 +262,9 @@ pub fn verilog(d: usize) -> String {
     let first = |bank: &str| format!("{} ? img_n[{hi}:0] : {bank}_img[{hi}:0]", filling(bank), hi = d - 1);
     let single = |bank: &str| format!("{} ? s6_last_byte < 16'd{k} : {bank}_last_byte < 16'd{k}", filling(bank), k = d / 8);
     w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};", first("b"), first("a"), first("a"), first("b")));
-    w(&mut v, &format!("    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};\nend", single("b"), single("a"), single("a"), single("b")));
+    w(&mut v, &format!("    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};", single("b"), single("a"), single("a"), single("b")));
+    let pay0_next = |bank: &str| format!("{} ? {pay0} : {bank}_pay0", filling(bank));
+    w(&mut v, &format!("    pay0_self = sel ? {} : {};\n    pay0_other = sel ? {} : {};\nend", pay0_next("b"), pay0_next("a"), pay0_next("a"), pay0_next("b")));
     let m = |name: &str| f("m6", name);
     let vlan = m("vlan");
     let ipv6 = m("ipv6");

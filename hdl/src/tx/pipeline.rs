@@ -36,11 +36,9 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pub out_ready: Signal<In, Bit>,
     // Assembly.
     j: DFF<Bits<16>>,
-    // j != 0; and for j != 0 whether beat j is past the header and whether it takes payload (worked out
-    // the cycle before).
+    // j != 0; and for j != 0 whether beat j is past the header (worked out the cycle before).
     jnz: DFF<Bit>,
     hp: DFF<Bit>,
-    np: DFF<Bit>,
     past: Signal<Local, Bit>,
     next_past: Signal<Local, Bit>,
     jlast: Signal<Local, Bits<16>>,
@@ -48,9 +46,12 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     prev: DFF<Bits<D>>,
     left: DFF<Bits<16>>,
     frames: DFF<Bits<8>>,
-    // Registered: room in the store for a beat, room in the length and ICRC queues for a frame.
+    // Registered: room in the store for a beat, room in the length and ICRC queues for a frame; a header
+    // held with those rooms (`gate`), and whether beat j takes payload (`need_pay`), from their next values.
     store_room: DFF<Bit>,
     frame_room: DFF<Bit>,
+    gate: DFF<Bit>,
+    need_pay: DFF<Bit>,
     hdr: TxHeader<D>,
     // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
     // the header held next).
@@ -71,7 +72,6 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     h: Signal<Local, Bits<16>>,
     kmh: Signal<Local, Bits<16>>,
     j0: Signal<Local, Bits<16>>,
-    need_pay: Signal<Local, Bit>,
     can: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
@@ -136,7 +136,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             j: DFF::default(),
             jnz: DFF::default(),
             hp: DFF::default(),
-            np: DFF::default(),
             past: Signal::default(),
             next_past: Signal::default(),
             jlast: Signal::default(),
@@ -146,6 +145,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             frames: DFF::default(),
             store_room: DFF::default(),
             frame_room: DFF::default(),
+            gate: DFF::default(),
+            need_pay: DFF::default(),
             hdr: TxHeader::default(),
             hb: DFF::default(),
             jfar: DFF::default(),
@@ -161,7 +162,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             h: Signal::default(),
             kmh: Signal::default(),
             j0: Signal::default(),
-            need_pay: Signal::default(),
             can: Signal::default(),
             take: Signal::default(),
             last: Signal::default(),
@@ -204,12 +204,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, np, hb, jfar, jb, jl, prev, left, frames, store_room, frame_room, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, hb, jfar, jb, jl, prev, left, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, lq, xq, lq_p, xq_p);
 
         // ---- Assembly ----
-        // The header pipeline takes records as they come and holds the one being assembled (`hdr.valid`).
+        // The header pipeline takes records as they come and holds the one being assembled (`gate` registers
+        // `hdr.valid_next`).
         self.hdr.meta.next = self.meta.val();
         self.hdr.in_valid.next = self.meta_valid.val();
         self.meta_ready.next = self.hdr.in_ready.val();
@@ -225,25 +226,21 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.past.next = self.hp.q.val();
         }
         self.next_past.next = self.j.q.val() + 1 >= self.j0.val();
-        self.need_pay.next = self.hdr.pay0.val();
-        if self.jnz.q.val() {
-            self.need_pay.next = self.np.q.val();
-        }
         // A frame starts only with room in the length and ICRC queues (at most 2^Q - 4 frames between
         // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store
         // besides the beats on their way in. Both flags are registered: `frames` moves by one a cycle, so
-        // `frame_room` compares against one less.
+        // `frame_room` compares against one less. `gate` is the product with the header held, registered.
         self.store_room.d.next = !self.sd.almost_full.val();
         self.frame_room.d.next = self.frames.q.val() < self.frames_max.val();
-        self.can.next = self.hdr.valid.val() & self.store_room.q.val() & (!self.need_pay.val() | self.pay_valid.val()) & (self.jnz.q.val() | self.frame_room.q.val());
+        self.can.next = self.gate.q.val() & (!self.need_pay.q.val() | self.pay_valid.val());
         self.jlast.next = self.hdr.last_byte.val() >> self.lane_shift.val();
         self.last.next = self.jl.q.val();
         self.take.next = self.can.val() & self.last.val();
         self.hdr.take.next = self.take.val();
-        self.pay_ready.next = self.can.val() & self.need_pay.val();
+        self.pay_ready.next = self.can.val() & self.need_pay.q.val();
         // Payload bytes left after this beat, and whether the next beat takes payload.
         self.left_after.next = self.left_now.val();
-        if self.need_pay.val() {
+        if self.need_pay.q.val() {
             self.left_after.next = 0.into();
             if self.left_now.val() > self.lanes_k.val() {
                 self.left_after.next = self.left_now.val() - self.lanes_k.val();
@@ -252,7 +249,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.kd.data.next = self.pay_data.val();
         self.kd.keep.next = self.pay_keep.val();
         self.cur.next = 0.into();
-        if self.need_pay.val() {
+        if self.need_pay.q.val() {
             self.cur.next = self.kd.out.val();
         }
         self.next_img.img.next = self.hdr.img.val();
@@ -278,11 +275,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.ldist.ip_end.next = self.hdr.crc_end.val();
         self.a_e.d.next = self.ldist.e.val();
         self.a_d.d.next = self.ldist.d.val();
-        self.np.d.next = self.need_pay.val();
         self.hp.d.next = self.past.val();
         if !self.jnz.q.val() {
             self.hb.d.next = self.hdr.first_self.val();
             self.jl.d.next = self.hdr.single_self.val();
+            self.need_pay.d.next = self.hdr.pay0_self.val();
         }
         if self.can.val() {
             self.hb.d.next = self.next_img.out.val();
@@ -296,7 +293,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.jb.d.next = self.jb.q.val() + 1;
             self.jnz.d.next = true;
             self.hp.d.next = self.next_past.val();
-            self.np.d.next = self.next_past.val() & (self.left_after.val() != 0);
+            self.need_pay.d.next = self.next_past.val() & (self.left_after.val() != 0);
             if self.past.val() {
                 self.prev.d.next = self.cur.val();
             }
@@ -307,8 +304,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                 self.jb.d.next = 0.into();
                 self.jnz.d.next = false;
                 self.prev.d.next = 0.into();
+                self.need_pay.d.next = self.hdr.pay0_other.val();
             }
         }
+        self.gate.d.next = self.hdr.valid_next.val() & self.store_room.d.val() & (self.jnz.d.val() | self.frame_room.d.val());
         self.sd.data_in.next = self.a_data.q.val();
         self.sd.flag_in.next = self.a_last.q.val();
         self.sd.write.next = self.a_valid.q.val();
