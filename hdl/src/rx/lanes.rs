@@ -75,9 +75,9 @@ pub struct IcrcLanes<const D: usize, const K: usize> {
     pub data: Signal<In, Bits<D>>,
     pub keep: Signal<In, Bits<K>>,
     pub ipv6: Signal<In, Bit>,
-    /// The beat's distances (`LaneDistances`), two's complement.
-    pub e: Signal<In, Bits<19>>,
-    pub d: Signal<In, Bits<19>>,
+    /// The beat's distances (`LaneDistances`), two's complement, saturated.
+    pub e: Signal<In, Bits<8>>,
+    pub d: Signal<In, Bits<8>>,
     pub prev: Signal<In, Bits<32>>,
     pub mdata: Signal<Out, Bits<D>>,
     pub mkeep: Signal<Out, Bits<K>>,
@@ -126,12 +126,15 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
     fn hdl(&self) -> Verilog {
         let ff = |ip| variant_mask(ip).iter().filter(|m| m.1 == 0xFF).map(|m| m.0).collect::<Vec<_>>();
         let nib6: Vec<usize> = variant_mask(IpVersion::V6).iter().filter(|m| m.1 != 0xFF).map(|m| m.0).collect();
+        // The distances are saturated to 8 bits (`LaneDistances`): every constant they meet must lie inside.
+        let deepest = [IpVersion::V4, IpVersion::V6].iter().flat_map(|&ip| variant_mask(ip).iter().map(|m| m.0)).max().unwrap_or(0);
+        assert!(deepest < 127 && K + 4 < 127, "lane distances saturate at 8 bits");
         // Every comparison is against the beat's two distances (`LaneDistances`), so each lane needs
         // constants only (no adder per lane).
         let mut v = vec![
             "integer l;".to_string(),
-            "wire signed [18:0] es = e;".into(),
-            "wire signed [18:0] ds = d;".into(),
+            "wire signed [7:0] es = e;".into(),
+            "wire signed [7:0] ds = d;".into(),
             "reg [7:0] b;".into(),
             "always @(*) begin".into(),
             format!("    at_end = ds <= {K};"),
@@ -155,15 +158,18 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
 }
 
 /// The two distances the ICRC lanes compare against, from beat `beat`'s first frame offset: to the L3
-/// start (`e`, from `vlan`) and to the IP end (`d`), as 19-bit two's complement. A block of its own so the
-/// pipelines can register them ahead of the lanes.
+/// start (`e`, from `vlan`) and to the IP end (`d`), as 8-bit two's complement saturated at -128 and 127:
+/// the lanes compare them only with constants from minus the largest masked offset (52) to K + 4 (asserted
+/// where the lanes are generated), so saturating changes no comparison and
+/// keeps each one to a few gates. A block of its own so the pipelines can register them ahead of the
+/// lanes.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct LaneDistances<const K: usize> {
     pub beat: Signal<In, Bits<16>>,
     pub vlan: Signal<In, Bit>,
     pub ip_end: Signal<In, Bits<17>>,
-    pub e: Signal<Out, Bits<19>>,
-    pub d: Signal<Out, Bits<19>>,
+    pub e: Signal<Out, Bits<8>>,
+    pub d: Signal<Out, Bits<8>>,
 }
 
 impl<const K: usize> Default for LaneDistances<K> {
@@ -186,8 +192,10 @@ impl<const K: usize> Logic for LaneDistances<K> {
         let shift = K.trailing_zeros();
         custom_module([
             "wire [18:0] base = {3'b0, beat} << ".to_string() + &format!("{shift};"),
-            format!("always @(*) e = (vlan ? 19'd{} : 19'd{}) - base;", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
-            "always @(*) d = {2'b0, ip_end} - base;".to_string(),
+            format!("wire signed [18:0] ef = (vlan ? 19'd{} : 19'd{}) - base;", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
+            "wire signed [18:0] df = {2'b0, ip_end} - base;".to_string(),
+            "always @(*) e = ef > 19'sd127 ? 8'sd127 : ef < -19'sd128 ? -8'sd128 : ef[7:0];".to_string(),
+            "always @(*) d = df > 19'sd127 ? 8'sd127 : df < -19'sd128 ? -8'sd128 : df[7:0];".to_string(),
         ])
     }
 }

@@ -89,8 +89,8 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     a_ipv6: DFF<Bit>,
     // The beat's ICRC lane distances (up to the placeholder).
     ldist: LaneDistances<K>,
-    a_e: DFF<Bits<19>>,
-    a_d: DFF<Bits<19>>,
+    a_e: DFF<Bits<8>>,
+    a_d: DFF<Bits<8>>,
     // ICRC: the lanes' output registered in front of the engine.
     lanes: IcrcLanes<D, K>,
     e_data: DFF<Bits<D>>,
