@@ -194,8 +194,11 @@ impl<const K: usize> Logic for LaneDistances<K> {
             "wire [18:0] base = {3'b0, beat} << ".to_string() + &format!("{shift};"),
             format!("wire signed [18:0] ef = (vlan ? 19'd{} : 19'd{}) - base;", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
             "wire signed [18:0] df = {2'b0, ip_end} - base;".to_string(),
-            "always @(*) e = ef > 19'sd127 ? 8'sd127 : ef < -19'sd128 ? -8'sd128 : ef[7:0];".to_string(),
-            "always @(*) d = df > 19'sd127 ? 8'sd127 : df < -19'sd128 ? -8'sd128 : df[7:0];".to_string(),
+            // In range when the bits above the low seven are all copies of the sign (no comparator chain).
+            "wire e_in = ef[18:7] == 12'h000 || ef[18:7] == 12'hfff;".to_string(),
+            "wire d_in = df[18:7] == 12'h000 || df[18:7] == 12'hfff;".to_string(),
+            "always @(*) e = e_in ? ef[7:0] : ef[18] ? 8'h80 : 8'h7f;".to_string(),
+            "always @(*) d = d_in ? df[7:0] : df[18] ? 8'h80 : 8'h7f;".to_string(),
         ])
     }
 }

@@ -42,8 +42,11 @@ pub struct TxHeader<const D: usize> {
     pub plen: Signal<Out, Bits<16>>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
-    /// The header ends within the frame's first beat (`hlen < K`).
+    /// The header ends within the frame's first beat (`hlen < K`); the payload is longer than a beat
+    /// (`plen > K`); there is payload.
     pub hfit: Signal<Out, Bit>,
+    pub plen_gt: Signal<Out, Bit>,
+    pub plen_nz: Signal<Out, Bit>,
     pub valid_next: Signal<Out, Bit>,
     pub pay0_self: Signal<Out, Bit>,
     pub pay0_other: Signal<Out, Bit>,
@@ -69,6 +72,8 @@ impl<const D: usize> Logic for TxHeader<D> {
         self.vlan.connect();
         self.ipv6.connect();
         self.hfit.connect();
+        self.plen_gt.connect();
+        self.plen_nz.connect();
         self.valid_next.connect();
         self.pay0_self.connect();
         self.pay0_other.connect();
@@ -227,7 +232,7 @@ pub fn verilog(d: usize) -> String {
     let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
     let (hfit, pay0) = (format!("(s6_hlen < 16'd{})", d / 8), format!("(s6_hlen < 16'd{} && s6_plen != 16'd0)", d / 8));
-    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0.clone(), 1)]).collect();
+    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0.clone(), 1), ("plen_gt", format!("(s6_plen > 16'd{})", d / 8), 1), ("plen_nz", "(s6_plen != 16'd0)".to_string(), 1)]).collect();
     for (o, _, b) in &bank_fields {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }

@@ -45,6 +45,13 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     left_after: Signal<Local, Bits<16>>,
     prev: DFF<Bits<D>>,
     left: DFF<Bits<16>>,
+    // left > K and left != 0, registered with it; the same for the payload left now (`left_now`), and
+    // whether any is left after this beat.
+    left_gt: DFF<Bit>,
+    left_nz: DFF<Bit>,
+    gt_now: Signal<Local, Bit>,
+    nz_now: Signal<Local, Bit>,
+    more: Signal<Local, Bit>,
     frames: DFF<Bits<8>>,
     // Registered: room in the store for a beat, room in the length and ICRC queues for a frame; a header
     // held with those rooms (`gate`), and whether beat j takes payload (`need_pay`), from their next values.
@@ -142,6 +149,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             left_after: Signal::default(),
             prev: DFF::default(),
             left: DFF::default(),
+            left_gt: DFF::default(),
+            left_nz: DFF::default(),
+            gt_now: Signal::default(),
+            nz_now: Signal::default(),
+            more: Signal::default(),
             frames: DFF::default(),
             store_room: DFF::default(),
             frame_room: DFF::default(),
@@ -204,7 +216,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, hb, jfar, jb, jl, prev, left, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, hb, jfar, jb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, lq, xq, lq_p, xq_p);
 
@@ -215,8 +227,12 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.hdr.in_valid.next = self.meta_valid.val();
         self.meta_ready.next = self.hdr.in_ready.val();
         self.left_now.next = self.left.q.val();
+        self.gt_now.next = self.left_gt.q.val();
+        self.nz_now.next = self.left_nz.q.val();
         if !self.jnz.q.val() {
             self.left_now.next = self.hdr.plen.val();
+            self.gt_now.next = self.hdr.plen_gt.val();
+            self.nz_now.next = self.hdr.plen_nz.val();
         }
         self.base.next = self.j.q.val() << self.lane_shift.val();
         self.h.next = self.hdr.hlen.val() & self.lane_mask.val();
@@ -240,11 +256,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.pay_ready.next = self.can.val() & self.need_pay.q.val();
         // Payload bytes left after this beat, and whether the next beat takes payload.
         self.left_after.next = self.left_now.val();
+        self.more.next = self.nz_now.val();
         if self.need_pay.q.val() {
             self.left_after.next = 0.into();
-            if self.left_now.val() > self.lanes_k.val() {
+            if self.gt_now.val() {
                 self.left_after.next = self.left_now.val() - self.lanes_k.val();
             }
+            self.more.next = self.gt_now.val();
         }
         self.kd.data.next = self.pay_data.val();
         self.kd.keep.next = self.pay_keep.val();
@@ -293,11 +311,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.jb.d.next = self.jb.q.val() + 1;
             self.jnz.d.next = true;
             self.hp.d.next = self.next_past.val();
-            self.need_pay.d.next = self.next_past.val() & (self.left_after.val() != 0);
+            self.need_pay.d.next = self.next_past.val() & self.more.val();
             if self.past.val() {
                 self.prev.d.next = self.cur.val();
             }
             self.left.d.next = self.left_after.val();
+            self.left_gt.d.next = self.left_after.val() > self.lanes_k.val();
+            self.left_nz.d.next = self.more.val();
             if self.last.val() {
                 self.j.d.next = 0.into();
                 self.jfar.d.next = false;
