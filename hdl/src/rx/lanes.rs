@@ -190,14 +190,18 @@ impl<const K: usize> Logic for LaneDistances<K> {
 
     fn hdl(&self) -> Verilog {
         let shift = K.trailing_zeros();
+        let (l3, l3_vlan) = (eth::HEADER_LEN, eth::HEADER_LEN + eth::VLAN_LEN);
         custom_module([
             "wire [18:0] base = {3'b0, beat} << ".to_string() + &format!("{shift};"),
-            format!("wire signed [18:0] ef = (vlan ? 19'd{} : 19'd{}) - base;", eth::HEADER_LEN + eth::VLAN_LEN, eth::HEADER_LEN),
+            // (only its low byte is kept, so only that is worked out)
+            format!("wire [7:0] ef = (vlan ? 8'd{l3_vlan} : 8'd{l3}) - base[7:0];"),
             "wire signed [18:0] df = {2'b0, ip_end} - base;".to_string(),
-            // In range when the bits above the low seven are all copies of the sign (no comparator chain).
-            "wire e_in = ef[18:7] == 12'h000 || ef[18:7] == 12'hfff;".to_string(),
+            // `e` is at most the L3 start (< 128): it leaves the range only below, when base > L3 start + 128,
+            // which the beat number tells beside the subtraction. `d` is in range when the bits above the
+            // low seven are all copies of the sign (no comparator chain).
+            format!("wire e_in = beat <= (vlan ? 16'd{} : 16'd{});", (l3_vlan + 128) >> shift, (l3 + 128) >> shift),
             "wire d_in = df[18:7] == 12'h000 || df[18:7] == 12'hfff;".to_string(),
-            "always @(*) e = e_in ? ef[7:0] : ef[18] ? 8'h80 : 8'h7f;".to_string(),
+            "always @(*) e = e_in ? ef[7:0] : 8'h80;".to_string(),
             "always @(*) d = d_in ? df[7:0] : df[18] ? 8'h80 : 8'h7f;".to_string(),
         ])
     }

@@ -85,6 +85,7 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cur: Signal<Local, Bits<D>>,
     asm: Signal<Local, Bits<D>>,
     lanes_k: Constant<Bits<16>>,
+    lanes_2k: Constant<Bits<16>>,
     lane_mask: Constant<Bits<16>>,
     lane_shift: Constant<Bits<16>>,
     // The assembled beat, registered.
@@ -180,6 +181,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             cur: Signal::default(),
             asm: Signal::default(),
             lanes_k: Constant::new((K as u64).into()),
+            lanes_2k: Constant::new((2 * K as u64).into()),
             lane_mask: Constant::new((K as u64 - 1).into()),
             lane_shift: Constant::new(u64::from(K.trailing_zeros()).into()),
             a_valid: DFF::default(),
@@ -316,7 +318,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                 self.prev.d.next = self.cur.val();
             }
             self.left.d.next = self.left_after.val();
-            self.left_gt.d.next = self.left_after.val() > self.lanes_k.val();
+            // left_after > K, from left_now (one compare, beside the subtraction).
+            self.left_gt.d.next = self.left_now.val() > self.lanes_k.val();
+            if self.need_pay.q.val() {
+                self.left_gt.d.next = self.left_now.val() > self.lanes_2k.val();
+            }
             self.left_nz.d.next = self.more.val();
             if self.last.val() {
                 self.j.d.next = 0.into();
