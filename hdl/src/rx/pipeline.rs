@@ -7,8 +7,8 @@
 //! parameters are there. The CRC engine runs on the transformed lanes (see `lanes`), registered. The
 //! decoder's record goes into `vq` `decode::LATENCY` cycles after each frame's end, and later the ICRC
 //! result into `cq`.
-//! Egress: with a record, its ICRC result and the frame's beats at hand (all read through `Prefetch`
-//! registers), the record goes out on `meta`; a dropped frame (or one without payload) is popped from the
+//! Egress: with a record, its ICRC result and the frame's beats at hand (all read through registers: the
+//! record queues' `Prefetch` rings, the frame store's `BramQueue` ring), the record goes out on `meta`; a dropped frame (or one without payload) is popped from the
 //! store and discarded, an accepted one has its header beats skipped and its payload funnel-shifted to
 //! lane 0, the pad, ICRC and Ethernet padding dropped. When a frame's last stored beat is taken with payload
 //! left in it, the frame retires at once and that last output beat (the "tail") goes out while the next
@@ -443,7 +443,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----
-        // The store and the record queues are read through registers (`Prefetch`).
+        // The record queues are read through registers (`Prefetch`; the store has its own ring).
         self.vq_p.in_data.next = self.vq.data_out.val();
         self.vq_p.in_flag.next = false;
         self.vq_p.in_empty.next = !self.vq.valid.val();

@@ -363,7 +363,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.xq.data_in.next = !self.engine.crc.val();
         self.xq.write.next = self.engine.crc_valid.val();
 
-        // ---- Egress: the store and the length and ICRC queues read through registers (`Prefetch`) ----
+        // ---- Egress: the store (its `BramQueue` ring) and the length and ICRC queues (`Prefetch`) read through registers ----
         self.lq_p.in_data.next = self.lq.data_out.val();
         self.lq_p.in_flag.next = false;
         self.lq_p.in_empty.next = self.lq.empty.val();
