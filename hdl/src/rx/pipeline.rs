@@ -79,18 +79,20 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     done: DFF<Bit>,
     rec_delay: Delay<{ decode::LATENCY }>,
     inflight: DFF<Bits<8>>,
-    // The queue in front of the ICRC lanes.
-    dq_d: SynchronousFIFO<Bits<D>, 4, 5, STORE_MARGIN>,
-    dq_k: SynchronousFIFO<Bits<K>, 4, 5, STORE_MARGIN>,
-    dq_l: SynchronousFIFO<Bit, 4, 5, STORE_MARGIN>,
-    dq_b: SynchronousFIFO<Bits<16>, 4, 5, STORE_MARGIN>,
+    // The queue in front of the ICRC lanes: data, keep and {last, beat number}, written and read together;
+    // `dq_used` counts its entries (up to 2^4; the writers stop at `dq_full`, STORE_MARGIN short of that).
+    dq_d: Queue<D, 4>,
+    dq_k: Queue<K, 4>,
+    dq_x: Queue<17, 4>,
+    dq_used: DFF<Bits<5>>,
+    dq_full: Constant<Bits<5>>,
     crc_fire: Signal<Local, Bit>,
     // Lane parameters {vlan, ipv6, ip_end}, one entry per frame, written once the decoder has seen the
     // frame's first `PARAM_BYTES` bytes (or its end): a frame's beats pass the lanes only with its entry.
     param_beat: Constant<Bits<16>>,
     param_seen: Signal<Local, Bit>,
     param_delay: Delay<{ decode::PARAM_LATENCY + 1 }>,
-    pq: SynchronousFIFO<Bits<19>, 4, 5, 1>,
+    pq: Queue<19, 4>,
     lp: Signal<Local, Bits<19>>,
     ldist: LaneDistances<K>,
     l_data: DFF<Bits<D>>,
@@ -229,8 +231,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             inflight: DFF::default(),
             dq_d: Default::default(),
             dq_k: Default::default(),
-            dq_l: Default::default(),
-            dq_b: Default::default(),
+            dq_x: Default::default(),
+            dq_used: DFF::default(),
+            dq_full: Constant::new((16 - STORE_MARGIN as u64).into()),
             crc_fire: Signal::default(),
             param_beat: Constant::new((((decode::PARAM_BYTES - 1) / K) as u64).into()),
             param_seen: Signal::default(),
@@ -317,16 +320,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_l, dq_b, pq, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_x, pq, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
         // the lag) and in the record queues.
-        self.ready.d.next = !self.sd.almost_full.val() & !self.dq_d.almost_full.val() & (self.inflight.q.val() < self.inflight_max.val());
+        self.ready.d.next = !self.sd.almost_full.val() & (self.dq_used.q.val() < self.dq_full.val()) & (self.inflight.q.val() < self.inflight_max.val());
         self.in_ready.next = self.ready.q.val();
         self.in_fire.next = self.in_valid.val() & self.in_ready.val();
         self.take.next = self.in_fire.val() & !self.overlong.q.val();
@@ -347,12 +350,17 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.cap.keep.next = self.in_keep.val();
         self.dq_d.data_in.next = self.in_data.val();
         self.dq_k.data_in.next = self.in_keep.val();
-        self.dq_l.data_in.next = self.stored_last.val();
-        self.dq_b.data_in.next = self.bi.q.val();
+        self.dq_x.data_in.next = bit_cast::<17, 16>(self.bi.q.val());
+        self.dq_x.data_in.next = self.dq_x.data_in.val().replace_bit(16, self.stored_last.val());
         self.dq_d.write.next = self.take.val();
         self.dq_k.write.next = self.take.val();
-        self.dq_l.write.next = self.take.val();
-        self.dq_b.write.next = self.take.val();
+        self.dq_x.write.next = self.take.val();
+        if self.take.val() & !self.crc_fire.val() {
+            self.dq_used.d.next = self.dq_used.q.val() + 1;
+        }
+        if !self.take.val() & self.crc_fire.val() {
+            self.dq_used.d.next = self.dq_used.q.val() - 1;
+        }
         self.done.d.next = self.take.val() & self.stored_last.val();
         if self.take.val() {
             self.at_cut.d.next = !self.stored_last.val() & (self.bi.q.val() == self.before_cut.val());
@@ -382,20 +390,20 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.lp.next = self.lp.val().replace_bit(18, self.dec.vlan.val());
         self.pq.data_in.next = self.lp.val();
         self.pq.write.next = self.param_delay.q.val();
-        self.crc_fire.next = !self.dq_d.empty.val() & !self.pq.empty.val();
+        // Both queues' heads are registers (`Queue`), so the beat leaving is known from registers only.
+        self.crc_fire.next = self.dq_d.valid.val() & self.pq.valid.val();
         self.dq_d.read.next = self.crc_fire.val();
         self.dq_k.read.next = self.crc_fire.val();
-        self.dq_l.read.next = self.crc_fire.val();
-        self.dq_b.read.next = self.crc_fire.val();
-        self.pq.read.next = self.crc_fire.val() & self.dq_l.data_out.val();
+        self.dq_x.read.next = self.crc_fire.val();
+        self.pq.read.next = self.crc_fire.val() & self.dq_x.data_out.val().get_bit(16);
         // The beat leaving the queue, registered with its distances (`LaneDistances`), then through the lanes.
-        self.ldist.beat.next = self.dq_b.data_out.val();
+        self.ldist.beat.next = self.dq_x.data_out.val().get_bits::<16>(0);
         self.ldist.vlan.next = self.pq.data_out.val().get_bit(18);
         self.ldist.ip_end.next = self.pq.data_out.val().get_bits::<17>(0);
         self.l_data.d.next = self.dq_d.data_out.val();
         self.l_keep.d.next = self.dq_k.data_out.val();
-        self.l_last.d.next = self.dq_l.data_out.val();
-        self.l_first.d.next = self.dq_b.data_out.val() == 0;
+        self.l_last.d.next = self.dq_x.data_out.val().get_bit(16);
+        self.l_first.d.next = self.dq_x.data_out.val().get_bits::<16>(0) == 0;
         self.l_valid.d.next = self.crc_fire.val();
         self.l_ipv6.d.next = self.pq.data_out.val().get_bit(17);
         self.l_e.d.next = self.ldist.e.val();

@@ -17,10 +17,13 @@ use wire::{bth, eth, ipv4, ipv6};
 /// Pipeline registers from `meta` in to the header out.
 pub const STAGES: usize = 7;
 
-/// `img` holds header bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after); `flen` is the whole frame
-/// (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout. `first_self`/`first_other` are the
-/// first `D` bits of the image in the bank held and in the other one as they will be next cycle (the one
-/// being filled now included), for an assembler that registers its header beat a cycle ahead;
+/// Each bank holds a header image: bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after). `flen` is the
+/// whole frame (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout. The assembler walks the
+/// held image a beat (`D` bits) at a time: `step` shifts it down a beat (zeros in at the top), and
+/// `next_beat` is its second beat, the one after the beat stepped from (so no select by beat number).
+/// `first_self`/`first_other` are the first `D` bits of the image in the bank held and in the other one as
+/// they will be next cycle (the one being filled now included), for an assembler that registers its header
+/// beat a cycle ahead;
 /// `single_self`/`single_other` likewise whether that header's frame is one beat long, `pay0_self`/
 /// `pay0_other` whether its first beat takes payload; `valid_next` whether a header is held next cycle (the
 /// assembler registers it).
@@ -32,7 +35,8 @@ pub struct TxHeader<const D: usize> {
     pub in_ready: Signal<Out, Bit>,
     /// The header held is done with: the next one moves in.
     pub take: Signal<In, Bit>,
-    pub img: Signal<Out, Bits<1024>>,
+    pub step: Signal<In, Bit>,
+    pub next_beat: Signal<Out, Bits<D>>,
     pub hlen: Signal<Out, Bits<16>>,
     pub flen: Signal<Out, Bits<16>>,
     /// Where the ICRC trailer starts (the CRC covers everything before).
@@ -63,7 +67,7 @@ impl<const D: usize> Logic for TxHeader<D> {
 
     fn connect(&mut self) {
         self.in_ready.connect();
-        self.img.connect();
+        self.next_beat.connect();
         self.hlen.connect();
         self.flen.connect();
         self.crc_end.connect();
@@ -119,6 +123,7 @@ fn ext_pass(to: &str, from: &str) -> String {
 
 /// The whole body of the builder module, for a `d`-bit assembler beat.
 pub fn verilog(d: usize) -> String {
+    assert!(2 * d <= 1024, "the image holds at least two beats");
     let mut v = String::new();
     let w = |v: &mut String, s: &str| writeln!(v, "{s}").unwrap();
     let udp_hdr = wire::udp::UdpRepr::LEN;
@@ -237,6 +242,7 @@ pub fn verilog(d: usize) -> String {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
     w(&mut v, "always @(posedge clock) begin");
+    w(&mut v, &format!("    if (step) begin if (sel) b_img <= b_img >> {d}; else a_img <= a_img >> {d}; end"));
     w(&mut v, "    if (take) begin if (sel) vb <= 1'b0; else va <= 1'b0; sel <= !sel; end");
     w(&mut v, "    if (en_out && v6) begin");
     w(&mut v, "        wp <= !wp;");
@@ -257,10 +263,11 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "wire vb_n = (en_out && v6 && wp) ? 1'b1 : (take && sel) ? 1'b0 : vb;");
     w(&mut v, "always @(*) begin");
     w(&mut v, "    valid_next = sel_n ? vb_n : va_n;");
-    // (`pay0` is read only through `pay0_self`/`pay0_other`.)
-    for (o, _, _) in bank_fields.iter().filter(|(o, _, _)| *o != "pay0") {
+    // (`pay0` is read only through `pay0_self`/`pay0_other`, the image a beat at a time.)
+    for (o, _, _) in bank_fields.iter().filter(|(o, _, _)| *o != "pay0" && *o != "img") {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
+    w(&mut v, &format!("    next_beat = sel ? b_img[{hi}:{d}] : a_img[{hi}:{d}];", hi = 2 * d - 1));
     w(&mut v, "end");
     // Each bank's first beat, and whether its frame is one beat, as they will be next cycle.
     let filling = |bank: &str| format!("(en_out && v6 && {}wp)", if bank == "a" { "!" } else { "" });

@@ -1,44 +1,7 @@
-//! Byte-lane blocks of the TX pipeline, generated as Verilog (see `kit`): the header image cut into beats,
-//! payload lanes masked by `keep`, and the ICRC written over the frame's last four bytes.
+//! Byte-lane blocks of the TX pipeline, generated as Verilog (see `kit`): payload lanes masked by `keep`,
+//! and the ICRC written over the frame's last four bytes.
 
 use crate::kit::*;
-
-/// `out` = the beat after `beat` of the 128-byte header image: bytes `(beat + 1) * K ..`, or zero when `far`
-/// (`beat` is the image's last beat or past it; then only its low four bits are given). No adder and no
-/// wide compare in front of the select.
-#[derive(Clone, Debug, LogicBlock)]
-pub struct NextImgBeat<const D: usize, const K: usize> {
-    pub img: Signal<In, Bits<1024>>,
-    pub beat: Signal<In, Bits<4>>,
-    pub far: Signal<In, Bit>,
-    pub out: Signal<Out, Bits<D>>,
-}
-
-impl<const D: usize, const K: usize> Default for NextImgBeat<D, K> {
-    fn default() -> Self {
-        assert!(1024 / D <= 16, "the image's beats are numbered in four bits");
-        NextImgBeat { img: Signal::default(), beat: Signal::default(), far: Signal::default(), out: Signal::default() }
-    }
-}
-
-impl<const D: usize, const K: usize> Logic for NextImgBeat<D, K> {
-    fn update(&mut self) {
-        // Verified in Verilator (the sim crate).
-    }
-
-    fn connect(&mut self) {
-        self.out.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        let mut v = vec!["always @(*) begin".to_string(), format!("    out = {D}'d0;"), "    if (!far) case (beat)".to_string()];
-        for b in 0..1024 / D - 1 {
-            v.push(format!("    4'd{b}: out = img[{}:{}];", D * (b + 2) - 1, D * (b + 1)));
-        }
-        v.extend(["    default: ;".to_string(), "    endcase".to_string(), "end".to_string()]);
-        custom_module(v)
-    }
-}
 
 /// `out` = `data` with the lanes `keep` does not cover zeroed.
 #[derive(Clone, Debug, LogicBlock)]

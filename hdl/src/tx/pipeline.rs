@@ -8,7 +8,7 @@
 //! once its ICRC is known, with the ICRC written over the placeholder.
 
 use super::header::TxHeader;
-use super::lanes::{IcrcInsert, NextImgBeat, KeepData};
+use super::lanes::{IcrcInsert, KeepData};
 use crate::crc::CrcEngine;
 use crate::kit::*;
 use crate::bram_queue::BramQueue;
@@ -60,17 +60,11 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     gate: DFF<Bit>,
     need_pay: DFF<Bit>,
     hdr: TxHeader<D>,
-    // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, or the first beat of
-    // the header held next).
+    // The header image's beat `j`, registered: loaded a cycle ahead (beat j + 1, which the builder's held
+    // bank gives as `next_beat` as it steps with each beat, or the first beat of the header held next).
     hb: DFF<Bits<D>>,
-    // j >= the header image's last beat, and j is the frame's last beat (registered with j).
-    jfar: DFF<Bit>,
-    // j's low four bits, counted apart from j: a register of its own that the placer puts by the image
-    // banks it selects from (j fans out across the assembler).
-    jb: DFF<Bits<4>>,
+    // j is the frame's last beat (registered with j).
     jl: DFF<Bit>,
-    img_last: Constant<Bits<16>>,
-    next_img: NextImgBeat<D, K>,
     kd: KeepData<D, K>,
     funnel: Funnel<D>,
     amask: LaneMask<K>,
@@ -162,11 +156,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             need_pay: DFF::default(),
             hdr: TxHeader::default(),
             hb: DFF::default(),
-            jfar: DFF::default(),
-            jb: DFF::default(),
             jl: DFF::default(),
-            img_last: Constant::new(((1024 / D - 1) as u64).into()),
-            next_img: NextImgBeat::default(),
             kd: KeepData::default(),
             funnel: Funnel::default(),
             amask: LaneMask::default(),
@@ -218,7 +208,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, hb, jfar, jb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
+        dff_setup!(self, clock, j, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, lq, xq, lq_p, xq_p);
 
@@ -255,6 +245,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.last.next = self.jl.q.val();
         self.take.next = self.can.val() & self.last.val();
         self.hdr.take.next = self.take.val();
+        self.hdr.step.next = self.can.val();
         self.pay_ready.next = self.can.val() & self.need_pay.q.val();
         // Payload bytes left after this beat, and whether the next beat takes payload.
         self.left_after.next = self.left_now.val();
@@ -272,9 +263,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.need_pay.q.val() {
             self.cur.next = self.kd.out.val();
         }
-        self.next_img.img.next = self.hdr.img.val();
-        self.next_img.beat.next = self.jb.q.val();
-        self.next_img.far.next = self.jfar.q.val();
         self.funnel.lo.next = self.prev.q.val();
         self.funnel.hi.next = self.cur.val();
         self.kmh.next = self.lanes_k.val() - self.h.val();
@@ -302,15 +290,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.need_pay.d.next = self.hdr.pay0_self.val();
         }
         if self.can.val() {
-            self.hb.d.next = self.next_img.out.val();
+            self.hb.d.next = self.hdr.next_beat.val();
             self.jl.d.next = self.j.q.val() + 1 == self.jlast.val();
             if self.last.val() {
                 self.hb.d.next = self.hdr.first_other.val();
                 self.jl.d.next = self.hdr.single_other.val();
             }
             self.j.d.next = self.j.q.val() + 1;
-            self.jfar.d.next = self.j.q.val() + 1 >= self.img_last.val();
-            self.jb.d.next = self.jb.q.val() + 1;
             self.jnz.d.next = true;
             self.hp.d.next = self.next_past.val();
             self.need_pay.d.next = self.next_past.val() & self.more.val();
@@ -326,8 +312,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.left_nz.d.next = self.more.val();
             if self.last.val() {
                 self.j.d.next = 0.into();
-                self.jfar.d.next = false;
-                self.jb.d.next = 0.into();
                 self.jnz.d.next = false;
                 self.prev.d.next = 0.into();
                 self.need_pay.d.next = self.hdr.pay0_other.val();
