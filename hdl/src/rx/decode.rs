@@ -9,7 +9,7 @@
 //! 2. IP version, IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
 //! 3. L4/L5 lengths, IP length checks, the opcode table, checksum partial sums, the IP end;
 //! 4. UDP and BTH length checks, the extended headers, the record fields, the checksum folded once;
-//! 5. checksum folded again, pad check, payload length;
+//! 5. checksum folded again, pad check, payload length, the frame length and IP version/IHL as flags;
 //! 6. the checks in wire's order (the frame length first): verdict, layer, IP reason.
 //! At most two carry chains in a row per stage, for 125 MHz on an ECP5.
 //!
@@ -242,16 +242,22 @@ pub fn verilog() -> String {
     w(&mut v, "    s4_rec <= rec;");
     w(&mut v, "end");
 
-    // ---- Stage 5: checksum, pad, payload length ----
+    // ---- Stage 5: checksum, pad, payload length; the length and version flags ----
     let (pl, _) = meta::field("pad_cnt");
     let pad = format!("s4_rec[{}:{}]", pl + 1, pl);
     w(&mut v, "reg s5_vlan, s5_is4, s5_is6, s5_l3short4, s5_l3short6, s5_proto_udp, s5_nh_udp, s5_frag, s5_ipl_small, s5_ipl_big, s5_dport_ok, s5_known;");
-    w(&mut v, "reg s5_l4short, s5_l5short, s5_ulen_bad, s5_tver_bad, s5_need_bad, s5_csum_ok, s5_pad_bad;\nreg [15:0] s5_len, s5_payload_len;\nreg [7:0] s5_l3b0;");
+    w(&mut v, "reg s5_l4short, s5_l5short, s5_ulen_bad, s5_tver_bad, s5_need_bad, s5_csum_ok, s5_pad_bad;\nreg [15:0] s5_payload_len;");
+    w(&mut v, "reg s5_too_long, s5_eth_short, s5_vlan_short, s5_ver4, s5_ver6, s5_ihl_ok;");
     w(&mut v, &format!("reg [{}:0] s5_rec;", meta::BITS - 1));
     w(&mut v, "always @(posedge clock) begin");
-    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "ipl_small", "ipl_big", "dport_ok", "known", "l4short", "l5short", "ulen_bad", "tver_bad", "need_bad", "len", "l3b0", "rec"] {
+    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "ipl_small", "ipl_big", "dport_ok", "known", "l4short", "l5short", "ulen_bad", "tver_bad", "need_bad", "rec"] {
         w(&mut v, &format!("    s5_{f} <= s4_{f};"));
     }
+    // The frame length and the IP header's first byte, told as flags here so stage 6 is all single bits.
+    w(&mut v, &format!("    s5_too_long <= s4_len > 16'd{};", wire::MAX_FRAME_LEN));
+    w(&mut v, &format!("    s5_eth_short <= s4_len < 16'd{e0};\n    s5_vlan_short <= s4_len < 16'd{e1};"));
+    w(&mut v, "    s5_ver4 <= s4_l3b0[7:4] == 4'd4;\n    s5_ver6 <= s4_l3b0[7:4] == 4'd6;");
+    w(&mut v, &format!("    s5_ihl_ok <= s4_l3b0[3:0] == 4'd{};", h4 / 4));
     // The ones' complement sum of the ten words must be 0xFFFF.
     w(&mut v, "    s5_csum_ok <= s4_f1[15:0] + {15'd0, s4_f1[16]} == 16'hffff;");
     w(&mut v, &format!("    s5_pad_bad <= {{15'd0, {pad}}} > s4_data_len;"));
@@ -259,26 +265,26 @@ pub fn verilog() -> String {
     w(&mut v, "end");
 
     // ---- Stage 6: the checks, in wire::parse's order ----
-    w(&mut v, "reg [3:0] verdict;\nreg [2:0] layer, ip_reject;\nwire [3:0] ver = s5_l3b0[7:4];");
+    w(&mut v, "reg [3:0] verdict;\nreg [2:0] layer, ip_reject;");
     let t = |l: Layer| format!("begin verdict = 4'd{}; layer = 3'd{}; end", Verdict::Truncated as u8, layer_code(l));
     let d = |x: Verdict| format!("verdict = 4'd{};", x as u8);
     let bad_ip = |why: &str| format!("begin verdict = 4'd{}; ip_reject = 3'd{}; end", Verdict::BadIpHeader as u8, reject_code(why));
     w(&mut v, "always @(*) begin");
     w(&mut v, "    verdict = 4'd0;\n    layer = 3'd0;\n    ip_reject = 3'd0;");
-    w(&mut v, &format!("    if (s5_len > 16'd{}) {}", wire::MAX_FRAME_LEN, d(Verdict::TooLong)));
-    w(&mut v, &format!("    else if (s5_len < 16'd{e0}) {}", t(Layer::Ethernet)));
-    w(&mut v, &format!("    else if (s5_vlan && s5_len < 16'd{e1}) {}", t(Layer::Vlan)));
+    w(&mut v, &format!("    if (s5_too_long) {}", d(Verdict::TooLong)));
+    w(&mut v, &format!("    else if (s5_eth_short) {}", t(Layer::Ethernet)));
+    w(&mut v, &format!("    else if (s5_vlan && s5_vlan_short) {}", t(Layer::Vlan)));
     w(&mut v, &format!("    else if (!s5_is4 && !s5_is6) {}", d(Verdict::NotRoce)));
     w(&mut v, &format!("    else if (s5_is4 && s5_l3short4) {}", t(Layer::Ipv4)));
-    w(&mut v, &format!("    else if (s5_is4 && !s5_proto_udp && ver == 4'd4) {}", d(Verdict::NotRoce)));
-    w(&mut v, &format!("    else if (s5_is4 && ver != 4'd4) {}", bad_ip(ipv4::reject::VERSION)));
-    w(&mut v, &format!("    else if (s5_is4 && s5_l3b0[3:0] != 4'd{}) {}", h4 / 4, bad_ip(ipv4::reject::IHL)));
+    w(&mut v, &format!("    else if (s5_is4 && !s5_proto_udp && s5_ver4) {}", d(Verdict::NotRoce)));
+    w(&mut v, &format!("    else if (s5_is4 && !s5_ver4) {}", bad_ip(ipv4::reject::VERSION)));
+    w(&mut v, &format!("    else if (s5_is4 && !s5_ihl_ok) {}", bad_ip(ipv4::reject::IHL)));
     w(&mut v, &format!("    else if (s5_is4 && (s5_ipl_small || s5_ipl_big)) {}", bad_ip(ipv4::reject::TOTAL_LEN)));
     w(&mut v, &format!("    else if (s5_is4 && s5_frag) {}", bad_ip(ipv4::reject::FRAGMENT)));
     w(&mut v, &format!("    else if (s5_is4 && !s5_csum_ok) {}", bad_ip(ipv4::reject::CHECKSUM)));
     w(&mut v, &format!("    else if (s5_is6 && s5_l3short6) {}", t(Layer::Ipv6)));
-    w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp && ver == 4'd6) {}", d(Verdict::NotRoce)));
-    w(&mut v, &format!("    else if (s5_is6 && ver != 4'd6) {}", bad_ip(ipv6::reject::VERSION)));
+    w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp && s5_ver6) {}", d(Verdict::NotRoce)));
+    w(&mut v, &format!("    else if (s5_is6 && !s5_ver6) {}", bad_ip(ipv6::reject::VERSION)));
     w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp) {}", bad_ip(ipv6::reject::NEXT_HEADER)));
     w(&mut v, &format!("    else if (s5_is6 && s5_ipl_big) {}", bad_ip(ipv6::reject::PAYLOAD_LEN)));
     w(&mut v, &format!("    else if (s5_l4short) {}", t(Layer::Udp)));

@@ -7,7 +7,8 @@
 //! assembler is working on (`valid_next`, a cycle ahead) until `take`, and a second bank readies the next header meanwhile. Stages:
 //! 1. the record; 2. the opcode table, checksum pair sums; 3. header length, the rest of the frame's length,
 //! checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
-//! 6. checksum folded again; 7. the header bytes. At most two carry chains in a row per stage.
+//! 6. the header bytes (the checksum folded again on the way in); 7. the two banks. At most two carry chains
+//! in a row per stage.
 
 use crate::kit::*;
 use crate::rx::meta::{self, EXT};
@@ -222,19 +223,17 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "end");
 
     // ---- Stage 6 ----
-    w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_l3len, s6_l4len, s6_last_byte, s6_csum;\nreg [1:0] s6_pad;\nreg [16:0] s6_crc_end;");
-    w(&mut v, &ext_regs("s6_"));
+    w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_last_byte;\nreg [16:0] s6_crc_end;\nreg [1023:0] img_n, s6_img;");
     w(&mut v, "always @(posedge clock) if (en) begin");
-    for x in ["hlen", "flen", "plen", "l3len", "l4len", "last_byte", "pad", "crc_end"] {
+    for x in ["hlen", "flen", "plen", "last_byte", "crc_end"] {
         w(&mut v, &format!("    s6_{x} <= s5_{x};"));
     }
-    w(&mut v, &ext_pass("s6_", "s5_"));
-    w(&mut v, "    s6_csum <= ~(s5_f1[15:0] + {15'd0, s5_f1[16]});");
     w(&mut v, "end");
+    // The header bytes (`img_n`, from stage 5 with the checksum folded again) into `s6_img`, at the end.
+    w(&mut v, "wire [15:0] csum5 = ~(s5_f1[15:0] + {15'd0, s5_f1[16]});");
 
-    // ---- Out: the header bytes ----
-    w(&mut v, "reg [1023:0] img_n;");
-    let outs = [("img", "img_n", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
+    // ---- Out: the banks ----
+    let outs = [("img", "s6_img", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
     let (hfit, pay0) = (format!("(s6_hlen < 16'd{})", d / 8), format!("(s6_hlen < 16'd{} && s6_plen != 16'd0)", d / 8));
     let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0.clone(), 1), ("plen_gt", format!("(s6_plen > 16'd{})", d / 8), 1), ("plen_nz", "(s6_plen != 16'd0)".to_string(), 1)]).collect();
@@ -271,13 +270,13 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "end");
     // Each bank's first beat, and whether its frame is one beat, as they will be next cycle.
     let filling = |bank: &str| format!("(en_out && v6 && {}wp)", if bank == "a" { "!" } else { "" });
-    let first = |bank: &str| format!("{} ? img_n[{hi}:0] : {bank}_img[{hi}:0]", filling(bank), hi = d - 1);
+    let first = |bank: &str| format!("{} ? s6_img[{hi}:0] : {bank}_img[{hi}:0]", filling(bank), hi = d - 1);
     let single = |bank: &str| format!("{} ? s6_last_byte < 16'd{k} : {bank}_last_byte < 16'd{k}", filling(bank), k = d / 8);
     w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};", first("b"), first("a"), first("a"), first("b")));
     w(&mut v, &format!("    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};", single("b"), single("a"), single("a"), single("b")));
     let pay0_next = |bank: &str| format!("{} ? {pay0} : {bank}_pay0", filling(bank));
     w(&mut v, &format!("    pay0_self = sel ? {} : {};\n    pay0_other = sel ? {} : {};\nend", pay0_next("b"), pay0_next("a"), pay0_next("a"), pay0_next("b")));
-    let m = |name: &str| f("m6", name);
+    let m = |name: &str| f("m5", name);
     let vlan = m("vlan");
     let ipv6 = m("ipv6");
     w(&mut v, "always @(*) begin");
@@ -293,7 +292,7 @@ pub fn verilog(d: usize) -> String {
         writeln!(v, "    if ({vlan} == 1'b{} && {ipv6} == 1'b{}) begin", u8::from(vl), u8::from(v6)).unwrap();
         if v6 {
             writeln!(v, "        {} = {{4'h6, {}, {}}};", at(l3, 4), m("tclass"), m("flow_label")).unwrap();
-            writeln!(v, "        {} = s6_l4len;", at(l3 + ipv6::field::PAYLOAD_LEN.start, 2)).unwrap();
+            writeln!(v, "        {} = s5_l4len;", at(l3 + ipv6::field::PAYLOAD_LEN.start, 2)).unwrap();
             writeln!(v, "        {} = 8'd{};", at(l3 + ipv6::field::NEXT_HEADER, 1), ipv4::PROTO_UDP).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv6::field::HOP_LIMIT, 1), m("hop_limit")).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv6::field::SRC.start, 16), m("src_gid")).unwrap();
@@ -301,21 +300,21 @@ pub fn verilog(d: usize) -> String {
         } else {
             writeln!(v, "        {} = 8'h45;", at(l3 + ipv4::field::VER_IHL, 1)).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv4::field::TOS, 1), m("tclass")).unwrap();
-            writeln!(v, "        {} = s6_l3len;", at(l3 + ipv4::field::TOTAL_LEN.start, 2)).unwrap();
+            writeln!(v, "        {} = s5_l3len;", at(l3 + ipv4::field::TOTAL_LEN.start, 2)).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv4::field::IDENT.start, 2), m("ip_ident")).unwrap();
             writeln!(v, "        {} = 16'h4000;", at(l3 + ipv4::field::FLAGS_FRAG.start, 2)).unwrap();
             writeln!(v, "        {} = {};", at(l3 + ipv4::field::TTL, 1), m("hop_limit")).unwrap();
             writeln!(v, "        {} = 8'd{};", at(l3 + ipv4::field::PROTOCOL, 1), ipv4::PROTO_UDP).unwrap();
-            writeln!(v, "        {} = s6_csum;", at(l3 + ipv4::field::CHECKSUM.start, 2)).unwrap();
-            writeln!(v, "        {} = m6[{}:{}];", at(l3 + ipv4::field::SRC.start, 4), gl + 31, gl).unwrap();
-            writeln!(v, "        {} = m6[{}:{}];", at(l3 + ipv4::field::DST.start, 4), dl + 31, dl).unwrap();
+            writeln!(v, "        {} = csum5;", at(l3 + ipv4::field::CHECKSUM.start, 2)).unwrap();
+            writeln!(v, "        {} = m5[{}:{}];", at(l3 + ipv4::field::SRC.start, 4), gl + 31, gl).unwrap();
+            writeln!(v, "        {} = m5[{}:{}];", at(l3 + ipv4::field::DST.start, 4), dl + 31, dl).unwrap();
         }
         writeln!(v, "        {} = {};", at(l4, 2), m("udp_src_port")).unwrap();
         writeln!(v, "        {} = 16'd{};", at(l4 + 2, 2), wire::udp::ROCE_V2_PORT).unwrap();
-        writeln!(v, "        {} = s6_l4len;", at(l4 + 4, 2)).unwrap();
+        writeln!(v, "        {} = s5_l4len;", at(l4 + 4, 2)).unwrap();
         let b = l4 + udp_hdr;
         writeln!(v, "        {} = {};", at(b + bth::field::OPCODE, 1), m("opcode")).unwrap();
-        writeln!(v, "        {} = {{{}, {}, s6_pad, 4'd0}};", at(b + bth::field::FLAGS, 1), m("solicited"), m("mig_req")).unwrap();
+        writeln!(v, "        {} = {{{}, {}, s5_pad, 4'd0}};", at(b + bth::field::FLAGS, 1), m("solicited"), m("mig_req")).unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::PKEY.start, 2), m("pkey")).unwrap();
         writeln!(v, "        {} = {{{}, {}, 6'd0}};", at(b + bth::field::CC, 1), m("fecn"), m("becn")).unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::DEST_QP.start, 3), m("dest_qp")).unwrap();
@@ -323,11 +322,12 @@ pub fn verilog(d: usize) -> String {
         writeln!(v, "        {} = {};", at(b + bth::field::PSN.start, 3), m("psn")).unwrap();
         for (name, bit, n) in EXT {
             for o in meta::ext_offsets(bit) {
-                writeln!(v, "        if (s6_has_{name} && s6_off_{name} == 5'd{o}) {} = {};", at(l4 + ext_off + o, n), m(name)).unwrap();
+                writeln!(v, "        if (s5_has_{name} && s5_off_{name} == 5'd{o}) {} = {};", at(l4 + ext_off + o, n), m(name)).unwrap();
             }
         }
         writeln!(v, "    end").unwrap();
     }
     writeln!(v, "end").unwrap();
+    w(&mut v, "always @(posedge clock) if (en) s6_img <= img_n;");
     v
 }
