@@ -124,11 +124,12 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
     vq_p: Prefetch<{ meta::BITS }>,
-    // What the egress steers by, worked out from each record as it leaves `vq`: bit 20 the payload fits one
-    // beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it fits the first payload beat
-    // (<= K - shift); 15:0 2K - shift.
+    // What the egress steers by, worked out from each record as it goes into `vq`, into a queue beside it:
+    // bit 20 the payload fits one beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it
+    // fits the first payload beat (<= K - shift); 15:0 2K - shift.
     pre: RecordFields<K>,
     vx: Signal<Local, Bits<21>>,
+    vxq: Queue<21, Q>,
     vx_p: Prefetch<21>,
     lanes_2k: Constant<Bits<16>>,
     // Registered with `rem` (from the candidates for its next value): rem > K - shift, rem <= K.
@@ -269,6 +270,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             vq_p: Prefetch::default(),
             pre: RecordFields::default(),
             vx: Signal::default(),
+            vxq: Default::default(),
             vx_p: Prefetch::default(),
             lanes_2k: Constant::new((2 * K as u64).into()),
             more: DFF::default(),
@@ -324,7 +326,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_x, pq, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_x, pq, engine, vq, vxq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -445,6 +447,19 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.rec_delay.d.next = self.done.q.val();
         self.vq.data_in.next = self.dec.meta.val();
         self.vq.write.next = self.rec_delay.q.val();
+        // The egress's steering bits, from the record going in (`vx`).
+        self.pre.rec.next = self.dec.meta.val();
+        self.pre.icrc_ok.next = true;
+        self.pre.icrc.next = 0.into();
+        self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
+        self.vx.next = bit_cast::<21, 16>(self.kms.val() + self.lanes_k.val());
+        self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
+        self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
+        self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
+        self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
+        self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
+        self.vxq.data_in.next = self.vx.val();
+        self.vxq.write.next = self.rec_delay.q.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
         self.cq.data_in.next = self.engine.crc.val() == self.residue.val();
@@ -456,19 +471,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vq_p.in_flag.next = false;
         self.vq_p.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.vq_p.in_read.val();
-        self.pre.rec.next = self.vq.data_out.val();
-        self.pre.icrc_ok.next = true;
-        self.pre.icrc.next = 0.into();
-        self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
-        self.vx.next = bit_cast::<21, 16>(self.kms.val() + self.lanes_k.val());
-        self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
-        self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
-        self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
-        self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
-        self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
-        self.vx_p.in_data.next = self.vx.val();
+        self.vx_p.in_data.next = self.vxq.data_out.val();
         self.vx_p.in_flag.next = false;
-        self.vx_p.in_empty.next = !self.vq.valid.val();
+        self.vx_p.in_empty.next = !self.vxq.valid.val();
+        self.vxq.read.next = self.vx_p.in_read.val();
         self.iq_p.in_data.next = self.iq.data_out.val();
         self.iq_p.in_flag.next = false;
         self.iq_p.in_empty.next = self.iq.empty.val();

@@ -20,8 +20,9 @@ pub const STAGES: usize = 7;
 
 /// Each bank holds a header image: bytes 0..`hlen` (byte `i` in bits `8i+7:8i`, zeros after). `flen` is the
 /// whole frame (headers, payload, pad and ICRC); `vlan`/`ipv6` select the layout. The assembler walks the
-/// held image a beat (`D` bits) at a time: `step` shifts it down a beat (zeros in at the top), and
-/// `next_beat` is its second beat, the one after the beat stepped from (so no select by beat number).
+/// held image a beat (`D` bits) at a time: `step` (a beat taken, not the frame's last) shifts it down a beat
+/// (zeros in at the top; a cycle later, from a register, and `next_beat` allows for a shift pending), and
+/// `next_beat` is the beat after the one last stepped from (so no select by beat number).
 /// `first_self`/`first_other` are the first `D` bits of the image in the bank held and in the other one as
 /// they will be next cycle (the one being filled now included), for an assembler that registers its header
 /// beat a cycle ahead;
@@ -144,7 +145,7 @@ pub fn verilog(d: usize) -> String {
     // The last stage is two banks used in turn (a two-entry queue): the assembler reads bank `sel`, the
     // pipeline fills bank `wp` when it is free. `take` only flips `sel` and clears a valid bit, so the
     // assembler's end-of-frame logic drives no wide load enable.
-    w(&mut v, "reg sel = 1'b0, wp = 1'b0, va = 1'b0, vb = 1'b0;");
+    w(&mut v, "reg sel = 1'b0, wp = 1'b0, va = 1'b0, vb = 1'b0, sa = 1'b0, sb = 1'b0;");
     // The stages move together (`en`) unless the last one is full and waits for a bank: a ready that
     // rippled back stage by stage (closing up bubbles) was the TX pipeline's longest path, into the
     // record's load enable. Bubbles stay where they are while the pipeline waits.
@@ -241,7 +242,8 @@ pub fn verilog(d: usize) -> String {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
     w(&mut v, "always @(posedge clock) begin");
-    w(&mut v, &format!("    if (step) begin if (sel) b_img <= b_img >> {d}; else a_img <= a_img >> {d}; end"));
+    w(&mut v, "    sa <= step && !sel;\n    sb <= step && sel;");
+    w(&mut v, &format!("    if (sa) a_img <= a_img >> {d};\n    if (sb) b_img <= b_img >> {d};"));
     w(&mut v, "    if (take) begin if (sel) vb <= 1'b0; else va <= 1'b0; sel <= !sel; end");
     w(&mut v, "    if (en_out && v6) begin");
     w(&mut v, "        wp <= !wp;");
@@ -266,7 +268,9 @@ pub fn verilog(d: usize) -> String {
     for (o, _, _) in bank_fields.iter().filter(|(o, _, _)| *o != "pay0" && *o != "img") {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
-    w(&mut v, &format!("    next_beat = sel ? b_img[{hi}:{d}] : a_img[{hi}:{d}];", hi = 2 * d - 1));
+    // With a step pending (`sa`/`sb`), the beat after next; past the image, zeros.
+    let beat = |bank: &str, i: usize| if (i + 1) * d <= 1024 { format!("{bank}_img[{}:{}]", (i + 1) * d - 1, i * d) } else { format!("{d}'d0") };
+    w(&mut v, &format!("    next_beat = sel ? (sb ? {} : {}) : (sa ? {} : {});", beat("b", 2), beat("b", 1), beat("a", 2), beat("a", 1)));
     w(&mut v, "end");
     // Each bank's first beat, and whether its frame is one beat, as they will be next cycle.
     let filling = |bank: &str| format!("(en_out && v6 && {}wp)", if bank == "a" { "!" } else { "" });

@@ -245,7 +245,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.last.next = self.jl.q.val();
         self.take.next = self.can.val() & self.last.val();
         self.hdr.take.next = self.take.val();
-        self.hdr.step.next = self.can.val();
+        self.hdr.step.next = self.can.val() & !self.last.val();
         self.pay_ready.next = self.can.val() & self.need_pay.q.val();
         // Payload bytes left after this beat, and whether the next beat takes payload.
         self.left_after.next = self.left_now.val();
