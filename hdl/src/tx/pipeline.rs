@@ -85,7 +85,8 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // The assembled beat, registered.
     a_valid: DFF<Bit>,
     a_data: DFF<Bits<D>>,
-    a_keep: DFF<Bits<K>>,
+    // The frame's bytes from this beat on (flen - j K); the beat's keep is worked out from it after the register.
+    a_bytes: DFF<Bits<16>>,
     a_last: DFF<Bit>,
     a_flen: DFF<Bits<16>>,
     a_ipv6: DFF<Bit>,
@@ -176,7 +177,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             lane_shift: Constant::new(u64::from(K.trailing_zeros()).into()),
             a_valid: DFF::default(),
             a_data: DFF::default(),
-            a_keep: DFF::default(),
+            a_bytes: DFF::default(),
             a_last: DFF::default(),
             a_flen: DFF::default(),
             a_ipv6: DFF::default(),
@@ -209,7 +210,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, j, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
-        dff_setup!(self, clock, a_valid, a_data, a_keep, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
+        dff_setup!(self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, engine, sd, lq, xq, lq_p, xq_p);
 
         // ---- Assembly ----
@@ -271,10 +272,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.past.val() {
             self.asm.next = self.hb.q.val() | self.funnel.out.val();
         }
-        self.amask.n.next = self.hdr.flen.val() - self.base.val();
         self.a_valid.d.next = self.can.val();
         self.a_data.d.next = self.asm.val();
-        self.a_keep.d.next = self.amask.keep.val();
+        self.a_bytes.d.next = self.hdr.flen.val() - self.base.val();
         self.a_last.d.next = self.last.val();
         self.a_flen.d.next = self.hdr.flen.val();
         self.a_ipv6.d.next = self.hdr.ipv6.val();
@@ -326,7 +326,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 
         // ---- ICRC: over everything before the placeholder ----
         self.lanes.data.next = self.a_data.q.val();
-        self.lanes.keep.next = self.a_keep.q.val();
+        self.amask.n.next = self.a_bytes.q.val();
+        self.lanes.keep.next = self.amask.keep.val();
         self.lanes.ipv6.next = self.a_ipv6.q.val();
         self.lanes.e.next = self.a_e.q.val();
         self.lanes.d.next = self.a_d.q.val();
