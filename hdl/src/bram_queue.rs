@@ -27,9 +27,11 @@ pub struct BramQueue<const N: usize, const A: usize, const AP1: usize, const M: 
     fram: ReadEnableRam<Bit, A>,
     used: DFF<Bits<AP1>>,
     af_level: Constant<Bits<AP1>>,
-    // The write pointer; the next entry to read.
+    // The write pointer; the next entry to read; the RAM holds an entry not yet read (`used != 0`, kept as a
+    // flag of its own so a read is decided in one gate).
     wp: DFF<Bits<A>>,
     np: DFF<Bits<A>>,
+    has: DFF<Bit>,
     fetch: Signal<Local, Bit>,
     // An entry read at the last clock (in the RAM's read register), and one in `s1`.
     f0: DFF<Bit>,
@@ -72,6 +74,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
             af_level: Constant::new(((1u64 << A) - M as u64).into()),
             wp: DFF::default(),
             np: DFF::default(),
+            has: DFF::default(),
             fetch: Signal::default(),
             f0: DFF::default(),
             s1: DFF::default(),
@@ -97,7 +100,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
 impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for BramQueue<N, A, AP1, M> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, used, wp, np, f0, s1, s1_flag, f1, r0, r1, r2, r3, g0, g1, g2, g3, rw, rr, cnt, held);
+        dff_setup!(self, clock, used, wp, np, has, f0, s1, s1_flag, f1, r0, r1, r2, r3, g0, g1, g2, g3, rw, rr, cnt, held);
         self.ram.clock.next = self.clock.val();
         self.fram.clock.next = self.clock.val();
         self.ram.write_address.next = self.wp.q.val();
@@ -111,7 +114,8 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for B
         }
         // Read entry `np` if written before this clock and the ring has room for it besides the two in
         // flight (all registers).
-        self.fetch.next = (self.wp.q.val() != self.np.q.val()) & (self.held.q.val() < 4);
+        self.fetch.next = self.has.q.val() & (self.held.q.val() < 4);
+        self.has.d.next = self.write.val() | (self.used.q.val() > 1) | ((self.used.q.val() == 1) & !self.fetch.val());
         self.ram.read_address.next = self.np.q.val();
         self.fram.read_address.next = self.np.q.val();
         self.ram.read_enable.next = self.fetch.val();
