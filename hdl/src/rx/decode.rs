@@ -8,7 +8,8 @@
 //! 1. VLAN, EtherType, L3 length; the window realigned to L3 (two layouts);
 //! 2. IP version, IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
 //! 3. L4/L5 lengths, IP length checks, the opcode table, checksum partial sums, the IP end;
-//! 4. UDP and BTH length checks, the extended headers, the record fields, the checksum folded once;
+//! 4. UDP and BTH length checks, the extended headers, the record fields (the payload offset), the checksum
+//!    folded once;
 //! 5. checksum folded again, pad check, payload length, the frame length and IP version/IHL as flags;
 //! 6. the checks in wire's order (the frame length first): verdict, layer, IP reason.
 //! At most two carry chains in a row per stage, for 125 MHz on an ECP5.
@@ -153,7 +154,7 @@ pub fn verilog() -> String {
     v.push_str(&meta::ext_table_verilog(17, true));
     w(&mut v, "end");
     w(&mut v, "reg s3_vlan, s3_is4, s3_is6, s3_l3short4, s3_l3short6, s3_proto_udp, s3_nh_udp, s3_frag, s3_ipl_small, s3_ipl_big, s3_dport_ok, s3_known;");
-    w(&mut v, "reg [15:0] s3_etype, s3_len, s3_ident, s3_ulen;\nreg [16:0] s3_ip_end, s3_l4len, s3_l5len, s3_l5m16, s3_ext_len;\nreg [15:0] s3_payload_off;\nreg [18:0] s3_q0, s3_q1;");
+    w(&mut v, "reg [15:0] s3_etype, s3_len, s3_ident, s3_ulen;\nreg [16:0] s3_ip_end, s3_l4len, s3_l5len, s3_l5m16, s3_ext_len;\nreg [15:0] s3_hdr_base;\nreg [18:0] s3_q0, s3_q1;");
     w(&mut v, &format!("reg [7:0] s3_l3b0, s3_tclass, s3_hop_limit;\nreg [19:0] s3_flow_label;\nreg [127:0] s3_src_gid, s3_dst_gid;\nreg [{}:0] s3_eth;\nreg [15:0] s3_sport;\nreg [{}:0] s3_bth;", 8 * eth_keep - 1, 8 * bth_bytes - 1));
     for (name, _, _) in EXT {
         w(&mut v, &format!("reg s3_has_{name};\nreg [4:0] s3_off_{name};"));
@@ -174,7 +175,8 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
     w(&mut v, "    s3_known <= known;\n    s3_ext_len <= ext_len;");
     let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
-    w(&mut v, &format!("    s3_payload_off <= (s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{})) + ext_len[15:0];", hdr_len(true, true), hdr_len(true, false), hdr_len(false, true), hdr_len(false, false)));
+    // The headers up to the BTH's end; the extended headers (from the opcode table, registered here) are added in stage 4.
+    w(&mut v, &format!("    s3_hdr_base <= s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{});", hdr_len(true, true), hdr_len(true, false), hdr_len(false, true), hdr_len(false, false)));
     for (name, _, _) in EXT {
         w(&mut v, &format!("    s3_has_{name} <= has_{name};\n    s3_off_{name} <= off_{name};"));
     }
@@ -223,7 +225,7 @@ pub fn verilog() -> String {
             writeln!(v, "    if (s3_has_{name} && s3_off_{name} == 5'd{o}) rec[{}:{}] = {};", lsb + bits - 1, lsb, be_fields("s3_bth", bth::HEADER_LEN + o, &meta::ext_covered(name))).unwrap();
         }
     }
-    set(&mut v, "payload_off", "s3_payload_off");
+    set(&mut v, "payload_off", "s3_hdr_base + s3_ext_len[15:0]");
     w(&mut v, "end");
     w(&mut v, "reg s4_vlan, s4_is4, s4_is6, s4_l3short4, s4_l3short6, s4_proto_udp, s4_nh_udp, s4_frag, s4_ipl_small, s4_ipl_big, s4_dport_ok, s4_known;");
     w(&mut v, "reg s4_l4short, s4_l5short, s4_ulen_bad, s4_tver_bad, s4_need_bad;\nreg [15:0] s4_len;\nreg [7:0] s4_l3b0;\nreg [16:0] s4_data_len, s4_f1;");

@@ -24,7 +24,7 @@ use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
 use crate::bram_queue::BramQueue;
-use crate::prefetch::Prefetch;
+use crate::prefetch::{HeadPrefetch, Prefetch};
 use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
 use crate::kit::*;
@@ -130,7 +130,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pre: RecordFields<K>,
     vx: Signal<Local, Bits<21>>,
     vxq: Queue<21, Q>,
-    vx_p: Prefetch<21>,
+    vx_p: HeadPrefetch<21>,
     lanes_2k: Constant<Bits<16>>,
     // Registered with `rem` (from the candidates for its next value): rem > K - shift, rem <= K.
     more: DFF<Bit>,
@@ -144,7 +144,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
     iq_p: Prefetch<32>,
-    cq_p: Prefetch<1>,
+    cq_p: HeadPrefetch<1>,
     record: RecordFields<K>,
     // The frame store.
     sd: BramQueue<D, A, AP1, STORE_MARGIN>,
@@ -271,7 +271,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             pre: RecordFields::default(),
             vx: Signal::default(),
             vxq: Default::default(),
-            vx_p: Prefetch::default(),
+            vx_p: HeadPrefetch::default(),
             lanes_2k: Constant::new((2 * K as u64).into()),
             more: DFF::default(),
             fin: DFF::default(),
@@ -282,7 +282,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             past: Signal::default(),
             kms: Signal::default(),
             iq_p: Prefetch::default(),
-            cq_p: Prefetch::default(),
+            cq_p: HeadPrefetch::default(),
             record: RecordFields::default(),
             sd: Default::default(),
             have: DFF::default(),
@@ -466,7 +466,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----
-        // The record queues are read through registers (`Prefetch`; the store has its own ring).
+        // The record queues are read through registers (`Prefetch`; `HeadPrefetch`, whose head needs no
+        // multiplexer, for the steering bits and ICRC results the egress decides by first; the store has its
+        // own ring).
         self.vq_p.in_data.next = self.vq.data_out.val();
         self.vq_p.in_flag.next = false;
         self.vq_p.in_empty.next = !self.vq.valid.val();
