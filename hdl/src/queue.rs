@@ -73,7 +73,9 @@ impl<const N: usize, const A: usize> Logic for Queue<N, A> {
 }
 
 /// A RAM of `2^A` entries with one write port and one registered read port with an enable (rust-hdl's
-/// `RAM` reads every clock). Generated Verilog (see `kit`); yosys maps it to distributed or block RAM.
+/// `RAM` reads every clock). Generated Verilog (see `kit`); yosys maps it to distributed or block RAM. What
+/// a read of the entry being written in the same clock returns is undefined (`no_rw_check`): every user
+/// reads only entries written before, or drops what it read.
 #[derive(LogicBlock)]
 pub struct ReadEnableRam<T: Synth, const A: usize> {
     pub clock: Signal<In, Clock>,
@@ -110,7 +112,9 @@ impl<T: Synth, const A: usize> Logic for ReadEnableRam<T, A> {
 
     fn hdl(&self) -> Verilog {
         custom_module([
-            format!("reg [{}:0] mem [0:{}];", T::BITS - 1, (1usize << A) - 1),
+            // Users never read an entry in the clock it is written (a queue reads only entries written before,
+            // or discards what it read), so yosys need not add a bypass for read-during-write.
+            format!("(* no_rw_check *) reg [{}:0] mem [0:{}];", T::BITS - 1, (1usize << A) - 1),
             "always @(posedge clock) begin".to_string(),
             "    if (write_enable) mem[write_address] <= write_data;".to_string(),
             "    if (read_enable) read_data <= mem[read_address];".to_string(),
