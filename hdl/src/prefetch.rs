@@ -5,7 +5,8 @@
 //! `pop` every cycle.
 //! An entry is `N` data bits and a flag bit (two FIFOs read together, as the frame store's data and
 //! `last`; or a `Bit` FIFO). The two entries are a ring (write and read pointers), so a register only ever
-//! loads the FIFO's output: no per-bit multiplexer but the one at the output.
+//! loads the FIFO's output: no per-bit multiplexer but the one at the output. `HeadPrefetch` has the same
+//! ports with the multiplexer moved to the input, for narrow entries read at the head of deep logic.
 
 use crate::kit::*;
 

@@ -1,12 +1,13 @@
 //! `Queue<N, A>`: a FIFO of up to `2^A - 1` entries of `N` bits (its writer keeps count) whose RAM is
-//! read at a registered address into a register with an enable, for the RX records (1,206 bits, in
-//! distributed RAM). rust-hdl's `SynchronousFIFO` works out the read address from `read` and its empty
+//! read at a registered address into a register with an enable: the RX records (1,206 bits, in
+//! distributed RAM) and their steering bits, the ICRC lanes' beats and lane parameters. rust-hdl's `SynchronousFIFO` works out the read address from `read` and its empty
 //! flag within the cycle, and its `RAM` has no read enable; for the records that address fanned out to
 //! hundreds of RAM cells across the die, the RX pipeline's longest path. Here the RAM reads at the fetch
 //! pointer (a register) whenever its read register is free or being read.
 //!
-//! The head entry is `data_out`, valid while `valid` (the RAM's read register). The consumer is a
-//! `Prefetch` ring: `read` is its `in_read` (take the head, only while valid; a function of registers).
+//! The head entry is `data_out`, valid while `valid` (the RAM's read register). `read` takes the head,
+//! only while valid, and is a function of registers: a `Prefetch` ring's `in_read`, or (the lane queue)
+//! the product of two queues' `valid`.
 //! For block RAM, with its slow outputs, see `BramQueue`.
 
 use crate::kit::*;
