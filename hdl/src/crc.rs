@@ -128,8 +128,10 @@ impl<const K: usize> Logic for KeepCount<K> {
 }
 
 /// The CRC engine. Inputs: `data`/`keep`/`last`/`valid` of a stream (keep contiguous from lane 0, all lanes
-/// set except on a last beat), `seed` taken at the first beat of each frame, and a synchronous `reset`.
-/// Output: `crc` with a one-cycle `crc_valid` per frame, in frame order.
+/// set except on a last beat) and a synchronous `reset`. Output: `crc` with a one-cycle `crc_valid` per
+/// frame, in frame order. Every frame starts from a zero register (both ICRC users start there, see
+/// `rx::lanes`): the register goes back to zero as a frame's last beat is taken, so the feedback path is the
+/// register through the body matrix into itself, with nothing in front of the matrix.
 ///
 /// The tail registers are flat fields (`ts`/`td`/`tn`/`tv` = register, data, count, valid of stage `i`):
 /// rust-hdl does not connect signals of a child's children, so a per-stage register block cannot be used.
@@ -137,16 +139,13 @@ impl<const K: usize> Logic for KeepCount<K> {
 pub struct CrcEngine<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub seed: Signal<In, Bits<32>>,
     pub data: Signal<In, Bits<D>>,
     pub keep: Signal<In, Bits<K>>,
     pub last: Signal<In, Bit>,
     pub valid: Signal<In, Bit>,
     pub crc: Signal<Out, Bits<32>>,
     pub crc_valid: Signal<Out, Bit>,
-    in_frame: DFF<Bit>,
     state: DFF<Bits<32>>,
-    cur: Signal<Local, Bits<32>>,
     count: KeepCount<K>,
     body: XorStage<D>,
     ts0: DFF<Bits<32>>,
@@ -197,16 +196,13 @@ impl<const D: usize, const K: usize> Default for CrcEngine<D, K> {
         CrcEngine {
             clock: Signal::default(),
             reset: Signal::default(),
-            seed: Signal::default(),
             data: Signal::default(),
             keep: Signal::default(),
             last: Signal::default(),
             valid: Signal::default(),
             crc: Signal::default(),
             crc_valid: Signal::default(),
-            in_frame: DFF::default(),
             state: DFF::default(),
-            cur: Signal::default(),
             count: KeepCount::default(),
             body: XorStage::new(K),
             ts0: DFF::default(),
@@ -255,28 +251,23 @@ impl<const D: usize, const K: usize> Default for CrcEngine<D, K> {
 impl<const D: usize, const K: usize> Logic for CrcEngine<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, in_frame, state, ts0, td0, tn0, tv0, ts1, td1, tn1, tv1, ts2, td2, tn2, tv2, ts3, td3, tn3, tv3, ts4, td4, tn4, tv4, ts5, td5, tn5, tv5, ts6, td6, tn6, tv6, ts7, td7, tn7, tv7);
+        dff_setup!(self, clock, state, ts0, td0, tn0, tv0, ts1, td1, tn1, tv1, ts2, td2, tn2, tv2, ts3, td3, tn3, tv3, ts4, td4, tn4, tv4, ts5, td5, tn5, tv5, ts6, td6, tn6, tv6, ts7, td7, tn7, tv7);
         self.count.keep.next = self.keep.val();
-        // The register entering this beat: the seed on a frame's first beat.
-        self.cur.next = self.state.q.val();
-        if !self.in_frame.q.val() {
-            self.cur.next = self.seed.val();
-        }
-        self.body.s.next = self.cur.val();
+        self.body.s.next = self.state.q.val();
         self.body.d.next = self.data.val();
-        // Body beats feed back; the last beat enters the tail.
-        self.ts0.d.next = self.cur.val();
+        // Body beats feed back; the last beat enters the tail and clears the register for the next frame.
+        self.ts0.d.next = self.state.q.val();
         self.td0.d.next = self.data.val();
         self.tn0.d.next = self.count.n.val();
         self.tv0.d.next = self.valid.val() & self.last.val() & !self.reset.val();
         if self.valid.val() {
-            self.in_frame.d.next = !self.last.val();
-            if !self.last.val() {
-                self.state.d.next = self.body.o.val();
+            self.state.d.next = self.body.o.val();
+            if self.last.val() {
+                self.state.d.next = 0.into();
             }
         }
         if self.reset.val() {
-            self.in_frame.d.next = false;
+            self.state.d.next = 0.into();
         }
         // Tail stage 0: 64 bytes.
         self.x0.s.next = self.ts0.q.val();

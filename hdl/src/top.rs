@@ -62,7 +62,6 @@ impl Top {
             Top::Crc => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
-                p("seed", 32, Dir::In),
                 p("data", 8 * k, Dir::In),
                 p("keep", k, Dir::In),
                 p("last", 1, Dir::In),
@@ -210,7 +209,6 @@ fn crc_verilog<const D: usize, const K: usize>() -> String {
     let mut u = CrcEngine::<D, K>::default();
     u.clock.connect();
     u.reset.connect();
-    u.seed.connect();
     u.data.connect();
     u.keep.connect();
     u.last.connect();

@@ -67,37 +67,48 @@ impl<const D: usize, const K: usize> Logic for HeaderCapture<D, K> {
     }
 }
 
-/// The ICRC transform of beat `beat` (see the module doc): `mdata` and `mkeep` for the CRC engine (lanes at
-/// or past `ip_end` dropped), `at_end` when the IP packet ends within this beat, and `merged`: the received
-/// ICRC so far (`prev`) with the trailer bytes this beat holds put in (little-endian, as on the wire).
+/// The ICRC transform of a beat (see the module doc) in two registered steps, so no lane compare and byte
+/// select share a clock: the first registers, per lane, what the beat's distances (`e`, `d`; see
+/// `LaneDistances`) decide, with the beat; the second picks the bytes from those flags. One cycle after a
+/// beat is given: `mdata` and `mkeep` for the CRC engine (lanes at or past the IP end dropped), `at_end`
+/// when the IP packet ends within the beat, `merged`: the trailer bytes the beat holds, in place in the
+/// received ICRC (little-endian, as on the wire), and the beat's `valid` and `last` as `q_valid`, `q_last`.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct IcrcLanes<const D: usize, const K: usize> {
+    pub clock: Signal<In, Clock>,
     pub data: Signal<In, Bits<D>>,
     pub keep: Signal<In, Bits<K>>,
     pub ipv6: Signal<In, Bit>,
     /// The beat's distances (`LaneDistances`), two's complement, saturated.
     pub e: Signal<In, Bits<8>>,
     pub d: Signal<In, Bits<8>>,
-    pub prev: Signal<In, Bits<32>>,
+    pub valid: Signal<In, Bit>,
+    pub last: Signal<In, Bit>,
     pub mdata: Signal<Out, Bits<D>>,
     pub mkeep: Signal<Out, Bits<K>>,
     pub at_end: Signal<Out, Bit>,
     pub merged: Signal<Out, Bits<32>>,
+    pub q_valid: Signal<Out, Bit>,
+    pub q_last: Signal<Out, Bit>,
 }
 
 impl<const D: usize, const K: usize> Default for IcrcLanes<D, K> {
     fn default() -> Self {
         IcrcLanes {
+            clock: Signal::default(),
             data: Signal::default(),
             keep: Signal::default(),
             ipv6: Signal::default(),
             e: Signal::default(),
             d: Signal::default(),
-            prev: Signal::default(),
+            valid: Signal::default(),
+            last: Signal::default(),
             mdata: Signal::default(),
             mkeep: Signal::default(),
             at_end: Signal::default(),
             merged: Signal::default(),
+            q_valid: Signal::default(),
+            q_last: Signal::default(),
         }
     }
 }
@@ -121,6 +132,8 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
         self.mkeep.connect();
         self.at_end.connect();
         self.merged.connect();
+        self.q_valid.connect();
+        self.q_last.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -129,28 +142,48 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
         // The distances are saturated to 8 bits (`LaneDistances`): every constant they meet must lie inside.
         let deepest = [IpVersion::V4, IpVersion::V6].iter().flat_map(|&ip| variant_mask(ip).iter().map(|m| m.0)).max().unwrap_or(0);
         assert!(deepest < 127 && K + 4 < 127, "lane distances saturate at 8 bits");
-        // Every comparison is against the beat's two distances (`LaneDistances`), so each lane needs
-        // constants only (no adder per lane).
+        // Step one compares the beat's two distances with constants only (no adder per lane). Per lane `l`:
+        // `zero` (before the ones that stand in for the LRH), `ones` (those ones, as many as the CRC register
+        // is wide, or a field the variant mask covers), `nib` (an IPv6 field whose low nibble is masked), and
+        // `sel[4 l + t]` (the lane holds ICRC byte `t`).
         let mut v = vec![
             "integer l;".to_string(),
             "wire signed [7:0] es = e;".into(),
             "wire signed [7:0] ds = d;".into(),
-            "reg [7:0] b;".into(),
-            "always @(*) begin".into(),
-            format!("    at_end = ds <= {K};"),
-            "    merged = prev;".into(),
+            format!("reg [{}:0] r_data;", D - 1),
+            format!("reg [{}:0] zero, ones, nib;", K - 1),
+            format!("reg [{}:0] sel;", 4 * K - 1),
+            "initial q_valid = 1'b0;".into(),
+            "always @(posedge clock) begin".into(),
+            "    r_data <= data;".into(),
+            "    q_valid <= valid;".into(),
+            "    q_last <= last;".into(),
+            format!("    at_end <= ds <= {K};"),
             format!("    for (l = 0; l < {K}; l = l + 1) begin"),
-            "        b = data[8*l +: 8];".into(),
-            // The ones that stand in for the LRH: as many as the CRC register is wide.
-            "        if (es > l + 4) b = 8'h00;".into(),
-            "        else if (es > l) b = 8'hff;".into(),
-            format!("        else if (ipv6 ? ({}) : ({})) b = 8'hff;", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
-            format!("        else if (ipv6 && ({})) b = b | 8'h0f;", any_of(&nib6)),
-            "        mdata[8*l +: 8] = b;".into(),
-            "        mkeep[l] = keep[l] && ds > l;".into(),
+            "        zero[l] <= es > l + 4;".into(),
+            format!("        ones[l] <= !(es > l + 4) && (es > l || (ipv6 ? ({}) : ({})));", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
+            format!("        nib[l] <= ipv6 && ({});", any_of(&nib6)),
+            "        mkeep[l] <= keep[l] && ds > l;".into(),
         ];
         for t in 0..4 {
-            v.push(format!("        if (keep[l] && ds == l + {}) merged[{}:{}] = data[8*l +: 8];", 4 - t, 8 * t + 7, 8 * t));
+            v.push(format!("        sel[4 * l + {t}] <= keep[l] && ds == l + {};", 4 - t));
+        }
+        v.extend([
+            "    end".to_string(),
+            "end".into(),
+            // Step two: each byte from its lane's flags; each ICRC byte is in at most one lane.
+            "reg [7:0] b;".into(),
+            "always @(*) begin".into(),
+            "    merged = 32'h0;".into(),
+            format!("    for (l = 0; l < {K}; l = l + 1) begin"),
+            "        b = r_data[8*l +: 8];".into(),
+            "        if (zero[l]) b = 8'h00;".into(),
+            "        else if (ones[l]) b = 8'hff;".into(),
+            "        else if (nib[l]) b = b | 8'h0f;".into(),
+            "        mdata[8*l +: 8] = b;".into(),
+        ]);
+        for t in 0..4 {
+            v.push(format!("        merged[{}:{}] = merged[{}:{}] | ({{8{{sel[4 * l + {t}]}}}} & r_data[8*l +: 8]);", 8 * t + 7, 8 * t, 8 * t + 7, 8 * t));
         }
         v.extend(["    end".to_string(), "end".to_string()]);
         custom_module(v)

@@ -98,7 +98,6 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     l_data: DFF<Bits<D>>,
     l_keep: DFF<Bits<K>>,
     l_last: DFF<Bit>,
-    l_first: DFF<Bit>,
     l_valid: DFF<Bit>,
     l_ipv6: DFF<Bit>,
     l_e: DFF<Bits<8>>,
@@ -114,7 +113,6 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // The received ICRC: the trailer bytes each beat holds (registered), OR-ed up over the frame.
     m_bytes: DFF<Bits<32>>,
     m_valid: DFF<Bit>,
-    m_first: DFF<Bit>,
     m_last: DFF<Bit>,
     icrc_acc: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
@@ -245,7 +243,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             l_data: DFF::default(),
             l_keep: DFF::default(),
             l_last: DFF::default(),
-            l_first: DFF::default(),
             l_valid: DFF::default(),
             l_ipv6: DFF::default(),
             l_e: DFF::default(),
@@ -259,7 +256,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             crc_done: DFF::default(),
             m_bytes: DFF::default(),
             m_valid: DFF::default(),
-            m_first: DFF::default(),
             m_last: DFF::default(),
             icrc_acc: DFF::default(),
             icrc_now: Signal::default(),
@@ -322,11 +318,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_first, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
+        dff_setup!(self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
-        dff_setup!(self, clock, l_data, l_keep, l_last, l_first, l_valid, l_ipv6, l_e, l_d);
+        dff_setup!(self, clock, l_data, l_keep, l_last, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_x, pq, engine, vq, vxq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, vxq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -398,14 +394,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.dq_k.read.next = self.crc_fire.val();
         self.dq_x.read.next = self.crc_fire.val();
         self.pq.read.next = self.crc_fire.val() & self.dq_x.data_out.val().get_bit(16);
-        // The beat leaving the queue, registered with its distances (`LaneDistances`), then through the lanes.
+        // The beat leaving the queue, registered with its distances (`LaneDistances`), then through the lanes
+        // (two registered steps).
         self.ldist.beat.next = self.dq_x.data_out.val().get_bits::<16>(0);
         self.ldist.vlan.next = self.pq.data_out.val().get_bit(18);
         self.ldist.ip_end.next = self.pq.data_out.val().get_bits::<17>(0);
         self.l_data.d.next = self.dq_d.data_out.val();
         self.l_keep.d.next = self.dq_k.data_out.val();
         self.l_last.d.next = self.dq_x.data_out.val().get_bit(16);
-        self.l_first.d.next = self.dq_x.data_out.val().get_bits::<16>(0) == 0;
         self.l_valid.d.next = self.crc_fire.val();
         self.l_ipv6.d.next = self.pq.data_out.val().get_bit(17);
         self.l_e.d.next = self.ldist.e.val();
@@ -415,31 +411,31 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.lanes.ipv6.next = self.l_ipv6.q.val();
         self.lanes.e.next = self.l_e.q.val();
         self.lanes.d.next = self.l_d.q.val();
+        self.lanes.valid.next = self.l_valid.q.val();
+        self.lanes.last.next = self.l_last.q.val();
         self.e_data.d.next = self.lanes.mdata.val();
         self.e_keep.d.next = self.lanes.mkeep.val();
-        self.e_last.d.next = self.l_last.q.val() | self.lanes.at_end.val();
-        self.e_valid.d.next = self.l_valid.q.val() & !self.crc_done.q.val();
-        self.engine.seed.next = 0.into();
+        self.e_last.d.next = self.lanes.q_last.val() | self.lanes.at_end.val();
+        self.e_valid.d.next = self.lanes.q_valid.val() & !self.crc_done.q.val();
         self.engine.reset.next = false;
         self.engine.data.next = self.e_data.q.val();
         self.engine.keep.next = self.e_keep.q.val();
         self.engine.last.next = self.e_last.q.val();
         self.engine.valid.next = self.e_valid.q.val();
-        if self.l_valid.q.val() {
-            self.crc_done.d.next = !self.l_last.q.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
+        if self.lanes.q_valid.val() {
+            self.crc_done.d.next = !self.lanes.q_last.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
         }
-        // The received ICRC: each ICRC byte is in exactly one beat, so the beats' captures OR up.
-        self.lanes.prev.next = 0.into();
+        // The received ICRC: each ICRC byte is in exactly one beat, so the beats' captures OR up, from zero
+        // after each frame's last beat.
         self.m_bytes.d.next = self.lanes.merged.val();
-        self.m_valid.d.next = self.l_valid.q.val();
-        self.m_first.d.next = self.l_first.q.val();
-        self.m_last.d.next = self.l_last.q.val();
+        self.m_valid.d.next = self.lanes.q_valid.val();
+        self.m_last.d.next = self.lanes.q_last.val();
         self.icrc_now.next = self.icrc_acc.q.val() | self.m_bytes.q.val();
-        if self.m_first.q.val() {
-            self.icrc_now.next = self.m_bytes.q.val();
-        }
         if self.m_valid.q.val() {
             self.icrc_acc.d.next = self.icrc_now.val();
+            if self.m_last.q.val() {
+                self.icrc_acc.d.next = 0.into();
+            }
         }
         // Records: the decoder's, LATENCY cycles after the frame's end (the window and length are this frame's
         // for one cycle), the received ICRC once the frame's last beat has passed the lanes, the ICRC check

@@ -4,8 +4,8 @@
 //! Assembly: beat by beat, the header image (from the pipelined builder, `header`, which readies the next
 //! frame's header while this one is assembled) with the payload funnel-shifted in behind it, pad and a
 //! four-byte ICRC placeholder as zeros; each beat is registered, then goes into the frame store and through
-//! the ICRC lanes (`rx::lanes`, covering up to the placeholder), registered again, into the CRC engine. Egress: a stored frame goes out
-//! once its ICRC is known, with the ICRC written over the placeholder.
+//! the ICRC lanes (`rx::lanes`: two registered steps, covering up to the placeholder), registered again, into
+//! the CRC engine. Egress: a stored frame goes out once its ICRC is known, with the ICRC written over the placeholder.
 
 use super::header::TxHeader;
 use super::lanes::{IcrcInsert, KeepData};
@@ -211,7 +211,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     fn update(&mut self) {
         dff_setup!(self, clock, j, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
-        clock!(self, clock, hdr, engine, sd, lq, xq, lq_p, xq_p);
+        clock!(self, clock, hdr, lanes, engine, sd, lq, xq, lq_p, xq_p);
 
         // ---- Assembly ----
         // The header pipeline takes records as they come and holds the one being assembled (`gate` registers
@@ -331,15 +331,15 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.lanes.ipv6.next = self.a_ipv6.q.val();
         self.lanes.e.next = self.a_e.q.val();
         self.lanes.d.next = self.a_d.q.val();
-        self.lanes.prev.next = 0.into();
+        self.lanes.valid.next = self.a_valid.q.val();
+        self.lanes.last.next = self.a_last.q.val();
         self.e_data.d.next = self.lanes.mdata.val();
         self.e_keep.d.next = self.lanes.mkeep.val();
         self.e_last.d.next = self.lanes.at_end.val();
-        self.e_valid.d.next = self.a_valid.q.val() & !self.crc_done.q.val();
-        if self.a_valid.q.val() {
-            self.crc_done.d.next = !self.a_last.q.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
+        self.e_valid.d.next = self.lanes.q_valid.val() & !self.crc_done.q.val();
+        if self.lanes.q_valid.val() {
+            self.crc_done.d.next = !self.lanes.q_last.val() & (self.crc_done.q.val() | self.lanes.at_end.val());
         }
-        self.engine.seed.next = 0.into();
         self.engine.reset.next = false;
         self.engine.data.next = self.e_data.q.val();
         self.engine.keep.next = self.e_keep.q.val();
