@@ -147,7 +147,8 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
         // is wide, or a field the variant mask covers), `nib` (an IPv6 field whose low nibble is masked), and
         // `sel[4 l + t]` (the lane holds ICRC byte `t`).
         let mut v = vec![
-            "integer l;".to_string(),
+            // (one loop variable per always block, so each has a single driver)
+            "integer l, n;".to_string(),
             "wire signed [7:0] es = e;".into(),
             "wire signed [7:0] ds = d;".into(),
             format!("reg [{}:0] r_data;", D - 1),
@@ -175,39 +176,39 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
             "reg [7:0] b;".into(),
             "always @(*) begin".into(),
             "    merged = 32'h0;".into(),
-            format!("    for (l = 0; l < {K}; l = l + 1) begin"),
-            "        b = r_data[8*l +: 8];".into(),
-            "        if (zero[l]) b = 8'h00;".into(),
-            "        else if (ones[l]) b = 8'hff;".into(),
-            "        else if (nib[l]) b = b | 8'h0f;".into(),
-            "        mdata[8*l +: 8] = b;".into(),
+            format!("    for (n = 0; n < {K}; n = n + 1) begin"),
+            "        b = r_data[8*n +: 8];".into(),
+            "        if (zero[n]) b = 8'h00;".into(),
+            "        else if (ones[n]) b = 8'hff;".into(),
+            "        else if (nib[n]) b = b | 8'h0f;".into(),
+            "        mdata[8*n +: 8] = b;".into(),
         ]);
         for t in 0..4 {
-            v.push(format!("        merged[{}:{}] = merged[{}:{}] | ({{8{{sel[4 * l + {t}]}}}} & r_data[8*l +: 8]);", 8 * t + 7, 8 * t, 8 * t + 7, 8 * t));
+            v.push(format!("        merged[{}:{}] = merged[{}:{}] | ({{8{{sel[4 * n + {t}]}}}} & r_data[8*n +: 8]);", 8 * t + 7, 8 * t, 8 * t + 7, 8 * t));
         }
         v.extend(["    end".to_string(), "end".to_string()]);
         custom_module(v)
     }
 }
 
-/// The two distances the ICRC lanes compare against, from beat `beat`'s first frame offset: to the L3
-/// start (`e`, from `vlan`) and to the IP end (`d`), as 8-bit two's complement saturated at -128 and 127:
-/// the lanes compare them only with constants from minus the largest masked offset (52) to K + 4 (asserted
-/// where the lanes are generated), so saturating changes no comparison and
-/// keeps each one to a few gates. A block of its own so the pipelines can register them ahead of the
-/// lanes.
+/// The two distances the ICRC lanes compare against, for beat `beat`: to the L3 start (`e`, from `vlan` and
+/// the beat's first frame offset) and to the IP end (`d`, from `rest`: the IP end minus that offset, 19-bit
+/// two's complement, which the pipelines work out each their own way), as 8-bit two's complement saturated
+/// at -128 and 127: the lanes compare them only with constants from minus the largest masked offset (52) to
+/// K + 4 (asserted where the lanes are generated), so saturating changes no comparison and keeps each one
+/// to a few gates. A block of its own so the pipelines can register them ahead of the lanes.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct LaneDistances<const K: usize> {
     pub beat: Signal<In, Bits<16>>,
     pub vlan: Signal<In, Bit>,
-    pub ip_end: Signal<In, Bits<17>>,
+    pub rest: Signal<In, Bits<19>>,
     pub e: Signal<Out, Bits<8>>,
     pub d: Signal<Out, Bits<8>>,
 }
 
 impl<const K: usize> Default for LaneDistances<K> {
     fn default() -> Self {
-        LaneDistances { beat: Signal::default(), vlan: Signal::default(), ip_end: Signal::default(), e: Signal::default(), d: Signal::default() }
+        LaneDistances { beat: Signal::default(), vlan: Signal::default(), rest: Signal::default(), e: Signal::default(), d: Signal::default() }
     }
 }
 
@@ -225,17 +226,16 @@ impl<const K: usize> Logic for LaneDistances<K> {
         let shift = K.trailing_zeros();
         let (l3, l3_vlan) = (eth::HEADER_LEN, eth::HEADER_LEN + eth::VLAN_LEN);
         custom_module([
-            "wire [18:0] base = {3'b0, beat} << ".to_string() + &format!("{shift};"),
+            format!("wire [7:0] base = beat[7:0] << {shift};"),
             // (only its low byte is kept, so only that is worked out)
-            format!("wire [7:0] ef = (vlan ? 8'd{l3_vlan} : 8'd{l3}) - base[7:0];"),
-            "wire signed [18:0] df = {2'b0, ip_end} - base;".to_string(),
-            // `e` is at most the L3 start (< 128): it leaves the range only below, when base > L3 start + 128,
-            // which the beat number tells beside the subtraction. `d` is in range when the bits above the
-            // low seven are all copies of the sign (no comparator chain).
+            "wire [7:0] ef = (vlan ? 8'd".to_string() + &format!("{l3_vlan} : 8'd{l3}) - base;"),
+            // `e` is at most the L3 start (< 128): it leaves the range only below, when the offset > L3 start
+            // + 128, which the beat number tells beside the subtraction. `d` is in range when the bits above
+            // the low seven are all copies of the sign (no comparator chain).
             format!("wire e_in = beat <= (vlan ? 16'd{} : 16'd{});", (l3_vlan + 128) >> shift, (l3 + 128) >> shift),
-            "wire d_in = df[18:7] == 12'h000 || df[18:7] == 12'hfff;".to_string(),
-            "always @(*) e = e_in ? ef[7:0] : 8'h80;".to_string(),
-            "always @(*) d = d_in ? df[7:0] : df[18] ? 8'h80 : 8'h7f;".to_string(),
+            "wire d_in = rest[18:7] == 12'h000 || rest[18:7] == 12'hfff;".to_string(),
+            "always @(*) e = e_in ? ef : 8'h80;".to_string(),
+            "always @(*) d = d_in ? rest[7:0] : rest[18] ? 8'h80 : 8'h7f;".to_string(),
         ])
     }
 }

@@ -95,6 +95,8 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pq: Queue<19, 4>,
     lp: Signal<Local, Bits<19>>,
     ldist: LaneDistances<K>,
+    rest: Signal<Local, Bits<19>>,
+    lane_shift: Constant<Bits<19>>,
     l_data: DFF<Bits<D>>,
     l_keep: DFF<Bits<K>>,
     l_last: DFF<Bit>,
@@ -240,6 +242,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             pq: Default::default(),
             lp: Signal::default(),
             ldist: LaneDistances::default(),
+            rest: Signal::default(),
+            lane_shift: Constant::new(u64::from(K.trailing_zeros()).into()),
             l_data: DFF::default(),
             l_keep: DFF::default(),
             l_last: DFF::default(),
@@ -398,7 +402,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // (two registered steps).
         self.ldist.beat.next = self.dq_x.data_out.val().get_bits::<16>(0);
         self.ldist.vlan.next = self.pq.data_out.val().get_bit(18);
-        self.ldist.ip_end.next = self.pq.data_out.val().get_bits::<17>(0);
+        self.rest.next = bit_cast::<19, 17>(self.pq.data_out.val().get_bits::<17>(0)) - (bit_cast::<19, 16>(self.dq_x.data_out.val().get_bits::<16>(0)) << self.lane_shift.val());
+        self.ldist.rest.next = self.rest.val();
         self.l_data.d.next = self.dq_d.data_out.val();
         self.l_keep.d.next = self.dq_k.data_out.val();
         self.l_last.d.next = self.dq_x.data_out.val().get_bit(16);

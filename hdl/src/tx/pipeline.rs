@@ -94,6 +94,11 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     ldist: LaneDistances<K>,
     a_e: DFF<Bits<8>>,
     a_d: DFF<Bits<8>>,
+    // The distance from this beat to the placeholder (`LaneDistances::rest`): the header's at a frame's first
+    // beat, counted down by K a beat (`dnext`, for the beat after), so no subtraction from the beat offset.
+    rest: Signal<Local, Bits<19>>,
+    dnext: DFF<Bits<19>>,
+    lanes_k19: Constant<Bits<19>>,
     // ICRC: the lanes' output registered in front of the engine.
     lanes: IcrcLanes<D, K>,
     e_data: DFF<Bits<D>>,
@@ -184,6 +189,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             ldist: LaneDistances::default(),
             a_e: DFF::default(),
             a_d: DFF::default(),
+            rest: Signal::default(),
+            dnext: DFF::default(),
+            lanes_k19: Constant::new((K as u64).into()),
             lanes: IcrcLanes::default(),
             e_data: DFF::default(),
             e_keep: DFF::default(),
@@ -210,7 +218,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, j, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
-        dff_setup!(self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, e_data, e_keep, e_last, e_valid);
+        dff_setup!(self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, dnext, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, lanes, engine, sd, lq, xq, lq_p, xq_p);
 
         // ---- Assembly ----
@@ -280,7 +288,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.a_ipv6.d.next = self.hdr.ipv6.val();
         self.ldist.beat.next = self.j.q.val();
         self.ldist.vlan.next = self.hdr.vlan.val();
-        self.ldist.ip_end.next = self.hdr.crc_end.val();
+        self.rest.next = self.dnext.q.val();
+        if !self.jnz.q.val() {
+            self.rest.next = bit_cast::<19, 17>(self.hdr.crc_end.val());
+        }
+        self.ldist.rest.next = self.rest.val();
         self.a_e.d.next = self.ldist.e.val();
         self.a_d.d.next = self.ldist.d.val();
         self.hp.d.next = self.past.val();
@@ -298,6 +310,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             }
             self.j.d.next = self.j.q.val() + 1;
             self.jnz.d.next = true;
+            self.dnext.d.next = self.rest.val() - self.lanes_k19.val();
             self.hp.d.next = self.next_past.val();
             self.need_pay.d.next = self.next_past.val() & self.more.val();
             if self.past.val() {
