@@ -36,6 +36,11 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pub out_ready: Signal<In, Bit>,
     // Assembly.
     j: DFF<Bits<16>>,
+    // j + 1 (`j1`) kept beside j, so no compare waits on an adder; held with bit 0 inverted (`jp`), so its
+    // power-on zero stands for 1.
+    jp: DFF<Bits<16>>,
+    j1: Signal<Local, Bits<16>>,
+    one: Constant<Bits<16>>,
     // j != 0; and for j != 0 whether beat j is past the header (worked out the cycle before).
     jnz: DFF<Bit>,
     hp: DFF<Bit>,
@@ -142,6 +147,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             out_valid: Signal::default(),
             out_ready: Signal::default(),
             j: DFF::default(),
+            jp: DFF::default(),
+            j1: Signal::default(),
+            one: Constant::new(1u64.into()),
             jnz: DFF::default(),
             hp: DFF::default(),
             past: Signal::default(),
@@ -217,7 +225,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
+        dff_setup!(self, clock, j, jp, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
         dff_setup!(self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, dnext, e_data, e_keep, e_last, e_valid);
         clock!(self, clock, hdr, lanes, engine, sd, lq, xq, lq_p, xq_p);
 
@@ -242,7 +250,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.jnz.q.val() {
             self.past.next = self.hp.q.val();
         }
-        self.next_past.next = self.j.q.val() + 1 >= self.j0.val();
+        self.j1.next = self.jp.q.val() ^ self.one.val();
+        self.next_past.next = self.j1.val() >= self.j0.val();
         // A frame starts only with room in the length and ICRC queues (at most 2^Q - 4 frames between
         // assembly and egress; they hold 2^Q); a beat is assembled only with room for it in the store
         // besides the beats on their way in. Both flags are registered: `frames` moves by one a cycle, so
@@ -303,12 +312,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         }
         if self.can.val() {
             self.hb.d.next = self.hdr.next_beat.val();
-            self.jl.d.next = self.j.q.val() + 1 == self.jlast.val();
+            self.jl.d.next = self.j1.val() == self.jlast.val();
             if self.last.val() {
                 self.hb.d.next = self.hdr.first_other.val();
                 self.jl.d.next = self.hdr.single_other.val();
             }
-            self.j.d.next = self.j.q.val() + 1;
+            self.j.d.next = self.j1.val();
+            self.jp.d.next = (self.j1.val() + 1) ^ self.one.val();
             self.jnz.d.next = true;
             self.dnext.d.next = self.rest.val() - self.lanes_k19.val();
             self.hp.d.next = self.next_past.val();
@@ -325,6 +335,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.left_nz.d.next = self.more.val();
             if self.last.val() {
                 self.j.d.next = 0.into();
+                self.jp.d.next = 0.into();
                 self.jnz.d.next = false;
                 self.prev.d.next = 0.into();
                 self.need_pay.d.next = self.hdr.pay0_other.val();
