@@ -6,7 +6,8 @@
 //! An entry is `N` data bits and a flag bit (two FIFOs read together, as the frame store's data and
 //! `last`; or a `Bit` FIFO). The two entries are a ring (write and read pointers), so a register only ever
 //! loads the FIFO's output: no per-bit multiplexer but the one at the output. `HeadPrefetch` has the same
-//! ports with the multiplexer moved to the input, for narrow entries read at the head of deep logic.
+//! ports with the multiplexer moved to the input, for narrow entries read at the head of deep logic. Both
+//! count their entries with `Occupancy`.
 
 use crate::kit::*;
 
@@ -31,9 +32,7 @@ pub struct Prefetch<const N: usize> {
     f1: DFF<Bit>,
     wp: DFF<Bit>,
     rp: DFF<Bit>,
-    cnt: DFF<Bits<2>>,
-    take: Signal<Local, Bit>,
-    give: Signal<Local, Bit>,
+    occ: Occupancy,
 }
 
 impl<const N: usize> Default for Prefetch<N> {
@@ -55,9 +54,7 @@ impl<const N: usize> Default for Prefetch<N> {
             f1: DFF::default(),
             wp: DFF::default(),
             rp: DFF::default(),
-            cnt: DFF::default(),
-            take: Signal::default(),
-            give: Signal::default(),
+            occ: Occupancy::default(),
         }
     }
 }
@@ -65,18 +62,20 @@ impl<const N: usize> Default for Prefetch<N> {
 impl<const N: usize> Logic for Prefetch<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r0, r1, f0, f1, wp, rp, cnt);
-        self.take.next = !self.in_empty.val() & (self.cnt.q.val() != 2);
-        self.give.next = self.pop.val() & (self.cnt.q.val() != 0);
-        self.in_read.next = self.take.val();
-        self.out_valid.next = self.cnt.q.val() != 0;
+        dff_setup!(self, clock, r0, r1, f0, f1, wp, rp);
+        clock!(self, clock, occ);
+        self.occ.in_empty.next = self.in_empty.val();
+        self.occ.pop.next = self.pop.val();
+        self.in_read.next = self.occ.take.val();
+        self.out_valid.next = self.occ.valid.val();
+        self.next_valid.next = self.occ.next_valid.val();
         self.out_data.next = self.r0.q.val();
         self.out_flag.next = self.f0.q.val();
         if self.rp.q.val() {
             self.out_data.next = self.r1.q.val();
             self.out_flag.next = self.f1.q.val();
         }
-        if self.take.val() {
+        if self.occ.take.val() {
             self.wp.d.next = !self.wp.q.val();
             if self.wp.q.val() {
                 self.r1.d.next = self.in_data.val();
@@ -86,16 +85,9 @@ impl<const N: usize> Logic for Prefetch<N> {
                 self.f0.d.next = self.in_flag.val();
             }
         }
-        if self.give.val() {
+        if self.occ.give.val() {
             self.rp.d.next = !self.rp.q.val();
         }
-        if self.take.val() & !self.give.val() {
-            self.cnt.d.next = self.cnt.q.val() + 1;
-        }
-        if !self.take.val() & self.give.val() {
-            self.cnt.d.next = self.cnt.q.val() - 1;
-        }
-        self.next_valid.next = self.cnt.d.val() != 0;
     }
 }
 
@@ -119,9 +111,7 @@ pub struct HeadPrefetch<const N: usize> {
     h1: DFF<Bits<N>>,
     e0: DFF<Bit>,
     e1: DFF<Bit>,
-    cnt: DFF<Bits<2>>,
-    take: Signal<Local, Bit>,
-    give: Signal<Local, Bit>,
+    occ: Occupancy,
 }
 
 impl<const N: usize> Default for HeadPrefetch<N> {
@@ -141,9 +131,7 @@ impl<const N: usize> Default for HeadPrefetch<N> {
             h1: DFF::default(),
             e0: DFF::default(),
             e1: DFF::default(),
-            cnt: DFF::default(),
-            take: Signal::default(),
-            give: Signal::default(),
+            occ: Occupancy::default(),
         }
     }
 }
@@ -151,32 +139,78 @@ impl<const N: usize> Default for HeadPrefetch<N> {
 impl<const N: usize> Logic for HeadPrefetch<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, h0, h1, e0, e1, cnt);
-        self.take.next = !self.in_empty.val() & (self.cnt.q.val() != 2);
-        self.give.next = self.pop.val() & (self.cnt.q.val() != 0);
-        self.in_read.next = self.take.val();
-        self.out_valid.next = self.cnt.q.val() != 0;
+        dff_setup!(self, clock, h0, h1, e0, e1);
+        clock!(self, clock, occ);
+        self.occ.in_empty.next = self.in_empty.val();
+        self.occ.pop.next = self.pop.val();
+        self.in_read.next = self.occ.take.val();
+        self.out_valid.next = self.occ.valid.val();
+        self.next_valid.next = self.occ.next_valid.val();
         self.out_data.next = self.h0.q.val();
         self.out_flag.next = self.e0.q.val();
         // The head moves up from `h1`, or is loaded from the FIFO when it is (or is about to be) empty.
-        if self.give.val() & (self.cnt.q.val() == 2) {
+        if self.occ.give.val() & self.occ.two.val() {
             self.h0.d.next = self.h1.q.val();
             self.e0.d.next = self.e1.q.val();
         }
-        if self.take.val() & ((self.cnt.q.val() == 0) | self.give.val()) {
+        if self.occ.take.val() & (!self.occ.valid.val() | self.occ.give.val()) {
             self.h0.d.next = self.in_data.val();
             self.e0.d.next = self.in_flag.val();
         }
-        if self.take.val() & (self.cnt.q.val() == 1) & !self.give.val() {
+        if self.occ.take.val() & self.occ.valid.val() & !self.occ.give.val() {
             self.h1.d.next = self.in_data.val();
             self.e1.d.next = self.in_flag.val();
         }
+    }
+}
+
+/// How many entries (0..=2) a prefetch form holds, and the moves that change it: `take` reads the FIFO while
+/// it has an entry and there is room, `give` hands the head over on `pop`. `valid` (one or more), `two`
+/// (full) and `next_valid` (`valid` as it will be next cycle, with `pop` in the last gate) come out.
+#[derive(Clone, Debug, LogicBlock)]
+pub struct Occupancy {
+    pub clock: Signal<In, Clock>,
+    pub in_empty: Signal<In, Bit>,
+    pub pop: Signal<In, Bit>,
+    pub take: Signal<Out, Bit>,
+    pub give: Signal<Out, Bit>,
+    pub valid: Signal<Out, Bit>,
+    pub two: Signal<Out, Bit>,
+    pub next_valid: Signal<Out, Bit>,
+    cnt: DFF<Bits<2>>,
+}
+
+impl Default for Occupancy {
+    fn default() -> Self {
+        Occupancy {
+            clock: Signal::default(),
+            in_empty: Signal::default(),
+            pop: Signal::default(),
+            take: Signal::default(),
+            give: Signal::default(),
+            valid: Signal::default(),
+            two: Signal::default(),
+            next_valid: Signal::default(),
+            cnt: DFF::default(),
+        }
+    }
+}
+
+impl Logic for Occupancy {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, cnt);
+        self.valid.next = self.cnt.q.val() != 0;
+        self.two.next = self.cnt.q.val() == 2;
+        self.take.next = !self.in_empty.val() & !self.two.val();
+        self.give.next = self.pop.val() & self.valid.val();
         if self.take.val() & !self.give.val() {
             self.cnt.d.next = self.cnt.q.val() + 1;
         }
         if !self.take.val() & self.give.val() {
             self.cnt.d.next = self.cnt.q.val() - 1;
         }
-        self.next_valid.next = self.cnt.d.val() != 0;
+        // Held next cycle: one comes in, two are held, or one is held and stays.
+        self.next_valid.next = self.take.val() | self.two.val() | ((self.cnt.q.val() == 1) & !self.pop.val());
     }
 }
