@@ -5,8 +5,8 @@
 //! packet ends (these depend on the first `PARAM_BYTES` bytes only).
 //!
 //! Free-running: every stage registers every cycle, so a new header may enter each cycle. Stages:
-//! 1. VLAN, EtherType, L3 length; the window realigned to L3 (two layouts);
-//! 2. IP version, IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
+//! 1. VLAN, EtherType, IP version, L3 length; the window realigned to L3 (two layouts);
+//! 2. IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
 //! 3. L4/L5 lengths, IP length checks, the opcode table, checksum partial sums, the IP end;
 //! 4. UDP and BTH length checks, the extended headers, the record fields (the payload offset), the checksum
 //!    folded once;
@@ -106,10 +106,14 @@ pub fn verilog() -> String {
 
     // ---- Stage 1: Ethernet ----
     w(&mut v, &format!("wire vlan0 = {} == 16'h{:04x};", be("hdr", 12, 2), eth::ethertype::VLAN));
-    w(&mut v, &format!("reg s1_vlan;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
+    w(&mut v, &format!("reg s1_vlan, s1_is4, s1_is6;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
     w(&mut v, "always @(posedge clock) begin");
     w(&mut v, "    s1_vlan <= vlan0;");
     w(&mut v, &format!("    s1_etype <= vlan0 ? {} : {};", be("hdr", 16, 2), be("hdr", 12, 2)));
+    // The IP version, registered here: it selects hundreds of bits in stage 2.
+    for (x, et) in [("is4", eth::ethertype::IPV4), ("is6", eth::ethertype::IPV6)] {
+        w(&mut v, &format!("    s1_{x} <= vlan0 ? {} == 16'h{et:04x} : {} == 16'h{et:04x};", be("hdr", 16, 2), be("hdr", 12, 2)));
+    }
     w(&mut v, "    s1_len <= len;");
     w(&mut v, &format!("    s1_l3len <= vlan0 ? {{1'b0, len}} - 17'd{e1} : {{1'b0, len}} - 17'd{e0};"));
     w(&mut v, &format!("    s1_eth <= {{{}, {}}};", window("hdr", eth::field::VLAN_TCI.start, 2), window("hdr", 0, macs)));
@@ -118,7 +122,7 @@ pub fn verilog() -> String {
 
     // ---- Stage 2: IP ----
     let l3 = |r: usize, n: usize| be("s1_l3", r, n);
-    w(&mut v, &format!("wire is4 = s1_etype == 16'h{:04x};\nwire is6 = s1_etype == 16'h{:04x};", eth::ethertype::IPV4, eth::ethertype::IPV6));
+    w(&mut v, "wire is4 = s1_is4;\nwire is6 = s1_is6;");
     w(&mut v, &format!("reg s2_vlan, s2_is4, s2_is6, s2_l3short4, s2_l3short6, s2_proto_udp, s2_nh_udp, s2_frag;\nreg [15:0] s2_etype, s2_len, s2_ident;\nreg [16:0] s2_l3len, s2_iplen, s2_p0, s2_p1, s2_p2, s2_p3, s2_p4;\nreg [7:0] s2_l3b0, s2_tclass, s2_hop_limit;\nreg [19:0] s2_flow_label;\nreg [127:0] s2_src_gid, s2_dst_gid;\nreg [{}:0] s2_eth;\nreg [{}:0] s2_l4;", 8 * eth_keep - 1, 8 * l4_bytes - 1));
     let mapped = |r: usize| format!("{{80'd0, 16'hffff, {}}}", l3(r, 4));
     w(&mut v, "always @(posedge clock) begin");

@@ -290,10 +290,16 @@ pub fn verilog(d: usize) -> String {
     let etype = format!("({ipv6} ? 16'h{:04x} : 16'h{:04x})", eth::ethertype::IPV6, eth::ethertype::IPV4);
     writeln!(v, "    if ({vlan}) begin {} = 16'h{:04x}; {} = {}; {} = {etype}; end", at(12, 2), eth::ethertype::VLAN, at(14, 2), m("vlan_tci"), at(16, 2)).unwrap();
     writeln!(v, "    else {} = {etype};", at(12, 2)).unwrap();
+    writeln!(v, "end").unwrap();
+    // From L3 on, each layout's image on its own, then the one that applies OR-ed in: an AND-OR per bit,
+    // not a chain of multiplexers. Within a layout the extended headers are OR-ed in likewise: the headers
+    // an opcode carries never overlap, so at most one writes each byte.
     let (gl, _) = meta::field("src_gid");
     let (dl, _) = meta::field("dst_gid");
-    for (vl, v6, l3, l4) in variants() {
-        writeln!(v, "    if ({vlan} == 1'b{} && {ipv6} == 1'b{}) begin", u8::from(vl), u8::from(v6)).unwrap();
+    let mut lv = String::new();
+    for (k, (vl, v6, l3, l4)) in variants().into_iter().enumerate() {
+        let mut block = String::new();
+        let v = &mut block;
         if v6 {
             writeln!(v, "        {} = {{4'h6, {}, {}}};", at(l3, 4), m("tclass"), m("flow_label")).unwrap();
             writeln!(v, "        {} = s5_l4len;", at(l3 + ipv6::field::PAYLOAD_LEN.start, 2)).unwrap();
@@ -326,12 +332,17 @@ pub fn verilog(d: usize) -> String {
         writeln!(v, "        {} = {};", at(b + bth::field::PSN.start, 3), m("psn")).unwrap();
         for (name, bit, n) in EXT {
             for o in meta::ext_offsets(bit) {
-                writeln!(v, "        if (s5_has_{name} && s5_off_{name} == 5'd{o}) {} = {};", at(l4 + ext_off + o, n), m(name)).unwrap();
+                let place = at(l4 + ext_off + o, n);
+                writeln!(v, "        {place} = {place} | ({{{}{{s5_has_{name} && s5_off_{name} == 5'd{o}}}}} & {});", 8 * n, m(name)).unwrap();
             }
         }
-        writeln!(v, "    end").unwrap();
+        let layout = format!("({vlan} == 1'b{} && {ipv6} == 1'b{})", u8::from(vl), u8::from(v6));
+        writeln!(v, "end").unwrap();
+        writeln!(lv, "reg [1023:0] img_l{k};\nalways @(*) begin\n    img_l{k} = 1024'd0;\n{}", block.replace("img_n[", &format!("img_l{k}["))).unwrap();
+        writeln!(lv, "wire [1023:0] img_s{k} = {{1024{{{layout}}}}} & img_l{k};").unwrap();
     }
-    writeln!(v, "end").unwrap();
-    w(&mut v, "always @(posedge clock) if (en) s6_img <= img_n;");
+    v.push_str(&lv);
+    w(&mut v, "wire [1023:0] img = img_n | img_s0 | img_s1 | img_s2 | img_s3;");
+    w(&mut v, "always @(posedge clock) if (en) s6_img <= img;");
     v
 }
