@@ -225,10 +225,17 @@ pub fn verilog(d: usize) -> String {
 
     // ---- Stage 6 ----
     w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_last_byte;\nreg [16:0] s6_crc_end;\nreg [1023:0] img_n, s6_img;");
+    w(&mut v, "reg s6_hfit, s6_pay0, s6_plen_gt, s6_plen_nz, s6_single;");
     w(&mut v, "always @(posedge clock) if (en) begin");
     for x in ["hlen", "flen", "plen", "last_byte", "crc_end"] {
         w(&mut v, &format!("    s6_{x} <= s5_{x};"));
     }
+    // The assembler's flags, from stage 5 (so each bank flag is a register copied from a register): the
+    // header fits the first beat, the first beat takes payload, payload past the first beat, any payload,
+    // the frame is one beat.
+    let k = d / 8;
+    w(&mut v, &format!("    s6_hfit <= s5_hlen < 16'd{k};\n    s6_pay0 <= s5_hlen < 16'd{k} && s5_plen != 16'd0;"));
+    w(&mut v, &format!("    s6_plen_gt <= s5_plen > 16'd{k};\n    s6_plen_nz <= s5_plen != 16'd0;\n    s6_single <= s5_last_byte < 16'd{k};"));
     w(&mut v, "end");
     // The header bytes (`img_n`, from stage 5 with the checksum folded again) into `s6_img`, at the end.
     w(&mut v, "wire [15:0] csum5 = ~(s5_f1[15:0] + {15'd0, s5_f1[16]});");
@@ -236,8 +243,8 @@ pub fn verilog(d: usize) -> String {
     // ---- Out: the banks ----
     let outs = [("img", "s6_img", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
-    let (hfit, pay0) = (format!("(s6_hlen < 16'd{})", d / 8), format!("(s6_hlen < 16'd{} && s6_plen != 16'd0)", d / 8));
-    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("hfit", hfit, 1), ("pay0", pay0.clone(), 1), ("plen_gt", format!("(s6_plen > 16'd{})", d / 8), 1), ("plen_nz", "(s6_plen != 16'd0)".to_string(), 1)]).collect();
+    let flags = ["hfit", "pay0", "plen_gt", "plen_nz", "single"].map(|x| (x, format!("s6_{x}"), 1));
+    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1)]).chain(flags).collect();
     for (o, _, b) in &bank_fields {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
@@ -264,8 +271,8 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "wire vb_n = (en_out && v6 && wp) ? 1'b1 : (take && sel) ? 1'b0 : vb;");
     w(&mut v, "always @(*) begin");
     w(&mut v, "    valid_next = sel_n ? vb_n : va_n;");
-    // (`pay0` is read only through `pay0_self`/`pay0_other`, the image a beat at a time.)
-    for (o, _, _) in bank_fields.iter().filter(|(o, _, _)| *o != "pay0" && *o != "img") {
+    // (`pay0` and `single` are read only through their `_self`/`_other` forms, the image a beat at a time.)
+    for (o, _, _) in bank_fields.iter().filter(|(o, _, _)| !["pay0", "single", "img"].contains(o)) {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
     // With a step pending (`sa`/`sb`), the beat after next; past the image, zeros.
@@ -275,10 +282,10 @@ pub fn verilog(d: usize) -> String {
     // Each bank's first beat, and whether its frame is one beat, as they will be next cycle.
     let filling = |bank: &str| format!("(en_out && v6 && {}wp)", if bank == "a" { "!" } else { "" });
     let first = |bank: &str| format!("{} ? s6_img[{hi}:0] : {bank}_img[{hi}:0]", filling(bank), hi = d - 1);
-    let single = |bank: &str| format!("{} ? s6_last_byte < 16'd{k} : {bank}_last_byte < 16'd{k}", filling(bank), k = d / 8);
+    let single = |bank: &str| format!("{} ? s6_single : {bank}_single", filling(bank));
     w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};", first("b"), first("a"), first("a"), first("b")));
     w(&mut v, &format!("    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};", single("b"), single("a"), single("a"), single("b")));
-    let pay0_next = |bank: &str| format!("{} ? {pay0} : {bank}_pay0", filling(bank));
+    let pay0_next = |bank: &str| format!("{} ? s6_pay0 : {bank}_pay0", filling(bank));
     w(&mut v, &format!("    pay0_self = sel ? {} : {};\n    pay0_other = sel ? {} : {};\nend", pay0_next("b"), pay0_next("a"), pay0_next("a"), pay0_next("b")));
     let m = |name: &str| f("m5", name);
     let vlan = m("vlan");
