@@ -272,35 +272,53 @@ pub fn verilog() -> String {
 
     // ---- Stage 6: the checks, in wire::parse's order ----
     w(&mut v, "reg [3:0] verdict;\nreg [2:0] layer, ip_reject;");
-    let t = |l: Layer| format!("begin verdict = 4'd{}; layer = 3'd{}; end", Verdict::Truncated as u8, layer_code(l));
-    let d = |x: Verdict| format!("verdict = 4'd{};", x as u8);
-    let bad_ip = |why: &str| format!("begin verdict = 4'd{}; ip_reject = 3'd{}; end", Verdict::BadIpHeader as u8, reject_code(why));
+    // Each check's outcome: (verdict, layer, IP reason) codes.
+    let t = |l: Layer| (Verdict::Truncated as u8, layer_code(l), 0);
+    let d = |x: Verdict| (x as u8, 0, 0);
+    let bad_ip = |why: &str| (Verdict::BadIpHeader as u8, 0, reject_code(why));
+    // The checks in two halves, each a priority chain of its own, the first half winning where one of its
+    // conditions holds: two shallow chains side by side, not one deep one.
+    let checks = [
+        ("s5_too_long", d(Verdict::TooLong)),
+        ("s5_eth_short", t(Layer::Ethernet)),
+        ("s5_vlan && s5_vlan_short", t(Layer::Vlan)),
+        ("!s5_is4 && !s5_is6", d(Verdict::NotRoce)),
+        ("s5_is4 && s5_l3short4", t(Layer::Ipv4)),
+        ("s5_is4 && !s5_proto_udp && s5_ver4", d(Verdict::NotRoce)),
+        ("s5_is4 && !s5_ver4", bad_ip(ipv4::reject::VERSION)),
+        ("s5_is4 && !s5_ihl_ok", bad_ip(ipv4::reject::IHL)),
+        ("s5_is4 && (s5_ipl_small || s5_ipl_big)", bad_ip(ipv4::reject::TOTAL_LEN)),
+        ("s5_is4 && s5_frag", bad_ip(ipv4::reject::FRAGMENT)),
+        ("s5_is4 && !s5_csum_ok", bad_ip(ipv4::reject::CHECKSUM)),
+        ("s5_is6 && s5_l3short6", t(Layer::Ipv6)),
+        ("s5_is6 && !s5_nh_udp && s5_ver6", d(Verdict::NotRoce)),
+        ("s5_is6 && !s5_ver6", bad_ip(ipv6::reject::VERSION)),
+        ("s5_is6 && !s5_nh_udp", bad_ip(ipv6::reject::NEXT_HEADER)),
+        ("s5_is6 && s5_ipl_big", bad_ip(ipv6::reject::PAYLOAD_LEN)),
+        ("s5_l4short", t(Layer::Udp)),
+        ("!s5_dport_ok", d(Verdict::NotRoce)),
+        ("s5_ulen_bad", d(Verdict::BadUdpLength)),
+        ("s5_l5short", t(Layer::Bth)),
+        ("s5_tver_bad", d(Verdict::BadTver)),
+        ("!s5_known", d(Verdict::UnknownOpcode)),
+        ("s5_need_bad", d(Verdict::BadLength)),
+        ("s5_pad_bad", d(Verdict::BadLength)),
+    ];
+    let (first, second) = checks.split_at(checks.len() / 2);
+    for (x, half) in [("a", first), ("b", second)] {
+        w(&mut v, &format!("reg [3:0] {x}_verdict;\nreg [2:0] {x}_layer, {x}_ip_reject;"));
+        w(&mut v, "always @(*) begin");
+        w(&mut v, &format!("    {x}_verdict = 4'd0;\n    {x}_layer = 3'd0;\n    {x}_ip_reject = 3'd0;"));
+        for (i, (cond, (vd, ly, rj))) in half.iter().enumerate() {
+            let els = if i == 0 { "" } else { "else " };
+            w(&mut v, &format!("    {els}if ({cond}) begin {x}_verdict = 4'd{vd}; {x}_layer = 3'd{ly}; {x}_ip_reject = 3'd{rj}; end"));
+        }
+        w(&mut v, "end");
+    }
+    let a_hit: Vec<String> = first.iter().map(|(c, _)| format!("({c})")).collect();
+    w(&mut v, &format!("wire a_hit = {};", a_hit.join(" || ")));
     w(&mut v, "always @(*) begin");
-    w(&mut v, "    verdict = 4'd0;\n    layer = 3'd0;\n    ip_reject = 3'd0;");
-    w(&mut v, &format!("    if (s5_too_long) {}", d(Verdict::TooLong)));
-    w(&mut v, &format!("    else if (s5_eth_short) {}", t(Layer::Ethernet)));
-    w(&mut v, &format!("    else if (s5_vlan && s5_vlan_short) {}", t(Layer::Vlan)));
-    w(&mut v, &format!("    else if (!s5_is4 && !s5_is6) {}", d(Verdict::NotRoce)));
-    w(&mut v, &format!("    else if (s5_is4 && s5_l3short4) {}", t(Layer::Ipv4)));
-    w(&mut v, &format!("    else if (s5_is4 && !s5_proto_udp && s5_ver4) {}", d(Verdict::NotRoce)));
-    w(&mut v, &format!("    else if (s5_is4 && !s5_ver4) {}", bad_ip(ipv4::reject::VERSION)));
-    w(&mut v, &format!("    else if (s5_is4 && !s5_ihl_ok) {}", bad_ip(ipv4::reject::IHL)));
-    w(&mut v, &format!("    else if (s5_is4 && (s5_ipl_small || s5_ipl_big)) {}", bad_ip(ipv4::reject::TOTAL_LEN)));
-    w(&mut v, &format!("    else if (s5_is4 && s5_frag) {}", bad_ip(ipv4::reject::FRAGMENT)));
-    w(&mut v, &format!("    else if (s5_is4 && !s5_csum_ok) {}", bad_ip(ipv4::reject::CHECKSUM)));
-    w(&mut v, &format!("    else if (s5_is6 && s5_l3short6) {}", t(Layer::Ipv6)));
-    w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp && s5_ver6) {}", d(Verdict::NotRoce)));
-    w(&mut v, &format!("    else if (s5_is6 && !s5_ver6) {}", bad_ip(ipv6::reject::VERSION)));
-    w(&mut v, &format!("    else if (s5_is6 && !s5_nh_udp) {}", bad_ip(ipv6::reject::NEXT_HEADER)));
-    w(&mut v, &format!("    else if (s5_is6 && s5_ipl_big) {}", bad_ip(ipv6::reject::PAYLOAD_LEN)));
-    w(&mut v, &format!("    else if (s5_l4short) {}", t(Layer::Udp)));
-    w(&mut v, &format!("    else if (!s5_dport_ok) {}", d(Verdict::NotRoce)));
-    w(&mut v, &format!("    else if (s5_ulen_bad) {}", d(Verdict::BadUdpLength)));
-    w(&mut v, &format!("    else if (s5_l5short) {}", t(Layer::Bth)));
-    w(&mut v, &format!("    else if (s5_tver_bad) {}", d(Verdict::BadTver)));
-    w(&mut v, &format!("    else if (!s5_known) {}", d(Verdict::UnknownOpcode)));
-    w(&mut v, &format!("    else if (s5_need_bad) {}", d(Verdict::BadLength)));
-    w(&mut v, &format!("    else if (s5_pad_bad) {}", d(Verdict::BadLength)));
+    w(&mut v, "    verdict = a_hit ? a_verdict : b_verdict;\n    layer = a_hit ? a_layer : b_layer;\n    ip_reject = a_hit ? a_ip_reject : b_ip_reject;");
     w(&mut v, "end");
     w(&mut v, "always @(posedge clock) begin");
     w(&mut v, "    meta <= s5_rec;");
