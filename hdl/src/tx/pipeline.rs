@@ -103,7 +103,6 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // beat, counted down by K a beat (`dnext`, for the beat after), so no subtraction from the beat offset.
     rest: Signal<Local, Bits<19>>,
     dnext: DFF<Bits<19>>,
-    lanes_k19: Constant<Bits<19>>,
     // ICRC: the lanes' output registered in front of the engine.
     lanes: IcrcLanes<D, K>,
     e_data: DFF<Bits<D>>,
@@ -199,7 +198,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             a_d: DFF::default(),
             rest: Signal::default(),
             dnext: DFF::default(),
-            lanes_k19: Constant::new((K as u64).into()),
             lanes: IcrcLanes::default(),
             e_data: DFF::default(),
             e_keep: DFF::default(),
@@ -320,7 +318,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.j.d.next = self.j1.val();
             self.jp.d.next = (self.j1.val() + 1) ^ self.one.val();
             self.jnz.d.next = true;
-            self.dnext.d.next = self.rest.val() - self.lanes_k19.val();
+            self.dnext.d.next = self.rest.val() - bit_cast::<19, 16>(self.lanes_k.val());
             self.hp.d.next = self.next_past.val();
             self.need_pay.d.next = self.next_past.val() & self.more.val();
             if self.past.val() {
