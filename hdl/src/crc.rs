@@ -2,19 +2,20 @@
 //! bytes per beat.
 //!
 //! Body beats (all `K` lanes valid) update the register through one `K`-byte XOR matrix; that is the only
-//! feedback path. The last beat of a frame, with 1..=K valid bytes, goes down a tail pipeline of stages for
-//! 64, 32, 16, 8, 4, 2 and 1 bytes: stage `b` folds `b` bytes in when bit `b` of the count is set, then shifts
-//! them off. One frame can end on every cycle; the result comes out `TAIL_STAGES + 1` cycles after the last
-//! beat. The matrices are computed from `wire::icrc::crc32_update`, so the RTL and the model share one
+//! feedback path. The last beat of a frame, with 1..=K valid bytes, goes down a tail pipeline of stages (see
+//! `TAIL`): each folds its bytes in when its bit of the count is set, then shifts them off. The 8 bytes of
+//! count bit 3 take two stages of 4, so no tail stage is wider than the 4-byte one at the 8-byte width (one
+//! 8-byte fold was six LUT levels, TX's worst path at one placement). One frame can end on every cycle; the
+//! result comes out `LATENCY` cycles after the last beat. The matrices are computed from `wire::icrc::crc32_update`, so the RTL and the model share one
 //! definition of the CRC.
 
 use crate::kit::*;
 use wire::icrc::crc32_update;
 
-/// Byte counts of the tail stages, largest first.
-pub const TAIL_BYTES: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
+/// The tail stages in order: (bytes folded, the bit of the last beat's byte count that enables the stage).
+pub const TAIL: [(usize, usize); 8] = [(64, 6), (32, 5), (16, 4), (4, 3), (4, 3), (4, 2), (2, 1), (1, 0)];
 /// Cycles from a frame's last beat to its CRC on `crc`/`crc_valid`.
-pub const LATENCY: usize = TAIL_BYTES.len() + 1;
+pub const LATENCY: usize = TAIL.len() + 1;
 
 /// For each of the 32 output bits of a `bytes`-byte update: the register bits and the data bits (bit `8 * i + j`
 /// is bit `j` of byte `i`) whose XOR it is.
@@ -187,12 +188,17 @@ pub struct CrcEngine<const D: usize, const K: usize> {
     td7: DFF<Bits<D>>,
     tn7: DFF<Bits<8>>,
     tv7: DFF<Bit>,
+    x7: XorStage<D>,
+    ts8: DFF<Bits<32>>,
+    td8: DFF<Bits<D>>,
+    tn8: DFF<Bits<8>>,
+    tv8: DFF<Bit>,
 }
 
 impl<const D: usize, const K: usize> Default for CrcEngine<D, K> {
     fn default() -> Self {
         assert_eq!(D, 8 * K, "data bits must be 8 x byte lanes");
-        assert!(K <= TAIL_BYTES[0] && K.is_power_of_two(), "1..=64 lanes, a power of two");
+        assert!(K <= TAIL[0].0 && K.is_power_of_two(), "1..=64 lanes, a power of two");
         CrcEngine {
             clock: Signal::default(),
             reset: Signal::default(),
@@ -209,41 +215,46 @@ impl<const D: usize, const K: usize> Default for CrcEngine<D, K> {
             td0: DFF::default(),
             tn0: DFF::default(),
             tv0: DFF::default(),
-            x0: XorStage::new(TAIL_BYTES[0]),
+            x0: XorStage::new(TAIL[0].0),
             ts1: DFF::default(),
             td1: DFF::default(),
             tn1: DFF::default(),
             tv1: DFF::default(),
-            x1: XorStage::new(TAIL_BYTES[1]),
+            x1: XorStage::new(TAIL[1].0),
             ts2: DFF::default(),
             td2: DFF::default(),
             tn2: DFF::default(),
             tv2: DFF::default(),
-            x2: XorStage::new(TAIL_BYTES[2]),
+            x2: XorStage::new(TAIL[2].0),
             ts3: DFF::default(),
             td3: DFF::default(),
             tn3: DFF::default(),
             tv3: DFF::default(),
-            x3: XorStage::new(TAIL_BYTES[3]),
+            x3: XorStage::new(TAIL[3].0),
             ts4: DFF::default(),
             td4: DFF::default(),
             tn4: DFF::default(),
             tv4: DFF::default(),
-            x4: XorStage::new(TAIL_BYTES[4]),
+            x4: XorStage::new(TAIL[4].0),
             ts5: DFF::default(),
             td5: DFF::default(),
             tn5: DFF::default(),
             tv5: DFF::default(),
-            x5: XorStage::new(TAIL_BYTES[5]),
+            x5: XorStage::new(TAIL[5].0),
             ts6: DFF::default(),
             td6: DFF::default(),
             tn6: DFF::default(),
             tv6: DFF::default(),
-            x6: XorStage::new(TAIL_BYTES[6]),
+            x6: XorStage::new(TAIL[6].0),
             ts7: DFF::default(),
             td7: DFF::default(),
             tn7: DFF::default(),
             tv7: DFF::default(),
+            x7: XorStage::new(TAIL[7].0),
+            ts8: DFF::default(),
+            td8: DFF::default(),
+            tn8: DFF::default(),
+            tv8: DFF::default(),
         }
     }
 }
@@ -251,7 +262,7 @@ impl<const D: usize, const K: usize> Default for CrcEngine<D, K> {
 impl<const D: usize, const K: usize> Logic for CrcEngine<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, ts0, td0, tn0, tv0, ts1, td1, tn1, tv1, ts2, td2, tn2, tv2, ts3, td3, tn3, tv3, ts4, td4, tn4, tv4, ts5, td5, tn5, tv5, ts6, td6, tn6, tv6, ts7, td7, tn7, tv7);
+        dff_setup!(self, clock, state, ts0, td0, tn0, tv0, ts1, td1, tn1, tv1, ts2, td2, tn2, tv2, ts3, td3, tn3, tv3, ts4, td4, tn4, tv4, ts5, td5, tn5, tv5, ts6, td6, tn6, tv6, ts7, td7, tn7, tv7, ts8, td8, tn8, tv8);
         self.count.keep.next = self.keep.val();
         self.body.s.next = self.state.q.val();
         self.body.d.next = self.data.val();
@@ -302,51 +313,62 @@ impl<const D: usize, const K: usize> Logic for CrcEngine<D, K> {
         }
         self.tn3.d.next = self.tn2.q.val();
         self.tv3.d.next = self.tv2.q.val() & !self.reset.val();
-        // Tail stage 3: 8 bytes.
+        // Tail stage 3: the first 4 of count bit 3's 8 bytes.
         self.x3.s.next = self.ts3.q.val();
         self.x3.d.next = self.td3.q.val();
         self.ts4.d.next = self.ts3.q.val();
         self.td4.d.next = self.td3.q.val();
         if self.tn3.q.val().get_bit(3) {
             self.ts4.d.next = self.x3.o.val();
-            self.td4.d.next = self.td3.q.val() >> 64;
+            self.td4.d.next = self.td3.q.val() >> 32;
         }
         self.tn4.d.next = self.tn3.q.val();
         self.tv4.d.next = self.tv3.q.val() & !self.reset.val();
-        // Tail stage 4: 4 bytes.
+        // Tail stage 4: the other 4 of count bit 3's 8 bytes.
         self.x4.s.next = self.ts4.q.val();
         self.x4.d.next = self.td4.q.val();
         self.ts5.d.next = self.ts4.q.val();
         self.td5.d.next = self.td4.q.val();
-        if self.tn4.q.val().get_bit(2) {
+        if self.tn4.q.val().get_bit(3) {
             self.ts5.d.next = self.x4.o.val();
             self.td5.d.next = self.td4.q.val() >> 32;
         }
         self.tn5.d.next = self.tn4.q.val();
         self.tv5.d.next = self.tv4.q.val() & !self.reset.val();
-        // Tail stage 5: 2 bytes.
+        // Tail stage 5: 4 bytes.
         self.x5.s.next = self.ts5.q.val();
         self.x5.d.next = self.td5.q.val();
         self.ts6.d.next = self.ts5.q.val();
         self.td6.d.next = self.td5.q.val();
-        if self.tn5.q.val().get_bit(1) {
+        if self.tn5.q.val().get_bit(2) {
             self.ts6.d.next = self.x5.o.val();
-            self.td6.d.next = self.td5.q.val() >> 16;
+            self.td6.d.next = self.td5.q.val() >> 32;
         }
         self.tn6.d.next = self.tn5.q.val();
         self.tv6.d.next = self.tv5.q.val() & !self.reset.val();
-        // Tail stage 6: 1 byte.
+        // Tail stage 6: 2 bytes.
         self.x6.s.next = self.ts6.q.val();
         self.x6.d.next = self.td6.q.val();
         self.ts7.d.next = self.ts6.q.val();
         self.td7.d.next = self.td6.q.val();
-        if self.tn6.q.val().get_bit(0) {
+        if self.tn6.q.val().get_bit(1) {
             self.ts7.d.next = self.x6.o.val();
+            self.td7.d.next = self.td6.q.val() >> 16;
         }
         self.tn7.d.next = self.tn6.q.val();
         self.tv7.d.next = self.tv6.q.val() & !self.reset.val();
-        self.crc.next = self.ts7.q.val();
-        self.crc_valid.next = self.tv7.q.val();
+        // Tail stage 7: 1 byte.
+        self.x7.s.next = self.ts7.q.val();
+        self.x7.d.next = self.td7.q.val();
+        self.ts8.d.next = self.ts7.q.val();
+        self.td8.d.next = self.td7.q.val();
+        if self.tn7.q.val().get_bit(0) {
+            self.ts8.d.next = self.x7.o.val();
+        }
+        self.tn8.d.next = self.tn7.q.val();
+        self.tv8.d.next = self.tv7.q.val() & !self.reset.val();
+        self.crc.next = self.ts8.q.val();
+        self.crc_valid.next = self.tv8.q.val();
     }
 }
 
