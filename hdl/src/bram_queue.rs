@@ -7,7 +7,9 @@
 //!
 //! `used` counts the entries in the RAM not yet read out; `almost_full` is `used >= 2^A - M`, for writers
 //! that stop `M` entries short of full. The consumer sees `out_data`/`out_flag` while `out_valid`, from
-//! the ring's registers; `pop` takes the entry.
+//! the ring's registers; `pop` takes the entry. `out_valid` and `out_flag` are registers of their own (the
+//! head entry's, worked out before the clock with `pop` in the last gate), since consumers decide their
+//! pops from them.
 
 use crate::kit::*;
 use crate::queue::ReadEnableRam;
@@ -52,6 +54,13 @@ pub struct BramQueue<const N: usize, const A: usize, const AP1: usize, const M: 
     cnt: DFF<Bits<3>>,
     held: DFF<Bits<3>>,
     give: Signal<Local, Bit>,
+    // The ring is not empty, and the head entry's flag; the flags slots `rr` and `rr + 1` will hold after
+    // this clock.
+    hv: DFF<Bit>,
+    hf: DFF<Bit>,
+    rr1: Signal<Local, Bits<2>>,
+    at0: Signal<Local, Bit>,
+    at1: Signal<Local, Bit>,
 }
 
 impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for BramQueue<N, A, AP1, M> {
@@ -93,6 +102,11 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
             cnt: DFF::default(),
             held: DFF::default(),
             give: Signal::default(),
+            hv: DFF::default(),
+            hf: DFF::default(),
+            rr1: Signal::default(),
+            at0: Signal::default(),
+            at1: Signal::default(),
         }
     }
 }
@@ -100,7 +114,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
 impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for BramQueue<N, A, AP1, M> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, used, wp, np, has, f0, s1, s1_flag, f1, r0, r1, r2, r3, g0, g1, g2, g3, rw, rr, cnt, held);
+        dff_setup!(self, clock, used, wp, np, has, f0, s1, s1_flag, f1, r0, r1, r2, r3, g0, g1, g2, g3, rw, rr, cnt, held, hv, hf);
         self.ram.clock.next = self.clock.val();
         self.fram.clock.next = self.clock.val();
         self.ram.write_address.next = self.wp.q.val();
@@ -153,22 +167,52 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for B
                 self.g3.d.next = self.s1_flag.q.val();
             }
         }
-        self.out_valid.next = self.cnt.q.val() != 0;
+        self.out_valid.next = self.hv.q.val();
+        self.out_flag.next = self.hf.q.val();
         self.out_data.next = self.r0.q.val();
-        self.out_flag.next = self.g0.q.val();
         if self.rr.q.val() == 1 {
             self.out_data.next = self.r1.q.val();
-            self.out_flag.next = self.g1.q.val();
         }
         if self.rr.q.val() == 2 {
             self.out_data.next = self.r2.q.val();
-            self.out_flag.next = self.g2.q.val();
         }
         if self.rr.q.val() == 3 {
             self.out_data.next = self.r3.q.val();
-            self.out_flag.next = self.g3.q.val();
         }
-        self.give.next = self.pop.val() & (self.cnt.q.val() != 0);
+        self.rr1.next = self.rr.q.val() + 1;
+        self.at0.next = self.g0.q.val();
+        if self.rr.q.val() == 1 {
+            self.at0.next = self.g1.q.val();
+        }
+        if self.rr.q.val() == 2 {
+            self.at0.next = self.g2.q.val();
+        }
+        if self.rr.q.val() == 3 {
+            self.at0.next = self.g3.q.val();
+        }
+        if self.f1.q.val() & (self.rw.q.val() == self.rr.q.val()) {
+            self.at0.next = self.s1_flag.q.val();
+        }
+        self.at1.next = self.g0.q.val();
+        if self.rr1.val() == 1 {
+            self.at1.next = self.g1.q.val();
+        }
+        if self.rr1.val() == 2 {
+            self.at1.next = self.g2.q.val();
+        }
+        if self.rr1.val() == 3 {
+            self.at1.next = self.g3.q.val();
+        }
+        if self.f1.q.val() & (self.rw.q.val() == self.rr1.val()) {
+            self.at1.next = self.s1_flag.q.val();
+        }
+        // cnt + f1 - give != 0, and the flag of the slot `rr + give`.
+        self.hv.d.next = self.f1.q.val() | (self.cnt.q.val() > 1) | ((self.cnt.q.val() == 1) & !self.pop.val());
+        self.hf.d.next = self.at0.val();
+        if self.pop.val() & self.hv.q.val() {
+            self.hf.d.next = self.at1.val();
+        }
+        self.give.next = self.pop.val() & self.hv.q.val();
         if self.give.val() {
             self.rr.d.next = self.rr.q.val() + 1;
         }

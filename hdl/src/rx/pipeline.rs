@@ -154,7 +154,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     go: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     retire: Signal<Local, Bit>,
-    // The frames retired, counted a cycle later.
+    // The frames retired, counted a cycle later (by verdict, and out of `inflight`).
     ret_q: DFF<Bit>,
     ret_v: DFF<Bits<4>>,
     accept: Signal<Local, Bit>,
@@ -630,10 +630,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.iq_p.pop.next = self.retire.val();
         self.cq_p.pop.next = self.retire.val();
         self.inflight.d.next = self.inflight.q.val();
-        if self.done.q.val() & !self.retire.val() {
+        // A frame leaves `inflight` a cycle after it retires (`retire` is late in the cycle and `inflight` is far).
+        if self.done.q.val() & !self.ret_q.q.val() {
             self.inflight.d.next = self.inflight.q.val() + 1;
         }
-        if !self.done.q.val() & self.retire.val() {
+        if !self.done.q.val() & self.ret_q.q.val() {
             self.inflight.d.next = self.inflight.q.val() - 1;
         }
         // Counters by `meta::Verdict` code (0 = accepted, 1 = not RoCE, ..., 8 = bad ICRC, 9 = too long), a cycle after retiring.
