@@ -212,10 +212,21 @@ pub fn verilog(d: usize) -> String {
 
     // ---- Stage 5 ----
     w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len, s5_last_byte;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
-    w(&mut v, &ext_regs("s5_"));
+    // The image's selects as registers of their own: each extended header at each of its offsets, and the
+    // layout (the image's bits are AND-OR-ed by them, hundreds of loads each).
+    let ext_at: Vec<(&str, usize, usize)> = EXT.iter().flat_map(|&(name, bit, n)| meta::ext_offsets(bit).into_iter().map(move |o| (name, o, n))).collect();
+    for (name, o, _) in &ext_at {
+        w(&mut v, &format!("reg s5_at_{name}_{o};"));
+    }
+    w(&mut v, "reg s5_lay0, s5_lay1, s5_lay2, s5_lay3;");
     w(&mut v, "always @(posedge clock) if (en) begin");
     w(&mut v, "    s5_hlen <= s4_hlen;\n    s5_flen <= s4_flen;\n    s5_plen <= s4_plen;\n    s5_pad <= s4_pad;");
-    w(&mut v, &ext_pass("s5_", "s4_"));
+    for (name, o, _) in &ext_at {
+        w(&mut v, &format!("    s5_at_{name}_{o} <= s4_has_{name} && s4_off_{name} == 5'd{o};"));
+    }
+    for (k, (vl, v6, _, _)) in variants().into_iter().enumerate() {
+        w(&mut v, &format!("    s5_lay{k} <= {} == 1'b{} && {} == 1'b{};", f("m4", "vlan"), u8::from(vl), f("m4", "ipv6"), u8::from(v6)));
+    }
     w(&mut v, "    s5_f1 <= {1'b0, s4_sum[15:0]} + {13'd0, s4_sum[19:16]};");
     w(&mut v, &format!("    s5_crc_end <= {{1'b0, s4_flen}} - 17'd{icrc};"));
     w(&mut v, "    s5_last_byte <= s4_flen - 16'd1;");
@@ -304,7 +315,7 @@ pub fn verilog(d: usize) -> String {
     let (gl, _) = meta::field("src_gid");
     let (dl, _) = meta::field("dst_gid");
     let mut lv = String::new();
-    for (k, (vl, v6, l3, l4)) in variants().into_iter().enumerate() {
+    for (k, (_, v6, l3, l4)) in variants().into_iter().enumerate() {
         let mut block = String::new();
         let v = &mut block;
         if v6 {
@@ -340,13 +351,12 @@ pub fn verilog(d: usize) -> String {
         for (name, bit, n) in EXT {
             for o in meta::ext_offsets(bit) {
                 let place = at(l4 + ext_off + o, n);
-                writeln!(v, "        {place} = {place} | ({{{}{{s5_has_{name} && s5_off_{name} == 5'd{o}}}}} & {});", 8 * n, m(name)).unwrap();
+                writeln!(v, "        {place} = {place} | ({{{}{{s5_at_{name}_{o}}}}} & {});", 8 * n, m(name)).unwrap();
             }
         }
-        let layout = format!("({vlan} == 1'b{} && {ipv6} == 1'b{})", u8::from(vl), u8::from(v6));
         writeln!(v, "end").unwrap();
         writeln!(lv, "reg [1023:0] img_l{k};\nalways @(*) begin\n    img_l{k} = 1024'd0;\n{}", block.replace("img_n[", &format!("img_l{k}["))).unwrap();
-        writeln!(lv, "wire [1023:0] img_s{k} = {{1024{{{layout}}}}} & img_l{k};").unwrap();
+        writeln!(lv, "wire [1023:0] img_s{k} = {{1024{{s5_lay{k}}}}} & img_l{k};").unwrap();
     }
     v.push_str(&lv);
     w(&mut v, "wire [1023:0] img = img_n | img_s0 | img_s1 | img_s2 | img_s3;");
