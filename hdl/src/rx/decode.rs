@@ -5,9 +5,12 @@
 //! packet ends (these depend on the first `PARAM_BYTES` bytes only).
 //!
 //! Free-running: every stage registers every cycle, so a new header may enter each cycle. Stages:
-//! 1. VLAN, EtherType, IP version, L3 length; the window realigned to L3 (two layouts);
-//! 2. IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
-//! 3. L4/L5 lengths, IP length checks, the opcode table, checksum partial sums, the IP end;
+//! 1. VLAN, EtherType, IP version, L3 length; the window realigned to L3 (two layouts); the opcode for
+//!    either IP version;
+//! 2. IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6); the
+//!    opcode table for either IP version;
+//! 3. L4/L5 lengths, IP length checks, the opcode table's outputs for the IP version, checksum partial
+//!    sums, the IP end;
 //! 4. UDP and BTH length checks, the extended headers, the record fields (the payload offset), the checksum
 //!    folded once;
 //! 5. checksum folded again, pad check, payload length, the frame length and IP version/IHL as flags;
@@ -106,13 +109,19 @@ pub fn verilog() -> String {
 
     // ---- Stage 1: Ethernet ----
     w(&mut v, &format!("wire vlan0 = {} == 16'h{:04x};", be("hdr", 12, 2), eth::ethertype::VLAN));
-    w(&mut v, &format!("reg s1_vlan, s1_is4, s1_is6;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
+    w(&mut v, &format!("reg s1_vlan, s1_is4, s1_is6;\nreg [7:0] s1_opn4, s1_opn6;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
     w(&mut v, "always @(posedge clock) begin");
     w(&mut v, "    s1_vlan <= vlan0;");
     w(&mut v, &format!("    s1_etype <= vlan0 ? {} : {};", be("hdr", 16, 2), be("hdr", 12, 2)));
     // The IP version, registered here: it selects hundreds of bits in stage 2.
     for (x, et) in [("is4", eth::ethertype::IPV4), ("is6", eth::ethertype::IPV6)] {
         w(&mut v, &format!("    s1_{x} <= vlan0 ? {} == 16'h{et:04x} : {} == 16'h{et:04x};", be("hdr", 16, 2), be("hdr", 12, 2)));
+    }
+    // The opcode for either IP version, inverted: a plain copy would be merged with the window's copy of the
+    // same bits, and the opcode table then read from that wide register, placed far from it.
+    let op_at = |eth: usize, ip: usize| be("hdr", eth + ip + udp_hdr + bth::field::OPCODE, 1);
+    for (x, ip) in [("4", h4), ("6", h6)] {
+        w(&mut v, &format!("    s1_opn{x} <= ~(vlan0 ? {} : {});", op_at(e1, ip), op_at(e0, ip)));
     }
     w(&mut v, "    s1_len <= len;");
     w(&mut v, &format!("    s1_l3len <= vlan0 ? {{1'b0, len}} - 17'd{e1} : {{1'b0, len}} - 17'd{e0};"));
@@ -146,17 +155,30 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s2_flow_label <= is6 ? {{s1_l3[11:8], {}}} : 20'd0;", l3(2, 2)));
     w(&mut v, &format!("    s2_l4 <= is6 ? {} : {};", window("s1_l3", h6, l4_bytes), window("s1_l3", h4, l4_bytes)));
     w(&mut v, "end");
-
-    // ---- Stage 3: lengths, the opcode table ----
-    let l4 = |r: usize, n: usize| be("s2_l4", r, n);
-    w(&mut v, "reg [7:0] opcode;\nreg known;\nreg [16:0] ext_len;");
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg has_{name};\nreg [4:0] off_{name};"));
+    // The opcode table, once per IP version (stage 3 picks one).
+    for t in ["t4_", "t6_"] {
+        w(&mut v, &format!("reg [7:0] {t}opcode;\nreg {t}known;\nreg [16:0] {t}ext_len;"));
+        for (name, _, _) in EXT {
+            w(&mut v, &format!("reg {t}has_{name};\nreg [4:0] {t}off_{name};"));
+        }
+        w(&mut v, "always @(*) begin");
+        w(&mut v, &format!("    {t}opcode = ~s1_opn{};", &t[1..2]));
+        v.push_str(&meta::ext_table_verilog(t, 17, true));
+        w(&mut v, "end");
+        w(&mut v, &format!("reg s2_{t}known;\nreg [16:0] s2_{t}ext_len;"));
+        for (name, _, _) in EXT {
+            w(&mut v, &format!("reg s2_{t}has_{name};\nreg [4:0] s2_{t}off_{name};"));
+        }
+        w(&mut v, "always @(posedge clock) begin");
+        w(&mut v, &format!("    s2_{t}known <= {t}known;\n    s2_{t}ext_len <= {t}ext_len;"));
+        for (name, _, _) in EXT {
+            w(&mut v, &format!("    s2_{t}has_{name} <= {t}has_{name};\n    s2_{t}off_{name} <= {t}off_{name};"));
+        }
+        w(&mut v, "end");
     }
-    w(&mut v, "always @(*) begin");
-    w(&mut v, &format!("    opcode = {};", l4(udp_hdr + bth::field::OPCODE, 1)));
-    v.push_str(&meta::ext_table_verilog(17, true));
-    w(&mut v, "end");
+
+    // ---- Stage 3: lengths, the opcode table's outputs for the IP version ----
+    let l4 = |r: usize, n: usize| be("s2_l4", r, n);
     w(&mut v, "reg s3_vlan, s3_is4, s3_is6, s3_l3short4, s3_l3short6, s3_proto_udp, s3_nh_udp, s3_frag, s3_ipl_small, s3_ipl_big, s3_dport_ok, s3_known;");
     w(&mut v, "reg [15:0] s3_etype, s3_len, s3_ident, s3_ulen;\nreg [16:0] s3_ip_end, s3_l4len, s3_l5len, s3_l5m16, s3_ext_len;\nreg [15:0] s3_hdr_base;\nreg [18:0] s3_q0, s3_q1;");
     w(&mut v, &format!("reg [7:0] s3_l3b0, s3_tclass, s3_hop_limit;\nreg [19:0] s3_flow_label;\nreg [127:0] s3_src_gid, s3_dst_gid;\nreg [{}:0] s3_eth;\nreg [15:0] s3_sport;\nreg [{}:0] s3_bth;", 8 * eth_keep - 1, 8 * bth_bytes - 1));
@@ -177,12 +199,12 @@ pub fn verilog() -> String {
     w(&mut v, "    s3_q0 <= {2'd0, s2_p0} + {2'd0, s2_p1} + {2'd0, s2_p2};\n    s3_q1 <= {2'd0, s2_p3} + {2'd0, s2_p4};");
     w(&mut v, &format!("    s3_sport <= {};\n    s3_bth <= {};", l4(0, 2), window("s2_l4", udp_hdr, bth_bytes)));
     w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
-    w(&mut v, "    s3_known <= known;\n    s3_ext_len <= ext_len;");
+    w(&mut v, "    s3_known <= s2_is6 ? s2_t6_known : s2_t4_known;\n    s3_ext_len <= s2_is6 ? s2_t6_ext_len : s2_t4_ext_len;");
     let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
     // The headers up to the BTH's end; the extended headers (from the opcode table, registered here) are added in stage 4.
     w(&mut v, &format!("    s3_hdr_base <= s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{});", hdr_len(true, true), hdr_len(true, false), hdr_len(false, true), hdr_len(false, false)));
     for (name, _, _) in EXT {
-        w(&mut v, &format!("    s3_has_{name} <= has_{name};\n    s3_off_{name} <= off_{name};"));
+        w(&mut v, &format!("    s3_has_{name} <= s2_is6 ? s2_t6_has_{name} : s2_t4_has_{name};\n    s3_off_{name} <= s2_is6 ? s2_t6_off_{name} : s2_t4_off_{name};"));
     }
     w(&mut v, "end");
     w(&mut v, "always @(*) begin\n    vlan = s3_vlan;\n    ipv6 = s3_is6;\n    ip_end = s3_ip_end;\nend");
