@@ -6,8 +6,8 @@
 //! `TAIL`): each folds its bytes in when its bit of the count is set, then shifts them off. The 8 bytes of
 //! count bit 3 take two stages of 4, so no tail stage is wider than the 4-byte one at the 8-byte width (one
 //! 8-byte fold was six LUT levels, TX's worst path at one placement). One frame can end on every cycle; the
-//! result comes out `LATENCY` cycles after the last beat. The matrices are computed from `wire::icrc::crc32_update`, so the RTL and the model share one
-//! definition of the CRC.
+//! result comes out `LATENCY` cycles after the last beat. The matrices are computed from
+//! `wire::icrc::crc32_update`, so the RTL and the model share one definition of the CRC.
 
 use crate::kit::*;
 use wire::icrc::crc32_update;

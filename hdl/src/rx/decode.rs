@@ -155,24 +155,24 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s2_flow_label <= is6 ? {{s1_l3[11:8], {}}} : 20'd0;", l3(2, 2)));
     w(&mut v, &format!("    s2_l4 <= is6 ? {} : {};", window("s1_l3", h6, l4_bytes), window("s1_l3", h4, l4_bytes)));
     w(&mut v, "end");
-    // The opcode table, once per IP version (stage 3 picks one).
-    for t in ["t4_", "t6_"] {
-        w(&mut v, &format!("reg [7:0] {t}opcode;\nreg {t}known;\nreg [16:0] {t}ext_len;"));
-        for (name, _, _) in EXT {
-            w(&mut v, &format!("reg {t}has_{name};\nreg [4:0] {t}off_{name};"));
+    // The opcode table, once per IP version (stage 3 picks one): its outputs (name, bits), registered.
+    let mut table = vec![("known".to_string(), 1), ("ext_len".to_string(), 17)];
+    for (name, _, _) in EXT {
+        table.push((format!("has_{name}"), 1));
+        table.push((format!("off_{name}"), 5));
+    }
+    for (t, x) in [("t4_", 4), ("t6_", 6)] {
+        w(&mut v, &format!("reg [7:0] {t}opcode;"));
+        for (name, bits) in &table {
+            w(&mut v, &format!("reg [{}:0] {t}{name}, s2_{t}{name};", bits - 1));
         }
         w(&mut v, "always @(*) begin");
-        w(&mut v, &format!("    {t}opcode = ~s1_opn{};", &t[1..2]));
+        w(&mut v, &format!("    {t}opcode = ~s1_opn{x};"));
         v.push_str(&meta::ext_table_verilog(t, 17, true));
         w(&mut v, "end");
-        w(&mut v, &format!("reg s2_{t}known;\nreg [16:0] s2_{t}ext_len;"));
-        for (name, _, _) in EXT {
-            w(&mut v, &format!("reg s2_{t}has_{name};\nreg [4:0] s2_{t}off_{name};"));
-        }
         w(&mut v, "always @(posedge clock) begin");
-        w(&mut v, &format!("    s2_{t}known <= {t}known;\n    s2_{t}ext_len <= {t}ext_len;"));
-        for (name, _, _) in EXT {
-            w(&mut v, &format!("    s2_{t}has_{name} <= {t}has_{name};\n    s2_{t}off_{name} <= {t}off_{name};"));
+        for (name, _) in &table {
+            w(&mut v, &format!("    s2_{t}{name} <= {t}{name};"));
         }
         w(&mut v, "end");
     }
@@ -199,13 +199,12 @@ pub fn verilog() -> String {
     w(&mut v, "    s3_q0 <= {2'd0, s2_p0} + {2'd0, s2_p1} + {2'd0, s2_p2};\n    s3_q1 <= {2'd0, s2_p3} + {2'd0, s2_p4};");
     w(&mut v, &format!("    s3_sport <= {};\n    s3_bth <= {};", l4(0, 2), window("s2_l4", udp_hdr, bth_bytes)));
     w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
-    w(&mut v, "    s3_known <= s2_is6 ? s2_t6_known : s2_t4_known;\n    s3_ext_len <= s2_is6 ? s2_t6_ext_len : s2_t4_ext_len;");
+    for (name, _) in &table {
+        w(&mut v, &format!("    s3_{name} <= s2_is6 ? s2_t6_{name} : s2_t4_{name};"));
+    }
     let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
     // The headers up to the BTH's end; the extended headers (from the opcode table, registered here) are added in stage 4.
     w(&mut v, &format!("    s3_hdr_base <= s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{});", hdr_len(true, true), hdr_len(true, false), hdr_len(false, true), hdr_len(false, false)));
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("    s3_has_{name} <= s2_is6 ? s2_t6_has_{name} : s2_t4_has_{name};\n    s3_off_{name} <= s2_is6 ? s2_t6_off_{name} : s2_t4_off_{name};"));
-    }
     w(&mut v, "end");
     w(&mut v, "always @(*) begin\n    vlan = s3_vlan;\n    ipv6 = s3_is6;\n    ip_end = s3_ip_end;\nend");
 
