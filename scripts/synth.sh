@@ -25,7 +25,7 @@ for v in synth-out/*.v; do
       ;;
     *)
       # Out of context: the cores' ports (the RX metadata is over 1,200 bits) are internal nets, not pins.
-      $Y -q -l "synth-out/$name.ecp5.log" -p "read_verilog $v; synth_ecp5 -noiopad -flatten -top top -json synth-out/$name.json" >/dev/null
+      $Y -q -l "synth-out/$name.ecp5.log" -p "read_verilog -DFERRITE_ECP5 $v; synth_ecp5 -noiopad -flatten -top top -json synth-out/$name.json" >/dev/null
       $P --85k --package CABGA381 --out-of-context --json "synth-out/$name.json" --freq 125 --log "synth-out/$name.pnr.log" --quiet >/dev/null 2>&1 || true
       use() { grep -E "^Info:\s+$1:" "synth-out/$name.pnr.log" | head -1 | sed -E 's/.*: *([0-9]+)\/.*/\1/'; }
       fmax=$(grep -E "Max frequency for clock" "synth-out/$name.pnr.log" | tail -1 | sed -E 's/.*: ([0-9.]+) MHz.*/\1/' || true)

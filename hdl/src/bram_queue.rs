@@ -1,7 +1,7 @@
 //! `BramQueue<N, A, AP1, M>`: a FIFO of `2^A` entries of `N` data bits and a flag bit for block RAM (the
-//! frame stores), read out through a ring the consumer pops. ECP5 block RAM outputs come 5.8 ns after
-//! the clock unless their output register is used, and yosys does not map one; so the RAM's read
-//! register only ever feeds a plain register (`s1`, loaded every clock), which feeds a four-entry ring.
+//! frame stores), read out through a ring the consumer pops. The RAM (`StoreRam`) shows an entry two
+//! clocks after its read, from its output register (block RAM outputs without one are slow), which feeds
+//! a four-entry ring.
 //! Reads are issued only with room in the ring for them and the two in flight, so nothing on the way
 //! waits: one entry a clock when the consumer pops every clock.
 //!
@@ -12,7 +12,7 @@
 //! pops from them.
 
 use crate::kit::*;
-use crate::queue::ReadEnableRam;
+use crate::store_ram::StoreRam;
 
 #[derive(LogicBlock)]
 pub struct BramQueue<const N: usize, const A: usize, const AP1: usize, const M: u32> {
@@ -25,8 +25,7 @@ pub struct BramQueue<const N: usize, const A: usize, const AP1: usize, const M: 
     pub out_flag: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub pop: Signal<In, Bit>,
-    ram: ReadEnableRam<Bits<N>, A>,
-    fram: ReadEnableRam<Bit, A>,
+    ram: StoreRam<N, A>,
     used: DFF<Bits<AP1>>,
     af_level: Constant<Bits<AP1>>,
     // The write pointer; the next entry to read; the RAM holds an entry not yet read (`used != 0`, kept as a
@@ -35,10 +34,8 @@ pub struct BramQueue<const N: usize, const A: usize, const AP1: usize, const M: 
     np: DFF<Bits<A>>,
     has: DFF<Bit>,
     fetch: Signal<Local, Bit>,
-    // An entry read at the last clock (in the RAM's read register), and one in `s1`.
+    // An entry read at the last clock (in the RAM's read register), and one in its output register.
     f0: DFF<Bit>,
-    s1: DFF<Bits<N>>,
-    s1_flag: DFF<Bit>,
     f1: DFF<Bit>,
     // The ring: entries, their flags, write and read slots, entries in it, entries in it or in flight.
     r0: DFF<Bits<N>>,
@@ -77,8 +74,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
             out_flag: Signal::default(),
             out_valid: Signal::default(),
             pop: Signal::default(),
-            ram: ReadEnableRam::default(),
-            fram: ReadEnableRam::default(),
+            ram: StoreRam::default(),
             used: DFF::default(),
             af_level: Constant::new(((1u64 << A) - M as u64).into()),
             wp: DFF::default(),
@@ -86,8 +82,6 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
             has: DFF::default(),
             fetch: Signal::default(),
             f0: DFF::default(),
-            s1: DFF::default(),
-            s1_flag: DFF::default(),
             f1: DFF::default(),
             r0: DFF::default(),
             r1: DFF::default(),
@@ -114,15 +108,12 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Default for
 impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for BramQueue<N, A, AP1, M> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, used, wp, np, has, f0, s1, s1_flag, f1, r0, r1, r2, r3, g0, g1, g2, g3, rw, rr, cnt, held, hv, hf);
+        dff_setup!(self, clock, used, wp, np, has, f0, f1, r0, r1, r2, r3, g0, g1, g2, g3, rw, rr, cnt, held, hv, hf);
         self.ram.clock.next = self.clock.val();
-        self.fram.clock.next = self.clock.val();
         self.ram.write_address.next = self.wp.q.val();
         self.ram.write_data.next = self.data_in.val();
         self.ram.write_enable.next = self.write.val();
-        self.fram.write_address.next = self.wp.q.val();
-        self.fram.write_data.next = self.flag_in.val();
-        self.fram.write_enable.next = self.write.val();
+        self.ram.write_flag.next = self.flag_in.val();
         if self.write.val() {
             self.wp.d.next = self.wp.q.val() + 1;
         }
@@ -131,9 +122,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for B
         self.fetch.next = self.has.q.val() & (self.held.q.val() < 4);
         self.has.d.next = self.write.val() | (self.used.q.val() > 1) | ((self.used.q.val() == 1) & !self.fetch.val());
         self.ram.read_address.next = self.np.q.val();
-        self.fram.read_address.next = self.np.q.val();
         self.ram.read_enable.next = self.fetch.val();
-        self.fram.read_enable.next = self.fetch.val();
         if self.fetch.val() {
             self.np.d.next = self.np.q.val() + 1;
         }
@@ -145,26 +134,24 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for B
         }
         self.almost_full.next = self.used.q.val() >= self.af_level.val();
         self.f0.d.next = self.fetch.val();
-        self.s1.d.next = self.ram.read_data.val();
-        self.s1_flag.d.next = self.fram.read_data.val();
         self.f1.d.next = self.f0.q.val();
         if self.f1.q.val() {
             self.rw.d.next = self.rw.q.val() + 1;
             if self.rw.q.val() == 0 {
-                self.r0.d.next = self.s1.q.val();
-                self.g0.d.next = self.s1_flag.q.val();
+                self.r0.d.next = self.ram.read_data.val();
+                self.g0.d.next = self.ram.read_flag.val();
             }
             if self.rw.q.val() == 1 {
-                self.r1.d.next = self.s1.q.val();
-                self.g1.d.next = self.s1_flag.q.val();
+                self.r1.d.next = self.ram.read_data.val();
+                self.g1.d.next = self.ram.read_flag.val();
             }
             if self.rw.q.val() == 2 {
-                self.r2.d.next = self.s1.q.val();
-                self.g2.d.next = self.s1_flag.q.val();
+                self.r2.d.next = self.ram.read_data.val();
+                self.g2.d.next = self.ram.read_flag.val();
             }
             if self.rw.q.val() == 3 {
-                self.r3.d.next = self.s1.q.val();
-                self.g3.d.next = self.s1_flag.q.val();
+                self.r3.d.next = self.ram.read_data.val();
+                self.g3.d.next = self.ram.read_flag.val();
             }
         }
         self.out_valid.next = self.hv.q.val();
@@ -191,7 +178,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for B
             self.at0.next = self.g3.q.val();
         }
         if self.f1.q.val() & (self.rw.q.val() == self.rr.q.val()) {
-            self.at0.next = self.s1_flag.q.val();
+            self.at0.next = self.ram.read_flag.val();
         }
         self.at1.next = self.g0.q.val();
         if self.rr1.val() == 1 {
@@ -204,7 +191,7 @@ impl<const N: usize, const A: usize, const AP1: usize, const M: u32> Logic for B
             self.at1.next = self.g3.q.val();
         }
         if self.f1.q.val() & (self.rw.q.val() == self.rr1.val()) {
-            self.at1.next = self.s1_flag.q.val();
+            self.at1.next = self.ram.read_flag.val();
         }
         // cnt + f1 - give != 0, and the flag of the slot `rr + give`.
         self.hv.d.next = self.f1.q.val() | (self.cnt.q.val() > 1) | ((self.cnt.q.val() == 1) & !self.pop.val());

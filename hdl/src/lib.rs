@@ -14,6 +14,7 @@ pub mod kit;
 pub mod prefetch;
 pub mod queue;
 pub mod rx;
+pub mod store_ram;
 pub mod top;
 pub mod tx;
 pub mod width;
