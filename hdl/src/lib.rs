@@ -10,6 +10,7 @@
 pub mod bram_queue;
 pub mod crc;
 pub mod delay;
+pub mod dp16kd;
 pub mod kit;
 pub mod prefetch;
 pub mod queue;

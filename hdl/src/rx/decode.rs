@@ -6,9 +6,9 @@
 //!
 //! Free-running: every stage registers every cycle, so a new header may enter each cycle. Stages:
 //! 1. VLAN, EtherType, IP version, L3 length; the window realigned to L3 (two layouts); the opcode for
-//!    either IP version;
-//! 2. IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6); the
-//!    opcode table for either IP version;
+//!    either IP version read from the opcode table, a ROM (on ECP5 a block RAM, whose output register is
+//!    stage 2's);
+//! 2. IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
 //! 3. L4/L5 lengths, IP length checks, the opcode table's outputs for the IP version, checksum partial
 //!    sums, the IP end;
 //! 4. UDP and BTH length checks, the extended headers, the record fields (the payload offset), the checksum
@@ -88,6 +88,61 @@ fn reject_code(why: &str) -> usize {
     IP_REJECTS.iter().position(|&x| x == why).expect("reason in IP_REJECTS")
 }
 
+/// The opcode table as the decoder's ROM holds it: its fields (name, bits stored, bits declared), low bits
+/// first, and the word for each opcode (0, so not `known`, for opcodes not in the table).
+fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
+    let ops = wire::opcode::TABLE.iter();
+    let max_ext = ops.clone().flatten().map(|i| i.ext_len()).max().unwrap_or(0);
+    let mut table = vec![("known".to_string(), 1, 1), ("ext_len".to_string(), (usize::BITS - max_ext.leading_zeros()) as usize, 17)];
+    for (name, _, _) in EXT {
+        table.push((format!("has_{name}"), 1, 1));
+        table.push((format!("off_{name}"), 5, 5));
+    }
+    let words = ops
+        .map(|info| {
+            let Some(info) = info else { return 0 };
+            let mut vals = vec![1, info.ext_len()];
+            for (_, bit, _) in EXT {
+                vals.push(usize::from(info.has(bit)));
+                vals.push(if info.has(bit) { meta::ext_offset(info, bit) } else { 0 });
+            }
+            let mut lsb = 0;
+            vals.iter().zip(&table).fold(0u64, |word, (&val, (name, stored, _))| {
+                assert!(val < 1 << stored, "{name} = {val} does not fit {stored} bits");
+                lsb += stored;
+                word | (val as u64) << (lsb - stored)
+            })
+        })
+        .collect();
+    (table, words)
+}
+
+/// The opcode table ROM, `bits` wide: `op4`/`op6` in, `s2_rom4`/`s2_rom6` out two clocks later. For ECP5,
+/// one block RAM port per IP version with its output register on (`dp16kd`); else a case table and two
+/// registers.
+fn op_rom_verilog(words: &[u64], bits: usize) -> String {
+    use crate::dp16kd::{self, Access, Port, TILE_BITS};
+    let tiles = bits.div_ceil(TILE_BITS);
+    let mut v = String::new();
+    v += "`ifdef FERRITE_ECP5\n";
+    v += &format!("wire [{}:0] rom4, rom6;\n", tiles * TILE_BITS - 1);
+    let port = |addr, dout| Port { addr, addr_bits: 8, enable: "1'b1", access: Access::Read { dout } };
+    for t in 0..tiles {
+        v += &dp16kd::instance(&format!("optab{t}"), t, &port("op4", "rom4"), &port("op6", "rom6"), Some(&dp16kd::tile_init(words, t)));
+    }
+    v += &format!("wire [{0}:0] s2_rom4 = rom4[{0}:0];\nwire [{0}:0] s2_rom6 = rom6[{0}:0];\n", bits - 1);
+    v += "`else\n";
+    v += &format!("function [{}:0] optab(input [7:0] op);\n    case (op)\n", bits - 1);
+    for (op, &word) in words.iter().enumerate().filter(|(_, &w)| w != 0) {
+        v += &format!("    8'h{op:02x}: optab = {bits}'h{word:x};\n");
+    }
+    v += &format!("    default: optab = {bits}'h0;\n    endcase\nendfunction\n");
+    v += &format!("reg [{0}:0] s1_rom4, s1_rom6, s2_rom4, s2_rom6;\n", bits - 1);
+    v += "always @(posedge clock) begin\n    s1_rom4 <= optab(op4);\n    s1_rom6 <= optab(op6);\n    s2_rom4 <= s1_rom4;\n    s2_rom6 <= s1_rom6;\nend\n";
+    v += "`endif\n";
+    v
+}
+
 /// The whole body of the decoder module.
 pub fn verilog() -> String {
     let mut v = String::new();
@@ -109,7 +164,7 @@ pub fn verilog() -> String {
 
     // ---- Stage 1: Ethernet ----
     w(&mut v, &format!("wire vlan0 = {} == 16'h{:04x};", be("hdr", 12, 2), eth::ethertype::VLAN));
-    w(&mut v, &format!("reg s1_vlan, s1_is4, s1_is6;\nreg [7:0] s1_opn4, s1_opn6;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
+    w(&mut v, &format!("reg s1_vlan, s1_is4, s1_is6;\nreg [15:0] s1_etype, s1_len;\nreg [16:0] s1_l3len;\nreg [{}:0] s1_eth;\nreg [{}:0] s1_l3;", 8 * eth_keep - 1, 8 * l3_bytes - 1));
     w(&mut v, "always @(posedge clock) begin");
     w(&mut v, "    s1_vlan <= vlan0;");
     w(&mut v, &format!("    s1_etype <= vlan0 ? {} : {};", be("hdr", 16, 2), be("hdr", 12, 2)));
@@ -117,17 +172,18 @@ pub fn verilog() -> String {
     for (x, et) in [("is4", eth::ethertype::IPV4), ("is6", eth::ethertype::IPV6)] {
         w(&mut v, &format!("    s1_{x} <= vlan0 ? {} == 16'h{et:04x} : {} == 16'h{et:04x};", be("hdr", 16, 2), be("hdr", 12, 2)));
     }
-    // The opcode for either IP version, inverted: a plain copy would be merged with the window's copy of the
-    // same bits, and the opcode table then read from that wide register, placed far from it.
-    let op_at = |eth: usize, ip: usize| be("hdr", eth + ip + udp_hdr + bth::field::OPCODE, 1);
-    for (x, ip) in [("4", h4), ("6", h6)] {
-        w(&mut v, &format!("    s1_opn{x} <= ~(vlan0 ? {} : {});", op_at(e1, ip), op_at(e0, ip)));
-    }
     w(&mut v, "    s1_len <= len;");
     w(&mut v, &format!("    s1_l3len <= vlan0 ? {{1'b0, len}} - 17'd{e1} : {{1'b0, len}} - 17'd{e0};"));
     w(&mut v, &format!("    s1_eth <= {{{}, {}}};", window("hdr", eth::field::VLAN_TCI.start, 2), window("hdr", 0, macs)));
     w(&mut v, &format!("    s1_l3 <= vlan0 ? {} : {};", window("hdr", e1, l3_bytes), window("hdr", e0, l3_bytes)));
     w(&mut v, "end");
+    // The opcode for either IP version, looked up in the opcode table (registered twice: stages 1 and 2).
+    let op_at = |eth: usize, ip: usize| be("hdr", eth + ip + udp_hdr + bth::field::OPCODE, 1);
+    for (x, ip) in [("4", h4), ("6", h6)] {
+        w(&mut v, &format!("wire [7:0] op{x} = vlan0 ? {} : {};", op_at(e1, ip), op_at(e0, ip)));
+    }
+    let (table, words) = op_rom();
+    v += &op_rom_verilog(&words, table.iter().map(|f| f.1).sum());
 
     // ---- Stage 2: IP ----
     let l3 = |r: usize, n: usize| be("s1_l3", r, n);
@@ -155,26 +211,14 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s2_flow_label <= is6 ? {{s1_l3[11:8], {}}} : 20'd0;", l3(2, 2)));
     w(&mut v, &format!("    s2_l4 <= is6 ? {} : {};", window("s1_l3", h6, l4_bytes), window("s1_l3", h4, l4_bytes)));
     w(&mut v, "end");
-    // The opcode table, once per IP version (stage 3 picks one): its outputs (name, bits), registered.
-    let mut table = vec![("known".to_string(), 1), ("ext_len".to_string(), 17)];
-    for (name, _, _) in EXT {
-        table.push((format!("has_{name}"), 1));
-        table.push((format!("off_{name}"), 5));
-    }
-    for (t, x) in [("t4_", 4), ("t6_", 6)] {
-        w(&mut v, &format!("reg [7:0] {t}opcode;"));
-        for (name, bits) in &table {
-            w(&mut v, &format!("reg [{}:0] {t}{name}, s2_{t}{name};", bits - 1));
+    // The opcode table's outputs for either IP version (stage 3 picks one), from the table words.
+    let mut lsb = 0;
+    for (name, stored, bits) in &table {
+        for x in [4, 6] {
+            let pad = if bits > stored { format!("{}'d0, ", bits - stored) } else { String::new() };
+            w(&mut v, &format!("wire [{}:0] s2_t{x}_{name} = {{{pad}s2_rom{x}[{}:{lsb}]}};", bits - 1, lsb + stored - 1));
         }
-        w(&mut v, "always @(*) begin");
-        w(&mut v, &format!("    {t}opcode = ~s1_opn{x};"));
-        v.push_str(&meta::ext_table_verilog(t, 17, true));
-        w(&mut v, "end");
-        w(&mut v, "always @(posedge clock) begin");
-        for (name, _) in &table {
-            w(&mut v, &format!("    s2_{t}{name} <= {t}{name};"));
-        }
-        w(&mut v, "end");
+        lsb += stored;
     }
 
     // ---- Stage 3: lengths, the opcode table's outputs for the IP version ----
@@ -199,7 +243,7 @@ pub fn verilog() -> String {
     w(&mut v, "    s3_q0 <= {2'd0, s2_p0} + {2'd0, s2_p1} + {2'd0, s2_p2};\n    s3_q1 <= {2'd0, s2_p3} + {2'd0, s2_p4};");
     w(&mut v, &format!("    s3_sport <= {};\n    s3_bth <= {};", l4(0, 2), window("s2_l4", udp_hdr, bth_bytes)));
     w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
-    for (name, _) in &table {
+    for (name, _, _) in &table {
         w(&mut v, &format!("    s3_{name} <= s2_is6 ? s2_t6_{name} : s2_t4_{name};"));
     }
     let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
@@ -349,4 +393,43 @@ pub fn verilog() -> String {
     }
     w(&mut v, "end");
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dp16kd::model::{self, Env};
+    use std::collections::HashMap;
+
+    /// The ECP5 form of the opcode table, stepped pin by pin (`dp16kd::model`): every opcode on either port
+    /// comes out two clocks later as the table's word, which carries `wire`'s extended headers.
+    #[test]
+    fn opcode_rom_block_ram_gives_the_table() {
+        let (table, words) = op_rom();
+        let bits = table.iter().map(|f| f.1).sum();
+        let mut brams = model::parse(&op_rom_verilog(&words, bits));
+        let mask = (1u128 << bits) - 1;
+        // The addresses of the previous clock: their entries are in the output registers after this one.
+        let mut prev = None;
+        for op in 0..256 + 1 {
+            let (op4, op6) = (op as u128 % 256, (op as u128 * 37 + 11) % 256);
+            let env: Env = HashMap::from([("op4", op4), ("op6", op6)]);
+            for b in &mut brams {
+                b.clock(&env);
+            }
+            let mut buses = HashMap::new();
+            for b in &brams {
+                b.drive(&mut buses);
+            }
+            if let Some((p4, p6)) = prev {
+                assert_eq!((buses["rom4"] & mask, buses["rom6"] & mask), (u128::from(words[p4]), u128::from(words[p6])), "opcodes {p4:#x}, {p6:#x}");
+            }
+            prev = Some((op4 as usize, op6 as usize));
+        }
+        // The words themselves: `known` and `ext_len` per opcode.
+        for (op, info) in wire::opcode::TABLE.iter().enumerate() {
+            assert_eq!(words[op] & 1, u64::from(info.is_some()));
+            assert_eq!((words[op] >> 1) & ((1 << table[1].1) - 1), info.map_or(0, |i| i.ext_len()) as u64);
+        }
+    }
 }

@@ -46,23 +46,21 @@ pub const EXT: [(&str, u16, usize); 7] = [
     ("ieth", wire::opcode::hdr::IETH, 4),
 ];
 
-/// Verilog statements that set `<p>ext_len` (`len_bits` wide), `<p>has_<name>` and `<p>off_<name>` (the
-/// header's offset after the BTH) from `<p>opcode` by `wire`'s opcode table, and `<p>known` for opcodes in
-/// it if asked.
-pub fn ext_table_verilog(p: &str, len_bits: usize, with_known: bool) -> String {
+/// Verilog statements that set `ext_len` (`len_bits` wide), `has_<name>` and `off_<name>` (the header's
+/// offset after the BTH) from `opcode` by `wire`'s opcode table.
+pub fn ext_table_verilog(len_bits: usize) -> String {
     use std::fmt::Write as _;
-    let known = |v: bool| if with_known { format!(" {p}known = 1'b{};", u8::from(v)) } else { String::new() };
-    let mut v = format!("   {} {p}ext_len = {len_bits}'d0;\n", known(false));
+    let mut v = format!("    ext_len = {len_bits}'d0;\n");
     for (name, _, _) in EXT {
-        writeln!(v, "    {p}has_{name} = 1'b0;\n    {p}off_{name} = 5'd0;").unwrap();
+        writeln!(v, "    has_{name} = 1'b0;\n    off_{name} = 5'd0;").unwrap();
     }
-    writeln!(v, "    case ({p}opcode)").unwrap();
+    writeln!(v, "    case (opcode)").unwrap();
     for (op, info) in wire::opcode::TABLE.iter().enumerate() {
         let Some(info) = info else { continue };
-        write!(v, "    8'h{op:02x}: begin{} {p}ext_len = {len_bits}'d{};", known(true), info.ext_len()).unwrap();
+        write!(v, "    8'h{op:02x}: begin ext_len = {len_bits}'d{};", info.ext_len()).unwrap();
         for (name, bit, _) in EXT {
             if info.has(bit) {
-                write!(v, " {p}has_{name} = 1'b1; {p}off_{name} = 5'd{};", ext_offset(info, bit)).unwrap();
+                write!(v, " has_{name} = 1'b1; off_{name} = 5'd{};", ext_offset(info, bit)).unwrap();
             }
         }
         writeln!(v, " end").unwrap();
@@ -72,7 +70,7 @@ pub fn ext_table_verilog(p: &str, len_bits: usize, with_known: bool) -> String {
 }
 
 /// Where extended header `bit` starts after the BTH for an opcode that carries it.
-fn ext_offset(info: &wire::OpInfo, bit: u16) -> usize {
+pub fn ext_offset(info: &wire::OpInfo, bit: u16) -> usize {
     wire::opcode::hdr::ORDER.iter().take_while(|(b, _)| *b != bit).filter(|(b, _)| info.has(*b)).map(|(_, l)| l).sum()
 }
 

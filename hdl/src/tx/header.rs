@@ -171,7 +171,7 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, &ext_regs(""));
     w(&mut v, "always @(*) begin");
     w(&mut v, &format!("    opcode = {};", f("m1", "opcode")));
-    v.push_str(&meta::ext_table_verilog("", 16, false));
+    v.push_str(&meta::ext_table_verilog(16));
     w(&mut v, "end");
     // PadCnt: what makes the payload a multiple of four bytes.
     let (pl, _) = meta::field("payload_len");
