@@ -7,7 +7,7 @@
 //! own output register is on (`REGMODE_B = "OUTREG"`), and yosys' ECP5 memory mapping never turns it on.
 //! So for ECP5 synthesis (`read_verilog -DFERRITE_ECP5`, `scripts/synth.sh`) this block is written as
 //! `DP16KD` instances, 1024 x 18 each, with the output register on; everywhere else (Verilator, the 64-byte
-//! `synth_xilinx` run) it is generic Verilog with the same two registers (`dp16kd`).
+//! `synth_xilinx` run) it is generic Verilog with the same two registers. The instances come from `dp16kd`.
 
 use crate::dp16kd::{self, Access, Port, TILE_BITS, TILE_LOG2};
 use crate::kit::*;
