@@ -178,7 +178,7 @@ pub mod model {
         }
 
         /// Ors this instance's port outputs into `buses` at the bits their `DO` pins name.
-        pub fn drive(&self, buses: &mut HashMap<String, u128>) {
+        fn drive(&self, buses: &mut HashMap<String, u128>) {
             for (i, x) in ["A", "B"].into_iter().enumerate() {
                 let reg = self.pins[&format!("REGMODE_{x}")] == "\"OUTREG\"";
                 let q = if reg { self.out[i] } else { self.rq[i] };
@@ -189,5 +189,17 @@ pub mod model {
                 }
             }
         }
+    }
+
+    /// One clock of every instance, then the buses their outputs drive.
+    pub fn step(brams: &mut [Dp16kd], env: &Env) -> HashMap<String, u128> {
+        let mut buses = HashMap::new();
+        for b in brams.iter_mut() {
+            b.clock(env);
+        }
+        for b in brams.iter() {
+            b.drive(&mut buses);
+        }
+        buses
     }
 }

@@ -90,7 +90,8 @@ fn verilog(n: usize, a: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dp16kd::model::{self, Env};
+    use crate::dp16kd::model;
+    use ::model::rng::Rng;
     use std::collections::HashMap;
 
     /// The DP16KD form, stepped pin by pin (`dp16kd::model`), against the generic form: random writes and
@@ -104,23 +105,17 @@ mod tests {
         assert!(v.contains(&if pad > 0 { format!("{{{pad}'d0, write_flag, write_data}}") } else { "{write_flag, write_data}".into() }));
         let mut mem = vec![0u128; 1 << a];
         let mut rq = 0u128;
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let seed = 0x5eed_0000 + (n * 16 + a) as u64;
+        let mut rng = Rng::new(seed);
+        let mut rnd = move || rng.next_u64();
         let mask = (1u128 << (n + 1)) - 1;
         for step in 0..20_000 {
             let (wa, ra) = (u128::from(rnd()) % (1 << a), u128::from(rnd()) % (1 << a));
             let word = (u128::from(rnd()) << 64 | u128::from(rnd())) & mask;
             let re = u128::from(rnd() % 3 != 0);
             let we = if wa == ra { 0 } else { u128::from(rnd() % 2 == 0) };
-            let env: Env = HashMap::from([("write_address", wa), ("read_address", ra), ("write_enable", we), ("read_enable", re), ("wd", word)]);
-            for t in &mut tiles {
-                t.clock(&env);
-            }
+            let env = HashMap::from([("write_address", wa), ("read_address", ra), ("write_enable", we), ("read_enable", re), ("wd", word)]);
+            let buses = model::step(&mut tiles, &env);
             let out = rq;
             if re == 1 {
                 rq = mem[ra as usize];
@@ -128,11 +123,7 @@ mod tests {
             if we == 1 {
                 mem[wa as usize] = word;
             }
-            let mut buses = HashMap::new();
-            for t in &tiles {
-                t.drive(&mut buses);
-            }
-            assert_eq!(buses["rd"] & mask, out, "n {n}, a {a}, step {step}");
+            assert_eq!(buses["rd"] & mask, out, "n {n}, a {a}, seed {seed:#x}, step {step}");
         }
     }
 

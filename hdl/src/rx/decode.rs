@@ -102,9 +102,8 @@ fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
         .map(|info| {
             let Some(info) = info else { return 0 };
             let mut vals = vec![1, info.ext_len()];
-            for (_, bit, _) in EXT {
-                vals.push(usize::from(info.has(bit)));
-                vals.push(if info.has(bit) { meta::ext_offset(info, bit) } else { 0 });
+            for (_, off) in meta::ext_layout(info) {
+                vals.extend([usize::from(off.is_some()), off.unwrap_or(0)]);
             }
             let mut lsb = 0;
             vals.iter().zip(&table).fold(0u64, |word, (&val, (name, stored, _))| {
@@ -398,7 +397,7 @@ pub fn verilog() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dp16kd::model::{self, Env};
+    use crate::dp16kd::model;
     use std::collections::HashMap;
 
     /// The ECP5 form of the opcode table, stepped pin by pin (`dp16kd::model`): every opcode on either port
@@ -413,14 +412,7 @@ mod tests {
         let mut prev = None;
         for op in 0..256 + 1 {
             let (op4, op6) = (op as u128 % 256, (op as u128 * 37 + 11) % 256);
-            let env: Env = HashMap::from([("op4", op4), ("op6", op6)]);
-            for b in &mut brams {
-                b.clock(&env);
-            }
-            let mut buses = HashMap::new();
-            for b in &brams {
-                b.drive(&mut buses);
-            }
+            let buses = model::step(&mut brams, &HashMap::from([("op4", op4), ("op6", op6)]));
             if let Some((p4, p6)) = prev {
                 assert_eq!((buses["rom4"] & mask, buses["rom6"] & mask), (u128::from(words[p4]), u128::from(words[p6])), "opcodes {p4:#x}, {p6:#x}");
             }

@@ -58,9 +58,9 @@ pub fn ext_table_verilog(len_bits: usize) -> String {
     for (op, info) in wire::opcode::TABLE.iter().enumerate() {
         let Some(info) = info else { continue };
         write!(v, "    8'h{op:02x}: begin ext_len = {len_bits}'d{};", info.ext_len()).unwrap();
-        for (name, bit, _) in EXT {
-            if info.has(bit) {
-                write!(v, " has_{name} = 1'b1; off_{name} = 5'd{};", ext_offset(info, bit)).unwrap();
+        for (name, off) in ext_layout(info) {
+            if let Some(off) = off {
+                write!(v, " has_{name} = 1'b1; off_{name} = 5'd{off};").unwrap();
             }
         }
         writeln!(v, " end").unwrap();
@@ -69,8 +69,13 @@ pub fn ext_table_verilog(len_bits: usize) -> String {
     v
 }
 
+/// Each `EXT` header's name and, if the opcode carries it, its offset after the BTH.
+pub fn ext_layout(info: &wire::OpInfo) -> impl Iterator<Item = (&'static str, Option<usize>)> + '_ {
+    EXT.iter().map(|&(name, bit, _)| (name, info.has(bit).then(|| ext_offset(info, bit))))
+}
+
 /// Where extended header `bit` starts after the BTH for an opcode that carries it.
-pub fn ext_offset(info: &wire::OpInfo, bit: u16) -> usize {
+fn ext_offset(info: &wire::OpInfo, bit: u16) -> usize {
     wire::opcode::hdr::ORDER.iter().take_while(|(b, _)| *b != bit).filter(|(b, _)| info.has(*b)).map(|(_, l)| l).sum()
 }
 
