@@ -8,8 +8,8 @@
 //! decoder's record goes into `vq` `decode::LATENCY` cycles after each frame's end, and later the ICRC
 //! result into `cq`.
 //! Egress: with a record, its ICRC result and the frame's beats at hand (all read through registers: the
-//! record queues' `Prefetch` rings, the frame store's `BramQueue` ring), the record goes out on `meta`; a dropped frame (or one without payload) is popped from the
-//! store and discarded, an accepted one has its header beats skipped and its payload funnel-shifted to
+//! record queues' one `SplitPrefetch`, the frame store's `BramQueue` ring), the record goes out on `meta`;
+//! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its header beats skipped and its payload funnel-shifted to
 //! lane 0, the pad, ICRC and Ethernet padding dropped. When a frame's last stored beat is taken with payload
 //! left in it, the frame retires at once and that last output beat (the "tail") goes out while the next
 //! frame's first beat is taken: one beat per cycle however the payload falls.
@@ -24,7 +24,7 @@ use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
 use crate::bram_queue::BramQueue;
-use crate::prefetch::{HeadPrefetch, Prefetch};
+use crate::prefetch::SplitPrefetch;
 use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
 use crate::kit::*;
@@ -118,19 +118,20 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     m_last: DFF<Bit>,
     icrc_acc: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
-    // Records, received ICRCs and ICRC results, one per frame, in order.
-    vq: Queue<{ meta::BITS }, Q>,
+    // Records with their steering bits (`vx` at bit `meta::BITS`), received ICRCs and ICRC results, one per
+    // frame, in order.
+    vq: Queue<{ meta::BITS + 21 }, Q>,
     iq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     cq: SynchronousFIFO<Bit, Q, QP1, 1>,
     inflight_max: Constant<Bits<8>>,
-    vq_p: Prefetch<{ meta::BITS }>,
-    // What the egress steers by, worked out from each record as it goes into `vq`, into a queue beside it:
+    // What the egress steers by, worked out from each record as it goes into `vq`, stored beside it:
     // bit 20 the payload fits one beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it
     // fits the first payload beat (<= K - shift); 15:0 2K - shift.
     pre: RecordFields<K>,
     vx: Signal<Local, Bits<21>>,
-    vxq: Queue<21, Q>,
-    vx_p: HeadPrefetch<21>,
+    vq_in: Signal<Local, Bits<{ meta::BITS + 21 }>>,
+    // Where what follows a record starts (`meta::BITS`), in `vq`'s entries and the ring's.
+    rec_end: Constant<Bits<16>>,
     lanes_2k: Constant<Bits<16>>,
     // Registered with `rem` (from the candidates for its next value): rem > K - shift, rem <= K.
     more: DFF<Bit>,
@@ -143,14 +144,15 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pastq: DFF<Bit>,
     past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
-    iq_p: Prefetch<32>,
-    cq_p: HeadPrefetch<1>,
+    // The three queues read together, popped as the frame retires: the record and its received ICRC
+    // (`meta::BITS` + 32 bits, a ring), its steering bits and ICRC result (bit 21) at the head.
+    rp: SplitPrefetch<{ meta::BITS + 32 }, 22>,
+    steer: Signal<Local, Bits<21>>,
+    icrc_ok: Signal<Local, Bit>,
     record: RecordFields<K>,
     // The frame store.
     sd: BramQueue<D, A, AP1, STORE_MARGIN>,
     // Egress.
-    // A record, its received ICRC and its ICRC result are at hand (registered from the rings' next state).
-    have: DFF<Bit>,
     go: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     retire: Signal<Local, Bit>,
@@ -267,11 +269,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             iq: Default::default(),
             cq: Default::default(),
             inflight_max: Constant::new(((1u64 << Q) - 4).into()),
-            vq_p: Prefetch::default(),
             pre: RecordFields::default(),
             vx: Signal::default(),
-            vxq: Default::default(),
-            vx_p: HeadPrefetch::default(),
+            vq_in: Signal::default(),
+            rec_end: Constant::new((meta::BITS as u64).into()),
             lanes_2k: Constant::new((2 * K as u64).into()),
             more: DFF::default(),
             fin: DFF::default(),
@@ -281,11 +282,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             pastq: DFF::default(),
             past: Signal::default(),
             kms: Signal::default(),
-            iq_p: Prefetch::default(),
-            cq_p: HeadPrefetch::default(),
+            rp: SplitPrefetch::default(),
+            steer: Signal::default(),
+            icrc_ok: Signal::default(),
             record: RecordFields::default(),
             sd: Default::default(),
-            have: DFF::default(),
             go: Signal::default(),
             pop: Signal::default(),
             retire: Signal::default(),
@@ -323,10 +324,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
-        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq, have);
+        dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, vxq, iq, cq, sd, cap, dec, rec_delay, param_delay, vq_p, vx_p, iq_p, cq_p);
+        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, rp);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -446,7 +447,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // for one cycle), the received ICRC once the frame's last beat has passed the lanes, the ICRC check
         // when the CRC is out.
         self.rec_delay.d.next = self.done.q.val();
-        self.vq.data_in.next = self.dec.meta.val();
         self.vq.write.next = self.rec_delay.q.val();
         // The egress's steering bits, from the record going in (`vx`).
         self.pre.rec.next = self.dec.meta.val();
@@ -459,43 +459,34 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
         self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
         self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
-        self.vxq.data_in.next = self.vx.val();
-        self.vxq.write.next = self.rec_delay.q.val();
+        self.vq_in.next = bit_cast::<{ meta::BITS + 21 }, { meta::BITS }>(self.dec.meta.val()) | (bit_cast::<{ meta::BITS + 21 }, 21>(self.vx.val()) << self.rec_end.val());
+        self.vq.data_in.next = self.vq_in.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
         self.cq.data_in.next = self.engine.crc.val() == self.residue.val();
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----
-        // The record queues are read through registers (`Prefetch`; `HeadPrefetch`, whose head needs no
-        // multiplexer, for the steering bits and ICRC results the egress decides by first; the store has its
-        // own ring).
-        self.vq_p.in_data.next = self.vq.data_out.val();
-        self.vq_p.in_flag.next = false;
-        self.vq_p.in_empty.next = !self.vq.valid.val();
-        self.vq.read.next = self.vq_p.in_read.val();
-        self.vx_p.in_data.next = self.vxq.data_out.val();
-        self.vx_p.in_flag.next = false;
-        self.vx_p.in_empty.next = !self.vxq.valid.val();
-        self.vxq.read.next = self.vx_p.in_read.val();
-        self.iq_p.in_data.next = self.iq.data_out.val();
-        self.iq_p.in_flag.next = false;
-        self.iq_p.in_empty.next = self.iq.empty.val();
-        self.iq.read.next = self.iq_p.in_read.val();
-        self.cq_p.in_data.next = 0.into();
-        self.cq_p.in_flag.next = self.cq.data_out.val();
-        self.cq_p.in_empty.next = self.cq.empty.val();
-        self.cq.read.next = self.cq_p.in_read.val();
-        self.record.rec.next = self.vq_p.out_data.val();
-        self.record.icrc_ok.next = self.cq_p.out_flag.val();
-        self.record.icrc.next = self.iq_p.out_data.val();
+        // The record queues are read through registers (`SplitPrefetch`: the steering bits and ICRC result,
+        // which the egress decides by first, in its head registers; the store has its own ring).
+        self.rp.in_wide.next = bit_cast::<{ meta::BITS + 32 }, { meta::BITS }>(bit_cast::<{ meta::BITS }, { meta::BITS + 21 }>(self.vq.data_out.val())) | (bit_cast::<{ meta::BITS + 32 }, 32>(self.iq.data_out.val()) << self.rec_end.val());
+        self.rp.in_head.next = bit_cast::<22, 21>(bit_cast::<21, { meta::BITS + 21 }>(self.vq.data_out.val() >> self.rec_end.val()));
+        self.rp.in_head.next = self.rp.in_head.val().replace_bit(21, self.cq.data_out.val());
+        self.rp.in_empty.next = !self.vq.valid.val() | self.iq.empty.val() | self.cq.empty.val();
+        self.vq.read.next = self.rp.in_read.val();
+        self.iq.read.next = self.rp.in_read.val();
+        self.cq.read.next = self.rp.in_read.val();
+        self.steer.next = self.rp.out_head.val().get_bits::<21>(0);
+        self.icrc_ok.next = self.rp.out_head.val().get_bit(21);
+        self.record.rec.next = bit_cast::<{ meta::BITS }, { meta::BITS + 32 }>(self.rp.out_wide.val());
+        self.record.icrc_ok.next = self.icrc_ok.val();
+        self.record.icrc.next = bit_cast::<32, { meta::BITS + 32 }>(self.rp.out_wide.val() >> self.rec_end.val());
         self.meta.next = self.record.meta_out.val();
-        self.have.d.next = self.vq_p.next_valid.val() & self.iq_p.next_valid.val() & self.cq_p.next_valid.val();
-        self.meta_valid.next = self.have.q.val() & !self.meta_sent.q.val();
+        self.meta_valid.next = self.rp.out_valid.val() & !self.meta_sent.q.val();
         // The frame's beats move once its record is out (or going out now).
-        self.go.next = self.have.q.val() & (self.meta_sent.q.val() | self.meta_ready.val());
-        self.accept.next = self.vx_p.out_data.val().get_bit(17) & self.cq_p.out_flag.val();
-        self.past.next = self.vx_p.out_data.val().get_bit(18);
+        self.go.next = self.rp.out_valid.val() & (self.meta_sent.q.val() | self.meta_ready.val());
+        self.accept.next = self.steer.val().get_bit(17) & self.icrc_ok.val();
+        self.past.next = self.steer.val().get_bit(18);
         if self.eiz.q.val() {
             self.past.next = self.pastq.q.val();
         }
@@ -510,7 +501,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.mask.n.next = self.rem.q.val();
         self.out_keep.next = self.mask.keep.val();
         // `more` and `fin` for rem - K, the next value of `rem` at a pop.
-        self.more_sub.next = self.rem.q.val() > self.vx_p.out_data.val().get_bits::<16>(0);
+        self.more_sub.next = self.rem.q.val() > self.steer.val().get_bits::<16>(0);
         self.fin_sub.next = self.rem.q.val() <= self.lanes_2k.val();
         if self.go.val() {
             if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.past.val()) {
@@ -519,7 +510,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pop.next = true;
                     self.retire.next = self.sd.out_flag.val();
                 }
-            } else if !self.pv_valid.q.val() & self.vx_p.out_data.val().get_bit(16) {
+            } else if !self.pv_valid.q.val() & self.steer.val().get_bit(16) {
                 // The whole payload is in this stored beat: straight out (after the previous frame's tail).
                 self.funnel.lo.next = self.sd.out_data.val();
                 self.funnel.hi.next = 0.into();
@@ -542,10 +533,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                     self.pv_shift.d.next = self.record.shift.val();
                     self.pv_last.d.next = self.sd.out_flag.val();
                     self.rem.d.next = self.record.payload_len.val();
-                    self.more.d.next = !self.vx_p.out_data.val().get_bit(16);
-                    self.fin.d.next = self.vx_p.out_data.val().get_bit(20);
+                    self.more.d.next = !self.steer.val().get_bit(16);
+                    self.fin.d.next = self.steer.val().get_bit(20);
                 }
-            } else if !self.vx_p.out_data.val().get_bit(19) & self.more.q.val() {
+            } else if !self.steer.val().get_bit(19) & self.more.q.val() {
                 // This output beat takes bytes from the next stored beat too.
                 if self.sd.out_valid.val() {
                     self.out_valid.next = true;
@@ -568,7 +559,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                         }
                     }
                 }
-            } else if self.vx_p.out_data.val().get_bit(19) & !self.fin.q.val() {
+            } else if self.steer.val().get_bit(19) & !self.fin.q.val() {
                 // Aligned, more to come: this beat out, the next one in.
                 self.funnel.hi.next = 0.into();
                 if self.sd.out_valid.val() {
@@ -625,10 +616,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.meta_valid.val() & self.meta_ready.val() {
             self.meta_sent.d.next = true;
         }
-        self.vq_p.pop.next = self.retire.val();
-        self.vx_p.pop.next = self.retire.val();
-        self.iq_p.pop.next = self.retire.val();
-        self.cq_p.pop.next = self.retire.val();
+        self.rp.pop.next = self.retire.val();
         self.inflight.d.next = self.inflight.q.val();
         // A frame leaves `inflight` a cycle after it retires (`retire` is late in the cycle and `inflight` is far).
         if self.done.q.val() & !self.ret_q.q.val() {

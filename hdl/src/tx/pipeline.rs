@@ -372,11 +372,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 
         // ---- Egress: the store (its `BramQueue` ring) and the length and ICRC queues (`Prefetch`) read through registers ----
         self.lq_p.in_data.next = self.lq.data_out.val();
-        self.lq_p.in_flag.next = false;
         self.lq_p.in_empty.next = self.lq.empty.val();
         self.lq.read.next = self.lq_p.in_read.val();
         self.xq_p.in_data.next = self.xq.data_out.val();
-        self.xq_p.in_flag.next = false;
         self.xq_p.in_empty.next = self.xq.empty.val();
         self.xq.read.next = self.xq_p.in_read.val();
         self.have.next = self.lq_p.out_valid.val() & self.xq_p.out_valid.val() & self.sd.out_valid.val();
