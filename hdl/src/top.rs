@@ -122,8 +122,8 @@ impl Top {
         match (self, w) {
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
-            (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>(),
-            (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(),
+            (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),
+            (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64>(),
             (Top::Tx, Width::W8) => tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>(),
             (Top::Tx, Width::W64) => tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(),
             (Top::RxDecode, _) => {
@@ -178,8 +178,8 @@ pub const STORE_MARGIN: u32 = 4;
 /// The TX frame store keeps one beat more: its assembler reads `almost_full` through a register.
 pub const TX_STORE_MARGIN: u32 = STORE_MARGIN + 1;
 
-fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>() -> String {
-    let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1, Q, QP1>::default();
+fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize>() -> String {
+    let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1, Q>::default();
     u.clock.connect();
     u.in_data.connect();
     u.in_keep.connect();

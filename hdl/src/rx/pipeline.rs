@@ -34,7 +34,7 @@ use crate::kit::*;
 // `Q = 5` for one frame per cycle.
 
 #[derive(LogicBlock)]
-pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> {
+pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize> {
     pub clock: Signal<In, Clock>,
     pub in_data: Signal<In, Bits<D>>,
     pub in_keep: Signal<In, Bits<K>>,
@@ -121,8 +121,8 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // Records with their steering bits (`vx` at bit `meta::BITS`), received ICRCs and ICRC results, one per
     // frame, in order.
     vq: Queue<{ meta::BITS + 21 }, Q>,
-    iq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
-    cq: SynchronousFIFO<Bit, Q, QP1, 1>,
+    iq: Queue<32, Q>,
+    cq: Queue<1, Q>,
     inflight_max: Constant<Bits<8>>,
     // What the egress steers by, worked out from each record as it goes into `vq`, stored beside it:
     // bit 20 the payload fits one beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it
@@ -187,11 +187,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     c_too_long: DFF<Bits<32>>,
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default for Rx<D, K, A, AP1, Q, QP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize> Default for Rx<D, K, A, AP1, Q> {
     fn default() -> Self {
         assert_eq!(D, 8 * K, "data bits must be 8 x byte lanes");
         assert_eq!(AP1, A + 1);
-        assert_eq!(QP1, Q + 1);
         Rx {
             clock: Signal::default(),
             in_data: Signal::default(),
@@ -320,7 +319,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     }
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Rx<D, K, A, AP1, Q, QP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize> Logic for Rx<D, K, A, AP1, Q> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
@@ -463,7 +462,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vq.data_in.next = self.vq_in.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
-        self.cq.data_in.next = self.engine.crc.val() == self.residue.val();
+        self.cq.data_in.next = (self.engine.crc.val() == self.residue.val()).into();
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----
@@ -471,8 +470,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // which the egress decides by first, in its head registers; the store has its own ring).
         self.rp.in_wide.next = bit_cast::<{ meta::BITS + 32 }, { meta::BITS }>(bit_cast::<{ meta::BITS }, { meta::BITS + 21 }>(self.vq.data_out.val())) | (bit_cast::<{ meta::BITS + 32 }, 32>(self.iq.data_out.val()) << self.rec_end.val());
         self.rp.in_head.next = bit_cast::<22, 21>(bit_cast::<21, { meta::BITS + 21 }>(self.vq.data_out.val() >> self.rec_end.val()));
-        self.rp.in_head.next = self.rp.in_head.val().replace_bit(21, self.cq.data_out.val());
-        self.rp.in_empty.next = !self.vq.valid.val() | self.iq.empty.val() | self.cq.empty.val();
+        self.rp.in_head.next = self.rp.in_head.val().replace_bit(21, self.cq.data_out.val().any());
+        self.rp.in_empty.next = !self.vq.valid.val() | !self.iq.valid.val() | !self.cq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
         self.iq.read.next = self.rp.in_read.val();
         self.cq.read.next = self.rp.in_read.val();
