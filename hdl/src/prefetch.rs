@@ -6,15 +6,18 @@
 //! The pieces: `Occupancy` counts the entries held; `Ring` holds them as a ring (write and read slots), so a
 //! register only ever loads the FIFO's output and the one multiplexer is at the output; `HeadPair` keeps the
 //! head entry in one register, so the output is a register with no multiplexer and the cost moves to the
-//! load side (for the few bits a consumer decides by first). `Prefetch<N>` is a ring; `SplitPrefetch<W, H>`
+//! load side (for the few bits a consumer decides by first). Both load a free slot from the FIFO's output
+//! whether or not it is read (an entry counts only once `take` has read it), so their load enables are
+//! functions of the `Occupancy` flags and `pop`, never of the FIFO's state: with hundreds of bits behind
+//! them, the enables are the long nets. `Prefetch<N>` is a ring; `SplitPrefetch<W, H>`
 //! holds an entry as `W` ring bits and `H` head bits behind one `Occupancy`, for several FIFOs read together
 //! and popped by one signal (one count to update, one `valid` to decide by).
 
 use crate::kit::*;
 
-/// `Occupancy`: how many entries (0..=2) are held, as two flags (`valid`: at least one; two), and the
-/// moves that change it: `take` reads the FIFO while it has an entry and there is room, `give` hands the
-/// head over on `pop`. Each flag's next value is one 4-input function of the flags, `in_empty` and `pop`,
+/// `Occupancy`: how many entries (0..=2) are held, as two flags (`valid`: at least one; two, whose inverse is
+/// `room`), and the moves that change it: `take` reads the FIFO while it has an entry and there is room,
+/// `give` hands the head over on `pop`. Each flag's next value is one 4-input function of the flags, `in_empty` and `pop`,
 /// so a late `pop` meets one gate here.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct Occupancy {
@@ -24,6 +27,7 @@ pub struct Occupancy {
     pub take: Signal<Out, Bit>,
     pub give: Signal<Out, Bit>,
     pub valid: Signal<Out, Bit>,
+    pub room: Signal<Out, Bit>,
     one: DFF<Bit>,
     full: DFF<Bit>,
 }
@@ -37,6 +41,7 @@ impl Default for Occupancy {
             take: Signal::default(),
             give: Signal::default(),
             valid: Signal::default(),
+            room: Signal::default(),
             one: DFF::default(),
             full: DFF::default(),
         }
@@ -48,6 +53,7 @@ impl Logic for Occupancy {
     fn update(&mut self) {
         dff_setup!(self, clock, one, full);
         self.valid.next = self.one.q.val();
+        self.room.next = !self.full.q.val();
         self.take.next = !self.in_empty.val() & !self.full.q.val();
         self.give.next = self.pop.val() & self.one.q.val();
         // Held next clock: one comes in, two are held, or one is held and stays.
@@ -57,14 +63,16 @@ impl Logic for Occupancy {
     }
 }
 
-/// `Ring<N>`: two entries in slots `r0`/`r1`; `take` writes the FIFO's output at the write slot, `give`
-/// moves the read slot on; `out_data` is the entry at the read slot.
+/// `Ring<N>`: two entries in slots `r0`/`r1`; the write slot loads the FIFO's output while there is `room`
+/// (it holds no entry then), `take` moves it on, `give` moves the read slot on; `out_data` is the entry at
+/// the read slot.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct Ring<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub in_data: Signal<In, Bits<N>>,
     pub take: Signal<In, Bit>,
     pub give: Signal<In, Bit>,
+    pub room: Signal<In, Bit>,
     pub out_data: Signal<Out, Bits<N>>,
     r0: DFF<Bits<N>>,
     r1: DFF<Bits<N>>,
@@ -79,6 +87,7 @@ impl<const N: usize> Default for Ring<N> {
             in_data: Signal::default(),
             take: Signal::default(),
             give: Signal::default(),
+            room: Signal::default(),
             out_data: Signal::default(),
             r0: DFF::default(),
             r1: DFF::default(),
@@ -96,13 +105,15 @@ impl<const N: usize> Logic for Ring<N> {
         if self.rp.q.val() {
             self.out_data.next = self.r1.q.val();
         }
-        if self.take.val() {
-            self.wp.d.next = !self.wp.q.val();
+        if self.room.val() {
             if self.wp.q.val() {
                 self.r1.d.next = self.in_data.val();
             } else {
                 self.r0.d.next = self.in_data.val();
             }
+        }
+        if self.take.val() {
+            self.wp.d.next = !self.wp.q.val();
         }
         if self.give.val() {
             self.rp.d.next = !self.rp.q.val();
@@ -110,15 +121,16 @@ impl<const N: usize> Logic for Ring<N> {
     }
 }
 
-/// `HeadPair<N>`: the head entry always in `h0`, the second in `h1`; `h0` loads from the FIFO or from `h1`
-/// as `take` and `give` say (with `valid` before them).
+/// `HeadPair<N>`: the head entry always in `h0`, the second in `h1`. `h0` loads from the FIFO while it holds
+/// no entry or hands its entry over, or from `h1` when that holds one; `h1` loads from the FIFO while there
+/// is `room`.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct HeadPair<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub in_data: Signal<In, Bits<N>>,
-    pub take: Signal<In, Bit>,
     pub give: Signal<In, Bit>,
     pub valid: Signal<In, Bit>,
+    pub room: Signal<In, Bit>,
     pub out_data: Signal<Out, Bits<N>>,
     h0: DFF<Bits<N>>,
     h1: DFF<Bits<N>>,
@@ -129,9 +141,9 @@ impl<const N: usize> Default for HeadPair<N> {
         HeadPair {
             clock: Signal::default(),
             in_data: Signal::default(),
-            take: Signal::default(),
             give: Signal::default(),
             valid: Signal::default(),
+            room: Signal::default(),
             out_data: Signal::default(),
             h0: DFF::default(),
             h1: DFF::default(),
@@ -144,15 +156,13 @@ impl<const N: usize> Logic for HeadPair<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, h0, h1);
         self.out_data.next = self.h0.q.val();
-        // The head moves up from `h1` (not yet loaded if only one was held: then `h0` is loaded now or no
-        // longer valid), or is loaded from the FIFO when it is (or is about to be) empty.
-        if self.give.val() {
-            self.h0.d.next = self.h1.q.val();
-        }
-        if self.take.val() & (!self.valid.val() | self.give.val()) {
+        if !self.valid.val() | self.give.val() {
             self.h0.d.next = self.in_data.val();
         }
-        if self.take.val() & self.valid.val() & !self.give.val() {
+        if self.give.val() & !self.room.val() {
+            self.h0.d.next = self.h1.q.val();
+        }
+        if self.room.val() {
             self.h1.d.next = self.in_data.val();
         }
     }
@@ -202,6 +212,7 @@ impl<const N: usize> Logic for Prefetch<N> {
         self.ring.in_data.next = self.in_data.val();
         self.ring.take.next = self.occ.take.val();
         self.ring.give.next = self.occ.give.val();
+        self.ring.room.next = self.occ.room.val();
         self.out_data.next = self.ring.out_data.val();
     }
 }
@@ -255,11 +266,12 @@ impl<const W: usize, const H: usize> Logic for SplitPrefetch<W, H> {
         self.ring.in_data.next = self.in_wide.val();
         self.ring.take.next = self.occ.take.val();
         self.ring.give.next = self.occ.give.val();
+        self.ring.room.next = self.occ.room.val();
         self.out_wide.next = self.ring.out_data.val();
         self.head.in_data.next = self.in_head.val();
-        self.head.take.next = self.occ.take.val();
         self.head.give.next = self.occ.give.val();
         self.head.valid.next = self.occ.valid.val();
+        self.head.room.next = self.occ.room.val();
         self.out_head.next = self.head.out_data.val();
     }
 }
