@@ -7,7 +7,7 @@
 //! pointer (a register) whenever its read register is free or being read.
 //!
 //! The head entry is `data_out`, valid while `valid` (the RAM's read register). `read` takes the head,
-//! only while valid, and is a function of registers: a `Prefetch` ring's `in_read`, or (the lane queue)
+//! only while valid, and is a function of registers: a prefetch's `in_read` (`prefetch`), or (the lane queue)
 //! the product of two queues' `valid`.
 //! For block RAM, with its slow outputs, see `BramQueue`.
 

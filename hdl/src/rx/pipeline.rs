@@ -8,7 +8,7 @@
 //! decoder's record goes into `vq` `decode::LATENCY` cycles after each frame's end, and later the ICRC
 //! result into `cq`.
 //! Egress: with a record, its ICRC result and the frame's beats at hand (all read through registers: the
-//! record queues' one `SplitPrefetch`, the frame store's `BramQueue` ring), the record goes out on `meta`;
+//! record queues' `SplitPrefetch`es, the frame store's `BramQueue` ring), the record goes out on `meta`;
 //! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its header beats skipped and its payload funnel-shifted to
 //! lane 0, the pad, ICRC and Ethernet padding dropped. When a frame's last stored beat is taken with payload
 //! left in it, the frame retires at once and that last output beat (the "tail") goes out while the next
@@ -130,7 +130,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pre: RecordFields<K>,
     vx: Signal<Local, Bits<21>>,
     vq_in: Signal<Local, Bits<{ meta::BITS + 21 }>>,
-    // Where what follows a record starts (`meta::BITS`), in `vq`'s entries and the ring's.
+    // Where the steering bits start in `vq`'s entries (`meta::BITS`).
     rec_end: Constant<Bits<16>>,
     lanes_2k: Constant<Bits<16>>,
     // Registered with `rem` (from the candidates for its next value): rem > K - shift, rem <= K.
@@ -144,9 +144,13 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pastq: DFF<Bit>,
     past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
-    // The three queues read together, popped as the frame retires: the record and its received ICRC
-    // (`meta::BITS` + 32 bits, a ring), its steering bits and ICRC result (bit 21) at the head.
-    rp: SplitPrefetch<{ meta::BITS + 32 }, 22>,
+    // The queues read through registers, popped as the frame retires: the record (a ring) with its steering
+    // bits (at the head); the received ICRC (a ring) with the ICRC result (at the head), read together.
+    // Each count is a pair of flags next to the egress; the record ring's loads depend on its own count
+    // only (read with the ICRC queues, the record queue's 1,227-bit read register waited on them).
+    rp: SplitPrefetch<{ meta::BITS }, 21>,
+    cp: SplitPrefetch<32, 1>,
+    have: Signal<Local, Bit>,
     steer: Signal<Local, Bits<21>>,
     icrc_ok: Signal<Local, Bit>,
     record: RecordFields<K>,
@@ -282,6 +286,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             past: Signal::default(),
             kms: Signal::default(),
             rp: SplitPrefetch::default(),
+            cp: SplitPrefetch::default(),
+            have: Signal::default(),
             steer: Signal::default(),
             icrc_ok: Signal::default(),
             record: RecordFields::default(),
@@ -326,7 +332,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, rp);
+        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, rp, cp);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -468,22 +474,25 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // ---- Egress ----
         // The record queues are read through registers (`SplitPrefetch`: the steering bits and ICRC result,
         // which the egress decides by first, in its head registers; the store has its own ring).
-        self.rp.in_wide.next = bit_cast::<{ meta::BITS + 32 }, { meta::BITS }>(bit_cast::<{ meta::BITS }, { meta::BITS + 21 }>(self.vq.data_out.val())) | (bit_cast::<{ meta::BITS + 32 }, 32>(self.iq.data_out.val()) << self.rec_end.val());
-        self.rp.in_head.next = bit_cast::<22, 21>(bit_cast::<21, { meta::BITS + 21 }>(self.vq.data_out.val() >> self.rec_end.val()));
-        self.rp.in_head.next = self.rp.in_head.val().replace_bit(21, self.cq.data_out.val().any());
-        self.rp.in_empty.next = !self.vq.valid.val() | !self.iq.valid.val() | !self.cq.valid.val();
+        self.rp.in_wide.next = bit_cast::<{ meta::BITS }, { meta::BITS + 21 }>(self.vq.data_out.val());
+        self.rp.in_head.next = bit_cast::<21, { meta::BITS + 21 }>(self.vq.data_out.val() >> self.rec_end.val());
+        self.rp.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
-        self.iq.read.next = self.rp.in_read.val();
-        self.cq.read.next = self.rp.in_read.val();
-        self.steer.next = self.rp.out_head.val().get_bits::<21>(0);
-        self.icrc_ok.next = self.rp.out_head.val().get_bit(21);
-        self.record.rec.next = bit_cast::<{ meta::BITS }, { meta::BITS + 32 }>(self.rp.out_wide.val());
+        self.cp.in_wide.next = self.iq.data_out.val();
+        self.cp.in_head.next = self.cq.data_out.val();
+        self.cp.in_empty.next = !self.iq.valid.val() | !self.cq.valid.val();
+        self.iq.read.next = self.cp.in_read.val();
+        self.cq.read.next = self.cp.in_read.val();
+        self.have.next = self.rp.out_valid.val() & self.cp.out_valid.val();
+        self.steer.next = self.rp.out_head.val();
+        self.icrc_ok.next = self.cp.out_head.val().any();
+        self.record.rec.next = self.rp.out_wide.val();
         self.record.icrc_ok.next = self.icrc_ok.val();
-        self.record.icrc.next = bit_cast::<32, { meta::BITS + 32 }>(self.rp.out_wide.val() >> self.rec_end.val());
+        self.record.icrc.next = self.cp.out_wide.val();
         self.meta.next = self.record.meta_out.val();
-        self.meta_valid.next = self.rp.out_valid.val() & !self.meta_sent.q.val();
+        self.meta_valid.next = self.have.val() & !self.meta_sent.q.val();
         // The frame's beats move once its record is out (or going out now).
-        self.go.next = self.rp.out_valid.val() & (self.meta_sent.q.val() | self.meta_ready.val());
+        self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
         self.accept.next = self.steer.val().get_bit(17) & self.icrc_ok.val();
         self.past.next = self.steer.val().get_bit(18);
         if self.eiz.q.val() {
@@ -616,6 +625,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             self.meta_sent.d.next = true;
         }
         self.rp.pop.next = self.retire.val();
+        self.cp.pop.next = self.retire.val();
         self.inflight.d.next = self.inflight.q.val();
         // A frame leaves `inflight` a cycle after it retires (`retire` is late in the cycle and `inflight` is far).
         if self.done.q.val() & !self.ret_q.q.val() {
