@@ -138,11 +138,11 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     fin: DFF<Bit>,
     more_sub: Signal<Local, Bit>,
     fin_sub: Signal<Local, Bit>,
-    // Whether the frame's beat `ei` is past its header, a register (the discard decision starts from it):
-    // while ei = 0 (`eiz` clear) the head record's steering bit, following the head's next value; after
-    // that worked out at each pop.
+    // Whether the frame's beat `ei` is past its header: for ei = 0 from the steering bits, after that
+    // worked out at each pop (`ei != 0` and that flag registered).
     eiz: DFF<Bit>,
     pastq: DFF<Bit>,
+    past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
     // The queues read through registers, popped as the frame retires: the record (a ring) with its steering
     // bits (at the head); the received ICRC (a ring) with the ICRC result (at the head), read together.
@@ -283,6 +283,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             fin_sub: Signal::default(),
             eiz: DFF::default(),
             pastq: DFF::default(),
+            past: Signal::default(),
             kms: Signal::default(),
             rp: SplitPrefetch::default(),
             cp: SplitPrefetch::default(),
@@ -493,6 +494,10 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // The frame's beats move once its record is out (or going out now).
         self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
         self.accept.next = self.steer.val().get_bit(17) & self.icrc_ok.val();
+        self.past.next = self.steer.val().get_bit(18);
+        if self.eiz.q.val() {
+            self.past.next = self.pastq.q.val();
+        }
         self.pop.next = false;
         self.retire.next = false;
         self.out_valid.next = false;
@@ -507,7 +512,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.more_sub.next = self.rem.q.val() > self.steer.val().get_bits::<16>(0);
         self.fin_sub.next = self.rem.q.val() <= self.lanes_2k.val();
         if self.go.val() {
-            if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.pastq.q.val()) {
+            if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.past.val()) {
                 // Discard: a dropped frame, the header beats, or what follows the payload.
                 if self.sd.out_valid.val() {
                     self.pop.next = true;
@@ -610,9 +615,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             }
         }
         self.sd.pop.next = self.pop.val();
-        if !self.eiz.q.val() {
-            self.pastq.d.next = self.rp.next_head.val().get_bit(18);
-        }
+        self.pastq.d.next = self.past.val();
         if self.pop.val() {
             self.ei.d.next = self.ei.q.val() + 1;
             self.eiz.d.next = true;
@@ -637,7 +640,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         if self.retire.val() {
             self.ei.d.next = 0.into();
             self.eiz.d.next = false;
-            self.pastq.d.next = self.rp.next_head.val().get_bit(18);
             self.pv_valid.d.next = false;
             self.pay_done.d.next = false;
             self.meta_sent.d.next = false;
