@@ -9,10 +9,11 @@
 //! result into `cq`.
 //! Egress: with a record, its ICRC result and the frame's beats at hand (all read through registers: the
 //! record queues' `SplitPrefetch`es, the frame store's `BramQueue` ring), the record goes out on `meta`;
-//! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has its header beats skipped and its payload funnel-shifted to
-//! lane 0, the pad, ICRC and Ethernet padding dropped. When a frame's last stored beat is taken with payload
-//! left in it, the frame retires at once and that last output beat (the "tail") goes out while the next
-//! frame's first beat is taken: one beat per cycle however the payload falls.
+//! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has
+//! its header beats skipped and its payload funnel-shifted to lane 0, the pad, ICRC and Ethernet padding
+//! dropped. When a frame's last stored beat is taken with payload left in it, the frame retires at once
+//! and that last output beat (the "tail") goes out while the next frame's first beat is taken: one beat
+//! per cycle however the payload falls.
 //!
 //! Frames longer than `wire::MAX_FRAME_LEN` are cut there and dropped as `TooLong`; the frame store holds
 //! at least one of that length (`top::max_frame`), and `in_ready` holds while it is full.
@@ -28,6 +29,9 @@ use crate::prefetch::SplitPrefetch;
 use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
 use crate::kit::*;
+
+/// Bits of the steering word the egress decides by (`vx`, below), stored beside each record.
+const STEER_BITS: usize = 21;
 
 // The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
 // record out. A frame's ICRC result comes about 20 cycles after its end, so 1-beat frames at 64 bytes need
@@ -120,7 +124,7 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     icrc_now: Signal<Local, Bits<32>>,
     // Records with their steering bits (`vx` at bit `meta::BITS`), received ICRCs and ICRC results, one per
     // frame, in order.
-    vq: Queue<{ meta::BITS + 21 }, Q>,
+    vq: Queue<{ meta::BITS + STEER_BITS }, Q>,
     iq: Queue<32, Q>,
     cq: Queue<1, Q>,
     inflight_max: Constant<Bits<8>>,
@@ -128,8 +132,8 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // bit 20 the payload fits one beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it
     // fits the first payload beat (<= K - shift); 15:0 2K - shift.
     pre: RecordFields<K>,
-    vx: Signal<Local, Bits<21>>,
-    vq_in: Signal<Local, Bits<{ meta::BITS + 21 }>>,
+    vx: Signal<Local, Bits<STEER_BITS>>,
+    vq_in: Signal<Local, Bits<{ meta::BITS + STEER_BITS }>>,
     // Where the steering bits start in `vq`'s entries (`meta::BITS`).
     rec_end: Constant<Bits<16>>,
     lanes_2k: Constant<Bits<16>>,
@@ -148,10 +152,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // bits (at the head); the received ICRC (a ring) with the ICRC result (at the head), read together.
     // Each count is a pair of flags next to the egress; the record ring's loads depend on its own count
     // only (read with the ICRC queues, the record queue's 1,227-bit read register waited on them).
-    rp: SplitPrefetch<{ meta::BITS }, 21>,
+    rp: SplitPrefetch<{ meta::BITS }, STEER_BITS>,
     cp: SplitPrefetch<32, 1>,
     have: Signal<Local, Bit>,
-    steer: Signal<Local, Bits<21>>,
+    steer: Signal<Local, Bits<STEER_BITS>>,
     icrc_ok: Signal<Local, Bit>,
     record: RecordFields<K>,
     // The frame store.
@@ -458,13 +462,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.pre.icrc_ok.next = true;
         self.pre.icrc.next = 0.into();
         self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
-        self.vx.next = bit_cast::<21, 16>(self.kms.val() + self.lanes_k.val());
+        self.vx.next = bit_cast::<STEER_BITS, 16>(self.kms.val() + self.lanes_k.val());
         self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
         self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
         self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
         self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
         self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
-        self.vq_in.next = bit_cast::<{ meta::BITS + 21 }, { meta::BITS }>(self.dec.meta.val()) | (bit_cast::<{ meta::BITS + 21 }, 21>(self.vx.val()) << self.rec_end.val());
+        self.vq_in.next = bit_cast::<{ meta::BITS + STEER_BITS }, { meta::BITS }>(self.dec.meta.val()) | (bit_cast::<{ meta::BITS + STEER_BITS }, STEER_BITS>(self.vx.val()) << self.rec_end.val());
         self.vq.data_in.next = self.vq_in.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
@@ -474,8 +478,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // ---- Egress ----
         // The record queues are read through registers (`SplitPrefetch`: the steering bits and ICRC result,
         // which the egress decides by first, in its head registers; the store has its own ring).
-        self.rp.in_wide.next = bit_cast::<{ meta::BITS }, { meta::BITS + 21 }>(self.vq.data_out.val());
-        self.rp.in_head.next = bit_cast::<21, { meta::BITS + 21 }>(self.vq.data_out.val() >> self.rec_end.val());
+        self.rp.in_wide.next = bit_cast::<{ meta::BITS }, { meta::BITS + STEER_BITS }>(self.vq.data_out.val());
+        self.rp.in_head.next = bit_cast::<STEER_BITS, { meta::BITS + STEER_BITS }>(self.vq.data_out.val() >> self.rec_end.val());
         self.rp.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
         self.cp.in_wide.next = self.iq.data_out.val();
