@@ -99,9 +99,9 @@ pub mod model {
     }
 
     /// Signal values by name (a bus is one number, bit `i` of `x` is `x[i]`).
-    pub type Env = HashMap<&'static str, u128>;
+    pub type Env<'a> = HashMap<&'a str, u128>;
 
-    fn eval(env: &Env, e: &str) -> u128 {
+    fn eval(env: &Env<'_>, e: &str) -> u128 {
         match e {
             "1'b0" => 0,
             "1'b1" => 1,
@@ -147,13 +147,13 @@ pub mod model {
     }
 
     impl Dp16kd {
-        fn field(&self, env: &Env, prefix: &str, bits: std::ops::Range<usize>) -> usize {
+        fn field(&self, env: &Env<'_>, prefix: &str, bits: std::ops::Range<usize>) -> usize {
             bits.clone().map(|b| (eval(env, &self.pins[&format!("{prefix}{b}")]) as usize) << (b - bits.start)).sum()
         }
 
         /// One rising clock with the inputs in `env`: both ports' output registers take their read
         /// registers, then reads, then writes (users never read an entry in the clock it is written).
-        pub fn clock(&mut self, env: &Env) {
+        pub fn clock(&mut self, env: &Env<'_>) {
             for (i, x) in ["A", "B"].into_iter().enumerate() {
                 assert_eq!(self.field(env, &format!("CS{x}"), 0..3), 0, "chip selects");
                 assert_eq!(self.pins[&format!("RST{x}")], "1'b0");
@@ -192,7 +192,7 @@ pub mod model {
     }
 
     /// One clock of every instance, then the buses their outputs drive.
-    pub fn step(brams: &mut [Dp16kd], env: &Env) -> HashMap<String, u128> {
+    pub fn step(brams: &mut [Dp16kd], env: &Env<'_>) -> HashMap<String, u128> {
         let mut buses = HashMap::new();
         for b in brams.iter_mut() {
             b.clock(env);

@@ -94,16 +94,17 @@ fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
     let ops = wire::opcode::TABLE.iter();
     let max_ext = ops.clone().flatten().map(|i| i.ext_len()).max().unwrap_or(0);
     let mut table = vec![("known".to_string(), 1, 1), ("ext_len".to_string(), (usize::BITS - max_ext.leading_zeros()) as usize, 17)];
-    for (name, _, _) in EXT {
+    for (name, bit, _) in EXT {
         table.push((format!("has_{name}"), 1, 1));
-        table.push((format!("off_{name}"), 5, 5));
+        table.extend(ext_selects(bit).into_iter().map(|o| (format!("at_{name}_{o}"), 1, 1)));
     }
     let words = ops
         .map(|info| {
             let Some(info) = info else { return 0 };
             let mut vals = vec![1, info.ext_len()];
-            for (_, off) in meta::ext_layout(info) {
-                vals.extend([usize::from(off.is_some()), off.unwrap_or(0)]);
+            for ((_, off), (_, bit, _)) in meta::ext_layout(info).into_iter().zip(EXT) {
+                vals.push(usize::from(off.is_some()));
+                vals.extend(ext_selects(bit).into_iter().map(|o| usize::from(off == Some(o))));
             }
             let mut lsb = 0;
             vals.iter().zip(&table).fold(0u64, |word, (&val, (name, stored, _))| {
@@ -116,30 +117,48 @@ fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
     (table, words)
 }
 
-/// The opcode table ROM, `bits` wide: `op4`/`op6` in, `s2_rom4`/`s2_rom6` out two clocks later. For ECP5,
-/// one block RAM port per IP version with its output register on (`dp16kd`); else a case table and two
-/// registers.
+/// The header layouts the opcode table is read for, each by a port of its own (IPv4 or IPv6, with a VLAN
+/// tag or without), so the ROM's addresses come straight from the header window: `op{x}` in, `s2_rom{x}`
+/// out two clocks later.
+const OP_PORTS: [&str; 4] = ["4", "6", "4v", "6v"];
+
+/// The opcode table ROM, `bits` wide, read at `OP_PORTS`. For ECP5, block RAM ports with their output
+/// registers on (`dp16kd`), two layouts to a RAM; else a case table and two registers per port.
 fn op_rom_verilog(words: &[u64], bits: usize) -> String {
     use crate::dp16kd::{self, Access, Port, TILE_BITS};
     let tiles = bits.div_ceil(TILE_BITS);
     let mut v = String::new();
     v += "`ifdef FERRITE_ECP5\n";
-    v += &format!("wire [{}:0] rom4, rom6;\n", tiles * TILE_BITS - 1);
-    let port = |addr, dout| Port { addr, addr_bits: 8, enable: "1'b1", access: Access::Read { dout } };
-    for t in 0..tiles {
-        v += &dp16kd::instance(&format!("optab{t}"), t, &port("op4", "rom4"), &port("op6", "rom6"), Some(&dp16kd::tile_init(words, t)));
+    let (addr, rom) = (OP_PORTS.map(|x| format!("op{x}")), OP_PORTS.map(|x| format!("rom{x}")));
+    v += &format!("wire [{}:0] {};\n", tiles * TILE_BITS - 1, rom.join(", "));
+    let port = |i: usize| Port { addr: &addr[i], addr_bits: 8, enable: "1'b1", access: Access::Read { dout: &rom[i] } };
+    for pair in 0..OP_PORTS.len() / 2 {
+        for t in 0..tiles {
+            v += &dp16kd::instance(&format!("optab{pair}_{t}"), t, &port(2 * pair), &port(2 * pair + 1), Some(&dp16kd::tile_init(words, t)));
+        }
     }
-    v += &format!("wire [{0}:0] s2_rom4 = rom4[{0}:0];\nwire [{0}:0] s2_rom6 = rom6[{0}:0];\n", bits - 1);
+    for x in OP_PORTS {
+        v += &format!("wire [{0}:0] s2_rom{x} = rom{x}[{0}:0];\n", bits - 1);
+    }
     v += "`else\n";
     v += &format!("function [{}:0] optab(input [7:0] op);\n    case (op)\n", bits - 1);
     for (op, &word) in words.iter().enumerate().filter(|(_, &w)| w != 0) {
         v += &format!("    8'h{op:02x}: optab = {bits}'h{word:x};\n");
     }
     v += &format!("    default: optab = {bits}'h0;\n    endcase\nendfunction\n");
-    v += &format!("reg [{0}:0] s1_rom4, s1_rom6, s2_rom4, s2_rom6;\n", bits - 1);
-    v += "always @(posedge clock) begin\n    s1_rom4 <= optab(op4);\n    s1_rom6 <= optab(op6);\n    s2_rom4 <= s1_rom4;\n    s2_rom6 <= s1_rom6;\nend\n";
+    for x in OP_PORTS {
+        v += &format!("reg [{0}:0] s1_rom{x}, s2_rom{x};\nalways @(posedge clock) begin\n    s1_rom{x} <= optab(op{x});\n    s2_rom{x} <= s1_rom{x};\nend\n", bits - 1);
+    }
     v += "`endif\n";
     v
+}
+
+/// The offsets of extended header `bit` that stage 4 selects by a bit of their own: all but the last, its
+/// multiplexer's default.
+fn ext_selects(bit: u16) -> Vec<usize> {
+    let mut offs = meta::ext_offsets(bit);
+    offs.pop();
+    offs
 }
 
 /// The whole body of the decoder module.
@@ -176,10 +195,11 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s1_eth <= {{{}, {}}};", window("hdr", eth::field::VLAN_TCI.start, 2), window("hdr", 0, macs)));
     w(&mut v, &format!("    s1_l3 <= vlan0 ? {} : {};", window("hdr", e1, l3_bytes), window("hdr", e0, l3_bytes)));
     w(&mut v, "end");
-    // The opcode for either IP version, looked up in the opcode table (registered twice: stages 1 and 2).
-    let op_at = |eth: usize, ip: usize| be("hdr", eth + ip + udp_hdr + bth::field::OPCODE, 1);
-    for (x, ip) in [("4", h4), ("6", h6)] {
-        w(&mut v, &format!("wire [7:0] op{x} = vlan0 ? {} : {};", op_at(e1, ip), op_at(e0, ip)));
+    // The opcode for each layout, looked up in the opcode table (registered twice: stages 1 and 2).
+    for x in OP_PORTS {
+        let eth = if x.ends_with('v') { e1 } else { e0 };
+        let ip = if x.starts_with('6') { h6 } else { h4 };
+        w(&mut v, &format!("wire [7:0] op{x} = {};", be("hdr", eth + ip + udp_hdr + bth::field::OPCODE, 1)));
     }
     let (table, words) = op_rom();
     v += &op_rom_verilog(&words, table.iter().map(|f| f.1).sum());
@@ -210,10 +230,10 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s2_flow_label <= is6 ? {{s1_l3[11:8], {}}} : 20'd0;", l3(2, 2)));
     w(&mut v, &format!("    s2_l4 <= is6 ? {} : {};", window("s1_l3", h6, l4_bytes), window("s1_l3", h4, l4_bytes)));
     w(&mut v, "end");
-    // The opcode table's outputs for either IP version (stage 3 picks one), from the table words.
+    // The opcode table's outputs for each layout (stage 3 picks one), from the table words.
     let mut lsb = 0;
     for (name, stored, bits) in &table {
-        for x in [4, 6] {
+        for x in OP_PORTS {
             let pad = if bits > stored { format!("{}'d0, ", bits - stored) } else { String::new() };
             w(&mut v, &format!("wire [{}:0] s2_t{x}_{name} = {{{pad}s2_rom{x}[{}:{lsb}]}};", bits - 1, lsb + stored - 1));
         }
@@ -225,8 +245,11 @@ pub fn verilog() -> String {
     w(&mut v, "reg s3_vlan, s3_is4, s3_is6, s3_l3short4, s3_l3short6, s3_proto_udp, s3_nh_udp, s3_frag, s3_ipl_small, s3_ipl_big, s3_dport_ok, s3_known;");
     w(&mut v, "reg [15:0] s3_etype, s3_len, s3_ident, s3_ulen;\nreg [16:0] s3_ip_end, s3_l4len, s3_l5len, s3_l5m16, s3_ext_len;\nreg [15:0] s3_hdr_base;\nreg [18:0] s3_q0, s3_q1;");
     w(&mut v, &format!("reg [7:0] s3_l3b0, s3_tclass, s3_hop_limit;\nreg [19:0] s3_flow_label;\nreg [127:0] s3_src_gid, s3_dst_gid;\nreg [{}:0] s3_eth;\nreg [15:0] s3_sport;\nreg [{}:0] s3_bth;", 8 * eth_keep - 1, 8 * bth_bytes - 1));
-    for (name, _, _) in EXT {
-        w(&mut v, &format!("reg s3_has_{name};\nreg [4:0] s3_off_{name};"));
+    for (name, bit, _) in EXT {
+        w(&mut v, &format!("reg s3_has_{name};"));
+        for o in ext_selects(bit) {
+            w(&mut v, &format!("reg s3_at_{name}_{o};"));
+        }
     }
     w(&mut v, "always @(posedge clock) begin");
     for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "etype", "len", "ident", "l3b0", "tclass", "hop_limit", "flow_label", "src_gid", "dst_gid", "eth"] {
@@ -243,7 +266,7 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s3_sport <= {};\n    s3_bth <= {};", l4(0, 2), window("s2_l4", udp_hdr, bth_bytes)));
     w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
     for (name, _, _) in &table {
-        w(&mut v, &format!("    s3_{name} <= s2_is6 ? s2_t6_{name} : s2_t4_{name};"));
+        w(&mut v, &format!("    s3_{name} <= s2_is6 ? (s2_vlan ? s2_t6v_{name} : s2_t6_{name}) : (s2_vlan ? s2_t4v_{name} : s2_t4_{name});"));
     }
     let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
     // The headers up to the BTH's end; the extended headers (from the opcode table, registered here) are added in stage 4.
@@ -285,13 +308,17 @@ pub fn verilog() -> String {
     set(&mut v, "dest_qp", &bth_at(bth::field::DEST_QP.start, 3));
     set(&mut v, "ack_req", &bits(bth::field::ACK, 7, 7));
     set(&mut v, "psn", &bth_at(bth::field::PSN.start, 3));
-    // Each extended header: a mux over the offsets the table gives it.
+    // Each extended header: zero unless present (so `has` alone clears it: one register, not a compare, in
+    // front of hundreds of flip-flops), else a mux over the offsets the table gives it, the last one the
+    // default (the table gives a present header one of them).
     for (name, bit, _) in EXT {
         set(&mut v, &format!("has_{name}"), &format!("s3_has_{name}"));
         let (lsb, bits) = meta::field(name);
-        for o in meta::ext_offsets(bit) {
-            writeln!(v, "    if (s3_has_{name} && s3_off_{name} == 5'd{o}) rec[{}:{}] = {};", lsb + bits - 1, lsb, be_fields("s3_bth", bth::HEADER_LEN + o, &meta::ext_covered(name))).unwrap();
-        }
+        let at = |o: usize| be_fields("s3_bth", bth::HEADER_LEN + o, &meta::ext_covered(name));
+        let offs = meta::ext_offsets(bit);
+        let (last, rest) = offs.split_last().expect("an extended header has an offset");
+        let mux = rest.iter().rev().fold(at(*last), |els, o| format!("s3_at_{name}_{o} ? {} : {els}", at(*o)));
+        writeln!(v, "    if (s3_has_{name}) rec[{}:{}] = {mux};", lsb + bits - 1, lsb).unwrap();
     }
     set(&mut v, "payload_off", "s3_hdr_base + s3_ext_len[15:0]");
     w(&mut v, "end");
@@ -398,7 +425,6 @@ pub fn verilog() -> String {
 mod tests {
     use super::*;
     use crate::dp16kd::model;
-    use std::collections::HashMap;
 
     /// The ECP5 form of the opcode table, stepped pin by pin (`dp16kd::model`): every opcode on either port
     /// comes out two clocks later as the table's word, which carries `wire`'s extended headers.
@@ -411,12 +437,15 @@ mod tests {
         // The addresses of the previous clock: their entries are in the output registers after this one.
         let mut prev = None;
         for op in 0..256 + 1 {
-            let (op4, op6) = (op as u128 % 256, (op as u128 * 37 + 11) % 256);
-            let buses = model::step(&mut brams, &HashMap::from([("op4", op4), ("op6", op6)]));
-            if let Some((p4, p6)) = prev {
-                assert_eq!((buses["rom4"] & mask, buses["rom6"] & mask), (u128::from(words[p4]), u128::from(words[p6])), "opcodes {p4:#x}, {p6:#x}");
+            // A different opcode on each port.
+            let ops = OP_PORTS.iter().enumerate().map(|(i, &x)| (format!("op{x}"), (op as u128 * (2 * i as u128 + 1) + 11 * i as u128) % 256)).collect::<Vec<_>>();
+            let buses = model::step(&mut brams, &ops.iter().map(|(n, a)| (n.as_str(), *a)).collect());
+            if let Some(prev) = &prev {
+                for (x, &p) in OP_PORTS.iter().zip(prev) {
+                    assert_eq!(buses[&*format!("rom{x}")] & mask, u128::from(words[p as usize]), "port {x}: opcode {p:#x}");
+                }
             }
-            prev = Some((op4 as usize, op6 as usize));
+            prev = Some(ops.iter().map(|o| o.1).collect::<Vec<_>>());
         }
         // The words themselves: `known` and `ext_len` per opcode.
         for (op, info) in wire::opcode::TABLE.iter().enumerate() {

@@ -25,13 +25,16 @@ use super::meta;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
 use crate::bram_queue::BramQueue;
-use crate::prefetch::SplitPrefetch;
+use crate::prefetch::{Prefetch, SplitPrefetch};
 use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
 use crate::kit::*;
 
-/// Bits of the steering word the egress decides by (`vx`, below), stored beside each record.
+/// Bits of the steering word the egress decides by (`vx`, below), queued beside each record.
 const STEER_BITS: usize = 21;
+/// The steering word as the egress holds it (`head_in`): bit 21 the ICRC result, 22 discard from the start
+/// (rust-hdl's generator takes bit positions as literals only).
+const HEAD_BITS: usize = STEER_BITS + 2;
 
 // The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
 // record out. A frame's ICRC result comes about 20 cycles after its end, so 1-beat frames at 64 bytes need
@@ -122,9 +125,9 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     m_last: DFF<Bit>,
     icrc_acc: DFF<Bits<32>>,
     icrc_now: Signal<Local, Bits<32>>,
-    // Records with their steering bits (`vx` at bit `meta::BITS`), received ICRCs and ICRC results, one per
-    // frame, in order.
-    vq: Queue<{ meta::BITS + STEER_BITS }, Q>,
+    // Records, their steering bits (`vx`), received ICRCs and ICRC results, one per frame, in order.
+    vq: Queue<{ meta::BITS }, Q>,
+    xq: Queue<STEER_BITS, Q>,
     iq: Queue<32, Q>,
     cq: Queue<1, Q>,
     inflight_max: Constant<Bits<8>>,
@@ -133,9 +136,6 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     // fits the first payload beat (<= K - shift); 15:0 2K - shift.
     pre: RecordFields<K>,
     vx: Signal<Local, Bits<STEER_BITS>>,
-    vq_in: Signal<Local, Bits<{ meta::BITS + STEER_BITS }>>,
-    // Where the steering bits start in `vq`'s entries (`meta::BITS`).
-    rec_end: Constant<Bits<16>>,
     lanes_2k: Constant<Bits<16>>,
     // Registered with `rem` (from the candidates for its next value): rem > K - shift, rem <= K.
     more: DFF<Bit>,
@@ -148,15 +148,19 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     pastq: DFF<Bit>,
     past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
-    // The queues read through registers, popped as the frame retires: the record (a ring) with its steering
-    // bits (at the head); the received ICRC (a ring) with the ICRC result (at the head), read together.
-    // Each count is a pair of flags next to the egress; the record ring's loads depend on its own count
-    // only (read with the ICRC queues, the record queue's 1,227-bit read register waited on them).
-    rp: SplitPrefetch<{ meta::BITS }, STEER_BITS>,
-    cp: SplitPrefetch<32, 1>,
+    // The queues read through registers, popped as the frame retires: the record (a ring); the received
+    // ICRC (a ring) read with the steering bits and the ICRC result, joined at the head (`head_in`): what
+    // the egress decides by is in one head register. Each count is a pair of flags next to the egress; the
+    // record ring's loads depend on its own count only (read with the ICRC queues, the record queue's
+    // 1,206-bit read register waited on them).
+    rp: Prefetch<{ meta::BITS }>,
+    cp: SplitPrefetch<32, HEAD_BITS>,
+    head_in: Signal<Local, Bits<HEAD_BITS>>,
     have: Signal<Local, Bit>,
-    steer: Signal<Local, Bits<STEER_BITS>>,
+    steer: Signal<Local, Bits<HEAD_BITS>>,
     icrc_ok: Signal<Local, Bit>,
+    // Discard the stored beat at hand: the frame is dropped, or this is a header beat or past the payload.
+    disc: Signal<Local, Bit>,
     record: RecordFields<K>,
     // The frame store.
     sd: BramQueue<D, A, AP1, STORE_MARGIN>,
@@ -273,13 +277,12 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             icrc_acc: DFF::default(),
             icrc_now: Signal::default(),
             vq: Default::default(),
+            xq: Default::default(),
             iq: Default::default(),
             cq: Default::default(),
             inflight_max: Constant::new(((1u64 << Q) - 4).into()),
             pre: RecordFields::default(),
             vx: Signal::default(),
-            vq_in: Signal::default(),
-            rec_end: Constant::new((meta::BITS as u64).into()),
             lanes_2k: Constant::new((2 * K as u64).into()),
             more: DFF::default(),
             fin: DFF::default(),
@@ -289,11 +292,13 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             pastq: DFF::default(),
             past: Signal::default(),
             kms: Signal::default(),
-            rp: SplitPrefetch::default(),
+            rp: Prefetch::default(),
             cp: SplitPrefetch::default(),
+            head_in: Signal::default(),
             have: Signal::default(),
             steer: Signal::default(),
             icrc_ok: Signal::default(),
+            disc: Signal::default(),
             record: RecordFields::default(),
             sd: Default::default(),
             go: Signal::default(),
@@ -336,7 +341,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_valid, l_ipv6, l_e, l_d);
         dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, iq, cq, sd, cap, dec, rec_delay, param_delay, rp, cp);
+        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, xq, iq, cq, sd, cap, dec, rec_delay, param_delay, rp, cp);
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
@@ -457,6 +462,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // when the CRC is out.
         self.rec_delay.d.next = self.done.q.val();
         self.vq.write.next = self.rec_delay.q.val();
+        self.xq.write.next = self.rec_delay.q.val();
         // The egress's steering bits, from the record going in (`vx`).
         self.pre.rec.next = self.dec.meta.val();
         self.pre.icrc_ok.next = true;
@@ -468,39 +474,47 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
         self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
         self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
-        self.vq_in.next = bit_cast::<{ meta::BITS + STEER_BITS }, { meta::BITS }>(self.dec.meta.val()) | (bit_cast::<{ meta::BITS + STEER_BITS }, STEER_BITS>(self.vx.val()) << self.rec_end.val());
-        self.vq.data_in.next = self.vq_in.val();
+        self.vq.data_in.next = self.dec.meta.val();
+        self.xq.data_in.next = self.vx.val();
         self.iq.data_in.next = self.icrc_now.val();
         self.iq.write.next = self.m_valid.q.val() & self.m_last.q.val();
         self.cq.data_in.next = (self.engine.crc.val() == self.residue.val()).into();
         self.cq.write.next = self.engine.crc_valid.val();
 
         // ---- Egress ----
-        // The record queues are read through registers (`SplitPrefetch`: the steering bits and ICRC result,
-        // which the egress decides by first, in its head registers; the store has its own ring).
-        self.rp.in_wide.next = bit_cast::<{ meta::BITS }, { meta::BITS + STEER_BITS }>(self.vq.data_out.val());
-        self.rp.in_head.next = bit_cast::<STEER_BITS, { meta::BITS + STEER_BITS }>(self.vq.data_out.val() >> self.rec_end.val());
+        // The record queues are read through registers (`Prefetch`, `SplitPrefetch`; the store has its own
+        // ring). The steering word joins the ICRC result on its way into the head registers: bit 17 becomes
+        // `accept` (ok and the ICRC good), bit 21 is the ICRC result, and bit 22 says the frame's first
+        // beats are discarded (unless it is accepted with the payload in beat 0).
+        self.rp.in_data.next = self.vq.data_out.val();
         self.rp.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
+        self.head_in.next = bit_cast::<HEAD_BITS, STEER_BITS>(self.xq.data_out.val());
+        self.head_in.next = self.head_in.val().replace_bit(17, self.xq.data_out.val().get_bit(17) & self.cq.data_out.val().any());
+        self.head_in.next = self.head_in.val().replace_bit(21, self.cq.data_out.val().any());
+        self.head_in.next = self.head_in.val().replace_bit(22, !(self.head_in.val().get_bit(17) & self.xq.data_out.val().get_bit(18)));
         self.cp.in_wide.next = self.iq.data_out.val();
-        self.cp.in_head.next = self.cq.data_out.val();
-        self.cp.in_empty.next = !self.iq.valid.val() | !self.cq.valid.val();
+        self.cp.in_head.next = self.head_in.val();
+        self.cp.in_empty.next = !self.iq.valid.val() | !self.xq.valid.val() | !self.cq.valid.val();
         self.iq.read.next = self.cp.in_read.val();
+        self.xq.read.next = self.cp.in_read.val();
         self.cq.read.next = self.cp.in_read.val();
         self.have.next = self.rp.out_valid.val() & self.cp.out_valid.val();
-        self.steer.next = self.rp.out_head.val();
-        self.icrc_ok.next = self.cp.out_head.val().any();
-        self.record.rec.next = self.rp.out_wide.val();
+        self.steer.next = self.cp.out_head.val();
+        self.icrc_ok.next = self.steer.val().get_bit(21);
+        self.record.rec.next = self.rp.out_data.val();
         self.record.icrc_ok.next = self.icrc_ok.val();
         self.record.icrc.next = self.cp.out_wide.val();
         self.meta.next = self.record.meta_out.val();
         self.meta_valid.next = self.have.val() & !self.meta_sent.q.val();
         // The frame's beats move once its record is out (or going out now).
         self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
-        self.accept.next = self.steer.val().get_bit(17) & self.icrc_ok.val();
+        self.accept.next = self.steer.val().get_bit(17);
         self.past.next = self.steer.val().get_bit(18);
+        self.disc.next = self.steer.val().get_bit(22);
         if self.eiz.q.val() {
             self.past.next = self.pastq.q.val();
+            self.disc.next = self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.pastq.q.val());
         }
         self.pop.next = false;
         self.retire.next = false;
@@ -516,7 +530,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.more_sub.next = self.rem.q.val() > self.steer.val().get_bits::<16>(0);
         self.fin_sub.next = self.rem.q.val() <= self.lanes_2k.val();
         if self.go.val() {
-            if self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.past.val()) {
+            if self.disc.val() {
                 // Discard: a dropped frame, the header beats, or what follows the payload.
                 if self.sd.out_valid.val() {
                     self.pop.next = true;
