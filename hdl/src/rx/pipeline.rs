@@ -32,9 +32,9 @@ use crate::kit::*;
 
 /// Bits of the steering word the egress decides by (`vx`, below), queued beside each record.
 const STEER_BITS: usize = 21;
-/// The steering word as the egress holds it (`head_in`): bit 21 the ICRC result, 22 discard from the start
-/// (rust-hdl's generator takes bit positions as literals only).
-const HEAD_BITS: usize = STEER_BITS + 2;
+/// The steering word as the egress holds it (`head_in`), with the ICRC result at bit 21 (rust-hdl's
+/// generator takes bit positions as literals only).
+const HEAD_BITS: usize = STEER_BITS + 1;
 
 // The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
 // record out. A frame's ICRC result comes about 20 cycles after its end, so 1-beat frames at 64 bytes need
@@ -142,11 +142,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     fin: DFF<Bit>,
     more_sub: Signal<Local, Bit>,
     fin_sub: Signal<Local, Bit>,
-    // Whether the frame's beat `ei` is past its header: for ei = 0 from the steering bits, after that
-    // worked out at each pop (`ei != 0` and that flag registered).
+    // Whether the frame has had a pop (`ei != 0`), and then whether its beat `ei` is past its header, worked
+    // out at each pop (so `pop` is its clock enable; for ei = 0 the head's bit 18 stands in).
     eiz: DFF<Bit>,
     pastq: DFF<Bit>,
-    past: Signal<Local, Bit>,
     kms: Signal<Local, Bits<16>>,
     // The queues read through registers, popped as the frame retires: the record (a ring); the received
     // ICRC (a ring) read with the steering bits and the ICRC result, joined at the head (`head_in`): what
@@ -156,6 +155,9 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     rp: Prefetch<{ meta::BITS }>,
     cp: SplitPrefetch<32, HEAD_BITS>,
     head_in: Signal<Local, Bits<HEAD_BITS>>,
+    // Head bit 18, a signal of its own: rust-hdl writes `replace_bit(i, !x)` as `(~x) << i` at the word's
+    // width, which inverts the zero-extended bits above `x` too.
+    first_disc: Signal<Local, Bit>,
     have: Signal<Local, Bit>,
     steer: Signal<Local, Bits<HEAD_BITS>>,
     icrc_ok: Signal<Local, Bit>,
@@ -290,11 +292,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             fin_sub: Signal::default(),
             eiz: DFF::default(),
             pastq: DFF::default(),
-            past: Signal::default(),
             kms: Signal::default(),
             rp: Prefetch::default(),
             cp: SplitPrefetch::default(),
             head_in: Signal::default(),
+            first_disc: Signal::default(),
             have: Signal::default(),
             steer: Signal::default(),
             icrc_ok: Signal::default(),
@@ -484,15 +486,16 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // ---- Egress ----
         // The record queues are read through registers (`Prefetch`, `SplitPrefetch`; the store has its own
         // ring). The steering word joins the ICRC result on its way into the head registers: bit 17 becomes
-        // `accept` (ok and the ICRC good), bit 21 is the ICRC result, and bit 22 says the frame's first
-        // beats are discarded (unless it is accepted with the payload in beat 0).
+        // `accept` (ok and the ICRC good), bit 18 says the frame's first stored beat is discarded (unless it
+        // is accepted with the payload starting there), bit 21 is the ICRC result.
         self.rp.in_data.next = self.vq.data_out.val();
         self.rp.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
         self.head_in.next = bit_cast::<HEAD_BITS, STEER_BITS>(self.xq.data_out.val());
         self.head_in.next = self.head_in.val().replace_bit(17, self.xq.data_out.val().get_bit(17) & self.cq.data_out.val().any());
         self.head_in.next = self.head_in.val().replace_bit(21, self.cq.data_out.val().any());
-        self.head_in.next = self.head_in.val().replace_bit(22, !(self.head_in.val().get_bit(17) & self.xq.data_out.val().get_bit(18)));
+        self.first_disc.next = !(self.head_in.val().get_bit(17) & self.xq.data_out.val().get_bit(18));
+        self.head_in.next = self.head_in.val().replace_bit(18, self.first_disc.val());
         self.cp.in_wide.next = self.iq.data_out.val();
         self.cp.in_head.next = self.head_in.val();
         self.cp.in_empty.next = !self.iq.valid.val() | !self.xq.valid.val() | !self.cq.valid.val();
@@ -510,10 +513,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // The frame's beats move once its record is out (or going out now).
         self.go.next = self.have.val() & (self.meta_sent.q.val() | self.meta_ready.val());
         self.accept.next = self.steer.val().get_bit(17);
-        self.past.next = self.steer.val().get_bit(18);
-        self.disc.next = self.steer.val().get_bit(22);
+        self.disc.next = self.steer.val().get_bit(18);
         if self.eiz.q.val() {
-            self.past.next = self.pastq.q.val();
             self.disc.next = self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.pastq.q.val());
         }
         self.pop.next = false;
@@ -633,7 +634,6 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             }
         }
         self.sd.pop.next = self.pop.val();
-        self.pastq.d.next = self.past.val();
         if self.pop.val() {
             self.ei.d.next = self.ei.q.val() + 1;
             self.eiz.d.next = true;
