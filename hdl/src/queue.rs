@@ -1,6 +1,6 @@
 //! `Queue<N, A>`: a FIFO of up to `2^A - 1` entries of `N` bits (its writer keeps count) whose RAM is
 //! read at a registered address into a register with an enable: the RX records (1,206 bits, in
-//! distributed RAM) with their steering bits, received ICRCs and ICRC results, the ICRC lanes' beats and
+//! distributed RAM), their steering bits, received ICRCs and ICRC results, the ICRC lanes' beats and
 //! lane parameters. rust-hdl's `SynchronousFIFO` works out the read address from `read` and its empty
 //! flag within the cycle, and its `RAM` has no read enable; for the records that address fanned out to
 //! hundreds of RAM cells across the die, the RX pipeline's longest path. Here the RAM reads at the fetch

@@ -6,10 +6,10 @@
 //!
 //! Free-running: every stage registers every cycle, so a new header may enter each cycle. Stages:
 //! 1. VLAN, EtherType, IP version, L3 length; the window realigned to L3 (two layouts); the opcode for
-//!    either IP version read from the opcode table, a ROM (on ECP5 a block RAM, whose output register is
-//!    stage 2's);
+//!    each header layout (IPv4 or IPv6, VLAN or not) read from the opcode table, a ROM (on ECP5 block RAM,
+//!    whose output register is stage 2's);
 //! 2. IP length, IP field checks, checksum pair sums; the window realigned to UDP (IPv4 or IPv6);
-//! 3. L4/L5 lengths, IP length checks, the opcode table's outputs for the IP version, checksum partial
+//! 3. L4/L5 lengths, IP length checks, the opcode table's outputs for the layout, checksum partial
 //!    sums, the IP end;
 //! 4. UDP and BTH length checks, the extended headers, the record fields (the payload offset), the checksum
 //!    folded once;

@@ -5,10 +5,10 @@
 //! gives each frame's lane parameters (VLAN, IP version, IP end) once its first `PARAM_BYTES` bytes are in
 //! the window, into `pq`; a short queue (`dq`) holds the beats back from the ICRC lanes until their frame's
 //! parameters are there. The CRC engine runs on the transformed lanes (see `lanes`), registered. The
-//! decoder's record goes into `vq` `decode::LATENCY` cycles after each frame's end, and later the ICRC
-//! result into `cq`.
+//! decoder's record goes into `vq` (with the egress's steering bits into `xq`) `decode::LATENCY` cycles
+//! after each frame's end, and later the ICRC result into `cq`.
 //! Egress: with a record, its ICRC result and the frame's beats at hand (all read through registers: the
-//! record queues' `SplitPrefetch`es, the frame store's `BramQueue` ring), the record goes out on `meta`;
+//! record queues' `Prefetch` and `SplitPrefetch`, the frame store's `BramQueue` ring), the record goes out on `meta`;
 //! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has
 //! its header beats skipped and its payload funnel-shifted to lane 0, the pad, ICRC and Ethernet padding
 //! dropped. When a frame's last stored beat is taken with payload left in it, the frame retires at once
