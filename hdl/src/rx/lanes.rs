@@ -113,23 +113,6 @@ impl<const D: usize, const K: usize> Default for IcrcLanes<D, K> {
     }
 }
 
-/// `x > c` for the `w`-bit unsigned `x` and a constant `c`, as a sum of products: the highest bit where they
-/// differ is set in `x`. (A comparison operator would become a carry chain in yosys, and the logic after it
-/// a chain of LUTs shared between lanes.)
-fn gt_const(x: &str, w: usize, c: usize) -> String {
-    let terms: Vec<String> = (0..w)
-        .filter(|&i| c >> i & 1 == 0)
-        .map(|i| {
-            let higher = (i + 1..w).map(|j| format!("{}{x}[{j}]", if c >> j & 1 == 1 { "" } else { "!" }));
-            std::iter::once(format!("{x}[{i}]")).chain(higher).collect::<Vec<_>>().join(" && ")
-        })
-        .collect();
-    if c >= (1 << w) - 1 || terms.is_empty() {
-        return "1'b0".into();
-    }
-    format!("({})", terms.join(" || "))
-}
-
 /// A Verilog condition: the byte in lane `l` sits at one of `offs` from the IP header (`es` = L3 start minus
 /// the beat's first frame offset).
 fn any_of(offs: &[usize]) -> String {
@@ -163,25 +146,11 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
         // `zero` (before the ones that stand in for the LRH), `ones` (those ones, as many as the CRC register
         // is wide, or a field the variant mask covers), `nib` (an IPv6 field whose low nibble is masked), and
         // `sel[4 l + t]` (the lane holds ICRC byte `t`).
-        // `d` is compared with constants up to K + 4 only: as `dgt[c]` (d > c, c <= K) and `deq[c]` (d == c,
-        // 1 <= c <= K + 4), from its sign, its low `w` bits (enough for K + 5) and whether any bit between is
-        // set (`big`: d > K + 4).
-        let w = (1..7).find(|&w| (1 << w) - 1 >= K + 5).unwrap_or(7);
-        let big = if w < 7 { format!("|d[6:{w}]") } else { "1'b0".into() };
         let mut v = vec![
             // (one loop variable per always block, so each has a single driver)
             "integer l, n;".to_string(),
             "wire signed [7:0] es = e;".into(),
-            format!("wire pos = !d[7];\nwire big = {big};\nwire [{}:0] dlo = d[{}:0];", w - 1, w - 1),
-            format!("wire [{K}:0] dgt;\nwire [{}:1] deq;", K + 4),
-        ];
-        for c in 0..=K {
-            v.push(format!("assign dgt[{c}] = pos && (big || {});", gt_const("dlo", w, c)));
-        }
-        for c in 1..=K + 4 {
-            v.push(format!("assign deq[{c}] = pos && !big && dlo == {w}'d{c};"));
-        }
-        v.extend([
+            "wire signed [7:0] ds = d;".into(),
             format!("reg [{}:0] r_data;", D - 1),
             format!("reg [{}:0] zero, ones, nib;", K - 1),
             format!("reg [{}:0] sel;", 4 * K - 1),
@@ -190,15 +159,15 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
             "    r_data <= data;".into(),
             "    q_valid <= valid;".into(),
             "    q_last <= last;".into(),
-            format!("    at_end <= !dgt[{K}];"),
+            format!("    at_end <= ds <= {K};"),
             format!("    for (l = 0; l < {K}; l = l + 1) begin"),
             "        zero[l] <= es > l + 4;".into(),
             format!("        ones[l] <= !(es > l + 4) && (es > l || (ipv6 ? ({}) : ({})));", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
             format!("        nib[l] <= ipv6 && ({});", any_of(&nib6)),
-            "        mkeep[l] <= keep[l] && dgt[l];".into(),
-        ]);
+            "        mkeep[l] <= keep[l] && ds > l;".into(),
+        ];
         for t in 0..4 {
-            v.push(format!("        sel[4 * l + {t}] <= keep[l] && deq[l + {}];", 4 - t));
+            v.push(format!("        sel[4 * l + {t}] <= keep[l] && ds == l + {};", 4 - t));
         }
         v.extend([
             "    end".to_string(),
