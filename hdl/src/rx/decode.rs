@@ -120,7 +120,19 @@ fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
 /// The header layouts the opcode table is read for, each by a port of its own (IPv4 or IPv6, with a VLAN
 /// tag or without), so the ROM's addresses come straight from the header window: `op{x}` in, `s2_rom{x}`
 /// out two clocks later.
-const OP_PORTS: [&str; 4] = ["4", "6", "4v", "6v"];
+const OP_PORTS: [OpPort; 4] = [
+    OpPort { name: "4", vlan: false, ipv6: false },
+    OpPort { name: "6", vlan: false, ipv6: true },
+    OpPort { name: "4v", vlan: true, ipv6: false },
+    OpPort { name: "6v", vlan: true, ipv6: true },
+];
+
+/// A header layout the opcode table is read for, and the suffix of its port's signal names.
+struct OpPort {
+    name: &'static str,
+    vlan: bool,
+    ipv6: bool,
+}
 
 /// The opcode table ROM, `bits` wide, read at `OP_PORTS`. For ECP5, block RAM ports with their output
 /// registers on (`dp16kd`), two layouts to a RAM; else a case table and two registers per port.
@@ -129,7 +141,7 @@ fn op_rom_verilog(words: &[u64], bits: usize) -> String {
     let tiles = bits.div_ceil(TILE_BITS);
     let mut v = String::new();
     v += "`ifdef FERRITE_ECP5\n";
-    let (addr, rom) = (OP_PORTS.map(|x| format!("op{x}")), OP_PORTS.map(|x| format!("rom{x}")));
+    let (addr, rom) = (OP_PORTS.map(|p| format!("op{}", p.name)), OP_PORTS.map(|p| format!("rom{}", p.name)));
     v += &format!("wire [{}:0] {};\n", tiles * TILE_BITS - 1, rom.join(", "));
     let port = |i: usize| Port { addr: &addr[i], addr_bits: 8, enable: "1'b1", access: Access::Read { dout: &rom[i] } };
     for pair in 0..OP_PORTS.len() / 2 {
@@ -137,7 +149,7 @@ fn op_rom_verilog(words: &[u64], bits: usize) -> String {
             v += &dp16kd::instance(&format!("optab{pair}_{t}"), t, &port(2 * pair), &port(2 * pair + 1), Some(&dp16kd::tile_init(words, t)));
         }
     }
-    for x in OP_PORTS {
+    for OpPort { name: x, .. } in OP_PORTS {
         v += &format!("wire [{0}:0] s2_rom{x} = rom{x}[{0}:0];\n", bits - 1);
     }
     v += "`else\n";
@@ -146,7 +158,7 @@ fn op_rom_verilog(words: &[u64], bits: usize) -> String {
         v += &format!("    8'h{op:02x}: optab = {bits}'h{word:x};\n");
     }
     v += &format!("    default: optab = {bits}'h0;\n    endcase\nendfunction\n");
-    for x in OP_PORTS {
+    for OpPort { name: x, .. } in OP_PORTS {
         v += &format!("reg [{0}:0] s1_rom{x}, s2_rom{x};\nalways @(posedge clock) begin\n    s1_rom{x} <= optab(op{x});\n    s2_rom{x} <= s1_rom{x};\nend\n", bits - 1);
     }
     v += "`endif\n";
@@ -196,9 +208,9 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s1_l3 <= vlan0 ? {} : {};", window("hdr", e1, l3_bytes), window("hdr", e0, l3_bytes)));
     w(&mut v, "end");
     // The opcode for each layout, looked up in the opcode table (registered twice: stages 1 and 2).
-    for x in OP_PORTS {
-        let eth = if x.ends_with('v') { e1 } else { e0 };
-        let ip = if x.starts_with('6') { h6 } else { h4 };
+    for OpPort { name: x, vlan, ipv6 } in OP_PORTS {
+        let eth = if vlan { e1 } else { e0 };
+        let ip = if ipv6 { h6 } else { h4 };
         w(&mut v, &format!("wire [7:0] op{x} = {};", be("hdr", eth + ip + udp_hdr + bth::field::OPCODE, 1)));
     }
     let (table, words) = op_rom();
@@ -233,7 +245,7 @@ pub fn verilog() -> String {
     // The opcode table's outputs for each layout (stage 3 picks one), from the table words.
     let mut lsb = 0;
     for (name, stored, bits) in &table {
-        for x in OP_PORTS {
+        for OpPort { name: x, .. } in OP_PORTS {
             let pad = if bits > stored { format!("{}'d0, ", bits - stored) } else { String::new() };
             w(&mut v, &format!("wire [{}:0] s2_t{x}_{name} = {{{pad}s2_rom{x}[{}:{lsb}]}};", bits - 1, lsb + stored - 1));
         }
@@ -438,10 +450,11 @@ mod tests {
         let mut prev = None;
         for op in 0..256 + 1 {
             // A different opcode on each port.
-            let ops = OP_PORTS.iter().enumerate().map(|(i, &x)| (format!("op{x}"), (op as u128 * (2 * i as u128 + 1) + 11 * i as u128) % 256)).collect::<Vec<_>>();
+            let ops = OP_PORTS.iter().enumerate().map(|(i, p)| (format!("op{}", p.name), (op as u128 * (2 * i as u128 + 1) + 11 * i as u128) % 256)).collect::<Vec<_>>();
             let buses = model::step(&mut brams, &ops.iter().map(|(n, a)| (n.as_str(), *a)).collect());
             if let Some(prev) = &prev {
-                for (x, &p) in OP_PORTS.iter().zip(prev) {
+                for (port, &p) in OP_PORTS.iter().zip(prev) {
+                    let x = port.name;
                     assert_eq!(buses[&*format!("rom{x}")] & mask, u128::from(words[p as usize]), "port {x}: opcode {p:#x}");
                 }
             }
