@@ -8,7 +8,10 @@ fn main() {
     let root = PathBuf::from(std::env::var("VERILATOR_ROOT").unwrap_or_else(|_| "/usr/share/verilator".into()));
     let inc = root.join("include");
     if !inc.join("verilated.h").exists() {
-        panic!("Verilator headers not found under {} (install Verilator: `make setup`, or set VERILATOR_ROOT)", inc.display());
+        panic!(
+            "Verilator headers not found under {} (install Verilator: `make setup`, or set VERILATOR_ROOT)",
+            inc.display()
+        );
     }
     cc::Build::new()
         .cpp(true)

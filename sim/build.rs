@@ -83,12 +83,20 @@ fn glue_for(s: &mut String, name: &str, ports: &[Port]) {
     writeln!(s, "public:\n    Model_{name}() : ctx(new VerilatedContext), m(new {cls}(ctx.get(), \"top\")) {{ ctx->traceEverOn(true); }}").unwrap();
     writeln!(s, "    ~Model_{name}() override {{ if (tfp) tfp->close(); m->final(); }}").unwrap();
     writeln!(s, "    void eval() override {{ m->eval(); }}").unwrap();
-    writeln!(s, "    void set_port(uint32_t port, rust::Slice<const uint32_t> w) override {{\n        switch (port) {{").unwrap();
+    writeln!(
+        s,
+        "    void set_port(uint32_t port, rust::Slice<const uint32_t> w) override {{\n        switch (port) {{"
+    )
+    .unwrap();
     for (i, p) in ports.iter().enumerate().filter(|(_, p)| p.dir == Dir::In) {
         writeln!(s, "        case {i}: {} break;", assign_in(p)).unwrap();
     }
     writeln!(s, "        default: break;\n        }}\n    }}").unwrap();
-    writeln!(s, "    void get_port(uint32_t port, rust::Slice<uint32_t> w) const override {{\n        switch (port) {{").unwrap();
+    writeln!(
+        s,
+        "    void get_port(uint32_t port, rust::Slice<uint32_t> w) const override {{\n        switch (port) {{"
+    )
+    .unwrap();
     for (i, p) in ports.iter().enumerate() {
         writeln!(s, "        case {i}: {} break;", read_out(p)).unwrap();
     }

@@ -51,7 +51,13 @@ pub fn run(_backend: Backend, pcap: Option<&Path>) -> Result<bool, Error> {
     a.buf.write(0, &data)?;
     b.qps[0].post_recv(&RecvWr { wr_id: 1, sg_list: vec![sge(&b, 0, 8192)] })?;
     let t = now();
-    a.qps[0].post_send(&SendWr { wr_id: 1, opcode: Some(SendOp::Send), send_flags: send_flags::SIGNALED, sg_list: vec![sge(&a, 0, 4000)], ..Default::default() })?;
+    a.qps[0].post_send(&SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge(&a, 0, 4000)],
+        ..Default::default()
+    })?;
     let wc = complete(&a, 1)?[0];
     let rc = complete(&b, 1)?[0];
     let ok = rc.byte_len == 4000 && b.buf.read(0, 4000)? == data;
@@ -71,7 +77,13 @@ pub fn run(_backend: Backend, pcap: Option<&Path>) -> Result<bool, Error> {
         ..Default::default()
     })?;
     let wc = complete(&a, 1)?[0];
-    rows.push(Row { op: "RDMA_WRITE", bytes: 65536, status: wc.status, ok: b.buf.read(0x20000, 65536)? == data, latency_ns: now() - t });
+    rows.push(Row {
+        op: "RDMA_WRITE",
+        bytes: 65536,
+        status: wc.status,
+        ok: b.buf.read(0x20000, 65536)? == data,
+        latency_ns: now() - t,
+    });
 
     // READ 64 KiB back.
     let t = now();
@@ -85,7 +97,13 @@ pub fn run(_backend: Backend, pcap: Option<&Path>) -> Result<bool, Error> {
         ..Default::default()
     })?;
     let wc = complete(&a, 1)?[0];
-    rows.push(Row { op: "RDMA_READ", bytes: 65536, status: wc.status, ok: a.buf.read(0x40000, 65536)? == data, latency_ns: now() - t });
+    rows.push(Row {
+        op: "RDMA_READ",
+        bytes: 65536,
+        status: wc.status,
+        ok: a.buf.read(0x40000, 65536)? == data,
+        latency_ns: now() - t,
+    });
 
     // Atomics on a remote counter.
     b.buf.write(0x80000, &40u64.to_le_bytes())?;
@@ -114,7 +132,14 @@ pub fn run(_backend: Backend, pcap: Option<&Path>) -> Result<bool, Error> {
     println!("ferrite demo: two golden-model NICs, 100 Gb/s link, 1 us delay, PMTU 1024");
     println!("{:<20} {:>8} {:>10} {:>9} {:>12}", "operation", "bytes", "status", "data", "latency_ns");
     for r in &rows {
-        println!("{:<20} {:>8} {:>10} {:>9} {:>12}", r.op, r.bytes, format!("{:?}", r.status), if r.ok { "ok" } else { "MISMATCH" }, r.latency_ns);
+        println!(
+            "{:<20} {:>8} {:>10} {:>9} {:>12}",
+            r.op,
+            r.bytes,
+            format!("{:?}", r.status),
+            if r.ok { "ok" } else { "MISMATCH" },
+            r.latency_ns
+        );
     }
     let all = rows.iter().all(|r| r.ok && r.status == WcStatus::Success);
     println!("{}", if all { "all operations completed and every byte matched" } else { "FAILED" });

@@ -51,7 +51,11 @@ const DEPTH: u32 = 8;
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let q: f64 = x.iter().map(|v| v * v).sum();
-    if q == 0.0 { 0.0 } else { s * s / (x.len() as f64 * q) }
+    if q == 0.0 {
+        0.0
+    } else {
+        s * s / (x.len() as f64 * q)
+    }
 }
 
 pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
@@ -59,7 +63,13 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
         return Err("need --senders >= 1 and --duration-us at least two samples".into());
     }
     let n = args.senders + 1;
-    let world = Rc::new(RefCell::new(World::star(n, NicConfig::default(), LinkConfig::default(), EcnConfig::default(), args.seed)));
+    let world = Rc::new(RefCell::new(World::star(
+        n,
+        NicConfig::default(),
+        LinkConfig::default(),
+        EcnConfig::default(),
+        args.seed,
+    )));
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
     let rx = open_host(&world, 0, args.senders, MSG as usize * args.senders, cap, false)?;
     let tx: Vec<Host> = (1..n).map(|i| open_host(&world, i, 1, MSG as usize, cap, false)).collect::<Result<_, _>>()?;
@@ -116,7 +126,9 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
         .map(|i| samples[half..].iter().map(|(_, r)| r[i]).sum::<f64>() / (samples.len() - half).max(1) as f64)
         .collect();
     let data_ok = errors == 0
-        && tx.iter().enumerate().all(|(i, _)| rx.buf.read(i * MSG as usize, MSG as usize).map(|v| v.iter().all(|&b| b == i as u8 + 1)).unwrap_or(false));
+        && tx.iter().enumerate().all(|(i, _)| {
+            rx.buf.read(i * MSG as usize, MSG as usize).map(|v| v.iter().all(|&b| b == i as u8 + 1)).unwrap_or(false)
+        });
     let w = world.borrow();
     let cnps = (0..n).map(|i| w.nodes[i].nic.counter(wire::contract::regs::Counter::cnps_sent)).sum();
     Ok(IncastReport {
@@ -176,7 +188,10 @@ pub fn run(args: &IncastArgs) -> Result<bool, Error> {
             }
             println!();
         }
-        println!("steady-state goodput (Gb/s): {:?}", r.steady_gbps.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>());
+        println!(
+            "steady-state goodput (Gb/s): {:?}",
+            r.steady_gbps.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>()
+        );
         println!("Jain's fairness index: {:.4}", r.jain_index);
         println!("peak switch queue: {} bytes", r.peak_queue_bytes);
         println!("CNPs sent: {}   data: {}", r.cnps, if r.data_ok { "ok" } else { "MISMATCH" });

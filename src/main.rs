@@ -75,7 +75,9 @@ fn main() -> ExitCode {
         Cmd::Perf(a) => perf::run(&a),
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Verilog { out, width } => verilog::run(&out, width),
-        Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => pcap_check::run(&file, backend, width, json),
+        Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => {
+            pcap_check::run(&file, backend, width, json)
+        }
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,

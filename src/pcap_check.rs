@@ -22,9 +22,22 @@ type BthFields = (wire::Opcode, u32, u32);
 
 /// A report from a receive path's verdict; `bth` gives the BTH fields it read, asked only when the frame
 /// physically holds a BTH (both backends report them on the same frames).
-fn report(index: usize, frame: &[u8], verdict: Result<BthFields, wire::DropReason>, bth: impl Fn() -> BthFields) -> FrameReport {
+fn report(
+    index: usize,
+    frame: &[u8],
+    verdict: Result<BthFields, wire::DropReason>,
+    bth: impl Fn() -> BthFields,
+) -> FrameReport {
     match verdict {
-        Ok((op, qp, psn)) => FrameReport { index, kind: "roce", opcode: Some(op.name()), dest_qp: Some(qp), psn: Some(psn), icrc_ok: Some(true), error: None },
+        Ok((op, qp, psn)) => FrameReport {
+            index,
+            kind: "roce",
+            opcode: Some(op.name()),
+            dest_qp: Some(qp),
+            psn: Some(psn),
+            icrc_ok: Some(true),
+            error: None,
+        },
         Err(e) => {
             // Report what the headers say even when a later check fails.
             let fields = (e.is_roce() && bth_of(frame).is_some()).then(&bth);
@@ -44,7 +57,9 @@ fn report(index: usize, frame: &[u8], verdict: Result<BthFields, wire::DropReaso
 /// The verdict of the golden model's receive path on one frame.
 pub fn check_frame(index: usize, frame: &[u8]) -> FrameReport {
     let verdict = wire::parse(frame).map(|p| (p.hdr.bth.opcode, p.hdr.bth.dest_qp, p.hdr.bth.psn.value()));
-    report(index, frame, verdict, || bth_of(frame).map_or((wire::Opcode(0), 0, 0), |b| (b.opcode(), b.dest_qp(), b.psn().value())))
+    report(index, frame, verdict, || {
+        bth_of(frame).map_or((wire::Opcode(0), 0, 0), |b| (b.opcode(), b.dest_qp(), b.psn().value()))
+    })
 }
 
 /// The verdicts of the Verilated RX pipeline on every frame (a zero-length frame cannot be sent on the
@@ -55,7 +70,9 @@ fn check_rtl(frames: &[Vec<u8>], width: hdl::Width) -> Result<Vec<FrameReport>, 
     let mut out = Vec::new();
     for (i, f) in frames.iter().enumerate() {
         if f.is_empty() {
-            out.push(report(i, f, Err(wire::DropReason::Truncated(wire::roce::Layer::Ethernet)), || (wire::Opcode(0), 0, 0)));
+            out.push(report(i, f, Err(wire::DropReason::Truncated(wire::roce::Layer::Ethernet)), || {
+                (wire::Opcode(0), 0, 0)
+            }));
             continue;
         }
         let m = got.next().ok_or("the RX pipeline returned fewer records than frames")?.meta;

@@ -122,7 +122,11 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         return Err("--size above 1 GiB".into());
     }
     let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, faults: Impairments::default() };
-    let world = Rc::new(RefCell::new(World::pair(NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() }, link, args.seed)));
+    let world = Rc::new(RefCell::new(World::pair(
+        NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() },
+        link,
+        args.seed,
+    )));
     if let Some(p) = &args.pcap {
         world.borrow_mut().tap(p, &[0, 1])?;
     }
@@ -143,7 +147,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     }
     world.borrow_mut().set_link_faults(Impairments { loss: args.loss, reorder: args.reorder, ..Default::default() });
     let t0 = world.borrow().now;
-    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(u64::from(args.iters) * u64::from(args.qps)));
+    let bar = (!args.json && std::io::stderr().is_terminal())
+        .then(|| indicatif::ProgressBar::new(u64::from(args.iters) * u64::from(args.qps)));
     let wall = std::time::Instant::now();
     let mut posted = vec![0u32; args.qps as usize];
     let mut done = vec![0u32; args.qps as usize];
@@ -152,7 +157,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let total = args.iters as usize * args.qps as usize;
     let mut completed = 0usize;
     let qp_index = |qpn: u32, h: &Host| h.qps.iter().position(|q| q.qpn == qpn);
-    let recv_sge = |q: u32| Sge { addr: b.mr.addr + u64::from(q) * u64::from(size.max(8)), length: size, lkey: b.mr.lkey };
+    let recv_sge =
+        |q: u32| Sge { addr: b.mr.addr + u64::from(q) * u64::from(size.max(8)), length: size, lkey: b.mr.lkey };
     loop {
         for q in 0..args.qps {
             let qi = q as usize;
@@ -208,9 +214,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let data_ok = match args.op {
         Op::Write | Op::Send => b.buf.read(0, buf_len)? == expect,
         Op::Read => a.buf.read(0, buf_len)? == expect,
-        Op::Atomic => (0..args.qps).all(|q| {
-            b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(args.iters).to_le_bytes()).unwrap_or(false)
-        }),
+        Op::Atomic => (0..args.qps)
+            .all(|q| b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(args.iters).to_le_bytes()).unwrap_or(false)),
     } && errors.is_empty();
     let c = |h: &Host, k| h.ctx.counter(k);
     let bytes = u64::from(size) * u64::from(args.iters) * u64::from(args.qps);
@@ -229,7 +234,10 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         msg_rate_mpps: completed as f64 / sim_ns as f64 * 1000.0,
         packets: c(&a, Counter::tx_frames) + c(&b, Counter::tx_frames),
         retransmitted_packets: c(&a, Counter::retransmitted_packets) + c(&b, Counter::retransmitted_packets),
-        naks: c(&a, Counter::rx_naks) + c(&b, Counter::rx_naks) + c(&a, Counter::rx_rnr_naks) + c(&b, Counter::rx_rnr_naks),
+        naks: c(&a, Counter::rx_naks)
+            + c(&b, Counter::rx_naks)
+            + c(&a, Counter::rx_rnr_naks)
+            + c(&b, Counter::rx_rnr_naks),
         timeouts: c(&a, Counter::local_ack_timeouts) + c(&b, Counter::local_ack_timeouts),
         cnps: c(&a, Counter::cnps_sent) + c(&b, Counter::cnps_sent),
         data_ok,
@@ -245,9 +253,15 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
         println!("{}", serde_json::to_string(&r)?);
     } else {
         println!("---------------------------------------------------------------------------------------");
-        println!(" RDMA {:?} bandwidth (ferrite {} backend)   QPs: {}   PMTU: {}   loss: {}", r.op, r.backend, r.qps, r.pmtu, r.loss);
+        println!(
+            " RDMA {:?} bandwidth (ferrite {} backend)   QPs: {}   PMTU: {}   loss: {}",
+            r.op, r.backend, r.qps, r.pmtu, r.loss
+        );
         println!("---------------------------------------------------------------------------------------");
-        println!(" {:>10} {:>10} {:>14} {:>14} {:>12} {:>10}", "#bytes", "#iters", "BW [Gb/s]", "MsgRate [Mpps]", "sim time us", "retrans");
+        println!(
+            " {:>10} {:>10} {:>14} {:>14} {:>12} {:>10}",
+            "#bytes", "#iters", "BW [Gb/s]", "MsgRate [Mpps]", "sim time us", "retrans"
+        );
         println!(
             " {:>10} {:>10} {:>14.3} {:>14.4} {:>12.1} {:>10}",
             r.size,
@@ -257,7 +271,11 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
             r.sim_time_ns as f64 / 1000.0,
             r.retransmitted_packets
         );
-        println!(" data: {}   completions: {}", if r.data_ok { "ok" } else { "MISMATCH" }, if r.completions_ok { "ok" } else { "FAILED" });
+        println!(
+            " data: {}   completions: {}",
+            if r.data_ok { "ok" } else { "MISMATCH" },
+            if r.completions_ok { "ok" } else { "FAILED" }
+        );
         for e in &r.errors {
             println!(" error: {e}");
         }

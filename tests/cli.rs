@@ -21,11 +21,42 @@ fn demo_checks_every_byte() {
 
 #[test]
 fn perf_write_with_loss_reports_data_ok() {
-    let (ok, out) = ferrite(&["perf", "write", "--backend", "model", "--size", "1048576", "--iters", "20", "--loss", "0.01", "--json"]);
+    let (ok, out) = ferrite(&[
+        "perf",
+        "write",
+        "--backend",
+        "model",
+        "--size",
+        "1048576",
+        "--iters",
+        "20",
+        "--loss",
+        "0.01",
+        "--json",
+    ]);
     assert!(ok, "{out}");
     let v = json(&out);
-    for k in ["op", "backend", "size", "iters", "qps", "pmtu", "loss", "bytes", "sim_time_ns", "goodput_gbps", "msg_rate_mpps", "packets",
-        "retransmitted_packets", "naks", "timeouts", "cnps", "data_ok", "completions_ok", "errors"] {
+    for k in [
+        "op",
+        "backend",
+        "size",
+        "iters",
+        "qps",
+        "pmtu",
+        "loss",
+        "bytes",
+        "sim_time_ns",
+        "goodput_gbps",
+        "msg_rate_mpps",
+        "packets",
+        "retransmitted_packets",
+        "naks",
+        "timeouts",
+        "cnps",
+        "data_ok",
+        "completions_ok",
+        "errors",
+    ] {
         assert!(v.get(k).is_some(), "missing key {k}");
     }
     assert_eq!(v["data_ok"], true);
@@ -37,7 +68,9 @@ fn perf_write_with_loss_reports_data_ok() {
 fn perf_every_op_and_pmtu() {
     for op in ["write", "read", "send", "atomic"] {
         for pmtu in ["256", "4096"] {
-            let (ok, out) = ferrite(&["perf", op, "--size", "10000", "--iters", "8", "--qps", "2", "--pmtu", pmtu, "--loss", "0.02", "--json"]);
+            let (ok, out) = ferrite(&[
+                "perf", op, "--size", "10000", "--iters", "8", "--qps", "2", "--pmtu", pmtu, "--loss", "0.02", "--json",
+            ]);
             assert!(ok, "{op} {pmtu}: {out}");
             let v = json(&out);
             assert_eq!(v["data_ok"], true, "{op} {pmtu}");
@@ -63,7 +96,8 @@ fn incast_converges_to_a_fair_share_with_a_bounded_queue() {
 
 #[test]
 fn pcap_check_decodes_the_rxe_capture() {
-    let (ok, out) = ferrite(&["pcap", "check", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/rxe_two_vm.pcap"), "--json"]);
+    let (ok, out) =
+        ferrite(&["pcap", "check", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/rxe_two_vm.pcap"), "--json"]);
     assert!(ok);
     let v = json(&out);
     let frames = v.as_array().unwrap();
@@ -86,7 +120,10 @@ fn pcap_check_reports_damage_without_panicking() {
     bad.truncate(n - 10);
     let p = dir.join("bad.pcap");
     std::fs::write(&p, &bad).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(["pcap", "check", p.to_str().unwrap(), "--json"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrite"))
+        .args(["pcap", "check", p.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
     assert_ne!(out.status.code(), Some(101), "no panic: {}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }

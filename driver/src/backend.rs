@@ -64,7 +64,10 @@ impl Backend for ModelBackend {
 
     fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
         use model::Dma;
-        self.world.borrow_mut().nodes[self.node].mem.dma_write(iova, data).map_err(|_| Error::Dma { iova, len: data.len() })
+        self.world.borrow_mut().nodes[self.node]
+            .mem
+            .dma_write(iova, data)
+            .map_err(|_| Error::Dma { iova, len: data.len() })
     }
 
     fn progress(&self) -> bool {

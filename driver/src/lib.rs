@@ -7,8 +7,8 @@
 mod backend;
 mod error;
 mod events;
-mod verbs;
 pub mod pair;
+mod verbs;
 
 pub use backend::{Backend, ModelBackend};
 pub use error::Error;

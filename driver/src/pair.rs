@@ -37,7 +37,14 @@ pub fn host_gid(i: usize, ipv6: bool) -> [u8; 16] {
 }
 
 /// Opens node `i` of `world` and creates its objects.
-pub fn open_host(world: &Rc<RefCell<World>>, i: usize, nqps: usize, buf_len: usize, cap: QpCap, ipv6: bool) -> Result<Host, Error> {
+pub fn open_host(
+    world: &Rc<RefCell<World>>,
+    i: usize,
+    nqps: usize,
+    buf_len: usize,
+    cap: QpCap,
+    ipv6: bool,
+) -> Result<Host, Error> {
     let ctx = Context::open(Box::new(ModelBackend::new(world.clone(), i)))?;
     let mac = host_mac(i);
     let gid = host_gid(i, ipv6);

@@ -1,7 +1,7 @@
 //! Verbs objects: device context, PD, MR, CQ, QP; post_send / post_recv / poll_cq.
 
-use crate::{Backend, Error};
 use crate::events::EventQueue;
+use crate::{Backend, Error};
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
@@ -78,7 +78,14 @@ impl Context {
             max_log_ring: r(id::MAX_LOG_RING),
         };
         let mailbox = backend.dma_alloc(MAILBOX_LEN)?;
-        let dev = Device { backend, attr, mailbox, token: Cell::new(0), qps: RefCell::new(HashMap::new()), events: OnceCell::new() };
+        let dev = Device {
+            backend,
+            attr,
+            mailbox,
+            token: Cell::new(0),
+            qps: RefCell::new(HashMap::new()),
+            events: OnceCell::new(),
+        };
         let ctx = Context { dev: Rc::new(dev) };
         let eq = EventQueue::create(&ctx)?;
         let _ = ctx.dev.events.set(eq);
@@ -248,11 +255,16 @@ impl Pd {
         if access & !wire::contract::verbs::access::ALL != 0 {
             return Err(Error::InvalidArgument("unknown access flags"));
         }
-        let needs_local_write = wire::contract::verbs::access::REMOTE_WRITE | wire::contract::verbs::access::REMOTE_ATOMIC;
+        let needs_local_write =
+            wire::contract::verbs::access::REMOTE_WRITE | wire::contract::verbs::access::REMOTE_ATOMIC;
         if access & needs_local_write != 0 && access & wire::contract::verbs::access::LOCAL_WRITE == 0 {
             return Err(Error::InvalidArgument("remote write/atomic access needs LOCAL_WRITE"));
         }
-        let out = self.ctx.command("REG_MR", op::REG_MR, &RegMrRepr { pdn: self.pdn, access, iova: addr, length: len }.to_bytes())?;
+        let out = self.ctx.command(
+            "REG_MR",
+            op::REG_MR,
+            &RegMrRepr { pdn: self.pdn, access, iova: addr, length: len }.to_bytes(),
+        )?;
         let r = RegMrOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("REG_MR"))?;
         Ok(Mr { addr, len, lkey: r.lkey, rkey: r.rkey })
     }
@@ -280,7 +292,9 @@ impl Pd {
         if u32::from(sq_log_size.max(rq_log_size)) > a.max_log_ring {
             return Err(Error::InvalidArgument("queue depth above the device limit"));
         }
-        let sq_bytes = (SEND_DATA + (cap.max_send_sge.max(1) as usize * DATA_SEG_LEN).max(cap.max_inline_data as usize)).next_power_of_two();
+        let sq_bytes = (SEND_DATA
+            + (cap.max_send_sge.max(1) as usize * DATA_SEG_LEN).max(cap.max_inline_data as usize))
+        .next_power_of_two();
         let sq_log_stride = (sq_bytes.trailing_zeros() as u8).max(MIN_SQ_LOG_STRIDE);
         let rq_bytes = (RECV_DATA + cap.max_recv_sge.max(1) as usize * DATA_SEG_LEN).next_power_of_two();
         let rq_log_stride = (rq_bytes.trailing_zeros() as u8).max(MIN_RQ_LOG_STRIDE);
@@ -306,7 +320,19 @@ impl Pd {
         let qpn = ObjOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("CREATE_QP"))?.id;
         let shared = Rc::new(RefCell::new(SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 }));
         self.ctx.dev.qps.borrow_mut().insert(qpn, Rc::downgrade(&shared));
-        Ok(Qp { ctx: self.ctx.clone(), qpn, cap, sq, rq, sq_log_size, sq_log_stride, rq_log_size, rq_log_stride, shared, state: Cell::new(QpState::Reset) })
+        Ok(Qp {
+            ctx: self.ctx.clone(),
+            qpn,
+            cap,
+            sq,
+            rq,
+            sq_log_size,
+            sq_log_stride,
+            rq_log_size,
+            rq_log_stride,
+            shared,
+            state: Cell::new(QpState::Reset),
+        })
     }
 }
 
@@ -569,7 +595,8 @@ impl Qp {
     fn encode_send(&self, wr: &SendWr, stride: usize) -> Result<Vec<u8>, Error> {
         let op = wr.opcode.ok_or(Error::InvalidArgument("send opcode missing"))?;
         let inline = wr.send_flags & send_flags::INLINE != 0;
-        if wr.send_flags & !(send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE) != 0 {
+        if wr.send_flags & !(send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE) != 0
+        {
             return Err(Error::InvalidArgument("unknown send flags"));
         }
         if wr.sg_list.len() > self.cap.max_send_sge as usize {
@@ -610,10 +637,14 @@ impl Qp {
             }
             wr.sg_list.len() as u16
         };
-        let _ = SendCtrlRepr { opcode: op as u8, flags: wr.send_flags, len, imm: wr.imm_data, wr_id: wr.wr_id }.write_to(&mut buf[CTRL..]);
+        let _ = SendCtrlRepr { opcode: op as u8, flags: wr.send_flags, len, imm: wr.imm_data, wr_id: wr.wr_id }
+            .write_to(&mut buf[CTRL..]);
         let _ = RemoteSegRepr { va: wr.remote_addr, rkey: wr.rkey }.write_to(&mut buf[REMOTE..]);
-        let _ = AtomicSegRepr { swap_add: if op == SendOp::AtomicCmpSwp { wr.swap } else { wr.compare_add }, compare: wr.compare_add }
-            .write_to(&mut buf[ATOMIC..]);
+        let _ = AtomicSegRepr {
+            swap_add: if op == SendOp::AtomicCmpSwp { wr.swap } else { wr.compare_add },
+            compare: wr.compare_add,
+        }
+        .write_to(&mut buf[ATOMIC..]);
         Ok(buf)
     }
 
@@ -634,7 +665,8 @@ impl Qp {
         let mut buf = vec![0u8; 1 << self.rq_log_stride];
         let _ = RecvCtrlRepr { wr_id: wr.wr_id, num_sge: wr.sg_list.len() as u16 }.write_to(&mut buf);
         for (i, g) in wr.sg_list.iter().enumerate() {
-            let _ = DataSegRepr { addr: g.addr, lkey: g.lkey, length: g.length }.write_to(&mut buf[RECV_DATA + i * DATA_SEG_LEN..]);
+            let _ = DataSegRepr { addr: g.addr, lkey: g.lkey, length: g.length }
+                .write_to(&mut buf[RECV_DATA + i * DATA_SEG_LEN..]);
         }
         let slot = u64::from(s.rq_pi & (depth - 1));
         b.dma_write(self.rq + (slot << self.rq_log_stride), &buf)?;
@@ -701,7 +733,8 @@ impl Default for ConnectOpts {
 impl Qp {
     /// RESET -> INIT -> RTR -> RTS toward `remote`, starting our send PSN at `local_psn`.
     pub fn connect(&self, local_psn: u32, remote: &Endpoint, o: &ConnectOpts) -> Result<(), Error> {
-        let init = QpAttr { qp_state: Some(QpState::Init), qp_access_flags: o.access, port_num: 1, ..Default::default() };
+        let init =
+            QpAttr { qp_state: Some(QpState::Init), qp_access_flags: o.access, port_num: 1, ..Default::default() };
         self.modify(&init, attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS)?;
         let rtr = QpAttr {
             qp_state: Some(QpState::Rtr),
@@ -723,7 +756,13 @@ impl Qp {
         };
         self.modify(
             &rtr,
-            attr::STATE | attr::AV | attr::PATH_MTU | attr::DEST_QPN | attr::RQ_PSN | attr::MAX_DEST_RD_ATOMIC | attr::MIN_RNR_TIMER,
+            attr::STATE
+                | attr::AV
+                | attr::PATH_MTU
+                | attr::DEST_QPN
+                | attr::RQ_PSN
+                | attr::MAX_DEST_RD_ATOMIC
+                | attr::MIN_RNR_TIMER,
         )?;
         let rts = QpAttr {
             qp_state: Some(QpState::Rts),
@@ -734,6 +773,9 @@ impl Qp {
             max_rd_atomic: o.max_rd_atomic,
             ..Default::default()
         };
-        self.modify(&rts, attr::STATE | attr::TIMEOUT | attr::RETRY_CNT | attr::RNR_RETRY | attr::SQ_PSN | attr::MAX_QP_RD_ATOMIC)
+        self.modify(
+            &rts,
+            attr::STATE | attr::TIMEOUT | attr::RETRY_CNT | attr::RNR_RETRY | attr::SQ_PSN | attr::MAX_QP_RD_ATOMIC,
+        )
     }
 }

@@ -66,7 +66,9 @@ fn armed_cq_raises_one_event_per_arming() {
 fn solicited_only_arming_waits_for_a_solicited_message() {
     let (_w, a, b) = setup(QpCap::default());
     for i in 0..2 {
-        b.qps[0].post_recv(&RecvWr { wr_id: i, sg_list: vec![Sge { addr: b.mr.addr, length: 64, lkey: b.mr.lkey }] }).unwrap();
+        b.qps[0]
+            .post_recv(&RecvWr { wr_id: i, sg_list: vec![Sge { addr: b.mr.addr, length: 64, lkey: b.mr.lkey }] })
+            .unwrap();
     }
     b.cq.req_notify(true);
     a.qps[0].post_send(&send(&a, 0)).unwrap();

@@ -54,7 +54,13 @@ fn send_recv_with_imm_and_inv() {
     for i in 0..3 {
         b.qps[0].post_recv(&RecvWr { wr_id: 50 + i, sg_list: vec![sge(&b, 4096 * i, 4096)] }).unwrap();
     }
-    let mut wr = SendWr { wr_id: 1, opcode: Some(SendOp::Send), send_flags: send_flags::SIGNALED, sg_list: vec![sge(&a, 0, 3000)], ..Default::default() };
+    let mut wr = SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge(&a, 0, 3000)],
+        ..Default::default()
+    };
     a.qps[0].post_send(&wr).unwrap();
     let mut got = b.cq.wait(1, T).unwrap();
     got.extend(a.cq.wait(1, T).unwrap());
@@ -94,7 +100,11 @@ fn write_read_atomics_every_pmtu() {
             a.buf.write(0, &data).unwrap();
             a.qps[0].post_send(&write_wr(&a, &b, 0, len, len.into())).unwrap();
             let c = one(&a.cq);
-            assert_eq!((c.status, c.opcode, c.wr_id), (WcStatus::Success, WcOpcode::RdmaWrite, u64::from(len)), "mtu {pmtu} len {len}");
+            assert_eq!(
+                (c.status, c.opcode, c.wr_id),
+                (WcStatus::Success, WcOpcode::RdmaWrite, u64::from(len)),
+                "mtu {pmtu} len {len}"
+            );
             assert_eq!(b.buf.read(0, len as usize).unwrap(), data, "WRITE mtu {pmtu} len {len}");
             // Read it back into another place.
             let rd = SendWr {
@@ -188,7 +198,13 @@ fn rnr_nak_then_success() {
     let o = ConnectOpts { min_rnr_timer: 1, rnr_retry: 7, ..Default::default() };
     let (w, a, b) = setup(LinkConfig::default(), 4, &o, 1, 2);
     a.buf.write(0, b"late receiver").unwrap();
-    let wr = SendWr { wr_id: 1, opcode: Some(SendOp::Send), send_flags: send_flags::SIGNALED, sg_list: vec![sge(&a, 0, 13)], ..Default::default() };
+    let wr = SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge(&a, 0, 13)],
+        ..Default::default()
+    };
     a.qps[0].post_send(&wr).unwrap();
     // Let it be NAKed a few times, then post the receive.
     let t0 = w.borrow().now;
@@ -205,7 +221,13 @@ fn rnr_nak_then_success() {
 fn rnr_retry_exhausted() {
     let o = ConnectOpts { min_rnr_timer: 1, rnr_retry: 2, ..Default::default() };
     let (_w, a, _b) = setup(LinkConfig::default(), 5, &o, 1, 2);
-    let wr = SendWr { wr_id: 1, opcode: Some(SendOp::Send), send_flags: send_flags::SIGNALED, sg_list: vec![sge(&a, 0, 8)], ..Default::default() };
+    let wr = SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge(&a, 0, 8)],
+        ..Default::default()
+    };
     a.qps[0].post_send(&wr).unwrap();
     assert_eq!(one(&a.cq).status, WcStatus::RnrRetryExcErr);
 }
@@ -222,7 +244,12 @@ fn retry_exhaustion_flushes_the_rest() {
     let st: Vec<_> = wcs.iter().map(|w| (w.wr_id, w.status)).collect();
     assert_eq!(
         st,
-        vec![(0, WcStatus::RetryExcErr), (1, WcStatus::WrFlushErr), (2, WcStatus::WrFlushErr), (3, WcStatus::WrFlushErr)]
+        vec![
+            (0, WcStatus::RetryExcErr),
+            (1, WcStatus::WrFlushErr),
+            (2, WcStatus::WrFlushErr),
+            (3, WcStatus::WrFlushErr)
+        ]
     );
     assert_eq!(a.qps[0].query().unwrap().qp_state, QpState::Err as u8);
     assert!(a.ctx.counter(wire::contract::regs::Counter::local_ack_timeouts) >= 4);
@@ -269,7 +296,13 @@ fn illegal_modify_qp_transitions_are_rejected() {
     qp.modify(&init, attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS).unwrap();
     // INIT -> RTR with a bad MTU.
     let rtr = QpAttr { qp_state: Some(QpState::Rtr), path_mtu: 9, ..Default::default() };
-    let mask = attr::STATE | attr::AV | attr::PATH_MTU | attr::DEST_QPN | attr::RQ_PSN | attr::MAX_DEST_RD_ATOMIC | attr::MIN_RNR_TIMER;
+    let mask = attr::STATE
+        | attr::AV
+        | attr::PATH_MTU
+        | attr::DEST_QPN
+        | attr::RQ_PSN
+        | attr::MAX_DEST_RD_ATOMIC
+        | attr::MIN_RNR_TIMER;
     assert!(qp.modify(&rtr, mask).is_err());
     assert_eq!(qp.query().unwrap().qp_state, QpState::Init as u8);
     // Posting before RTS is refused by the driver.
@@ -329,7 +362,10 @@ fn unsignaled_writes_make_no_cqe_and_fence_orders_after_read() {
     wr.send_flags |= send_flags::FENCE;
     a.qps[0].post_send_list(&[rd, wr]).unwrap();
     let wcs = a.cq.wait(2, T).unwrap();
-    assert_eq!(wcs.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>(), vec![(10, WcStatus::Success), (11, WcStatus::Success)]);
+    assert_eq!(
+        wcs.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>(),
+        vec![(10, WcStatus::Success), (11, WcStatus::Success)]
+    );
     assert_eq!(b.buf.read(0x30000, 3000).unwrap(), pattern(3000, 99), "fenced WRITE saw the READ's data");
 }
 

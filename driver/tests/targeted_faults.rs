@@ -158,8 +158,17 @@ fn forged_write(a: &Host, b: &Host, src_ip: [u8; 4], dst_ip: [u8; 4], data: &[u8
         eth: EthernetRepr { dst: b.mac, src: a.mac, vlan: None, ethertype: 0 },
         ip: IpRepr::V4(Ipv4Repr { src: src_ip, dst: dst_ip, tos: 0, ttl: 64, ident: 0, payload_len: 0 }),
         udp_src_port: 0xC000,
-        bth: BthRepr { opcode: Opcode::RDMA_WRITE_ONLY, dest_qp: b.qps[0].qpn, psn: Psn::new(0x11), ack_req: true, ..Default::default() },
-        ext: ExtHeaders { reth: Some(RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: data.len() as u32 }), ..Default::default() },
+        bth: BthRepr {
+            opcode: Opcode::RDMA_WRITE_ONLY,
+            dest_qp: b.qps[0].qpn,
+            psn: Psn::new(0x11),
+            ack_req: true,
+            ..Default::default()
+        },
+        ext: ExtHeaders {
+            reth: Some(RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: data.len() as u32 }),
+            ..Default::default()
+        },
     };
     h.emit(data)
 }

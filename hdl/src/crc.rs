@@ -56,12 +56,21 @@ pub struct XorStage<const D: usize> {
 
 impl<const D: usize> XorStage<D> {
     pub fn new(bytes: usize) -> Self {
-        XorStage { s: Signal::default(), d: Signal::default(), o: Signal::default(), bytes: Constant::new((bytes as u64).into()) }
+        XorStage {
+            s: Signal::default(),
+            d: Signal::default(),
+            o: Signal::default(),
+            bytes: Constant::new((bytes as u64).into()),
+        }
     }
 
     fn width(&self) -> usize {
         let b = self.bytes.val().to_u64() as usize;
-        if 8 * b > D { 0 } else { b }
+        if 8 * b > D {
+            0
+        } else {
+            b
+        }
     }
 }
 
@@ -83,7 +92,8 @@ impl<const D: usize> Logic for XorStage<D> {
             lines.push("    o = s;".into());
         } else {
             for (o, (s, d)) in matrix(b).iter().enumerate() {
-                let terms: Vec<String> = s.iter().map(|i| format!("s[{i}]")).chain(d.iter().map(|i| format!("d[{i}]"))).collect();
+                let terms: Vec<String> =
+                    s.iter().map(|i| format!("s[{i}]")).chain(d.iter().map(|i| format!("d[{i}]"))).collect();
                 // One reduction XOR per output bit: a flat cell for synthesis, not a deep chain.
                 let rhs = if terms.is_empty() { "1'b0".to_string() } else { format!("^{{{}}}", terms.join(", ")) };
                 lines.push(format!("    o[{o}] = {rhs};"));
@@ -262,7 +272,10 @@ impl<const D: usize, const K: usize> Default for CrcEngine<D, K> {
 impl<const D: usize, const K: usize> Logic for CrcEngine<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, ts0, td0, tn0, tv0, ts1, td1, tn1, tv1, ts2, td2, tn2, tv2, ts3, td3, tn3, tv3, ts4, td4, tn4, tv4, ts5, td5, tn5, tv5, ts6, td6, tn6, tv6, ts7, td7, tn7, tv7, ts8, td8, tn8, tv8);
+        dff_setup!(
+            self, clock, state, ts0, td0, tn0, tv0, ts1, td1, tn1, tv1, ts2, td2, tn2, tv2, ts3, td3, tn3, tv3, ts4,
+            td4, tn4, tv4, ts5, td5, tn5, tv5, ts6, td6, tn6, tv6, ts7, td7, tn7, tv7, ts8, td8, tn8, tv8
+        );
         self.count.keep.next = self.keep.val();
         self.body.s.next = self.state.q.val();
         self.body.d.next = self.data.val();
@@ -382,7 +395,11 @@ mod tests {
         let (s, data) = (0x1234_5678u32, [0x9Au8, 0xBC, 0xDE, 0xF0, 0x11]);
         let mut o = 0u32;
         for (bit, (sb, db)) in matrix(5).iter().enumerate() {
-            let x = sb.iter().map(|&i| s >> i & 1).chain(db.iter().map(|&i| u32::from(data[i / 8] >> (i % 8) & 1))).fold(0, |a, b| a ^ b);
+            let x = sb
+                .iter()
+                .map(|&i| s >> i & 1)
+                .chain(db.iter().map(|&i| u32::from(data[i / 8] >> (i % 8) & 1)))
+                .fold(0, |a, b| a ^ b);
             o |= x << bit;
         }
         assert_eq!(o, crc32_update(s, &data));

@@ -32,7 +32,11 @@ pub enum Access<'a> {
 pub fn instance(name: &str, tile: usize, a: &Port, b: &Port, init: Option<&[u32]>) -> String {
     assert!(a.addr_bits <= TILE_LOG2 && b.addr_bits <= TILE_LOG2);
     let mode = |p: &Port| if matches!(p.access, Access::Read { .. }) { "OUTREG" } else { "NOREG" };
-    let mut v = format!("DP16KD #(.DATA_WIDTH_A(18), .DATA_WIDTH_B(18), .REGMODE_A(\"{}\"), .REGMODE_B(\"{}\"),\n", mode(a), mode(b));
+    let mut v = format!(
+        "DP16KD #(.DATA_WIDTH_A(18), .DATA_WIDTH_B(18), .REGMODE_A(\"{}\"), .REGMODE_B(\"{}\"),\n",
+        mode(a),
+        mode(b)
+    );
     v += "    .RESETMODE(\"SYNC\"), .ASYNC_RESET_RELEASE(\"SYNC\"), .CSDECODE_A(\"0b000\"), .CSDECODE_B(\"0b000\"),\n";
     v += "    .WRITEMODE_A(\"NORMAL\"), .WRITEMODE_B(\"NORMAL\"), .GSR(\"DISABLED\")";
     if let Some(init) = init {
@@ -127,7 +131,12 @@ pub mod model {
                         Some((pin.to_string(), rest[..rest.find(')')?].to_string()))
                     })
                     .collect();
-                for (p, want) in [("DATA_WIDTH_A", "18"), ("DATA_WIDTH_B", "18"), ("CSDECODE_A", "\"0b000\""), ("CSDECODE_B", "\"0b000\"")] {
+                for (p, want) in [
+                    ("DATA_WIDTH_A", "18"),
+                    ("DATA_WIDTH_B", "18"),
+                    ("CSDECODE_A", "\"0b000\""),
+                    ("CSDECODE_B", "\"0b000\""),
+                ] {
                     assert_eq!(pins[p], want, "{p}");
                 }
                 let mut mem = vec![0u32; 1 << TILE_LOG2];

@@ -67,7 +67,12 @@ fn verilog(n: usize, a: usize) -> String {
     v += &format!("wire [{}:0] wd = {{{pad}write_flag, write_data}};\n", word - 1);
     v += &format!("wire [{}:0] rd;\n", word - 1);
     v += &format!("always @(*) begin read_data = rd[{}:0]; read_flag = rd[{n}]; end\n", n - 1);
-    let write = Port { addr: "write_address", addr_bits: a, enable: "1'b1", access: Access::Write { write_enable: "write_enable", din: "wd" } };
+    let write = Port {
+        addr: "write_address",
+        addr_bits: a,
+        enable: "1'b1",
+        access: Access::Write { write_enable: "write_enable", din: "wd" },
+    };
     let read = Port { addr: "read_address", addr_bits: a, enable: "read_enable", access: Access::Read { dout: "rd" } };
     for t in 0..tiles {
         v += &dp16kd::instance(&format!("tile{t}"), t, &write, &read, None);
@@ -102,7 +107,11 @@ mod tests {
         assert_eq!(tiles.len(), (n + 1).div_ceil(TILE_BITS));
         assert!(v.contains(&format!("read_data = rd[{}:0]; read_flag = rd[{n}];", n - 1)));
         let pad = tiles.len() * TILE_BITS - n - 1;
-        assert!(v.contains(&if pad > 0 { format!("{{{pad}'d0, write_flag, write_data}}") } else { "{write_flag, write_data}".into() }));
+        assert!(v.contains(&if pad > 0 {
+            format!("{{{pad}'d0, write_flag, write_data}}")
+        } else {
+            "{write_flag, write_data}".into()
+        }));
         let mut mem = vec![0u128; 1 << a];
         let mut rq = 0u128;
         let seed = 0x5eed_0000 + (n * 16 + a) as u64;
@@ -114,7 +123,13 @@ mod tests {
             let word = (u128::from(rnd()) << 64 | u128::from(rnd())) & mask;
             let re = u128::from(rnd() % 3 != 0);
             let we = if wa == ra { 0 } else { u128::from(rnd() % 2 == 0) };
-            let env = HashMap::from([("write_address", wa), ("read_address", ra), ("write_enable", we), ("read_enable", re), ("wd", word)]);
+            let env = HashMap::from([
+                ("write_address", wa),
+                ("read_address", ra),
+                ("write_enable", we),
+                ("read_enable", re),
+                ("wd", word),
+            ]);
             let buses = model::step(&mut tiles, &env);
             let out = rq;
             if re == 1 {

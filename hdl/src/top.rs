@@ -124,8 +124,13 @@ impl Top {
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),
             (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64>(),
-            (Top::Tx, Width::W8) => tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>(),
-            (Top::Tx, Width::W64) => tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(),
+            (Top::Tx, Width::W8) => {
+                tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>()
+            }
+            (Top::Tx, Width::W64) => {
+                tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(
+                )
+            }
             (Top::RxDecode, _) => {
                 let mut u = crate::rx::DecodeTop::default();
                 u.clock.connect();
@@ -191,7 +196,8 @@ fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     generate_verilog(&u)
 }
 
-fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>() -> String {
+fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>(
+) -> String {
     let mut u = crate::tx::pipeline::Tx::<D, K, A, AP1, Q, QP1>::default();
     u.clock.connect();
     u.meta.connect();
@@ -226,7 +232,10 @@ mod tests {
         for w in Width::ALL {
             assert!(max_frame(w) >= wire::MAX_FRAME_LEN, "width {}", w.bytes());
             assert_eq!(wire::MAX_FRAME_LEN % w.bytes(), 0, "the RX cut is at a beat boundary");
-            assert!((crate::rx::decode::PARAM_BYTES - 1) / w.bytes() < wire::MAX_FRAME_LEN / w.bytes() - 2, "lane parameters come before the cut");
+            assert!(
+                (crate::rx::decode::PARAM_BYTES - 1) / w.bytes() < wire::MAX_FRAME_LEN / w.bytes() - 2,
+                "lane parameters come before the cut"
+            );
         }
     }
 }

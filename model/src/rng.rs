@@ -29,7 +29,11 @@ impl Rng {
     }
     /// Uniform in [0, n); 0 when n is 0.
     pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
     }
     pub fn fill(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {

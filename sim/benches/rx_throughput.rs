@@ -16,7 +16,10 @@ fn frame_of(rng: &mut Rng, total: usize) -> Vec<u8> {
 }
 
 fn main() {
-    println!("{:>6} {:>6} {:>10} {:>12} {:>14} {:>12}", "width", "frame", "frames", "beats/cycle", "payload B/cyc", "Mcycles/s");
+    println!(
+        "{:>6} {:>6} {:>10} {:>12} {:>14} {:>12}",
+        "width", "frame", "frames", "beats/cycle", "payload B/cyc", "Mcycles/s"
+    );
     for w in Width::ALL {
         let mut sim = Sim::new(Top::Rx, w);
         for size in [64usize, 128, 256, 512, 1024, 1500, 4096] {

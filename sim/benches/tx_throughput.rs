@@ -17,7 +17,9 @@ fn main() {
         for size in [64usize, 128, 256, 512, 1024, 1500, 4096] {
             let n = (400_000 / size).max(50);
             let mut rng = Rng::new(size as u64);
-            let frames: Vec<Vec<u8>> = (0..n).map(|_| sim::frames::frame(&mut rng, wire::Opcode::SEND_ONLY, false, false, (size - 58) & !3)).collect();
+            let frames: Vec<Vec<u8>> = (0..n)
+                .map(|_| sim::frames::frame(&mut rng, wire::Opcode::SEND_ONLY, false, false, (size - 58) & !3))
+                .collect();
             let nbeats: usize = frames.iter().map(|f| beats(f, w.bytes()).len()).sum();
             let (meta_p, meta_v, meta_r) = (sim.port("meta"), sim.port("meta_valid"), sim.port("meta_ready"));
             let mut pay = Driver::new(StreamPorts::find(&sim, "pay_", true), w.bytes(), 0, 0.0);
@@ -57,7 +59,14 @@ fn main() {
             mon.frames.clear();
             let span = (last - first.unwrap_or(0) + 1) as f64;
             let secs = wall.elapsed().as_secs_f64();
-            println!("{:>6} {:>6} {:>10} {:>12.3} {:>12.2}", w.bytes(), frames[0].len(), n, nbeats as f64 / span, (sim.cycles() - start) as f64 / secs / 1e6);
+            println!(
+                "{:>6} {:>6} {:>10} {:>12.3} {:>12.2}",
+                w.bytes(),
+                frames[0].len(),
+                n,
+                nbeats as f64 / span,
+                (sim.cycles() - start) as f64 / secs / 1e6
+            );
         }
     }
 }

@@ -42,10 +42,24 @@ pub fn frame(rng: &mut Rng, op: Opcode, ipv6: bool, vlan: bool, payload_len: usi
         let (mut s, mut d) = ([0u8; 16], [0u8; 16]);
         rng.fill(&mut s);
         rng.fill(&mut d);
-        IpRepr::V6(Ipv6Repr { src: s, dst: d, traffic_class: rng.next_u64() as u8, flow_label: rng.next_u64() as u32 & 0xF_FFFF, hop_limit: rng.next_u64() as u8, payload_len: 0 })
+        IpRepr::V6(Ipv6Repr {
+            src: s,
+            dst: d,
+            traffic_class: rng.next_u64() as u8,
+            flow_label: rng.next_u64() as u32 & 0xF_FFFF,
+            hop_limit: rng.next_u64() as u8,
+            payload_len: 0,
+        })
     } else {
         let r = rng.next_u64();
-        IpRepr::V4(Ipv4Repr { src: (r as u32).to_be_bytes(), dst: ((r >> 32) as u32).to_be_bytes(), tos: rng.next_u64() as u8, ttl: rng.next_u64() as u8, ident: rng.next_u64() as u16, payload_len: 0 })
+        IpRepr::V4(Ipv4Repr {
+            src: (r as u32).to_be_bytes(),
+            dst: ((r >> 32) as u32).to_be_bytes(),
+            tos: rng.next_u64() as u8,
+            ttl: rng.next_u64() as u8,
+            ident: rng.next_u64() as u16,
+            payload_len: 0,
+        })
     };
     let r = rng.next_u64();
     let bth = BthRepr {
@@ -85,7 +99,13 @@ pub fn frame(rng: &mut Rng, op: Opcode, ipv6: bool, vlan: bool, payload_len: usi
         e.ieth = Some(n() as u32);
     }
     let vlan = vlan.then(|| VlanTag::from_tci(n() as u16));
-    let hdrs = RoceHeaders { eth: EthernetRepr { dst: a, src: b, vlan, ethertype: 0 }, ip, udp_src_port: n() as u16, bth, ext: e };
+    let hdrs = RoceHeaders {
+        eth: EthernetRepr { dst: a, src: b, vlan, ethertype: 0 },
+        ip,
+        udp_src_port: n() as u16,
+        bth,
+        ext: e,
+    };
     let mut payload = vec![0u8; if info.has_payload { payload_len } else { 0 }];
     rng.fill(&mut payload);
     hdrs.emit(&payload)

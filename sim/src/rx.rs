@@ -60,7 +60,8 @@ pub fn receive(w: Width, frames: &[&[u8]]) -> Result<Vec<Received>, String> {
     Ok(metas
         .into_iter()
         .map(|meta| {
-            let payload = (meta.get("verdict") == 0 && meta.get("payload_len") != 0).then(|| payloads.next().unwrap_or_default());
+            let payload =
+                (meta.get("verdict") == 0 && meta.get("payload_len") != 0).then(|| payloads.next().unwrap_or_default());
             Received { meta, payload }
         })
         .collect())

@@ -21,7 +21,11 @@ pub fn beats(frame: &[u8], lanes: usize) -> Vec<Beat> {
     frame
         .chunks(lanes)
         .enumerate()
-        .map(|(i, c)| Beat { data: c.to_vec(), keep: if c.len() == 64 { u64::MAX } else { (1u64 << c.len()) - 1 }, last: i + 1 == n })
+        .map(|(i, c)| Beat {
+            data: c.to_vec(),
+            keep: if c.len() == 64 { u64::MAX } else { (1u64 << c.len()) - 1 },
+            last: i + 1 == n,
+        })
         .collect()
 }
 
@@ -39,7 +43,13 @@ impl StreamPorts {
     /// Looks the ports up by name; `ready` only if the top has it.
     pub fn find(sim: &Sim, prefix: &str, with_ready: bool) -> Self {
         let p = |n: &str| sim.port(&format!("{prefix}{n}"));
-        StreamPorts { data: p("data"), keep: p("keep"), last: p("last"), valid: p("valid"), ready: with_ready.then(|| p("ready")) }
+        StreamPorts {
+            data: p("data"),
+            keep: p("keep"),
+            last: p("last"),
+            valid: p("valid"),
+            ready: with_ready.then(|| p("ready")),
+        }
     }
 }
 

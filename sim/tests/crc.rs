@@ -75,7 +75,12 @@ fn check_width(w: Width) {
         let (got, _) = run(&mut sim, lanes, &frames, seed.wrapping_add(round as u64), bubble);
         assert_eq!(got.len(), frames.len(), "seed {seed}, width {lanes}, bubble {bubble}: frames lost");
         for (i, (f, g)) in frames.iter().zip(&got).enumerate() {
-            assert_eq!(*g, crc32_update(0, f), "seed {seed}, width {lanes}, bubble {bubble}: frame {i} (len {})", f.len());
+            assert_eq!(
+                *g,
+                crc32_update(0, f),
+                "seed {seed}, width {lanes}, bubble {bubble}: frame {i} (len {})",
+                f.len()
+            );
         }
     }
     // Full rate: every beat in one cycle, one result per frame, nothing from the pipeline itself stalls.

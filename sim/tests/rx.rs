@@ -43,7 +43,14 @@ fn expected(f: &[u8]) -> (Verdict, u8, u8, Option<(Meta, Vec<u8>)>) {
 
 /// Runs one batch; returns the records and payloads seen, in order, and whether everything came out before
 /// the cycle limit.
-fn run(sim: &mut Sim, lanes: usize, frames: &[Vec<u8>], seed: u64, bubble: f64, stall: f64) -> (Vec<Meta>, Vec<Vec<u8>>, bool) {
+fn run(
+    sim: &mut Sim,
+    lanes: usize,
+    frames: &[Vec<u8>],
+    seed: u64,
+    bubble: f64,
+    stall: f64,
+) -> (Vec<Meta>, Vec<Vec<u8>>, bool) {
     let input = StreamPorts::find(sim, "in_", true);
     let output = StreamPorts::find(sim, "out_", true);
     let (meta_p, meta_v, meta_r) = (sim.port("meta"), sim.port("meta_valid"), sim.port("meta_ready"));
@@ -96,7 +103,15 @@ fn check_width(w: Width, cases: u32) {
             let (v, layer, why, ok) = expected(f);
             tally.borrow_mut()[v as usize] += 1;
             let code = (got.get("verdict") as u8, got.get("layer") as u8, got.get("ip_reject") as u8);
-            prop_assert_eq!(code, (v as u8, layer, why), "frame {} ({} bytes, width {}): {:02x?}", i, f.len(), lanes, f);
+            prop_assert_eq!(
+                code,
+                (v as u8, layer, why),
+                "frame {} ({} bytes, width {}): {:02x?}",
+                i,
+                f.len(),
+                lanes,
+                f
+            );
             if let Some((m, payload)) = ok {
                 prop_assert_eq!(got, &m, "frame {} record", i);
                 if !payload.is_empty() {
@@ -120,7 +135,10 @@ fn check_width(w: Width, cases: u32) {
         assert_eq!(s.get(s.port(name)), tally.borrow()[i], "width {lanes}: counter {name}");
     }
     let t = tally.borrow();
-    assert!(t[0] > u64::from(cases) && t[Verdict::BadIcrc as usize] > 10 && t[Verdict::TooLong as usize] > 10, "width {lanes}: the mix must exercise accepts, ICRC drops and overlong frames: {t:?}");
+    assert!(
+        t[0] > u64::from(cases) && t[Verdict::BadIcrc as usize] > 10 && t[Verdict::TooLong as usize] > 10,
+        "width {lanes}: the mix must exercise accepts, ICRC drops and overlong frames: {t:?}"
+    );
 }
 
 #[test]
@@ -145,9 +163,23 @@ fn overlong_frames(w: Width) {
         f
     };
     let max = wire::MAX_FRAME_LEN;
-    let frames = vec![good(), padded(good(), 70_000), good(), padded(good(), max), padded(good(), max + 1), padded(good(), 3 * max), good()];
+    let frames = vec![
+        good(),
+        padded(good(), 70_000),
+        good(),
+        padded(good(), max),
+        padded(good(), max + 1),
+        padded(good(), 3 * max),
+        good(),
+    ];
     let (metas, payloads, finished) = run(&mut sim, w.bytes(), &frames, 11, 0.3, 0.3);
-    assert!(finished && metas.len() == frames.len(), "width {}: {} of {} records", w.bytes(), metas.len(), frames.len());
+    assert!(
+        finished && metas.len() == frames.len(),
+        "width {}: {} of {} records",
+        w.bytes(),
+        metas.len(),
+        frames.len()
+    );
     let mut want_payloads = Vec::new();
     for (i, (f, got)) in frames.iter().zip(&metas).enumerate() {
         let (v, _, _, ok) = expected(f);

@@ -67,12 +67,25 @@ fn decoder_matches_wire() {
         let (got, (vlan, ipv6, ip_end)) = decode(&mut sim.borrow_mut(), &mut Rng::new(!seed), &f);
         let parsed = wire::parse_headers(&f);
         let (want, layer, why) = verdict(&parsed);
-        prop_assert_eq!((got.get("verdict") as u8, got.get("layer") as u8, got.get("ip_reject") as u8), (want as u8, layer, why), "{:?} on {:02x?}", parsed.err(), f);
+        prop_assert_eq!(
+            (got.get("verdict") as u8, got.get("layer") as u8, got.get("ip_reject") as u8),
+            (want as u8, layer, why),
+            "{:?} on {:02x?}",
+            parsed.err(),
+            f
+        );
         if let Ok(p) = parsed {
             let want = meta_of(&f, &p);
             let eth_len = if want.get("vlan") != 0 { 18 } else { 14 };
             let ip_hl = if want.get("ipv6") != 0 { 40 } else { 20 };
-            prop_assert_eq!((vlan, ipv6, ip_end), (want.get("vlan") != 0, want.get("ipv6") != 0, (eth_len + ip_hl) as u64 + want.get("ip_payload_len") as u64));
+            prop_assert_eq!(
+                (vlan, ipv6, ip_end),
+                (
+                    want.get("vlan") != 0,
+                    want.get("ipv6") != 0,
+                    (eth_len + ip_hl) as u64 + want.get("ip_payload_len") as u64
+                )
+            );
             prop_assert_eq!(got, want);
             accepted.set(accepted.get() + 1);
         }

@@ -56,7 +56,10 @@ fn check_width(w: Width, cases: u32) {
     let batch = (proptest::collection::vec(spec, 1..8), any::<u64>(), 0u8..4, 0u8..4);
     let (mut runner, seed) = common::runner(cases);
     let result = runner.run(&batch, |(specs, seed, b, s)| {
-        let frames: Vec<Vec<u8>> = specs.iter().map(|&(op, v6, vlan, len, fseed)| frame(&mut Rng::new(fseed), ops[op], v6, vlan, len)).collect();
+        let frames: Vec<Vec<u8>> = specs
+            .iter()
+            .map(|&(op, v6, vlan, len, fseed)| frame(&mut Rng::new(fseed), ops[op], v6, vlan, len))
+            .collect();
         let got = run(&mut sim.borrow_mut(), lanes, &frames, seed, f64::from(b) * 0.2, f64::from(s) * 0.2);
         prop_assert_eq!(got.len(), frames.len(), "frames out (width {})", lanes);
         for (i, (want, got)) in frames.iter().zip(&got).enumerate() {
@@ -85,7 +88,8 @@ fn fill_store(w: Width) {
     let lanes = w.bytes();
     let mut sim = Sim::new(Top::Tx, w);
     let op = opcodes().into_iter().find(|o| o.info().is_some_and(|i| i.has_payload)).expect("an opcode with payload");
-    let frames: Vec<Vec<u8>> = (0..24u64).map(|i| frame(&mut Rng::new(i), op, i % 2 == 1, i % 3 == 0, 1400 + i as usize)).collect();
+    let frames: Vec<Vec<u8>> =
+        (0..24u64).map(|i| frame(&mut Rng::new(i), op, i % 2 == 1, i % 3 == 0, 1400 + i as usize)).collect();
     let total: usize = frames.iter().map(Vec::len).sum();
     assert!(total > hdl::top::max_frame(w) * 3 / 2, "the batch must overfill the store");
     let got = run(&mut sim, lanes, &frames, 7, 0.0, 0.9);

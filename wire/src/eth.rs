@@ -81,7 +81,11 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         }
     }
     pub fn header_len(&self) -> usize {
-        if self.has_vlan() { HEADER_LEN + VLAN_LEN } else { HEADER_LEN }
+        if self.has_vlan() {
+            HEADER_LEN + VLAN_LEN
+        } else {
+            HEADER_LEN
+        }
     }
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[self.header_len()..]
@@ -129,7 +133,11 @@ impl EthernetRepr {
     }
 
     pub fn header_len(&self) -> usize {
-        if self.vlan.is_some() { HEADER_LEN + VLAN_LEN } else { HEADER_LEN }
+        if self.vlan.is_some() {
+            HEADER_LEN + VLAN_LEN
+        } else {
+            HEADER_LEN
+        }
     }
 
     /// Writes the header into the front of `buf`, which must hold `header_len()` bytes.
@@ -151,9 +159,7 @@ impl EthernetRepr {
 mod tests {
     use super::*;
 
-    const TAGGED: [u8; 20] = [
-        0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0xA0, 0x64, 0x08, 0x00, 0xAA, 0xBB,
-    ];
+    const TAGGED: [u8; 20] = [0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0xA0, 0x64, 0x08, 0x00, 0xAA, 0xBB];
 
     #[test]
     fn parse_tagged() {

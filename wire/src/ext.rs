@@ -120,7 +120,8 @@ mod tests {
 
     #[test]
     fn atomic_both_ways() {
-        let r = AtomicEthRepr { va: 0x1122_3344_5566_7788, rkey: 0xAABB_CCDD, swap_add: 7, compare: 0xFFFF_FFFF_FFFF_FFFE };
+        let r =
+            AtomicEthRepr { va: 0x1122_3344_5566_7788, rkey: 0xAABB_CCDD, swap_add: 7, compare: 0xFFFF_FFFF_FFFF_FFFE };
         let b = r.to_bytes();
         assert_eq!(&b[..8], &[0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]);
         assert_eq!(&b[8..12], &[0xAA, 0xBB, 0xCC, 0xDD]);

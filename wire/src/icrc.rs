@@ -52,7 +52,16 @@ pub const fn variant_mask(ip: IpVersion) -> &'static [(usize, u8)] {
             (BTH4, 0xFF),
         ],
         // Traffic class (bits 27:20 of the first word) and flow label (19:0).
-        IpVersion::V6 => &[(0, 0x0F), (1, 0xFF), (2, 0xFF), (3, 0xFF), (ipv6::HOP_LIMIT_FIELD, 0xFF), (UDP6, 0xFF), (UDP6 + 1, 0xFF), (BTH6, 0xFF)],
+        IpVersion::V6 => &[
+            (0, 0x0F),
+            (1, 0xFF),
+            (2, 0xFF),
+            (3, 0xFF),
+            (ipv6::HOP_LIMIT_FIELD, 0xFF),
+            (UDP6, 0xFF),
+            (UDP6 + 1, 0xFF),
+            (BTH6, 0xFF),
+        ],
     }
 }
 

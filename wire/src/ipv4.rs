@@ -197,12 +197,16 @@ mod tests {
     fn parse_v1() {
         let buf = with_room(&V1);
         let r = Ipv4Repr::parse(&Ipv4Packet::new_checked(&buf[..]).unwrap()).unwrap();
-        assert_eq!(r, Ipv4Repr { src: [192, 168, 1, 1], dst: [192, 168, 1, 2], tos: 2, ttl: 64, ident: 0x1234, payload_len: 40 });
+        assert_eq!(
+            r,
+            Ipv4Repr { src: [192, 168, 1, 1], dst: [192, 168, 1, 2], tos: 2, ttl: 64, ident: 0x1234, payload_len: 40 }
+        );
     }
 
     #[test]
     fn emit_v1() {
-        let r = Ipv4Repr { src: [192, 168, 1, 1], dst: [192, 168, 1, 2], tos: 2, ttl: 64, ident: 0x1234, payload_len: 40 };
+        let r =
+            Ipv4Repr { src: [192, 168, 1, 1], dst: [192, 168, 1, 2], tos: 2, ttl: 64, ident: 0x1234, payload_len: 40 };
         let mut b = [0u8; 20];
         r.emit(&mut b);
         assert_eq!(b, V1);

@@ -25,4 +25,4 @@ pub use bth::{Bth, BthRepr};
 pub use error::Error;
 pub use opcode::{OpInfo, OpKind, Opcode, Position};
 pub use psn::Psn;
-pub use roce::{parse, parse_headers, DropReason, MAX_FRAME_LEN, ExtHeaders, IpRepr, RoceHeaders, RocePacket};
+pub use roce::{parse, parse_headers, DropReason, ExtHeaders, IpRepr, RoceHeaders, RocePacket, MAX_FRAME_LEN};

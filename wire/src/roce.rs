@@ -100,7 +100,9 @@ impl ExtHeaders {
                 hdr::RETH => e.reth = Some(RethRepr::parse(&Reth::new_unchecked(h))),
                 hdr::ATOMIC_ETH => e.atomic_eth = Some(AtomicEthRepr::parse(&AtomicEth::new_unchecked(h))),
                 hdr::AETH => e.aeth = Some(AethRepr::parse(&Aeth::new_unchecked(h))),
-                hdr::ATOMIC_ACK_ETH => e.atomic_ack_eth = Some(AtomicAckEthRepr::parse(&AtomicAckEth::new_unchecked(h))),
+                hdr::ATOMIC_ACK_ETH => {
+                    e.atomic_ack_eth = Some(AtomicAckEthRepr::parse(&AtomicAckEth::new_unchecked(h)))
+                }
                 hdr::IMMDT => e.immdt = Some(ImmDt::new_unchecked(h).imm()),
                 hdr::IETH => e.ieth = Some(Ieth::new_unchecked(h).rkey()),
                 _ => {} // CNP body: reserved bytes, nothing to keep.
@@ -123,7 +125,9 @@ impl ExtHeaders {
                 hdr::RETH => self.reth.unwrap_or_default().emit(&mut Reth::new_unchecked(h)),
                 hdr::ATOMIC_ETH => self.atomic_eth.unwrap_or_default().emit(&mut AtomicEth::new_unchecked(h)),
                 hdr::AETH => self.aeth.unwrap_or_default().emit(&mut Aeth::new_unchecked(h)),
-                hdr::ATOMIC_ACK_ETH => self.atomic_ack_eth.unwrap_or_default().emit(&mut AtomicAckEth::new_unchecked(h)),
+                hdr::ATOMIC_ACK_ETH => {
+                    self.atomic_ack_eth.unwrap_or_default().emit(&mut AtomicAckEth::new_unchecked(h))
+                }
                 hdr::IMMDT => ImmDt::new_unchecked(h).set_imm(self.immdt.unwrap_or(0)),
                 hdr::IETH => Ieth::new_unchecked(h).set_rkey(self.ieth.unwrap_or(0)),
                 _ => {}
@@ -364,7 +368,12 @@ impl RoceHeaders {
         let mut ip = self.ip;
         ip.set_payload_len((l3.len() - ip_len) as u16);
         ip.emit(l3);
-        let udp = UdpRepr { src_port: self.udp_src_port, dst_port: ROCE_V2_PORT, len: (l3.len() - ip_len) as u16, checksum: 0 };
+        let udp = UdpRepr {
+            src_port: self.udp_src_port,
+            dst_port: ROCE_V2_PORT,
+            len: (l3.len() - ip_len) as u16,
+            checksum: 0,
+        };
         udp.emit(&mut UdpPacket::new_unchecked(&mut l3[ip_len..]));
         let l5_off = ip_len + UdpRepr::LEN;
         let mut bth = self.bth;

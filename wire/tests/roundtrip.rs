@@ -140,14 +140,23 @@ fn is_masked(h: &RoceHeaders, i: usize, bit: u8) -> bool {
     let bth_cc = ip_len + 8 + 4;
     match h.ip {
         IpRepr::V4(_) => off == 1 || off == 8 || udp_csum.contains(&off) || off == bth_cc,
-        IpRepr::V6(_) => (off == 0 && bit < 4) || (1..4).contains(&off) || off == 7 || udp_csum.contains(&off) || off == bth_cc,
+        IpRepr::V6(_) => {
+            (off == 0 && bit < 4) || (1..4).contains(&off) || off == 7 || udp_csum.contains(&off) || off == bth_cc
+        }
     }
 }
 
 #[test]
 fn max_frame_len_is_the_longest_packet_rounded_up_to_64_bytes() {
     let ext = Opcode::all().filter(|(_, i)| i.has_payload).map(|(_, i)| i.ext_len()).max().unwrap();
-    let longest = wire::eth::HEADER_LEN + wire::eth::VLAN_LEN + wire::ipv6::HEADER_LEN + wire::udp::UdpRepr::LEN + wire::bth::HEADER_LEN + ext + MAX_PMTU + wire::icrc::ICRC_LEN;
+    let longest = wire::eth::HEADER_LEN
+        + wire::eth::VLAN_LEN
+        + wire::ipv6::HEADER_LEN
+        + wire::udp::UdpRepr::LEN
+        + wire::bth::HEADER_LEN
+        + ext
+        + MAX_PMTU
+        + wire::icrc::ICRC_LEN;
     assert_eq!(MAX_FRAME_LEN % 64, 0);
     assert!(longest <= MAX_FRAME_LEN && MAX_FRAME_LEN - 64 < longest, "longest packet {longest} bytes");
 }

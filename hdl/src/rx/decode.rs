@@ -71,7 +71,8 @@ fn be(v: &str, o: usize, n: usize) -> String {
 
 /// Bytes `[o, o + n)` of `v` with the bytes `covered` marks false (reserved) as zeros.
 fn be_fields(v: &str, o: usize, covered: &[bool]) -> String {
-    let bytes: Vec<String> = covered.iter().enumerate().map(|(i, &c)| if c { be(v, o + i, 1) } else { "8'd0".into() }).collect();
+    let bytes: Vec<String> =
+        covered.iter().enumerate().map(|(i, &c)| if c { be(v, o + i, 1) } else { "8'd0".into() }).collect();
     format!("{{{}}}", bytes.join(", "))
 }
 
@@ -93,7 +94,10 @@ fn reject_code(why: &str) -> usize {
 fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
     let ops = wire::opcode::TABLE.iter();
     let max_ext = ops.clone().flatten().map(|i| i.ext_len()).max().unwrap_or(0);
-    let mut table = vec![("known".to_string(), 1, 1), ("ext_len".to_string(), (usize::BITS - max_ext.leading_zeros()) as usize, 17)];
+    let mut table = vec![
+        ("known".to_string(), 1, 1),
+        ("ext_len".to_string(), (usize::BITS - max_ext.leading_zeros()) as usize, 17),
+    ];
     for (name, bit, _) in EXT {
         table.push((format!("has_{name}"), 1, 1));
         table.extend(ext_selects(bit).into_iter().map(|o| (format!("at_{name}_{o}"), 1, 1)));
@@ -146,7 +150,13 @@ fn op_rom_verilog(words: &[u64], bits: usize) -> String {
     let port = |i: usize| Port { addr: &addr[i], addr_bits: 8, enable: "1'b1", access: Access::Read { dout: &rom[i] } };
     for pair in 0..OP_PORTS.len() / 2 {
         for t in 0..tiles {
-            v += &dp16kd::instance(&format!("optab{pair}_{t}"), t, &port(2 * pair), &port(2 * pair + 1), Some(&dp16kd::tile_init(words, t)));
+            v += &dp16kd::instance(
+                &format!("optab{pair}_{t}"),
+                t,
+                &port(2 * pair),
+                &port(2 * pair + 1),
+                Some(&dp16kd::tile_init(words, t)),
+            );
         }
     }
     for OpPort { name: x, .. } in OP_PORTS {
@@ -186,7 +196,8 @@ pub fn verilog() -> String {
     // stack, and from the UDP header the source port and the BTH with the extended headers.
     let macs = eth::field::SRC.end;
     let eth_keep = macs + 2;
-    let ext_end = EXT.iter().map(|&(_, bit, n)| meta::ext_offsets(bit).into_iter().max().map_or(0, |o| o + n)).max().unwrap_or(0);
+    let ext_end =
+        EXT.iter().map(|&(_, bit, n)| meta::ext_offsets(bit).into_iter().max().map_or(0, |o| o + n)).max().unwrap_or(0);
     let l4_bytes = ext_off + ext_end;
     let l3_bytes = h6 + l4_bytes;
     let bth_bytes = l4_bytes - udp_hdr;
@@ -200,11 +211,21 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s1_etype <= vlan0 ? {} : {};", be("hdr", 16, 2), be("hdr", 12, 2)));
     // The IP version, registered here: it selects hundreds of bits in stage 2.
     for (x, et) in [("is4", eth::ethertype::IPV4), ("is6", eth::ethertype::IPV6)] {
-        w(&mut v, &format!("    s1_{x} <= vlan0 ? {} == 16'h{et:04x} : {} == 16'h{et:04x};", be("hdr", 16, 2), be("hdr", 12, 2)));
+        w(
+            &mut v,
+            &format!(
+                "    s1_{x} <= vlan0 ? {} == 16'h{et:04x} : {} == 16'h{et:04x};",
+                be("hdr", 16, 2),
+                be("hdr", 12, 2)
+            ),
+        );
     }
     w(&mut v, "    s1_len <= len;");
     w(&mut v, &format!("    s1_l3len <= vlan0 ? {{1'b0, len}} - 17'd{e1} : {{1'b0, len}} - 17'd{e0};"));
-    w(&mut v, &format!("    s1_eth <= {{{}, {}}};", window("hdr", eth::field::VLAN_TCI.start, 2), window("hdr", 0, macs)));
+    w(
+        &mut v,
+        &format!("    s1_eth <= {{{}, {}}};", window("hdr", eth::field::VLAN_TCI.start, 2), window("hdr", 0, macs)),
+    );
     w(&mut v, &format!("    s1_l3 <= vlan0 ? {} : {};", window("hdr", e1, l3_bytes), window("hdr", e0, l3_bytes)));
     w(&mut v, "end");
     // The opcode for each layout, looked up in the opcode table (registered twice: stages 1 and 2).
@@ -226,7 +247,14 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s2_l3short4 <= s1_l3len < 17'd{h4};\n    s2_l3short6 <= s1_l3len < 17'd{h6};"));
     w(&mut v, &format!("    s2_l3b0 <= {};", l3(0, 1)));
     // IP length: IPv4 total length, or IPv6 payload length + 40.
-    w(&mut v, &format!("    s2_iplen <= is6 ? {{1'b0, {}}} + 17'd{h6} : {{1'b0, {}}};", l3(ipv6::field::PAYLOAD_LEN.start, 2), l3(ipv4::field::TOTAL_LEN.start, 2)));
+    w(
+        &mut v,
+        &format!(
+            "    s2_iplen <= is6 ? {{1'b0, {}}} + 17'd{h6} : {{1'b0, {}}};",
+            l3(ipv6::field::PAYLOAD_LEN.start, 2),
+            l3(ipv4::field::TOTAL_LEN.start, 2)
+        ),
+    );
     w(&mut v, &format!("    s2_proto_udp <= {} == 8'd{};", l3(ipv4::field::PROTOCOL, 1), ipv4::PROTO_UDP));
     w(&mut v, &format!("    s2_nh_udp <= {} == 8'd{};", l3(ipv6::field::NEXT_HEADER, 1), ipv4::PROTO_UDP));
     w(&mut v, &format!("    s2_frag <= ({} & 16'h3fff) != 16'd0;", l3(ipv4::field::FLAGS_FRAG.start, 2)));
@@ -234,9 +262,18 @@ pub fn verilog() -> String {
     for i in 0..h4 / 4 {
         w(&mut v, &format!("    s2_p{i} <= {{1'b0, {}}} + {{1'b0, {}}};", l3(4 * i, 2), l3(4 * i + 2, 2)));
     }
-    w(&mut v, &format!("    s2_src_gid <= is6 ? {} : {};", l3(ipv6::field::SRC.start, 16), mapped(ipv4::field::SRC.start)));
-    w(&mut v, &format!("    s2_dst_gid <= is6 ? {} : {};", l3(ipv6::field::DST.start, 16), mapped(ipv4::field::DST.start)));
-    w(&mut v, &format!("    s2_tclass <= is6 ? {{{}, {}}} : {};", "s1_l3[3:0]", "s1_l3[15:12]", l3(ipv4::field::TOS, 1)));
+    w(
+        &mut v,
+        &format!("    s2_src_gid <= is6 ? {} : {};", l3(ipv6::field::SRC.start, 16), mapped(ipv4::field::SRC.start)),
+    );
+    w(
+        &mut v,
+        &format!("    s2_dst_gid <= is6 ? {} : {};", l3(ipv6::field::DST.start, 16), mapped(ipv4::field::DST.start)),
+    );
+    w(
+        &mut v,
+        &format!("    s2_tclass <= is6 ? {{{}, {}}} : {};", "s1_l3[3:0]", "s1_l3[15:12]", l3(ipv4::field::TOS, 1)),
+    );
     w(&mut v, &format!("    s2_hop_limit <= is6 ? {} : {};", l3(ipv6::field::HOP_LIMIT, 1), l3(ipv4::field::TTL, 1)));
     w(&mut v, &format!("    s2_ident <= is6 ? 16'd0 : {};", l3(ipv4::field::IDENT.start, 2)));
     w(&mut v, &format!("    s2_flow_label <= is6 ? {{s1_l3[11:8], {}}} : 20'd0;", l3(2, 2)));
@@ -247,7 +284,10 @@ pub fn verilog() -> String {
     for (name, stored, bits) in &table {
         for OpPort { name: x, .. } in OP_PORTS {
             let pad = if bits > stored { format!("{}'d0, ", bits - stored) } else { String::new() };
-            w(&mut v, &format!("wire [{}:0] s2_t{x}_{name} = {{{pad}s2_rom{x}[{}:{lsb}]}};", bits - 1, lsb + stored - 1));
+            w(
+                &mut v,
+                &format!("wire [{}:0] s2_t{x}_{name} = {{{pad}s2_rom{x}[{}:{lsb}]}};", bits - 1, lsb + stored - 1),
+            );
         }
         lsb += stored;
     }
@@ -264,7 +304,26 @@ pub fn verilog() -> String {
         }
     }
     w(&mut v, "always @(posedge clock) begin");
-    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "etype", "len", "ident", "l3b0", "tclass", "hop_limit", "flow_label", "src_gid", "dst_gid", "eth"] {
+    for f in [
+        "vlan",
+        "is4",
+        "is6",
+        "l3short4",
+        "l3short6",
+        "proto_udp",
+        "nh_udp",
+        "frag",
+        "etype",
+        "len",
+        "ident",
+        "l3b0",
+        "tclass",
+        "hop_limit",
+        "flow_label",
+        "src_gid",
+        "dst_gid",
+        "eth",
+    ] {
         w(&mut v, &format!("    s3_{f} <= s2_{f};"));
     }
     // L4 = IP length - IP header; L5 = L4 - UDP header; L5 - BTH - ICRC (the data length before the extended headers).
@@ -274,15 +333,30 @@ pub fn verilog() -> String {
     w(&mut v, &format!("    s3_l5m16 <= {};", both(udp_hdr + bth::HEADER_LEN + icrc)));
     w(&mut v, &format!("    s3_ipl_small <= s2_iplen < 17'd{h4};\n    s3_ipl_big <= s2_iplen > s2_l3len;"));
     w(&mut v, &format!("    s3_ip_end <= s2_vlan ? s2_iplen + 17'd{e1} : s2_iplen + 17'd{e0};"));
-    w(&mut v, "    s3_q0 <= {2'd0, s2_p0} + {2'd0, s2_p1} + {2'd0, s2_p2};\n    s3_q1 <= {2'd0, s2_p3} + {2'd0, s2_p4};");
+    w(
+        &mut v,
+        "    s3_q0 <= {2'd0, s2_p0} + {2'd0, s2_p1} + {2'd0, s2_p2};\n    s3_q1 <= {2'd0, s2_p3} + {2'd0, s2_p4};",
+    );
     w(&mut v, &format!("    s3_sport <= {};\n    s3_bth <= {};", l4(0, 2), window("s2_l4", udp_hdr, bth_bytes)));
-    w(&mut v, &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)));
+    w(
+        &mut v,
+        &format!("    s3_dport_ok <= {} == 16'd{};\n    s3_ulen <= {};", l4(2, 2), wire::udp::ROCE_V2_PORT, l4(4, 2)),
+    );
     for (name, _, _) in &table {
         w(&mut v, &format!("    s3_{name} <= s2_is6 ? (s2_vlan ? s2_t6v_{name} : s2_t6_{name}) : (s2_vlan ? s2_t4v_{name} : s2_t4_{name});"));
     }
     let hdr_len = |vl: bool, v6: bool| (if vl { e1 } else { e0 }) + (if v6 { h6 } else { h4 }) + ext_off;
     // The headers up to the BTH's end; the extended headers (from the opcode table, registered here) are added in stage 4.
-    w(&mut v, &format!("    s3_hdr_base <= s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{});", hdr_len(true, true), hdr_len(true, false), hdr_len(false, true), hdr_len(false, false)));
+    w(
+        &mut v,
+        &format!(
+            "    s3_hdr_base <= s2_vlan ? (s2_is6 ? 16'd{} : 16'd{}) : (s2_is6 ? 16'd{} : 16'd{});",
+            hdr_len(true, true),
+            hdr_len(true, false),
+            hdr_len(false, true),
+            hdr_len(false, false)
+        ),
+    );
     w(&mut v, "end");
     w(&mut v, "always @(*) begin\n    vlan = s3_vlan;\n    ipv6 = s3_is6;\n    ip_end = s3_ip_end;\nend");
 
@@ -338,10 +412,28 @@ pub fn verilog() -> String {
     w(&mut v, "reg s4_l4short, s4_l5short, s4_ulen_bad, s4_tver_bad, s4_need_bad;\nreg [15:0] s4_len;\nreg [7:0] s4_l3b0;\nreg [16:0] s4_data_len, s4_f1;");
     w(&mut v, &format!("reg [{}:0] s4_rec;", meta::BITS - 1));
     w(&mut v, "always @(posedge clock) begin");
-    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "ipl_small", "ipl_big", "dport_ok", "known", "len", "l3b0"] {
+    for f in [
+        "vlan",
+        "is4",
+        "is6",
+        "l3short4",
+        "l3short6",
+        "proto_udp",
+        "nh_udp",
+        "frag",
+        "ipl_small",
+        "ipl_big",
+        "dport_ok",
+        "known",
+        "len",
+        "l3b0",
+    ] {
         w(&mut v, &format!("    s4_{f} <= s3_{f};"));
     }
-    w(&mut v, &format!("    s4_l4short <= s3_l4len < 17'd{udp_hdr};\n    s4_l5short <= s3_l5len < 17'd{};", bth::HEADER_LEN));
+    w(
+        &mut v,
+        &format!("    s4_l4short <= s3_l4len < 17'd{udp_hdr};\n    s4_l5short <= s3_l5len < 17'd{};", bth::HEADER_LEN),
+    );
     w(&mut v, "    s4_ulen_bad <= {1'b0, s3_ulen} != s3_l4len;");
     w(&mut v, &format!("    s4_tver_bad <= {} != 4'd0;", flags(3, 0)));
     w(&mut v, &format!("    s4_need_bad <= s3_l5len < 17'd{} + s3_ext_len;", bth::HEADER_LEN + icrc));
@@ -359,7 +451,26 @@ pub fn verilog() -> String {
     w(&mut v, "reg s5_too_long, s5_eth_short, s5_vlan_short, s5_ver4, s5_ver6, s5_ihl_ok;");
     w(&mut v, &format!("reg [{}:0] s5_rec;", meta::BITS - 1));
     w(&mut v, "always @(posedge clock) begin");
-    for f in ["vlan", "is4", "is6", "l3short4", "l3short6", "proto_udp", "nh_udp", "frag", "ipl_small", "ipl_big", "dport_ok", "known", "l4short", "l5short", "ulen_bad", "tver_bad", "need_bad", "rec"] {
+    for f in [
+        "vlan",
+        "is4",
+        "is6",
+        "l3short4",
+        "l3short6",
+        "proto_udp",
+        "nh_udp",
+        "frag",
+        "ipl_small",
+        "ipl_big",
+        "dport_ok",
+        "known",
+        "l4short",
+        "l5short",
+        "ulen_bad",
+        "tver_bad",
+        "need_bad",
+        "rec",
+    ] {
         w(&mut v, &format!("    s5_{f} <= s4_{f};"));
     }
     // The frame length and the IP header's first byte, told as flags here so stage 6 is all single bits.
@@ -425,7 +536,9 @@ pub fn verilog() -> String {
     w(&mut v, "end");
     w(&mut v, "always @(posedge clock) begin");
     w(&mut v, "    meta <= s5_rec;");
-    for (name, expr) in [("verdict", "verdict"), ("layer", "layer"), ("ip_reject", "ip_reject"), ("payload_len", "s5_payload_len")] {
+    for (name, expr) in
+        [("verdict", "verdict"), ("layer", "layer"), ("ip_reject", "ip_reject"), ("payload_len", "s5_payload_len")]
+    {
         let (lsb, bits) = meta::field(name);
         w(&mut v, &format!("    meta[{}:{}] <= {expr};", lsb + bits - 1, lsb));
     }
@@ -450,12 +563,20 @@ mod tests {
         let mut prev = None;
         for op in 0..256 + 1 {
             // A different opcode on each port.
-            let ops = OP_PORTS.iter().enumerate().map(|(i, p)| (format!("op{}", p.name), (op as u128 * (2 * i as u128 + 1) + 11 * i as u128) % 256)).collect::<Vec<_>>();
+            let ops = OP_PORTS
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("op{}", p.name), (op as u128 * (2 * i as u128 + 1) + 11 * i as u128) % 256))
+                .collect::<Vec<_>>();
             let buses = model::step(&mut brams, &ops.iter().map(|(n, a)| (n.as_str(), *a)).collect());
             if let Some(prev) = &prev {
                 for (port, &p) in OP_PORTS.iter().zip(prev) {
                     let x = port.name;
-                    assert_eq!(buses[&*format!("rom{x}")] & mask, u128::from(words[p as usize]), "port {x}: opcode {p:#x}");
+                    assert_eq!(
+                        buses[&*format!("rom{x}")] & mask,
+                        u128::from(words[p as usize]),
+                        "port {x}: opcode {p:#x}"
+                    );
                 }
             }
             prev = Some(ops.iter().map(|o| o.1).collect::<Vec<_>>());

@@ -60,7 +60,11 @@ impl<const K: usize> Logic for RecordFields<K> {
         custom_module([
             "always @(*) begin".to_string(),
             format!("    verdict = {};", slice("verdict")),
-            format!("    if (verdict == 4'd{} && !icrc_ok) verdict = 4'd{};", Verdict::Ok as u8, Verdict::BadIcrc as u8),
+            format!(
+                "    if (verdict == 4'd{} && !icrc_ok) verdict = 4'd{};",
+                Verdict::Ok as u8,
+                Verdict::BadIcrc as u8
+            ),
             "    meta_out = rec;".into(),
             format!("    meta_out[{}:{}] = verdict;", vl + vb - 1, vl),
             format!("    meta_out[{}:{}] = icrc;", il + ib - 1, il),

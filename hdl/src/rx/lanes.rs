@@ -30,7 +30,14 @@ pub struct HeaderCapture<const D: usize, const K: usize> {
 
 impl<const D: usize, const K: usize> Default for HeaderCapture<D, K> {
     fn default() -> Self {
-        HeaderCapture { clock: Signal::default(), write: Signal::default(), last: Signal::default(), data: Signal::default(), keep: Signal::default(), hdr: Signal::default() }
+        HeaderCapture {
+            clock: Signal::default(),
+            write: Signal::default(),
+            last: Signal::default(),
+            data: Signal::default(),
+            keep: Signal::default(),
+            hdr: Signal::default(),
+        }
     }
 }
 
@@ -55,7 +62,10 @@ impl<const D: usize, const K: usize> Logic for HeaderCapture<D, K> {
         let mut v = vec![
             format!("wire [{}:0] kd = {};", D - 1, kept_data(K)),
             format!("reg [{}:0] place = {beats}'d1;", beats - 1),
-            format!("always @(posedge clock) if (write) place <= last ? {beats}'d1 : {{place[{}:0], 1'b0}};", beats - 2),
+            format!(
+                "always @(posedge clock) if (write) place <= last ? {beats}'d1 : {{place[{}:0], 1'b0}};",
+                beats - 2
+            ),
         ];
         for b in 0..beats {
             let lo = 8 * K * b;
@@ -140,7 +150,11 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
         let ff = |ip| variant_mask(ip).iter().filter(|m| m.1 == 0xFF).map(|m| m.0).collect::<Vec<_>>();
         let nib6: Vec<usize> = variant_mask(IpVersion::V6).iter().filter(|m| m.1 != 0xFF).map(|m| m.0).collect();
         // The distances are saturated to 8 bits (`LaneDistances`): every constant they meet must lie inside.
-        let deepest = [IpVersion::V4, IpVersion::V6].iter().flat_map(|&ip| variant_mask(ip).iter().map(|m| m.0)).max().unwrap_or(0);
+        let deepest = [IpVersion::V4, IpVersion::V6]
+            .iter()
+            .flat_map(|&ip| variant_mask(ip).iter().map(|m| m.0))
+            .max()
+            .unwrap_or(0);
         assert!(deepest < 127 && K + 4 < 127, "lane distances saturate at 8 bits");
         // Step one compares the beat's two distances with constants only (no adder per lane). Per lane `l`:
         // `zero` (before the ones that stand in for the LRH), `ones` (those ones, as many as the CRC register
@@ -162,7 +176,11 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
             format!("    at_end <= ds <= {K};"),
             format!("    for (l = 0; l < {K}; l = l + 1) begin"),
             "        zero[l] <= es > l + 4;".into(),
-            format!("        ones[l] <= !(es > l + 4) && (es > l || (ipv6 ? ({}) : ({})));", any_of(&ff(IpVersion::V6)), any_of(&ff(IpVersion::V4))),
+            format!(
+                "        ones[l] <= !(es > l + 4) && (es > l || (ipv6 ? ({}) : ({})));",
+                any_of(&ff(IpVersion::V6)),
+                any_of(&ff(IpVersion::V4))
+            ),
             format!("        nib[l] <= ipv6 && ({});", any_of(&nib6)),
             "        mkeep[l] <= keep[l] && ds > l;".into(),
         ];
@@ -184,7 +202,13 @@ impl<const D: usize, const K: usize> Logic for IcrcLanes<D, K> {
             "        mdata[8*n +: 8] = b;".into(),
         ]);
         for t in 0..4 {
-            v.push(format!("        merged[{}:{}] = merged[{}:{}] | ({{8{{sel[4 * n + {t}]}}}} & r_data[8*n +: 8]);", 8 * t + 7, 8 * t, 8 * t + 7, 8 * t));
+            v.push(format!(
+                "        merged[{}:{}] = merged[{}:{}] | ({{8{{sel[4 * n + {t}]}}}} & r_data[8*n +: 8]);",
+                8 * t + 7,
+                8 * t,
+                8 * t + 7,
+                8 * t
+            ));
         }
         v.extend(["    end".to_string(), "end".to_string()]);
         custom_module(v)
@@ -208,7 +232,13 @@ pub struct LaneDistances<const K: usize> {
 
 impl<const K: usize> Default for LaneDistances<K> {
     fn default() -> Self {
-        LaneDistances { beat: Signal::default(), vlan: Signal::default(), rest: Signal::default(), e: Signal::default(), d: Signal::default() }
+        LaneDistances {
+            beat: Signal::default(),
+            vlan: Signal::default(),
+            rest: Signal::default(),
+            e: Signal::default(),
+            d: Signal::default(),
+        }
     }
 }
 

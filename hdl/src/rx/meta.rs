@@ -298,7 +298,8 @@ mod tests {
     #[test]
     fn drop_reasons_round_trip_through_the_codes() {
         use wire::DropReason as R;
-        let mut all = vec![R::NotRoce, R::BadUdpLength, R::BadTver, R::UnknownOpcode(0x42), R::BadLength, R::BadIcrc, R::TooLong];
+        let mut all =
+            vec![R::NotRoce, R::BadUdpLength, R::BadTver, R::UnknownOpcode(0x42), R::BadLength, R::BadIcrc, R::TooLong];
         all.extend(LAYERS.iter().map(|&l| R::Truncated(l)));
         all.extend(IP_REJECTS.iter().map(|&s| R::BadIpHeader(s)));
         for r in all {

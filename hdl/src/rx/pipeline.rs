@@ -22,13 +22,13 @@ use super::decode::{self, Decode};
 use super::egress::{Funnel, LaneMask, RecordFields};
 use super::lanes::{HeaderCapture, IcrcLanes, LaneDistances};
 use super::meta;
+use crate::bram_queue::BramQueue;
 use crate::crc::{CrcEngine, KeepCount};
 use crate::delay::Delay;
-use crate::bram_queue::BramQueue;
+use crate::kit::*;
 use crate::prefetch::{Prefetch, SplitPrefetch};
 use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
-use crate::kit::*;
 
 /// Bits of the steering word the egress decides by (`vx`, below), queued beside each record.
 const STEER_BITS: usize = 21;
@@ -339,16 +339,54 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize> Logic for Rx<D, K, A, AP1, Q> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid, m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent);
+        dff_setup!(
+            self, clock, ready, dq_used, at_cut, overlong, bi, flen, done, inflight, crc_done, m_bytes, m_valid,
+            m_last, icrc_acc, ei, pv, pv_valid, pv_shift, tail, pv_last, rem, more, fin, pay_done, meta_sent
+        );
         dff_setup!(self, clock, e_data, e_keep, e_last, e_valid, ret_q, ret_v, eiz, pastq);
         dff_setup!(self, clock, l_data, l_keep, l_last, l_valid, l_ipv6, l_e, l_d);
-        dff_setup!(self, clock, c_ok, c_not_roce, c_truncated, c_bad_ip, c_bad_udp_length, c_bad_tver, c_unknown_opcode, c_bad_length, c_bad_icrc, c_too_long);
-        clock!(self, clock, dq_d, dq_k, dq_x, pq, lanes, engine, vq, xq, iq, cq, sd, cap, dec, rec_delay, param_delay, rp, cp);
+        dff_setup!(
+            self,
+            clock,
+            c_ok,
+            c_not_roce,
+            c_truncated,
+            c_bad_ip,
+            c_bad_udp_length,
+            c_bad_tver,
+            c_unknown_opcode,
+            c_bad_length,
+            c_bad_icrc,
+            c_too_long
+        );
+        clock!(
+            self,
+            clock,
+            dq_d,
+            dq_k,
+            dq_x,
+            pq,
+            lanes,
+            engine,
+            vq,
+            xq,
+            iq,
+            cq,
+            sd,
+            cap,
+            dec,
+            rec_delay,
+            param_delay,
+            rp,
+            cp
+        );
 
         // ---- Ingress ----
         // Registered: room in the store and the lane queue (their `almost_full` leaves STORE_MARGIN beats for
         // the lag) and in the record queues.
-        self.ready.d.next = !self.sd.almost_full.val() & (self.dq_used.q.val() < self.dq_full.val()) & (self.inflight.q.val() < self.inflight_max.val());
+        self.ready.d.next = !self.sd.almost_full.val()
+            & (self.dq_used.q.val() < self.dq_full.val())
+            & (self.inflight.q.val() < self.inflight_max.val());
         self.in_ready.next = self.ready.q.val();
         self.in_fire.next = self.in_valid.val() & self.in_ready.val();
         self.take.next = self.in_fire.val() & !self.overlong.q.val();
@@ -402,7 +440,9 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
 
         // ---- ICRC lanes ----
         // The lane parameters of a frame are known once its first PARAM_BYTES bytes are in the window.
-        self.param_seen.next = self.take.val() & (self.bi.q.val() <= self.param_beat.val()) & ((self.bi.q.val() == self.param_beat.val()) | self.stored_last.val());
+        self.param_seen.next = self.take.val()
+            & (self.bi.q.val() <= self.param_beat.val())
+            & ((self.bi.q.val() == self.param_beat.val()) | self.stored_last.val());
         self.param_delay.d.next = self.param_seen.val();
         self.lp.next = bit_cast::<19, 17>(self.dec.ip_end.val());
         self.lp.next = self.lp.val().replace_bit(17, self.dec.ipv6.val());
@@ -419,7 +459,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // (two registered steps).
         self.ldist.beat.next = self.dq_x.data_out.val().get_bits::<16>(0);
         self.ldist.vlan.next = self.pq.data_out.val().get_bit(18);
-        self.rest.next = bit_cast::<19, 17>(self.pq.data_out.val().get_bits::<17>(0)) - (bit_cast::<19, 16>(self.dq_x.data_out.val().get_bits::<16>(0)) << self.lane_shift.val());
+        self.rest.next = bit_cast::<19, 17>(self.pq.data_out.val().get_bits::<17>(0))
+            - (bit_cast::<19, 16>(self.dq_x.data_out.val().get_bits::<16>(0)) << self.lane_shift.val());
         self.ldist.rest.next = self.rest.val();
         self.l_data.d.next = self.dq_d.data_out.val();
         self.l_keep.d.next = self.dq_k.data_out.val();
@@ -492,7 +533,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.rp.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
         self.head_in.next = bit_cast::<HEAD_BITS, STEER_BITS>(self.xq.data_out.val());
-        self.head_in.next = self.head_in.val().replace_bit(17, self.xq.data_out.val().get_bit(17) & self.cq.data_out.val().any());
+        self.head_in.next =
+            self.head_in.val().replace_bit(17, self.xq.data_out.val().get_bit(17) & self.cq.data_out.val().any());
         self.head_in.next = self.head_in.val().replace_bit(21, self.cq.data_out.val().any());
         self.first_disc.next = !(self.head_in.val().get_bit(17) & self.xq.data_out.val().get_bit(18));
         self.head_in.next = self.head_in.val().replace_bit(18, self.first_disc.val());
@@ -515,7 +557,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.accept.next = self.steer.val().get_bit(17);
         self.disc.next = self.steer.val().get_bit(18);
         if self.eiz.q.val() {
-            self.disc.next = self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.pastq.q.val());
+            self.disc.next =
+                self.pay_done.q.val() | !self.accept.val() | (!self.pv_valid.q.val() & !self.pastq.q.val());
         }
         self.pop.next = false;
         self.retire.next = false;

@@ -110,17 +110,28 @@ fn at(o: usize, n: usize) -> String {
 fn variants() -> [(bool, bool, usize, usize); 4] {
     let l3 = |vlan: bool| eth::HEADER_LEN + if vlan { eth::VLAN_LEN } else { 0 };
     let l4 = |vlan: bool, v6: bool| l3(vlan) + if v6 { ipv6::HEADER_LEN } else { ipv4::HEADER_LEN };
-    [(false, false, l3(false), l4(false, false)), (false, true, l3(false), l4(false, true)), (true, false, l3(true), l4(true, false)), (true, true, l3(true), l4(true, true))]
+    [
+        (false, false, l3(false), l4(false, false)),
+        (false, true, l3(false), l4(false, true)),
+        (true, false, l3(true), l4(true, false)),
+        (true, true, l3(true), l4(true, true)),
+    ]
 }
 
 /// Declarations of the opcode table's outputs held in stage `p` (`""` for the table itself).
 fn ext_regs(p: &str) -> String {
-    EXT.iter().map(|(name, _, _)| format!("reg {p}has_{name};\nreg [4:0] {p}off_{name};")).collect::<Vec<_>>().join("\n")
+    EXT.iter()
+        .map(|(name, _, _)| format!("reg {p}has_{name};\nreg [4:0] {p}off_{name};"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The opcode table's outputs moving from stage `from` to stage `to`.
 fn ext_pass(to: &str, from: &str) -> String {
-    EXT.iter().map(|(name, _, _)| format!("    {to}has_{name} <= {from}has_{name};\n    {to}off_{name} <= {from}off_{name};")).collect::<Vec<_>>().join("\n")
+    EXT.iter()
+        .map(|(name, _, _)| format!("    {to}has_{name} <= {from}has_{name};\n    {to}off_{name} <= {from}off_{name};"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The whole body of the builder module, for a `d`-bit assembler beat.
@@ -134,14 +145,26 @@ pub fn verilog(d: usize) -> String {
     let (e0, e1) = (eth::HEADER_LEN, eth::HEADER_LEN + eth::VLAN_LEN);
     let (h4, h6) = (ipv4::HEADER_LEN, ipv6::HEADER_LEN);
     let by_layout = |bits: usize, n: &dyn Fn(bool, bool) -> usize, r: &str| {
-        format!("({} ? ({} ? {bits}'d{} : {bits}'d{}) : ({} ? {bits}'d{} : {bits}'d{}))", f(r, "vlan"), f(r, "ipv6"), n(true, true), n(true, false), f(r, "ipv6"), n(false, true), n(false, false))
+        format!(
+            "({} ? ({} ? {bits}'d{} : {bits}'d{}) : ({} ? {bits}'d{} : {bits}'d{}))",
+            f(r, "vlan"),
+            f(r, "ipv6"),
+            n(true, true),
+            n(true, false),
+            f(r, "ipv6"),
+            n(false, true),
+            n(false, false)
+        )
     };
     let eth_len = |vl: bool, _: bool| if vl { e1 } else { e0 };
     let ip_end = |vl: bool, v6: bool| eth_len(vl, v6) + if v6 { h6 } else { h4 };
     // The pipeline's valid bits and load enables.
     let n = STAGES - 1;
     w(&mut v, &(1..=n).map(|i| format!("reg v{i} = 1'b0;")).collect::<Vec<_>>().join("\n"));
-    w(&mut v, &format!("reg [{}:0] {};", meta::BITS - 1, (1..=n).map(|i| format!("m{i}")).collect::<Vec<_>>().join(", ")));
+    w(
+        &mut v,
+        &format!("reg [{}:0] {};", meta::BITS - 1, (1..=n).map(|i| format!("m{i}")).collect::<Vec<_>>().join(", ")),
+    );
     // The last stage is two banks used in turn (a two-entry queue): the assembler reads bank `sel`, the
     // pipeline fills bank `wp` when it is free. `take` only flips `sel` and clears a valid bit, so the
     // assembler's end-of-frame logic drives no wide load enable.
@@ -183,7 +206,15 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, &ext_pass("s2_", ""));
     w(&mut v, &format!("    s2_hl0 <= {};", by_layout(16, &|vl, v6| ip_end(vl, v6) + ext_off, "m1")));
     w(&mut v, &format!("    s2_plen <= {};\n    s2_pad <= pad1;", f("m1", "payload_len")));
-    w(&mut v, &format!("    s2_ca <= {{1'b0, {}, {}}} + {{1'b0, {}}};", f("m1", "hop_limit"), f("m1", "tclass"), f("m1", "ip_ident")));
+    w(
+        &mut v,
+        &format!(
+            "    s2_ca <= {{1'b0, {}, {}}} + {{1'b0, {}}};",
+            f("m1", "hop_limit"),
+            f("m1", "tclass"),
+            f("m1", "ip_ident")
+        ),
+    );
     w(&mut v, &format!("    s2_cb <= {} + {};", word("m1", gl + 16), word("m1", gl)));
     w(&mut v, &format!("    s2_cc <= {} + {};", word("m1", dl + 16), word("m1", dl)));
     w(&mut v, &format!("    s2_cd <= {{1'b0, {}}} + (17'd{constant} + {{15'd0, pad1}});", f("m1", "payload_len")));
@@ -214,7 +245,8 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "reg [15:0] s5_hlen, s5_flen, s5_plen, s5_l3len, s5_l4len, s5_last_byte;\nreg [1:0] s5_pad;\nreg [16:0] s5_f1, s5_crc_end;");
     // The image's selects as registers of their own: each extended header at each of its offsets, and the
     // layout (the image's bits are AND-OR-ed by them, hundreds of loads each).
-    let ext_at: Vec<(&str, usize, usize)> = EXT.iter().flat_map(|&(name, bit, n)| meta::ext_offsets(bit).into_iter().map(move |o| (name, o, n))).collect();
+    let ext_at: Vec<(&str, usize, usize)> =
+        EXT.iter().flat_map(|&(name, bit, n)| meta::ext_offsets(bit).into_iter().map(move |o| (name, o, n))).collect();
     for (name, o, _) in &ext_at {
         w(&mut v, &format!("reg s5_at_{name}_{o};"));
     }
@@ -225,7 +257,16 @@ pub fn verilog(d: usize) -> String {
         w(&mut v, &format!("    s5_at_{name}_{o} <= s4_has_{name} && s4_off_{name} == 5'd{o};"));
     }
     for (k, (vl, v6, _, _)) in variants().into_iter().enumerate() {
-        w(&mut v, &format!("    s5_lay{k} <= {} == 1'b{} && {} == 1'b{};", f("m4", "vlan"), u8::from(vl), f("m4", "ipv6"), u8::from(v6)));
+        w(
+            &mut v,
+            &format!(
+                "    s5_lay{k} <= {} == 1'b{} && {} == 1'b{};",
+                f("m4", "vlan"),
+                u8::from(vl),
+                f("m4", "ipv6"),
+                u8::from(v6)
+            ),
+        );
     }
     w(&mut v, "    s5_f1 <= {1'b0, s4_sum[15:0]} + {13'd0, s4_sum[19:16]};");
     w(&mut v, &format!("    s5_crc_end <= {{1'b0, s4_flen}} - 17'd{icrc};"));
@@ -235,7 +276,10 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "end");
 
     // ---- Stage 6 ----
-    w(&mut v, "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_last_byte;\nreg [16:0] s6_crc_end;\nreg [1023:0] img_n, s6_img;");
+    w(
+        &mut v,
+        "reg [15:0] s6_hlen, s6_flen, s6_plen, s6_last_byte;\nreg [16:0] s6_crc_end;\nreg [1023:0] img_n, s6_img;",
+    );
     w(&mut v, "reg s6_hfit, s6_pay0, s6_plen_gt, s6_plen_nz, s6_single;");
     w(&mut v, "always @(posedge clock) if (en) begin");
     for x in ["hlen", "flen", "plen", "last_byte", "crc_end"] {
@@ -252,10 +296,22 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "wire [15:0] csum5 = ~(s5_f1[15:0] + {15'd0, s5_f1[16]});");
 
     // ---- Out: the banks ----
-    let outs = [("img", "s6_img", 1024), ("hlen", "s6_hlen", 16), ("flen", "s6_flen", 16), ("crc_end", "s6_crc_end", 17), ("plen", "s6_plen", 16), ("last_byte", "s6_last_byte", 16)];
+    let outs = [
+        ("img", "s6_img", 1024),
+        ("hlen", "s6_hlen", 16),
+        ("flen", "s6_flen", 16),
+        ("crc_end", "s6_crc_end", 17),
+        ("plen", "s6_plen", 16),
+        ("last_byte", "s6_last_byte", 16),
+    ];
     let (vl, v6l) = (f("m6", "vlan"), f("m6", "ipv6"));
     let flags = ["hfit", "pay0", "plen_gt", "plen_nz", "single"].map(|x| (x, format!("s6_{x}"), 1));
-    let bank_fields: Vec<(&str, String, usize)> = outs.iter().map(|&(o, x, b)| (o, x.to_string(), b)).chain([("vlan", vl, 1), ("ipv6", v6l, 1)]).chain(flags).collect();
+    let bank_fields: Vec<(&str, String, usize)> = outs
+        .iter()
+        .map(|&(o, x, b)| (o, x.to_string(), b))
+        .chain([("vlan", vl, 1), ("ipv6", v6l, 1)])
+        .chain(flags)
+        .collect();
     for (o, _, b) in &bank_fields {
         w(&mut v, &format!("reg [{}:0] a_{o}, b_{o};", b - 1));
     }
@@ -287,17 +343,59 @@ pub fn verilog(d: usize) -> String {
         w(&mut v, &format!("    {o} = sel ? b_{o} : a_{o};"));
     }
     // With a step pending (`sa`/`sb`), the beat after next; past the image, zeros.
-    let beat = |bank: &str, i: usize| if (i + 1) * d <= 1024 { format!("{bank}_img[{}:{}]", (i + 1) * d - 1, i * d) } else { format!("{d}'d0") };
-    w(&mut v, &format!("    next_beat = sel ? (sb ? {} : {}) : (sa ? {} : {});", beat("b", 2), beat("b", 1), beat("a", 2), beat("a", 1)));
+    let beat = |bank: &str, i: usize| {
+        if (i + 1) * d <= 1024 {
+            format!("{bank}_img[{}:{}]", (i + 1) * d - 1, i * d)
+        } else {
+            format!("{d}'d0")
+        }
+    };
+    w(
+        &mut v,
+        &format!(
+            "    next_beat = sel ? (sb ? {} : {}) : (sa ? {} : {});",
+            beat("b", 2),
+            beat("b", 1),
+            beat("a", 2),
+            beat("a", 1)
+        ),
+    );
     w(&mut v, "end");
     // Each bank's first beat, and whether its frame is one beat, as they will be next cycle.
     let filling = |bank: &str| format!("(en_out && v6 && {}wp)", if bank == "a" { "!" } else { "" });
     let first = |bank: &str| format!("{} ? s6_img[{hi}:0] : {bank}_img[{hi}:0]", filling(bank), hi = d - 1);
     let single = |bank: &str| format!("{} ? s6_single : {bank}_single", filling(bank));
-    w(&mut v, &format!("always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};", first("b"), first("a"), first("a"), first("b")));
-    w(&mut v, &format!("    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};", single("b"), single("a"), single("a"), single("b")));
+    w(
+        &mut v,
+        &format!(
+            "always @(*) begin\n    first_self = sel ? {} : {};\n    first_other = sel ? {} : {};",
+            first("b"),
+            first("a"),
+            first("a"),
+            first("b")
+        ),
+    );
+    w(
+        &mut v,
+        &format!(
+            "    single_self = sel ? {} : {};\n    single_other = sel ? {} : {};",
+            single("b"),
+            single("a"),
+            single("a"),
+            single("b")
+        ),
+    );
     let pay0_next = |bank: &str| format!("{} ? s6_pay0 : {bank}_pay0", filling(bank));
-    w(&mut v, &format!("    pay0_self = sel ? {} : {};\n    pay0_other = sel ? {} : {};\nend", pay0_next("b"), pay0_next("a"), pay0_next("a"), pay0_next("b")));
+    w(
+        &mut v,
+        &format!(
+            "    pay0_self = sel ? {} : {};\n    pay0_other = sel ? {} : {};\nend",
+            pay0_next("b"),
+            pay0_next("a"),
+            pay0_next("a"),
+            pay0_next("b")
+        ),
+    );
     let m = |name: &str| f("m5", name);
     let vlan = m("vlan");
     let ipv6 = m("ipv6");
@@ -306,7 +404,16 @@ pub fn verilog(d: usize) -> String {
     // Ethernet.
     writeln!(v, "    {} = {};\n    {} = {};", at(0, 6), m("eth_dst"), at(6, 6), m("eth_src")).unwrap();
     let etype = format!("({ipv6} ? 16'h{:04x} : 16'h{:04x})", eth::ethertype::IPV6, eth::ethertype::IPV4);
-    writeln!(v, "    if ({vlan}) begin {} = 16'h{:04x}; {} = {}; {} = {etype}; end", at(12, 2), eth::ethertype::VLAN, at(14, 2), m("vlan_tci"), at(16, 2)).unwrap();
+    writeln!(
+        v,
+        "    if ({vlan}) begin {} = 16'h{:04x}; {} = {}; {} = {etype}; end",
+        at(12, 2),
+        eth::ethertype::VLAN,
+        at(14, 2),
+        m("vlan_tci"),
+        at(16, 2)
+    )
+    .unwrap();
     writeln!(v, "    else {} = {etype};", at(12, 2)).unwrap();
     writeln!(v, "end").unwrap();
     // From L3 on, each layout's image on its own, then the one that applies OR-ed in: an AND-OR per bit,
@@ -342,7 +449,14 @@ pub fn verilog(d: usize) -> String {
         writeln!(v, "        {} = s5_l4len;", at(l4 + 4, 2)).unwrap();
         let b = l4 + udp_hdr;
         writeln!(v, "        {} = {};", at(b + bth::field::OPCODE, 1), m("opcode")).unwrap();
-        writeln!(v, "        {} = {{{}, {}, s5_pad, 4'd0}};", at(b + bth::field::FLAGS, 1), m("solicited"), m("mig_req")).unwrap();
+        writeln!(
+            v,
+            "        {} = {{{}, {}, s5_pad, 4'd0}};",
+            at(b + bth::field::FLAGS, 1),
+            m("solicited"),
+            m("mig_req")
+        )
+        .unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::PKEY.start, 2), m("pkey")).unwrap();
         writeln!(v, "        {} = {{{}, {}, 6'd0}};", at(b + bth::field::CC, 1), m("fecn"), m("becn")).unwrap();
         writeln!(v, "        {} = {};", at(b + bth::field::DEST_QP.start, 3), m("dest_qp")).unwrap();
@@ -355,7 +469,12 @@ pub fn verilog(d: usize) -> String {
             }
         }
         writeln!(v, "end").unwrap();
-        writeln!(lv, "reg [1023:0] img_l{k};\nalways @(*) begin\n    img_l{k} = 1024'd0;\n{}", block.replace("img_n[", &format!("img_l{k}["))).unwrap();
+        writeln!(
+            lv,
+            "reg [1023:0] img_l{k};\nalways @(*) begin\n    img_l{k} = 1024'd0;\n{}",
+            block.replace("img_n[", &format!("img_l{k}["))
+        )
+        .unwrap();
         writeln!(lv, "wire [1023:0] img_s{k} = {{1024{{s5_lay{k}}}}} & img_l{k};").unwrap();
     }
     v.push_str(&lv);

@@ -45,7 +45,13 @@ pub struct IcrcInsert<const D: usize, const K: usize> {
 
 impl<const D: usize, const K: usize> Default for IcrcInsert<D, K> {
     fn default() -> Self {
-        IcrcInsert { data: Signal::default(), beat: Signal::default(), flen: Signal::default(), icrc: Signal::default(), out: Signal::default() }
+        IcrcInsert {
+            data: Signal::default(),
+            beat: Signal::default(),
+            flen: Signal::default(),
+            icrc: Signal::default(),
+            out: Signal::default(),
+        }
     }
 }
 
@@ -69,7 +75,12 @@ impl<const D: usize, const K: usize> Logic for IcrcInsert<D, K> {
             format!("        o = ({{1'b0, beat}} << {shift}) + l[16:0];"),
         ];
         for t in 0..4 {
-            v.push(format!("        if (o + 17'd{} == {{1'b0, flen}}) out[8*l +: 8] = icrc[{}:{}];", 4 - t, 8 * t + 7, 8 * t));
+            v.push(format!(
+                "        if (o + 17'd{} == {{1'b0, flen}}) out[8*l +: 8] = icrc[{}:{}];",
+                4 - t,
+                8 * t + 7,
+                8 * t
+            ));
         }
         v.extend(["    end".to_string(), "end".to_string()]);
         custom_module(v)

@@ -9,9 +9,9 @@
 
 use super::header::TxHeader;
 use super::lanes::{IcrcInsert, KeepData};
+use crate::bram_queue::BramQueue;
 use crate::crc::CrcEngine;
 use crate::kit::*;
-use crate::bram_queue::BramQueue;
 use crate::prefetch::Prefetch;
 use crate::rx::egress::{Funnel, LaneMask};
 use crate::rx::lanes::{IcrcLanes, LaneDistances};
@@ -125,7 +125,9 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     send: Signal<Local, Bit>,
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default for Tx<D, K, A, AP1, Q, QP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default
+    for Tx<D, K, A, AP1, Q, QP1>
+{
     fn default() -> Self {
         assert_eq!(D, 8 * K, "data bits must be 8 x byte lanes");
         assert_eq!(AP1, A + 1);
@@ -220,11 +222,19 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
     }
 }
 
-impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic for Tx<D, K, A, AP1, Q, QP1> {
+impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Logic
+    for Tx<D, K, A, AP1, Q, QP1>
+{
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, j, jp, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate, need_pay, crc_done, ob);
-        dff_setup!(self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, dnext, e_data, e_keep, e_last, e_valid);
+        dff_setup!(
+            self, clock, j, jp, jnz, hp, hb, jl, prev, left, left_gt, left_nz, frames, store_room, frame_room, gate,
+            need_pay, crc_done, ob
+        );
+        dff_setup!(
+            self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, dnext, e_data, e_keep, e_last,
+            e_valid
+        );
         clock!(self, clock, hdr, lanes, engine, sd, lq, xq, lq_p, xq_p);
 
         // ---- Assembly ----
@@ -339,7 +349,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
                 self.need_pay.d.next = self.hdr.pay0_other.val();
             }
         }
-        self.gate.d.next = self.hdr.valid_next.val() & self.store_room.d.val() & (self.jnz.d.val() | self.frame_room.d.val());
+        self.gate.d.next =
+            self.hdr.valid_next.val() & self.store_room.d.val() & (self.jnz.d.val() | self.frame_room.d.val());
         self.sd.data_in.next = self.a_data.q.val();
         self.sd.flag_in.next = self.a_last.q.val();
         self.sd.write.next = self.a_valid.q.val();

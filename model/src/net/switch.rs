@@ -89,12 +89,26 @@ impl Switch {
     }
 
     pub fn add_port(&mut self, link: usize) -> usize {
-        self.ports.push(EgressPort { link, queue: VecDeque::new(), queued_bytes: 0, busy_until: 0, peak_bytes: 0, marked: 0, dropped: 0 });
+        self.ports.push(EgressPort {
+            link,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            busy_until: 0,
+            peak_bytes: 0,
+            marked: 0,
+            dropped: 0,
+        });
         self.ports.len() - 1
     }
 
     /// A frame arrived on `ingress` at `now`: returns the (egress link, departure time, frame) list.
-    pub fn forward(&mut self, now: Time, ingress: usize, mut frame: Vec<u8>, links: &[Link]) -> Vec<(usize, Time, Vec<u8>)> {
+    pub fn forward(
+        &mut self,
+        now: Time,
+        ingress: usize,
+        mut frame: Vec<u8>,
+        links: &[Link],
+    ) -> Vec<(usize, Time, Vec<u8>)> {
         let Ok(eth) = EthernetFrame::new_checked(&frame[..]) else { return Vec::new() };
         let (dst, src) = (eth.dst(), eth.src());
         self.macs.insert(src, ingress);

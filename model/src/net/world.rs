@@ -62,8 +62,11 @@ impl World {
     /// Two NICs back to back, one link each way with the same configuration.
     pub fn pair(nic: NicConfig, link: LinkConfig, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        let links = vec![Link::new(link, Endpoint::Nic(1), rng.fork(1)), Link::new(link, Endpoint::Nic(0), rng.fork(2))];
-        let nodes = (0..2).map(|i| Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: i, idle_until: None }).collect();
+        let links =
+            vec![Link::new(link, Endpoint::Nic(1), rng.fork(1)), Link::new(link, Endpoint::Nic(0), rng.fork(2))];
+        let nodes = (0..2)
+            .map(|i| Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: i, idle_until: None })
+            .collect();
         World { now: 0, nodes, links, switch: None, events: BinaryHeap::new(), seq: 0, rng, pcap: None }
     }
 

@@ -98,7 +98,11 @@ impl Nic {
 
     fn cmd_dereg_mr(&mut self, input: &[u8]) -> CmdResult {
         let key = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
-        if self.mrs.deregister(key) { Ok(Vec::new()) } else { Err((Status::BadResource, key)) }
+        if self.mrs.deregister(key) {
+            Ok(Vec::new())
+        } else {
+            Err((Status::BadResource, key))
+        }
     }
 
     fn cmd_create_cq(&mut self, input: &[u8]) -> CmdResult {

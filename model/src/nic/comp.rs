@@ -9,7 +9,7 @@ use wire::contract::cqe::CqeRepr;
 use wire::contract::eqe::EventKind;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{local_ack_timeout_ns, QpState, WcOpcode, WcStatus, RNR_RETRY_INFINITE, RNR_TIMER_NS};
-use wire::contract::wqe::{send_flags, SendOp, RecvCtrlRepr};
+use wire::contract::wqe::{send_flags, RecvCtrlRepr, SendOp};
 use wire::ext::{AethKind, AethRepr};
 use wire::{OpKind, Position, Psn, RocePacket};
 
@@ -368,7 +368,13 @@ pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         qp.req.retry_left -= 1;
         let p = qp.req.comp_psn;
         // A READ partly answered restarts at its first missing response.
-        let p = qp.req.wqes.iter().find(|w| !w.acked).and_then(|w| w.first_psn.map(|f| f.add(w.resp_pkts))).map_or(p, |x| if x.after(p) { x } else { p });
+        let p = qp
+            .req
+            .wqes
+            .iter()
+            .find(|w| !w.acked)
+            .and_then(|w| w.first_psn.map(|f| f.add(w.resp_pkts)))
+            .map_or(p, |x| if x.after(p) { x } else { p });
         rewind(qp, p);
         qp.req.read_rewind = None;
         let _ = now;

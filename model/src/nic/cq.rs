@@ -56,7 +56,8 @@ impl Cq {
         let addr = self.iova + slot * CQE_LEN as u64;
         cqe.owner = owner_for(self.pi, self.log_size);
         let bytes = cqe.to_bytes();
-        let ok = mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
+        let ok =
+            mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
         if ok {
             self.pi = self.pi.wrapping_add(1);
         } else {

@@ -32,7 +32,8 @@ impl Eq {
         let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
         let addr = self.iova + slot * EQE_LEN as u64;
         let bytes = EqeRepr { kind: kind as u8, obj, owner: owner_for(self.pi, self.log_size) }.to_bytes();
-        let ok = mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
+        let ok =
+            mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
         if ok {
             self.pi = self.pi.wrapping_add(1);
         }

@@ -148,7 +148,11 @@ impl Nic {
                 block::NEXT => cmd::BASE,
                 id::BUILD_ID => c.build_id,
                 id::FEATURES => {
-                    regs::feature::IPV6 | regs::feature::VLAN | regs::feature::ATOMICS | regs::feature::DCQCN | regs::feature::SEND_WITH_INV
+                    regs::feature::IPV6
+                        | regs::feature::VLAN
+                        | regs::feature::ATOMICS
+                        | regs::feature::DCQCN
+                        | regs::feature::SEND_WITH_INV
                 }
                 id::MAX_QP => c.max_qp,
                 id::MAX_CQ => c.max_cq,
@@ -185,7 +189,11 @@ impl Nic {
                 o if o >= counters::FIRST => {
                     let i = ((o - counters::FIRST) / 8) as usize;
                     let v = self.counters.get(i).copied().unwrap_or(0);
-                    if (o - counters::FIRST) % 8 == 0 { v as u32 } else { (v >> 32) as u32 }
+                    if (o - counters::FIRST) % 8 == 0 {
+                        v as u32
+                    } else {
+                        (v >> 32) as u32
+                    }
                 }
                 _ => 0,
             };
@@ -221,7 +229,9 @@ impl Nic {
         use regs::{cmd, dcqcn, doorbell};
         match off {
             o if o == cmd::BASE + cmd::MAILBOX_LO => self.mailbox = (self.mailbox & !0xFFFF_FFFF) | u64::from(val),
-            o if o == cmd::BASE + cmd::MAILBOX_HI => self.mailbox = (self.mailbox & 0xFFFF_FFFF) | (u64::from(val) << 32),
+            o if o == cmd::BASE + cmd::MAILBOX_HI => {
+                self.mailbox = (self.mailbox & 0xFFFF_FFFF) | (u64::from(val) << 32)
+            }
             o if o == cmd::BASE + cmd::DOORBELL => {
                 let status = self.exec_command(mem);
                 self.cmd_status = ((val & 0xFF) << 8) | status as u32;
@@ -297,7 +307,9 @@ impl Nic {
         let sgid = self.gid(a.sgid_index)?;
         let ttl = if a.hop_limit == 0 { 64 } else { a.hop_limit };
         let ip = match (gid_to_ipv4(&sgid), gid_to_ipv4(&a.dgid)) {
-            (Some(src), Some(dst)) => IpRepr::V4(Ipv4Repr { src, dst, tos: a.traffic_class, ttl, ident, payload_len: 0 }),
+            (Some(src), Some(dst)) => {
+                IpRepr::V4(Ipv4Repr { src, dst, tos: a.traffic_class, ttl, ident, payload_len: 0 })
+            }
             _ => IpRepr::V6(Ipv6Repr {
                 src: sgid,
                 dst: a.dgid,

@@ -177,11 +177,25 @@ pub struct Resource {
 /// A response the responder owes, sent in PSN order.
 #[derive(Debug, Clone)]
 pub enum RespItem {
-    Ack { psn: Psn, aeth: AethRepr },
-    AtomicAck { psn: Psn, aeth: AethRepr, orig: u64 },
+    Ack {
+        psn: Psn,
+        aeth: AethRepr,
+    },
+    AtomicAck {
+        psn: Psn,
+        aeth: AethRepr,
+        orig: u64,
+    },
     /// READ responses still to send: the next PSN, VA and remaining bytes; `base_psn..=end_psn` is the
     /// whole READ's range, which fixes each response's FIRST/MIDDLE/LAST position.
-    Read { psn: Psn, va: u64, resid: u32, rkey: u32, base_psn: Psn, end_psn: Psn },
+    Read {
+        psn: Psn,
+        va: u64,
+        resid: u32,
+        rkey: u32,
+        base_psn: Psn,
+        end_psn: Psn,
+    },
 }
 
 /// The receive WQE a multi-packet SEND is filling.

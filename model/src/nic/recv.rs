@@ -51,7 +51,9 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     };
     // A connected QP hears only its peer, at its own GID (rxe's check_addr).
     let connected = !matches!(qp.state, QpState::Reset | QpState::Init);
-    if connected && (qp.attrs.dgid != pkt.hdr.ip.src_gid() || nic.gid(qp.attrs.sgid_index) != Some(pkt.hdr.ip.dst_gid())) {
+    if connected
+        && (qp.attrs.dgid != pkt.hdr.ip.src_gid() || nic.gid(qp.attrs.sgid_index) != Some(pkt.hdr.ip.dst_gid()))
+    {
         nic.count(Counter::rx_drop_not_for_us);
         return;
     }
@@ -74,9 +76,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     if info.is_request() {
         super::resp::on_request(nic, qpn, &pkt, now, mem);
     } else if super::comp::is_completer_kind(info.kind) {
-        let state_ok = nic.qp(qpn).is_some_and(|q| {
-            matches!(q.state, QpState::Rts | QpState::Sqd) && !q.flushing
-        });
+        let state_ok = nic.qp(qpn).is_some_and(|q| matches!(q.state, QpState::Rts | QpState::Sqd) && !q.flushing);
         if !state_ok {
             nic.count(Counter::rx_drop_qp_state);
             return;

@@ -35,7 +35,11 @@ pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
 
 /// Number of packets (and PSNs) a WQE uses.
 fn packets_for(op: SendOp, len: u32, pmtu: u32) -> u32 {
-    if op.is_atomic() { 1 } else { len.div_ceil(pmtu).max(1) }
+    if op.is_atomic() {
+        1
+    } else {
+        len.div_ceil(pmtu).max(1)
+    }
 }
 
 fn opcode_for(op: SendOp, pos: Position) -> Opcode {
@@ -80,7 +84,9 @@ fn gather(data: &WqeData, off: u32, dst: &mut [u8], mem: &dyn Dma) -> bool {
             }
             None => false,
         },
-        WqeData::Sges(sges) => super::qp::walk_sges(sges, off, dst.len(), |addr, a, b| mem.dma_read(addr, &mut dst[a..b]).is_ok()),
+        WqeData::Sges(sges) => {
+            super::qp::walk_sges(sges, off, dst.len(), |addr, a, b| mem.dma_read(addr, &mut dst[a..b]).is_ok())
+        }
     }
 }
 
@@ -119,7 +125,9 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         }
         _ => {
             payload_len = pmtu.min(w.len.saturating_sub(off));
-            if matches!(op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm) && matches!(pos, Position::First | Position::Only) {
+            if matches!(op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm)
+                && matches!(pos, Position::First | Position::Only)
+            {
                 reth = Some(RethRepr { va: w.remote_va, rkey: w.rkey, dma_len: w.len });
             }
             (psn.add(1), k + 1 >= npkts)
@@ -202,7 +210,15 @@ impl Nic {
         }
     }
 
-    fn decode_send_wqe(&self, index: u16, buf: &[u8], read_ok: bool, pdn: u32, max_sge: u32, max_inline: u32) -> SendWqe {
+    fn decode_send_wqe(
+        &self,
+        index: u16,
+        buf: &[u8],
+        read_ok: bool,
+        pdn: u32,
+        max_sge: u32,
+        max_inline: u32,
+    ) -> SendWqe {
         let ctrl = SendCtrlRepr::from_bytes(buf).unwrap_or_default();
         let remote = RemoteSegRepr::from_bytes(&buf[REMOTE..]).unwrap_or_default();
         let atom = AtomicSegRepr::from_bytes(&buf[ATOMIC..]).unwrap_or_default();

@@ -3,7 +3,7 @@
 //! READ regeneration and atomic replay), ACK coalescing and the in-order response queue live here too.
 
 use super::mr::{KeyError, LOCAL_WRITE, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE};
-use super::qp::{Qp, RecvCtx, RespItem, Resource, Sge};
+use super::qp::{Qp, RecvCtx, Resource, RespItem, Sge};
 use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
@@ -71,7 +71,11 @@ fn chk_op_seq(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
         Some(kind) => info.kind == kind && matches!(info.position, Position::Middle | Position::Last),
         None => info.starts_message(),
     };
-    if ok { Ok(()) } else { Err(Nak::InvalidRequest) }
+    if ok {
+        Ok(())
+    } else {
+        Err(Nak::InvalidRequest)
+    }
 }
 
 fn chk_op_valid(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
@@ -162,7 +166,9 @@ fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<
     }
     match nic.mrs.check(rkey, qp.pdn, va, len, need) {
         Ok(_) => Ok(()),
-        Err(KeyError::BadKey | KeyError::WrongPd | KeyError::OutOfBounds | KeyError::NoAccess) => Err(Nak::RemoteAccess),
+        Err(KeyError::BadKey | KeyError::WrongPd | KeyError::OutOfBounds | KeyError::NoAccess) => {
+            Err(Nak::RemoteAccess)
+        }
     }
 }
 
@@ -195,9 +201,12 @@ fn duplicate(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) {
         }
         OpKind::ReadRequest => {
             let Some(reth) = pkt.hdr.ext.reth else { return };
-            let found = qp.resp.resources.iter().rev().find(|r| {
-                r.atomic_orig.is_none() && psn.diff(r.first_psn) >= 0 && r.last_psn.diff(psn) >= 0
-            });
+            let found = qp
+                .resp
+                .resources
+                .iter()
+                .rev()
+                .find(|r| r.atomic_orig.is_none() && psn.diff(r.first_psn) >= 0 && r.last_psn.diff(psn) >= 0);
             if let Some(r) = found.copied() {
                 let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
                 if reth.va >= r.va && end_va <= r.va + u64::from(r.len) && reth.rkey == r.rkey {
@@ -246,7 +255,15 @@ fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
     Ok(RecvCtx { index, wr_id: ctrl.wr_id, sges, offset: 0 })
 }
 
-fn recv_cqe(qpn: u32, ctx: &RecvCtx, opcode: WcOpcode, status: WcStatus, byte_len: u32, imm: u32, flags: u8) -> CqeRepr {
+fn recv_cqe(
+    qpn: u32,
+    ctx: &RecvCtx,
+    opcode: WcOpcode,
+    status: WcStatus,
+    byte_len: u32,
+    imm: u32,
+    flags: u8,
+) -> CqeRepr {
     CqeRepr {
         wr_id: ctx.wr_id,
         byte_len,
@@ -349,7 +366,8 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                     q.rq.ci = q.rq.ci.wrapping_add(1);
                 }
                 nic.count(Counter::rq_wqes);
-                let mut cqe = recv_cqe(qpn, &ctx, WcOpcode::RecvRdmaWithImm, WcStatus::Success, total, imm, wc_flags::WITH_IMM);
+                let mut cqe =
+                    recv_cqe(qpn, &ctx, WcOpcode::RecvRdmaWithImm, WcStatus::Success, total, imm, wc_flags::WITH_IMM);
                 cqe.se = u8::from(pkt.hdr.bth.solicited);
                 nic.push_cqe(cqn, cqe, mem);
             }
@@ -359,9 +377,26 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             let Some(qp) = nic.qp_mut(qpn) else { return };
             let npkts = reth.dma_len.div_ceil(pmtu).max(1);
             let last = psn.add(npkts - 1);
-            push_resource(qp, Resource { first_psn: psn, last_psn: last, va: reth.va, len: reth.dma_len, rkey: reth.rkey, atomic_orig: None });
+            push_resource(
+                qp,
+                Resource {
+                    first_psn: psn,
+                    last_psn: last,
+                    va: reth.va,
+                    len: reth.dma_len,
+                    rkey: reth.rkey,
+                    atomic_orig: None,
+                },
+            );
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
-            qp.resp.out.push_back(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, rkey: reth.rkey, base_psn: psn, end_psn: last });
+            qp.resp.out.push_back(RespItem::Read {
+                psn,
+                va: reth.va,
+                resid: reth.dma_len,
+                rkey: reth.rkey,
+                base_psn: psn,
+                end_psn: last,
+            });
             qp.resp.epsn = last.add(1);
             qp.resp.nak_sent = false;
             return;
@@ -375,7 +410,11 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             }
             let orig = u64::from_le_bytes(cur);
             let new = if info.kind == OpKind::CompareSwap {
-                if orig == a.compare { a.swap_add } else { orig }
+                if orig == a.compare {
+                    a.swap_add
+                } else {
+                    orig
+                }
             } else {
                 orig.wrapping_add(a.swap_add)
             };
@@ -384,7 +423,10 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 return;
             }
             let Some(qp) = nic.qp_mut(qpn) else { return };
-            push_resource(qp, Resource { first_psn: psn, last_psn: psn, va: a.va, len: 8, rkey: a.rkey, atomic_orig: Some(orig) });
+            push_resource(
+                qp,
+                Resource { first_psn: psn, last_psn: psn, va: a.va, len: 8, rkey: a.rkey, atomic_orig: Some(orig) },
+            );
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
             let aeth = ack_aeth(qp);
             qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig });

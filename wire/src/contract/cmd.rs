@@ -212,7 +212,15 @@ mod tests {
 
     #[test]
     fn qp_attrs_both_ways() {
-        let a = QpAttrsRepr { qpn: 0x12, attr_mask: 0x181, qp_state: 2, dmac: 0x0200_0000_0002, vlan: VLAN_TAGGED | 100, dgid_lo: 0xFFFF_0A00_0001, ..Default::default() };
+        let a = QpAttrsRepr {
+            qpn: 0x12,
+            attr_mask: 0x181,
+            qp_state: 2,
+            dmac: 0x0200_0000_0002,
+            vlan: VLAN_TAGGED | 100,
+            dgid_lo: 0xFFFF_0A00_0001,
+            ..Default::default()
+        };
         let b = a.to_bytes();
         assert_eq!(&b[0..4], &[0, 0, 0, 0x12]);
         assert_eq!(&b[40..46], &[2, 0, 0, 0, 0, 2]);

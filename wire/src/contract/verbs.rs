@@ -82,8 +82,17 @@ pub fn rc_transition(cur: QpState, next: QpState) -> Option<Transition> {
         (Rts, Sqd) => t(0, EN_SQD_ASYNC_NOTIFY),
         (Sqd, Sqd) => t(
             0,
-            PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC | ALT_PATH
-                | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE,
+            PORT | AV
+                | TIMEOUT
+                | RETRY_CNT
+                | RNR_RETRY
+                | MAX_QP_RD_ATOMIC
+                | MAX_DEST_RD_ATOMIC
+                | ALT_PATH
+                | ACCESS_FLAGS
+                | PKEY_INDEX
+                | MIN_RNR_TIMER
+                | PATH_MIG_STATE,
         ),
         _ => None,
     }
@@ -171,9 +180,28 @@ impl WcStatus {
     pub fn from_u8(v: u8) -> Self {
         use WcStatus::*;
         const ALL: [WcStatus; 22] = [
-            Success, LocLenErr, LocQpOpErr, LocEecOpErr, LocProtErr, WrFlushErr, MwBindErr, BadRespErr,
-            LocAccessErr, RemInvReqErr, RemAccessErr, RemOpErr, RetryExcErr, RnrRetryExcErr, LocRddViolErr,
-            RemInvRdReqErr, RemAbortErr, InvEecnErr, InvEecStateErr, FatalErr, RespTimeoutErr, GeneralErr,
+            Success,
+            LocLenErr,
+            LocQpOpErr,
+            LocEecOpErr,
+            LocProtErr,
+            WrFlushErr,
+            MwBindErr,
+            BadRespErr,
+            LocAccessErr,
+            RemInvReqErr,
+            RemAccessErr,
+            RemOpErr,
+            RetryExcErr,
+            RnrRetryExcErr,
+            LocRddViolErr,
+            RemInvRdReqErr,
+            RemAbortErr,
+            InvEecnErr,
+            InvEecStateErr,
+            FatalErr,
+            RespTimeoutErr,
+            GeneralErr,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(GeneralErr)
     }
@@ -216,10 +244,38 @@ pub mod wc_flags {
 
 /// min_rnr_timer codes (`enum ib_rnr_timeout`) in nanoseconds; code 0 is 655.36 ms.
 pub const RNR_TIMER_NS: [u64; 32] = [
-    655_360_000, 10_000, 20_000, 30_000, 40_000, 60_000, 80_000, 120_000, 160_000, 240_000, 320_000, 480_000,
-    640_000, 960_000, 1_280_000, 1_920_000, 2_560_000, 3_840_000, 5_120_000, 7_680_000, 10_240_000, 15_360_000,
-    20_480_000, 30_720_000, 40_960_000, 61_440_000, 81_920_000, 122_880_000, 163_840_000, 245_760_000,
-    327_680_000, 491_520_000,
+    655_360_000,
+    10_000,
+    20_000,
+    30_000,
+    40_000,
+    60_000,
+    80_000,
+    120_000,
+    160_000,
+    240_000,
+    320_000,
+    480_000,
+    640_000,
+    960_000,
+    1_280_000,
+    1_920_000,
+    2_560_000,
+    3_840_000,
+    5_120_000,
+    7_680_000,
+    10_240_000,
+    15_360_000,
+    20_480_000,
+    30_720_000,
+    40_960_000,
+    61_440_000,
+    81_920_000,
+    122_880_000,
+    163_840_000,
+    245_760_000,
+    327_680_000,
+    491_520_000,
 ];
 
 /// Local ACK timeout for the 5-bit `timeout` attribute: 4.096 us x 2^timeout; `None` = 0 = infinite.
