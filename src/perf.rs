@@ -66,6 +66,7 @@ pub struct PerfReport {
     pub qps: u32,
     pub pmtu: u32,
     pub loss: f64,
+    /// Bytes of the messages that completed with success, when the data checked out (0 otherwise).
     pub bytes: u64,
     pub sim_time_ns: u64,
     pub goodput_gbps: f64,
@@ -77,6 +78,8 @@ pub struct PerfReport {
     pub cnps: u64,
     pub data_ok: bool,
     pub completions_ok: bool,
+    /// Work requests posted but never completed, per QP (`qp 0x..: wr 3..19`).
+    pub missing: Vec<String>,
     pub errors: Vec<String>,
     pub wall_s: f64,
 }
@@ -156,6 +159,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let mut in_order = true;
     let total = args.iters as usize * args.qps as usize;
     let mut completed = 0usize;
+    let mut succeeded = 0u64;
     let qp_index = |qpn: u32, h: &Host| h.qps.iter().position(|q| q.qpn == qpn);
     let recv_sge =
         |q: u32| Sge { addr: b.mr.addr + u64::from(q) * u64::from(size.max(8)), length: size, lkey: b.mr.lkey };
@@ -192,6 +196,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             }
             if wc.status != WcStatus::Success {
                 errors.push(format!("wr {} on qp {}: {:?}", wc.wr_id, wc.qp_num, wc.status));
+            } else {
+                succeeded += 1;
             }
             done[qi] += 1;
             completed += 1;
@@ -218,7 +224,12 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             .all(|q| b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(args.iters).to_le_bytes()).unwrap_or(false)),
     } && errors.is_empty();
     let c = |h: &Host, k| h.ctx.counter(k);
-    let bytes = u64::from(size) * u64::from(args.iters) * u64::from(args.qps);
+    // Goodput counts completed, checked bytes only.
+    let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
+    let missing: Vec<String> = (0..args.qps as usize)
+        .filter(|&q| done[q] < args.iters)
+        .map(|q| format!("qp {:#x}: wr {}..{}", a.qps[q].qpn, done[q], args.iters - 1))
+        .collect();
     let sim_ns = (sim_ps / 1000).max(1);
     Ok(PerfReport {
         op: args.op,
@@ -242,6 +253,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         cnps: c(&a, Counter::cnps_sent) + c(&b, Counter::cnps_sent),
         data_ok,
         completions_ok: in_order && completed == total && errors.is_empty(),
+        missing,
         errors,
         wall_s: wall.elapsed().as_secs_f64(),
     })
@@ -278,6 +290,9 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
         );
         for e in &r.errors {
             println!(" error: {e}");
+        }
+        for m in &r.missing {
+            println!(" not completed: {m}");
         }
         let sim_gbps_per_cpu_s = r.bytes as f64 * 8.0 / 1e9 / r.wall_s.max(1e-9);
         println!(" model speed: {:.1} simulated Gb per CPU second ({:.3} s wall)", sim_gbps_per_cpu_s, r.wall_s);

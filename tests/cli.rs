@@ -55,6 +55,7 @@ fn perf_write_with_loss_reports_data_ok() {
         "cnps",
         "data_ok",
         "completions_ok",
+        "missing",
         "errors",
     ] {
         assert!(v.get(k).is_some(), "missing key {k}");
@@ -78,6 +79,31 @@ fn perf_every_op_and_pmtu() {
     }
     let (ok, _) = ferrite(&["perf", "write", "--pmtu", "1000"]);
     assert!(!ok, "a bad PMTU is an error");
+}
+
+#[test]
+fn perf_long_reads_under_loss_complete() {
+    // One lost response of a READ longer than the 128-PSN window used to stall the QP for good.
+    for (pmtu, loss) in [("1024", "0.001"), ("4096", "0.01")] {
+        let args = ["perf", "read", "--size", "1048576", "--iters", "20", "--pmtu", pmtu, "--loss", loss, "--json"];
+        let (ok, out) = ferrite(&args);
+        assert!(ok, "{args:?}: {out}");
+        let v = json(&out);
+        assert_eq!(v["bytes"], 20 * 1048576, "{args:?}");
+        assert!(v["retransmitted_packets"].as_u64().unwrap() > 0, "{args:?}: the loss was recovered from");
+    }
+}
+
+#[test]
+fn perf_goodput_counts_only_completed_bytes() {
+    // At 90% loss the retries run out: the run fails, names what did not complete and reports no goodput.
+    let (ok, out) = ferrite(&["perf", "write", "--size", "4096", "--iters", "4", "--loss", "0.9", "--json"]);
+    assert!(!ok, "{out}");
+    let v = json(&out);
+    assert_eq!(v["completions_ok"], false);
+    assert_eq!(v["goodput_gbps"], 0.0);
+    assert_eq!(v["bytes"], 0);
+    assert!(!v["missing"].as_array().unwrap().is_empty(), "{out}");
 }
 
 #[test]

@@ -8,6 +8,13 @@ pub const HEADER_LEN: usize = 12;
 /// Default partition key.
 pub const DEFAULT_PKEY: u16 = 0xFFFF;
 
+/// P_Key matching (IBTA 10.9.3): the low 15 bits (the partition) are equal and not zero, and at least one
+/// of the two keys has the membership bit (bit 15) set, so two limited members cannot talk.
+pub fn pkey_match(a: u16, b: u16) -> bool {
+    let (pa, pb) = (a & 0x7FFF, b & 0x7FFF);
+    pa != 0 && pa == pb && (a | b) & 0x8000 != 0
+}
+
 /// Byte offsets of the fields (the RTL generator reads them too).
 pub mod field {
     use core::ops::Range;
@@ -166,5 +173,14 @@ mod tests {
         let mut out = [0u8; 12];
         r.emit(&mut out);
         assert_eq!(out, [0x81, 0, 0xff, 0xff, 0x40, 0, 0, 0x22, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn pkey_matching() {
+        assert!(pkey_match(0xFFFF, DEFAULT_PKEY));
+        assert!(pkey_match(0x7FFF, DEFAULT_PKEY), "a limited member talks to a full one");
+        assert!(!pkey_match(0x7FFF, 0x7FFF), "two limited members do not");
+        assert!(!pkey_match(0xFFFE, DEFAULT_PKEY), "another partition");
+        assert!(!pkey_match(0x8000, 0x8000), "partition 0 is invalid");
     }
 }

@@ -56,6 +56,8 @@ pub struct World {
     seq: u64,
     rng: Rng,
     pcap: Option<PcapWriter<BufWriter<File>>>,
+    /// Frames the NICs sent, with the time and the sending node, while `capture` is on (for tests).
+    captured: Option<Vec<(Time, usize, Vec<u8>)>>,
 }
 
 impl World {
@@ -67,7 +69,7 @@ impl World {
         let nodes = (0..2)
             .map(|i| Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: i, idle_until: None })
             .collect();
-        World { now: 0, nodes, links, switch: None, events: BinaryHeap::new(), seq: 0, rng, pcap: None }
+        World { now: 0, nodes, links, switch: None, events: BinaryHeap::new(), seq: 0, rng, pcap: None, captured: None }
     }
 
     /// `n` NICs on one switch; every port's links share `link`.
@@ -83,7 +85,17 @@ impl World {
             sw.add_port(2 * i + 1);
             nodes.push(Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: 2 * i, idle_until: None });
         }
-        World { now: 0, nodes, links, switch: Some(sw), events: BinaryHeap::new(), seq: 0, rng, pcap: None }
+        World {
+            now: 0,
+            nodes,
+            links,
+            switch: Some(sw),
+            events: BinaryHeap::new(),
+            seq: 0,
+            rng,
+            pcap: None,
+            captured: None,
+        }
     }
 
     /// Records every frame sent by node `node` (and, with a switch, every frame delivered to it) to `path`.
@@ -96,6 +108,16 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// Starts keeping every frame a NIC sends in memory (`captured`), as it left the NIC.
+    pub fn capture(&mut self) {
+        self.captured.get_or_insert_with(Vec::new);
+    }
+
+    /// The frames kept since `capture`: (time, sending node, frame).
+    pub fn captured(&self) -> &[(Time, usize, Vec<u8>)] {
+        self.captured.as_deref().unwrap_or(&[])
     }
 
     /// Changes the faults of the links leaving every node (e.g. after connection set-up).
@@ -218,6 +240,9 @@ impl World {
             match node.nic.step(now, &mut node.mem) {
                 Some(frame) => {
                     let link = node.out_link;
+                    if let Some(c) = self.captured.as_mut() {
+                        c.push((now, i, frame.clone()));
+                    }
                     self.send_on(link, now, frame);
                 }
                 None => {

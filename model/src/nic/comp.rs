@@ -37,25 +37,50 @@ fn rewind(qp: &mut Qp, psn: Psn) {
     r.pkts_since_ackreq = 0;
 }
 
-/// Restarts the local ACK timer after progress, or stops it when nothing is outstanding.
-fn restart_timer(qp: &mut Qp, now: Time) {
-    let outstanding = qp.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked);
-    qp.req.timer = if outstanding { local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000) } else { None };
+/// Moves `comp_psn` to `psn` (everything before it is done). A cursor left behind it by an earlier rewind
+/// (the answers to the first transmission arrived after all) jumps forward, so no PSN is sent again for
+/// work already finished.
+fn complete_to(qp: &mut Qp, psn: Psn) {
+    qp.req.comp_psn = psn;
+    if qp.req.cursor_psn.before(psn) {
+        rewind(qp, psn);
+    }
 }
 
-/// Marks SEND/WRITE WQEs whose last PSN is at or before `psn` as acknowledged. Stops at a READ or atomic that
-/// has not been answered; returns true if such a WQE was covered (its responses were lost).
+/// Whether a started WQE still waits for its acknowledgement or answer.
+fn outstanding(qp: &Qp) -> bool {
+    qp.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked)
+}
+
+/// Keeps the local ACK timer armed while work is outstanding: restarted after progress (or when it is not
+/// running), left alone otherwise, so stale responses cannot postpone a retry. Stopped when nothing is left.
+fn rearm_timer(qp: &mut Qp, now: Time, progressed: bool) {
+    if !outstanding(qp) {
+        qp.req.timer = None;
+    } else if (progressed || qp.req.timer.is_none()) && qp.req.rnr_wait.is_none() {
+        qp.req.timer = local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000);
+    }
+}
+
+/// Forward progress: the retry counters start again and any earlier gap is closed.
+fn progress(qp: &mut Qp) {
+    qp.req.retry_left = qp.attrs.retry_cnt;
+    qp.req.rnr_left = qp.attrs.rnr_retry;
+    qp.req.gap_retry = None;
+}
+
+/// Marks SEND/WRITE WQEs whose last PSN is at or before `psn` as acknowledged, and moves `comp_psn` past them
+/// (or into a multi-packet SEND/WRITE that is partly acknowledged). Stops at a READ or atomic: if its range
+/// ends at or before `psn`, the responder is past it although its answer never came, a gap (returns true).
 fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
     let mut progressed = false;
-    let mut lost = false;
+    let mut gap = false;
     for w in qp.req.wqes.iter_mut() {
         if w.acked {
             continue;
         }
-        let Some(last) = w.last_psn() else { break };
+        let (Some(first), Some(last)) = (w.first_psn, w.last_psn()) else { break };
         if last.after(psn) {
-            // Part of a multi-packet SEND/WRITE is acknowledged: that is progress too.
-            let first = w.first_psn.unwrap_or(last);
             if !w.op.is_read_or_atomic() && !psn.before(first) && psn.add(1).after(qp.req.comp_psn) {
                 qp.req.comp_psn = psn.add(1);
                 progressed = true;
@@ -63,7 +88,7 @@ fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
             break;
         }
         if w.op.is_read_or_atomic() {
-            lost = true;
+            gap = true;
             break;
         }
         w.acked = true;
@@ -71,11 +96,37 @@ fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
         progressed = true;
     }
     if progressed {
-        qp.req.retry_left = qp.attrs.retry_cnt;
-        qp.req.rnr_left = qp.attrs.rnr_retry;
-        qp.req.read_rewind = None;
+        let p = qp.req.comp_psn;
+        complete_to(qp, p);
+        progress(qp);
     }
-    lost
+    gap
+}
+
+/// Responses show that the PSN at `comp_psn` was lost (a later PSN was answered): go back to it now, once per
+/// gap, rather than wait for the ACK timer (rxe's COMPST_ERROR_RETRY). Counts against `retry_cnt`.
+fn retry_gap(qp: &mut Qp, now: Time) {
+    let p = qp.req.comp_psn;
+    if qp.req.gap_retry == Some(p) {
+        return;
+    }
+    qp.req.gap_retry = Some(p);
+    if qp.req.retry_left == 0 {
+        fail_oldest(qp, WcStatus::RetryExcErr, 0);
+        return;
+    }
+    qp.req.retry_left -= 1;
+    rewind(qp, p);
+    rearm_timer(qp, now, true);
+}
+
+/// Whether `psn` was ever sent: a response at or past `high_psn` answers nothing and is ignored (as rxe).
+fn sent(nic: &mut Nic, qpn: u32, psn: Psn) -> bool {
+    let ok = nic.qp(qpn).is_some_and(|q| psn.before(q.req.high_psn));
+    if !ok {
+        nic.count(Counter::rx_drop_unsent_psn);
+    }
+    ok
 }
 
 /// Marks the oldest unfinished WQE failed with `status`, so it completes in order and the QP goes to ERR.
@@ -212,26 +263,25 @@ impl Nic {
 
 /// An ACK or NAK (opcode ACKNOWLEDGE) for `qpn`.
 pub(super) fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time, mem: &mut dyn Dma) {
+    if !sent(nic, qpn, psn) {
+        return;
+    }
     let Some(qp) = nic.qp_mut(qpn) else { return };
+    let before = qp.req.comp_psn;
     match aeth.kind() {
         AethKind::Ack { .. } => {
-            let lost = ack_through(qp, psn);
-            if lost && qp.req.read_rewind != Some(qp.req.comp_psn) {
-                // The responder is past a READ/atomic whose answer never came: ask again.
-                let p = qp.req.comp_psn;
-                qp.req.read_rewind = Some(p);
-                rewind(qp, p);
+            if ack_through(qp, psn) {
+                retry_gap(qp, now);
             }
-            restart_timer(qp, now);
             nic.count(Counter::rx_acks);
         }
         AethKind::RnrNak { timer } => {
-            ack_through(qp, psn.sub(1));
-            let infinite = qp.attrs.rnr_retry == RNR_RETRY_INFINITE;
-            if !infinite && qp.req.rnr_left == 0 {
+            if ack_through(qp, psn.sub(1)) {
+                retry_gap(qp, now);
+            } else if qp.attrs.rnr_retry != RNR_RETRY_INFINITE && qp.req.rnr_left == 0 {
                 fail_oldest(qp, WcStatus::RnrRetryExcErr, aeth.syndrome);
             } else {
-                if !infinite {
+                if qp.attrs.rnr_retry != RNR_RETRY_INFINITE {
                     qp.req.rnr_left -= 1;
                 }
                 qp.req.timer = None;
@@ -240,38 +290,61 @@ pub(super) fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Tim
             nic.count(Counter::rx_rnr_naks);
         }
         AethKind::Nak { code: 0 } => {
+            // PSN sequence error: the responder expects `psn`, or an earlier READ/atomic answer was lost.
             ack_through(qp, psn.sub(1));
             if qp.req.retry_left == 0 {
                 fail_oldest(qp, WcStatus::RetryExcErr, aeth.syndrome);
             } else {
                 qp.req.retry_left -= 1;
-                rewind(qp, psn);
-                restart_timer(qp, now);
+                let p = qp.req.comp_psn;
+                rewind(qp, p);
+                rearm_timer(qp, now, true);
             }
             nic.count(Counter::rx_naks);
         }
         AethKind::Nak { code } => {
-            ack_through(qp, psn.sub(1));
-            fail_oldest(qp, nak_status(code), aeth.syndrome);
+            // A fatal NAK names the request at `psn`; everything before it was executed.
+            if ack_through(qp, psn.sub(1)) {
+                retry_gap(qp, now);
+            } else {
+                fail_oldest(qp, nak_status(code), aeth.syndrome);
+            }
             nic.count(Counter::rx_naks);
         }
         AethKind::Reserved => {
             fail_oldest(qp, WcStatus::BadRespErr, aeth.syndrome);
         }
     }
+    if let Some(qp) = nic.qp_mut(qpn) {
+        if qp.req.rnr_wait.is_none() {
+            let progressed = qp.req.comp_psn != before;
+            rearm_timer(qp, now, progressed);
+        }
+    }
     nic.retire(qpn, mem);
 }
 
-/// Places a READ response and completes the READ on its last packet.
+/// Places a READ response and completes the READ on its last packet. Each in-order response moves
+/// `comp_psn`, so a later rewind asks only for what is still missing.
 pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
+    if !sent(nic, qpn, psn) {
+        return;
+    }
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    // A response implicitly acknowledges every earlier SEND/WRITE.
-    ack_through(qp, psn.sub(1));
+    // A response implicitly acknowledges every earlier SEND/WRITE; an earlier READ/atomic left unanswered
+    // is a gap.
+    let before = qp.req.comp_psn;
+    if ack_through(qp, psn.sub(1)) {
+        retry_gap(qp, now);
+        nic.retire(qpn, mem);
+        return;
+    }
     let pmtu = qp.attrs.pmtu.max(256);
     let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
     let w = &qp.req.wqes[i];
     if w.op != SendOp::RdmaRead || !w.contains(psn) {
+        rearm_timer(qp, now, qp.req.comp_psn != before);
         nic.retire(qpn, mem);
         return; // Stale or unexpected response: drop.
     }
@@ -282,16 +355,8 @@ pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, no
     }
     if psn.after(expected) {
         // Responses were lost: go back to the first missing one, once per gap.
-        if qp.req.read_rewind != Some(expected) {
-            qp.req.read_rewind = Some(expected);
-            if qp.req.retry_left == 0 {
-                fail_oldest(qp, WcStatus::RetryExcErr, 0);
-                nic.retire(qpn, mem);
-            } else {
-                qp.req.retry_left -= 1;
-                rewind(qp, expected);
-            }
-        }
+        retry_gap(qp, now);
+        nic.retire(qpn, mem);
         return;
     }
     let k = w.resp_pkts;
@@ -316,23 +381,32 @@ pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, no
         w.error = Some((WcStatus::LocProtErr, 0));
     } else if w.resp_pkts == w.npkts {
         w.acked = true;
-        qp.req.comp_psn = psn.add(1);
     }
-    qp.req.retry_left = qp.attrs.retry_cnt;
-    qp.req.read_rewind = None;
-    restart_timer(qp, now);
+    complete_to(qp, psn.add(1));
+    progress(qp);
+    rearm_timer(qp, now, true);
     nic.retire(qpn, mem);
 }
 
 /// Writes an atomic's original value to the local buffer and completes it.
 pub(super) fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
+    if !sent(nic, qpn, psn) {
+        return;
+    }
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    ack_through(qp, psn.sub(1));
+    let before = qp.req.comp_psn;
+    if ack_through(qp, psn.sub(1)) {
+        retry_gap(qp, now);
+        nic.retire(qpn, mem);
+        return;
+    }
     let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
     let w = &qp.req.wqes[i];
     if !w.op.is_atomic() || w.first_psn != Some(psn) {
-        return;
+        rearm_timer(qp, now, qp.req.comp_psn != before);
+        nic.retire(qpn, mem);
+        return; // Stale: a duplicate answer to an atomic already completed.
     }
     let orig = pkt.hdr.ext.atomic_ack_eth.map_or(0, |a| a.orig);
     let ok = match &w.data {
@@ -344,9 +418,9 @@ pub(super) fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: 
     if !ok {
         w.error = Some((WcStatus::LocProtErr, 0));
     }
-    qp.req.comp_psn = psn.add(1);
-    qp.req.retry_left = qp.attrs.retry_cnt;
-    restart_timer(qp, now);
+    complete_to(qp, psn.add(1));
+    progress(qp);
+    rearm_timer(qp, now, true);
     nic.retire(qpn, mem);
 }
 
@@ -355,11 +429,11 @@ pub(super) fn scatter(sges: &[super::qp::Sge], off: u32, data: &[u8], mem: &mut 
     super::qp::walk_sges(sges, off, data.len(), |addr, a, b| mem.dma_write(addr, &data[a..b]).is_ok())
 }
 
-/// The local ACK timer fired.
+/// The local ACK timer fired: go back to the oldest unanswered PSN, and keep the timer running.
 pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
     qp.req.timer = None;
-    if !qp.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked) {
+    if !outstanding(qp) {
         return;
     }
     if qp.req.retry_left == 0 {
@@ -367,27 +441,20 @@ pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     } else {
         qp.req.retry_left -= 1;
         let p = qp.req.comp_psn;
-        // A READ partly answered restarts at its first missing response.
-        let p = qp
-            .req
-            .wqes
-            .iter()
-            .find(|w| !w.acked)
-            .and_then(|w| w.first_psn.map(|f| f.add(w.resp_pkts)))
-            .map_or(p, |x| if x.after(p) { x } else { p });
         rewind(qp, p);
-        qp.req.read_rewind = None;
-        let _ = now;
+        qp.req.gap_retry = None;
+        rearm_timer(qp, now, true);
     }
     nic.count(Counter::local_ack_timeouts);
     nic.retire(qpn, mem);
 }
 
-/// The RNR wait is over: resend from the NAKed PSN.
-pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32) {
+/// The RNR wait is over: resend from the NAKed PSN, with the ACK timer running again.
+pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32, now: Time) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
     if let Some((_, psn)) = qp.req.rnr_wait.take() {
         rewind(qp, psn);
+        rearm_timer(qp, now, true);
     }
     nic.count(Counter::rnr_timeouts);
 }

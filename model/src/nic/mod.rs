@@ -342,7 +342,9 @@ impl Nic {
         if now < self.tx_free_at {
             return None;
         }
-        let frame = self.pick_frame(now, mem)?;
+        let frame = self.pick_frame(now, mem);
+        self.debug_check();
+        let frame = frame?;
         self.tx_free_at = now + self.serialize_time(frame.len());
         self.count(Counter::tx_frames);
         self.count_n(Counter::tx_bytes, frame.len() as u64);
@@ -413,7 +415,7 @@ impl Nic {
                 comp::on_timeout(self, qpn, now, mem);
             }
             if rnr_due {
-                comp::on_rnr_timer(self, qpn);
+                comp::on_rnr_timer(self, qpn, now);
             }
             if self.qp(qpn).is_some_and(|q| q.req.wqes.front().is_some_and(|w| w.acked)) {
                 self.retire(qpn, mem);
@@ -426,6 +428,7 @@ impl Nic {
         self.next_event_memo.set(None);
         self.now = now;
         recv::receive(self, now, frame, mem);
+        self.debug_check();
     }
 
     pub(crate) fn build_cnp(&mut self, qpn: u32) -> Option<Vec<u8>> {
@@ -444,6 +447,19 @@ impl Nic {
         let qp = self.qp_mut(qpn)?;
         qp.rp.catch_up(now, &params);
         Some(qp.rp.rc)
+    }
+
+    /// Checks every QP's requester/completer invariants (`ReqState`); the first one broken, if any.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.active.iter().filter_map(|&q| self.qp(q)).try_for_each(Qp::check_req_invariants)
+    }
+
+    /// Debug builds stop at the first event that breaks an invariant.
+    fn debug_check(&self) {
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.check_invariants() {
+            panic!("model invariant broken at t={} ps: {e}", self.now);
+        }
     }
 
     /// QPNs in use, ascending.

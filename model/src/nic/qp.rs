@@ -134,31 +134,49 @@ impl SendWqe {
     }
 }
 
-/// Requester + completer state.
+/// Requester + completer state (rxe's `qp->req` and `qp->comp`).
+///
+/// PSNs are assigned to WQEs in SQ order when a WQE is first sent, so the started WQEs are a prefix of `wqes`
+/// and their PSN ranges are contiguous. Three cursors walk that PSN space, never past one another:
+///
+/// ```text
+///   comp_psn  <=  cursor_psn  <=  psn            (go-back-N moves cursor_psn back to comp_psn or later)
+///   comp_psn  <=  high_psn    <=  psn            (high_psn only grows)
+/// ```
+///
+/// `Qp::check_req_invariants` states these and the rest in code; debug builds check them after every event.
 #[derive(Debug, Clone, Default)]
 pub struct ReqState {
-    /// Fetched WQEs not yet retired, oldest first.
+    /// Fetched WQEs not yet retired, oldest first. A WQE is retired (its CQE written) once it and every
+    /// older one are `acked`.
     pub wqes: VecDeque<SendWqe>,
-    /// Next PSN to assign to a new WQE.
+    /// Next PSN to assign to a WQE that has not been sent yet (rxe: the end of the last started WQE).
     pub psn: Psn,
-    /// Index into `wqes` of the WQE being sent.
+    /// Index into `wqes` of the WQE the next packet belongs to (`wqes.len()` when nothing is left to send).
     pub cursor: usize,
-    /// PSN of the next packet to send.
+    /// PSN of the next packet to send: inside `wqes[cursor]`'s range, or `psn` at its first packet.
     pub cursor_psn: Psn,
-    /// Oldest unacknowledged PSN.
+    /// Oldest PSN not yet acknowledged or answered (rxe: `comp.psn`). Every PSN before it is done: SEND
+    /// and WRITE packets acknowledged, READ responses placed, atomics answered. It moves on ACKs, on each
+    /// in-order READ response and on atomic ACKs, so a rewind to it never re-requests finished work.
     pub comp_psn: Psn,
+    /// Retries left before RETRY_EXC_ERR; reset to `retry_cnt` on progress.
     pub retry_left: u8,
+    /// RNR retries left before RNR_RETRY_EXC_ERR; reset to `rnr_retry` on progress.
     pub rnr_left: u8,
-    /// Local ACK timer deadline.
+    /// Local ACK timer deadline. Armed whenever a started WQE is unacknowledged and no RNR wait runs.
     pub timer: Option<Time>,
-    /// RNR wait: (deadline, PSN to resume at).
+    /// RNR wait: (deadline, PSN to resume at). The ACK timer is stopped meanwhile.
     pub rnr_wait: Option<(Time, Psn)>,
+    /// Packets sent since the last one with AckReq set.
     pub pkts_since_ackreq: u32,
     /// Pacer: earliest time of the next data packet.
     pub next_send: Time,
-    /// A gap in READ responses already made us rewind to this PSN.
-    pub read_rewind: Option<Psn>,
-    /// One past the highest PSN ever sent: anything below it that is sent again is a retransmission.
+    /// A response showed a gap at this PSN and we already went back to it: later responses showing the same
+    /// gap do not rewind again (one retry per gap, as rxe). Cleared on progress.
+    pub gap_retry: Option<Psn>,
+    /// One past the highest PSN ever sent. A response for a PSN at or after it answers nothing we sent and is
+    /// ignored; a packet sent below it is a retransmission.
     pub high_psn: Psn,
 }
 
@@ -172,6 +190,8 @@ pub struct Resource {
     pub rkey: u32,
     /// Original value for an atomic (replayed for a duplicate).
     pub atomic_orig: Option<u64>,
+    /// The MSN this request completed (READ responses and atomic ACKs carry it, replays too).
+    pub msn: u32,
 }
 
 /// A response the responder owes, sent in PSN order.
@@ -187,14 +207,20 @@ pub enum RespItem {
         orig: u64,
     },
     /// READ responses still to send: the next PSN, VA and remaining bytes; `base_psn..=end_psn` is the
-    /// whole READ's range, which fixes each response's FIRST/MIDDLE/LAST position.
+    /// whole READ's range, which fixes each response's FIRST/MIDDLE/LAST position; `msn` is the READ's own.
     Read {
         psn: Psn,
         va: u64,
         resid: u32,
-        rkey: u32,
         base_psn: Psn,
         end_psn: Psn,
+        msn: u32,
+    },
+    /// A NAK that ends the connection (class B/C/D errors): sent after every response owed for earlier
+    /// requests, then the QP enters ERR.
+    FatalNak {
+        psn: Psn,
+        aeth: AethRepr,
     },
 }
 
@@ -225,6 +251,8 @@ pub struct RespState {
     pub recv: Option<RecvCtx>,
     pub resources: VecDeque<Resource>,
     pub out: VecDeque<RespItem>,
+    /// A fatal NAK is queued: no further request is executed; the QP enters ERR once it is sent.
+    pub fatal: bool,
 }
 
 /// A queue pair.
@@ -406,6 +434,54 @@ impl Qp {
     /// Sends packets of WQE `w`: in RTS any, in SQD (draining) only those of WQEs already started.
     pub fn can_send(&self, w: &SendWqe) -> bool {
         !self.flushing && (self.state == QpState::Rts || (self.state == QpState::Sqd && w.first_psn.is_some()))
+    }
+
+    /// The requester/completer invariants of `ReqState`, as an error naming the first one broken.
+    pub fn check_req_invariants(&self) -> Result<(), String> {
+        let r = &self.req;
+        let fail = |what: &str| Err(format!("QP {:#x}: {what}: {r:?}", self.qpn));
+        if r.cursor > r.wqes.len() {
+            return fail("cursor past the queue");
+        }
+        if r.cursor_psn.diff(r.comp_psn) < 0 || r.psn.diff(r.cursor_psn) < 0 {
+            return fail("cursor_psn outside comp_psn..=psn");
+        }
+        if r.high_psn.diff(r.comp_psn) < 0 || r.psn.diff(r.high_psn) < 0 {
+            return fail("high_psn outside comp_psn..=psn");
+        }
+        // Started WQEs: a prefix, with contiguous PSN ranges ending at `psn`.
+        let started = r.wqes.iter().take_while(|w| w.first_psn.is_some()).count();
+        if r.wqes.iter().skip(started).any(|w| w.first_psn.is_some()) {
+            return fail("a WQE started out of SQ order");
+        }
+        let mut next = None;
+        for w in r.wqes.iter().take(started) {
+            let first = w.first_psn.unwrap_or_default();
+            if next.is_some_and(|n: Psn| n != first) {
+                return fail("PSN ranges of started WQEs not contiguous");
+            }
+            if w.op == SendOp::RdmaRead && w.resp_pkts > w.npkts {
+                return fail("more READ responses placed than the READ has");
+            }
+            next = Some(first.add(w.npkts));
+        }
+        if next.is_some_and(|n| n != r.psn) {
+            return fail("psn is not the end of the last started WQE");
+        }
+        // comp_psn lies in the oldest unfinished started WQE (or at `psn` when none is left).
+        if let Some(w) = r.wqes.iter().take(started).find(|w| !w.acked && w.error.is_none()) {
+            let first = w.first_psn.unwrap_or_default();
+            if r.comp_psn.diff(first) < 0 || first.add(w.npkts).diff(r.comp_psn) <= 0 {
+                return fail("comp_psn outside the oldest unfinished WQE");
+            }
+            if w.op == SendOp::RdmaRead && r.comp_psn != first.add(w.resp_pkts) {
+                return fail("comp_psn is not the READ's first missing response");
+            }
+            if r.timer.is_none() && r.rnr_wait.is_none() && !self.flushing {
+                return fail("work outstanding with no ACK timer and no RNR wait");
+            }
+        }
+        Ok(())
     }
 
     /// SQD with started WQEs still unacknowledged.

@@ -4,7 +4,7 @@
 use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
-use wire::bth::DEFAULT_PKEY;
+use wire::bth::{pkey_match, DEFAULT_PKEY};
 use wire::contract::regs::{Counter, Dcqcn};
 use wire::contract::verbs::QpState;
 use wire::{DropReason, OpKind};
@@ -40,7 +40,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     };
     let bth = pkt.hdr.bth;
     let Some(info) = bth.opcode.info() else { return };
-    if bth.pkey != DEFAULT_PKEY {
+    if !pkey_match(bth.pkey, DEFAULT_PKEY) {
         nic.count(Counter::rx_drop_bad_bth);
         return;
     }

@@ -6,7 +6,7 @@ use super::{Nic, MAX_PKTS_PER_ACK, MAX_UNACKED_PSNS, WIRE_OVERHEAD};
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::regs::Counter;
-use wire::contract::verbs::{access, local_ack_timeout_ns, WcStatus};
+use wire::contract::verbs::{access, local_ack_timeout_ns, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::*;
 use wire::ext::{AtomicEthRepr, RethRepr};
 use wire::{Opcode, Position};
@@ -276,7 +276,7 @@ impl Nic {
             total += u64::from(d.length);
             sges.push(Sge { addr: d.addr, lkey: d.lkey, length: d.length });
         }
-        if total > 1 << 31 || (w.op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
+        if total > u64::from(MAX_MSG_LEN) || (w.op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
             return fail(w, WcStatus::LocLenErr);
         }
         w.len = total as u32;

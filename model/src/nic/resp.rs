@@ -9,7 +9,7 @@ use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::cqe::CqeRepr;
 use wire::contract::regs::Counter;
-use wire::contract::verbs::{wc_flags, WcOpcode, WcStatus};
+use wire::contract::verbs::{wc_flags, WcOpcode, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::{DataSegRepr, RecvCtrlRepr, DATA_SEG_LEN, RECV_DATA};
 use wire::ext::{syndrome, AethRepr};
 use wire::opcode::Transport;
@@ -32,7 +32,7 @@ enum Nak {
 pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let Some(info) = pkt.hdr.bth.opcode.info() else { return };
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    if !qp.can_receive() || qp.flushing {
+    if !qp.can_receive() || qp.flushing || qp.resp.fatal {
         nic.count(Counter::rx_drop_qp_state);
         return;
     }
@@ -51,8 +51,10 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
         return;
     }
     if d < 0 {
-        duplicate(qp, info, pkt);
         nic.count(Counter::rx_drop_duplicate);
+        if let Err(nak) = duplicate(nic, qpn, info, pkt) {
+            send_nak(nic, qpn, nak);
+        }
         return;
     }
     let verdict = chk_op_seq(qp, info)
@@ -62,7 +64,7 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
         .and_then(|()| chk_rkey(nic, qpn, info, pkt));
     match verdict {
         Ok(()) => execute(nic, qpn, info, pkt, now, mem),
-        Err(nak) => send_nak(nic, qpn, nak, mem),
+        Err(nak) => send_nak(nic, qpn, nak),
     }
 }
 
@@ -137,7 +139,9 @@ fn chk_length(qp: &Qp, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
             return Err(Nak::InvalidRequest);
         }
     }
-    if info.kind == OpKind::ReadRequest && pkt.hdr.ext.reth.is_some_and(|r| r.dma_len > 1 << 31) {
+    // A message is at most 2^31 bytes (IBTA 9.4.1); the RETH of a READ or the first WRITE packet says how long.
+    let starts = info.kind == OpKind::ReadRequest || (info.kind == OpKind::Write && info.starts_message());
+    if starts && pkt.hdr.ext.reth.is_some_and(|r| r.dma_len > MAX_MSG_LEN) {
         return Err(Nak::InvalidRequest);
     }
     Ok(())
@@ -158,6 +162,9 @@ fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<
             Some(a) if a.va % 8 == 0 => (a.va, a.rkey, 8, REMOTE_ATOMIC),
             _ => return Err(Nak::InvalidRequest),
         },
+        // Remote invalidation (IETH) may name only a memory window or a fast-register MR of the QP's PD.
+        // This device has neither: every key is a plain registered MR, which a peer may not invalidate.
+        OpKind::Send if pkt.hdr.ext.ieth.is_some() => return Err(Nak::InvalidRequest),
         _ => return Ok(()),
     };
     // A zero-length RDMA operation does not use its R_Key.
@@ -191,45 +198,50 @@ fn ack_aeth(qp: &Qp) -> AethRepr {
 }
 
 /// A request with PSN before ePSN: re-acknowledge, regenerate a READ, or replay an atomic; never re-execute.
-fn duplicate(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) {
+/// A READ is regenerated only after its R_Key passes the checks again (the MR may be gone by now).
+fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
     let psn = pkt.hdr.bth.psn;
+    let Some(qp) = nic.qp(qpn) else { return Ok(()) };
+    let pdn = qp.pdn;
     match info.kind {
         OpKind::Send | OpKind::Write => {
+            let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
             let aeth = ack_aeth(qp);
             let prev = qp.resp.epsn.sub(1);
             queue_ack(qp, prev, aeth);
         }
         OpKind::ReadRequest => {
-            let Some(reth) = pkt.hdr.ext.reth else { return };
+            let Some(reth) = pkt.hdr.ext.reth else { return Ok(()) };
             let found = qp
                 .resp
                 .resources
                 .iter()
                 .rev()
                 .find(|r| r.atomic_orig.is_none() && psn.diff(r.first_psn) >= 0 && r.last_psn.diff(psn) >= 0);
-            if let Some(r) = found.copied() {
-                let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
-                if reth.va >= r.va && end_va <= r.va + u64::from(r.len) && reth.rkey == r.rkey {
-                    qp.resp.out.push_back(RespItem::Read {
-                        psn,
-                        va: reth.va,
-                        resid: reth.dma_len,
-                        rkey: reth.rkey,
-                        base_psn: r.first_psn,
-                        end_psn: r.last_psn,
-                    });
-                }
+            let Some(r) = found.copied() else { return Ok(()) };
+            let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
+            if reth.va < r.va || end_va > r.va + u64::from(r.len) || reth.rkey != r.rkey {
+                return Ok(());
             }
+            let len = u64::from(reth.dma_len);
+            if len > 0 && nic.mrs.check(reth.rkey, pdn, reth.va, len, REMOTE_READ).is_err() {
+                return Err(Nak::RemoteAccess);
+            }
+            let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
+            let (base_psn, end_psn, msn) = (r.first_psn, r.last_psn, r.msn);
+            qp.resp.out.push_back(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, base_psn, end_psn, msn });
         }
         OpKind::CompareSwap | OpKind::FetchAdd => {
             let found = qp.resp.resources.iter().rev().find(|r| r.first_psn == psn && r.atomic_orig.is_some());
             if let Some(r) = found.copied() {
-                let aeth = ack_aeth(qp);
+                let aeth = AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: r.msn };
+                let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
                 qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig: r.atomic_orig.unwrap_or(0) });
             }
         }
         _ => {}
     }
+    Ok(())
 }
 
 /// Takes the next receive WQE off the RQ and checks its scatter list.
@@ -296,7 +308,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                             q.rq.ci = q.rq.ci.wrapping_add(1);
                         }
                         nic.push_cqe(cqn, cqe, mem);
-                        send_nak(nic, qpn, Nak::RemoteOp, mem);
+                        send_nak(nic, qpn, Nak::RemoteOp);
                         return;
                     }
                 },
@@ -314,19 +326,12 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                     q.resp.recv = None;
                 }
                 nic.push_cqe(cqn, cqe, mem);
-                send_nak(nic, qpn, Nak::InvalidRequest, mem);
+                send_nak(nic, qpn, Nak::InvalidRequest);
                 return;
             }
             ctx.offset += pkt.payload.len() as u32;
             if info.ends_message() {
-                let (imm, flags) = if let Some(i) = pkt.hdr.ext.immdt {
-                    (i, wc_flags::WITH_IMM)
-                } else if let Some(k) = pkt.hdr.ext.ieth {
-                    nic.mrs.deregister(k);
-                    (k, wc_flags::WITH_INV)
-                } else {
-                    (0, 0)
-                };
+                let (imm, flags) = if let Some(i) = pkt.hdr.ext.immdt { (i, wc_flags::WITH_IMM) } else { (0, 0) };
                 let cqn = nic.qp(qpn).map_or(0, |q| q.recv_cqn);
                 let mut cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::Success, ctx.offset, imm, flags);
                 cqe.se = u8::from(pkt.hdr.bth.solicited);
@@ -352,7 +357,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             qp.resp.write_resid -= (n as u32).min(qp.resp.write_resid);
             let total = qp.resp.write_len;
             if n > 0 && mem.dma_write(va, pkt.payload).is_err() {
-                send_nak(nic, qpn, Nak::RemoteAccess, mem);
+                send_nak(nic, qpn, Nak::RemoteAccess);
                 return;
             }
             if let (true, Some(imm)) = (info.ends_message(), pkt.hdr.ext.immdt) {
@@ -377,26 +382,11 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             let Some(qp) = nic.qp_mut(qpn) else { return };
             let npkts = reth.dma_len.div_ceil(pmtu).max(1);
             let last = psn.add(npkts - 1);
-            push_resource(
-                qp,
-                Resource {
-                    first_psn: psn,
-                    last_psn: last,
-                    va: reth.va,
-                    len: reth.dma_len,
-                    rkey: reth.rkey,
-                    atomic_orig: None,
-                },
-            );
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
-            qp.resp.out.push_back(RespItem::Read {
-                psn,
-                va: reth.va,
-                resid: reth.dma_len,
-                rkey: reth.rkey,
-                base_psn: psn,
-                end_psn: last,
-            });
+            let msn = qp.resp.msn;
+            let (va, len, rkey) = (reth.va, reth.dma_len, reth.rkey);
+            push_resource(qp, Resource { first_psn: psn, last_psn: last, va, len, rkey, atomic_orig: None, msn });
+            qp.resp.out.push_back(RespItem::Read { psn, va, resid: len, base_psn: psn, end_psn: last, msn });
             qp.resp.epsn = last.add(1);
             qp.resp.nak_sent = false;
             return;
@@ -405,7 +395,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             let Some(a) = pkt.hdr.ext.atomic_eth else { return };
             let mut cur = [0u8; 8];
             if mem.dma_read(a.va, &mut cur).is_err() {
-                send_nak(nic, qpn, Nak::RemoteAccess, mem);
+                send_nak(nic, qpn, Nak::RemoteAccess);
                 return;
             }
             let orig = u64::from_le_bytes(cur);
@@ -419,15 +409,22 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 orig.wrapping_add(a.swap_add)
             };
             if mem.dma_write(a.va, &new.to_le_bytes()).is_err() {
-                send_nak(nic, qpn, Nak::RemoteAccess, mem);
+                send_nak(nic, qpn, Nak::RemoteAccess);
                 return;
             }
             let Some(qp) = nic.qp_mut(qpn) else { return };
-            push_resource(
-                qp,
-                Resource { first_psn: psn, last_psn: psn, va: a.va, len: 8, rkey: a.rkey, atomic_orig: Some(orig) },
-            );
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
+            let msn = qp.resp.msn;
+            let r = Resource {
+                first_psn: psn,
+                last_psn: psn,
+                va: a.va,
+                len: 8,
+                rkey: a.rkey,
+                atomic_orig: Some(orig),
+                msn,
+            };
+            push_resource(qp, r);
             let aeth = ack_aeth(qp);
             qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig });
             qp.resp.epsn = psn.add(1);
@@ -459,7 +456,7 @@ fn push_resource(qp: &mut Qp, r: Resource) {
 }
 
 /// Ends the check chain with a NAK. RNR leaves the QP as it is; every other NAK moves it to ERR.
-fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak, mem: &mut dyn Dma) {
+fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
     let epsn = qp.resp.epsn;
     let (syn, counter) = match nak {
@@ -469,29 +466,23 @@ fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak, mem: &mut dyn Dma) {
         Nak::RemoteOp => (syndrome::NAK_REMOTE_OP, Counter::tx_naks_remote_op),
     };
     let aeth = AethRepr { syndrome: syn, msn: qp.resp.msn };
-    nic.count(counter);
     if nak == Nak::Rnr {
-        let qp = nic.qp_mut(qpn).expect("checked above");
         qp.resp.nak_sent = true;
         qp.resp.out.push_back(RespItem::Ack { psn: epsn, aeth });
-        return;
+    } else {
+        // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
+        // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
+        qp.resp.fatal = true;
+        qp.resp.out.push_back(RespItem::FatalNak { psn: epsn, aeth });
     }
-    // Fatal: the NAK goes out ahead of the flush, then the QP enters ERR.
-    if let Some(mut h) = nic.headers(qpn, Opcode::ACKNOWLEDGE, epsn, false) {
-        h.ext.aeth = Some(aeth);
-        nic.ctrl_queue.push_back(h.emit(&[]));
-    }
-    if let Some(qp) = nic.qp_mut(qpn) {
-        qp.state = wire::contract::verbs::QpState::Err;
-    }
-    nic.flush(qpn, mem);
+    nic.count(counter);
 }
 
 /// When the responder of `qp` has something to send.
 pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
     match qp.resp.out.front()? {
         RespItem::Read { .. } => Some(qp.req.next_send),
-        _ => Some(0),
+        RespItem::Ack { .. } | RespItem::AtomicAck { .. } | RespItem::FatalNak { .. } => Some(0),
     }
 }
 
@@ -500,7 +491,6 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     let params = nic.dcqcn;
     let qp = nic.qp_mut(qpn)?;
     let pmtu = qp.attrs.pmtu.max(256);
-    let msn = qp.resp.msn;
     let item = qp.resp.out.front_mut()?.clone();
     match item {
         RespItem::Ack { psn, aeth } => {
@@ -517,7 +507,17 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             h.ext.atomic_ack_eth = Some(wire::ext::AtomicAckEthRepr { orig });
             Some(h.emit(&[]))
         }
-        RespItem::Read { psn, va, resid, rkey, base_psn, end_psn } => {
+        RespItem::FatalNak { psn, aeth } => {
+            qp.resp.out.clear();
+            qp.state = wire::contract::verbs::QpState::Err;
+            let frame = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false).map(|mut h| {
+                h.ext.aeth = Some(aeth);
+                h.emit(&[])
+            });
+            nic.flush(qpn, mem);
+            frame
+        }
+        RespItem::Read { psn, va, resid, base_psn, end_psn, msn } => {
             let k = psn.diff(base_psn).max(0) as u32;
             let n = end_psn.diff(base_psn).max(0) as u32 + 1;
             let pos = super::req::position(k, n);
@@ -533,8 +533,13 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             if done {
                 qp.resp.out.pop_front();
             }
-            let _ = rkey;
             if !ok {
+                // The MR went away under the READ: a remote access error ends the connection here.
+                qp.resp.out.clear();
+                let aeth = AethRepr { syndrome: syndrome::NAK_REMOTE_ACCESS, msn: qp.resp.msn };
+                qp.resp.out.push_back(RespItem::FatalNak { psn, aeth });
+                qp.resp.fatal = true;
+                nic.count(Counter::tx_naks_remote_access);
                 return None;
             }
             let opcode = match pos {

@@ -100,6 +100,8 @@ counters! {
     rx_drop_not_for_us, rx_drop_too_long, rx_drop_not_roce, rx_drop_truncated, rx_drop_bad_ip, rx_drop_bad_udp, rx_drop_bad_bth,
     rx_drop_bad_opcode, rx_drop_bad_length, rx_drop_bad_icrc, rx_drop_no_qp, rx_drop_qp_state,
     rx_drop_duplicate, rx_drop_out_of_seq,
+    /// Responses (ACK, READ response, atomic ACK) for a PSN this QP never sent: ignored.
+    rx_drop_unsent_psn,
     tx_naks_psn_seq, tx_naks_invalid_req, tx_naks_remote_access, tx_naks_remote_op, tx_rnr_naks,
     rx_naks, rx_rnr_naks, tx_acks, rx_acks,
     retransmitted_packets, local_ack_timeouts, rnr_timeouts,

@@ -138,6 +138,9 @@ pub mod access {
 /// The largest path MTU enum (`IBV_MTU_4096`).
 pub const MAX_MTU_ENUM: u8 = 5;
 
+/// Longest message (IBTA 9.4.1: a DMA length is at most 2^31 bytes).
+pub const MAX_MSG_LEN: u32 = 1 << 31;
+
 /// Path MTU enum (`enum ibv_mtu`): 1 = 256 ... 5 = 4096 bytes of payload.
 pub fn mtu_bytes(enum_val: u8) -> Option<u32> {
     (1..=MAX_MTU_ENUM).contains(&enum_val).then(|| 128u32 << enum_val)
