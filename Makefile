@@ -11,9 +11,11 @@ setup:
 demo: setup
 	cargo run --release --quiet -- demo
 
-## The whole test suite (what CI runs).
+## The whole test suite (what CI runs): formatting, every test, then clippy (it reuses the release build).
 test: setup
+	cargo fmt --all --check
 	cargo test --release --workspace --all-targets
+	cargo clippy --release --workspace --all-targets -- -D warnings
 
 ## Model speed and bandwidth figures for BENCHMARKS.md.
 bench: setup

@@ -31,6 +31,12 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
   fi
 fi
+for tool in fmt clippy; do
+  if ! cargo "$tool" --version >/dev/null 2>&1; then
+    echo "setup: cargo $tool is missing; add it to the toolchain (rustup component add ${tool/fmt/rustfmt})" >&2
+    exit 1
+  fi
+done
 echo "setup: $(cargo --version); $(verilator --version)"
 
 if [ "${1:-}" = synth ]; then

@@ -4,6 +4,7 @@ mod demo;
 mod incast;
 mod pcap_check;
 mod perf;
+mod soak;
 mod verilog;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -36,6 +37,8 @@ enum Cmd {
     },
     /// A perftest-style benchmark between two simulated NICs.
     Perf(perf::PerfArgs),
+    /// Seeded random scenarios over the golden model, every completion, byte and atomic checked.
+    Soak(soak::SoakArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
     Incast(incast::IncastArgs),
     /// Write the Verilog of every top (module `top` in each file) to DIR.
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Demo { backend, pcap } => demo::run(backend, pcap.as_deref()),
         Cmd::Perf(a) => perf::run(&a),
+        Cmd::Soak(a) => soak::run(&a),
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Verilog { out, width } => verilog::run(&out, width),
         Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => {

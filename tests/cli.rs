@@ -96,14 +96,15 @@ fn perf_long_reads_under_loss_complete() {
 
 #[test]
 fn perf_goodput_counts_only_completed_bytes() {
-    // At 90% loss the retries run out: the run fails, names what did not complete and reports no goodput.
+    // At 90% loss the retries run out: the run fails, names the WRs that failed and reports no goodput.
     let (ok, out) = ferrite(&["perf", "write", "--size", "4096", "--iters", "4", "--loss", "0.9", "--json"]);
     assert!(!ok, "{out}");
     let v = json(&out);
     assert_eq!(v["completions_ok"], false);
     assert_eq!(v["goodput_gbps"], 0.0);
     assert_eq!(v["bytes"], 0);
-    assert!(!v["missing"].as_array().unwrap().is_empty(), "{out}");
+    let errors = v["errors"].as_array().unwrap();
+    assert!(errors[0].as_str().unwrap().contains("RetryExcErr"), "the first WR ran out of retries: {out}");
 }
 
 #[test]

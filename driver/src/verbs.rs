@@ -606,7 +606,7 @@ impl Qp {
             if wr.sg_list.len() != 1 || wr.sg_list[0].length != ATOMIC_LEN {
                 return Err(Error::InvalidArgument("atomics take one 8-byte SGE"));
             }
-            if wr.remote_addr % 8 != 0 {
+            if !wr.remote_addr.is_multiple_of(8) {
                 return Err(Error::InvalidArgument("atomic remote address must be 8-byte aligned"));
             }
         }

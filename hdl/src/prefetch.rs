@@ -19,7 +19,7 @@ use crate::kit::*;
 /// `room`), and the moves that change it: `take` reads the FIFO while it has an entry and there is room,
 /// `give` hands the head over on `pop`. Each flag's next value is one 4-input function of the flags, `in_empty` and `pop`,
 /// so a late `pop` meets one gate here.
-#[derive(Clone, Debug, LogicBlock)]
+#[derive(Clone, Debug, Default, LogicBlock)]
 pub struct Occupancy {
     pub clock: Signal<In, Clock>,
     pub in_empty: Signal<In, Bit>,
@@ -30,22 +30,6 @@ pub struct Occupancy {
     pub room: Signal<Out, Bit>,
     one: DFF<Bit>,
     full: DFF<Bit>,
-}
-
-impl Default for Occupancy {
-    fn default() -> Self {
-        Occupancy {
-            clock: Signal::default(),
-            in_empty: Signal::default(),
-            pop: Signal::default(),
-            take: Signal::default(),
-            give: Signal::default(),
-            valid: Signal::default(),
-            room: Signal::default(),
-            one: DFF::default(),
-            full: DFF::default(),
-        }
-    }
 }
 
 impl Logic for Occupancy {

@@ -35,6 +35,8 @@ macro_rules! header {
             buffer: T,
         }
 
+        // A field may be named `len` after the spec (UDP Length, a WQE's length): not a collection's length.
+        #[allow(clippy::len_without_is_empty)]
         impl<T: AsRef<[u8]>> $view<T> {
             /// Length of this header in bytes.
             pub const LEN: usize = $len;
@@ -133,7 +135,7 @@ mod tests {
         set_be(&mut b, 0x12_3456);
         assert_eq!(b, [0x12, 0x34, 0x56]);
         assert_eq!(get_be(&b), 0x12_3456);
-        set_be(&mut b, 0xAB_12_3456); // truncates to the low 24 bits
+        set_be(&mut b, 0xAB12_3456); // truncates to the low 24 bits
         assert_eq!(get_be(&b), 0x12_3456);
     }
 }

@@ -15,6 +15,7 @@
 //!    folded once;
 //! 5. checksum folded again, pad check, payload length, the frame length and IP version/IHL as flags;
 //! 6. the checks in wire's order (the frame length first): verdict, layer, IP reason.
+//!
 //! At most two carry chains in a row per stage, for 125 MHz on an ECP5.
 //!
 //! The Verilog is generated here from `wire`'s layouts and opcode table (see `kit`).
@@ -106,7 +107,7 @@ fn op_rom() -> (Vec<(String, usize, usize)>, Vec<u64>) {
         .map(|info| {
             let Some(info) = info else { return 0 };
             let mut vals = vec![1, info.ext_len()];
-            for ((_, off), (_, bit, _)) in meta::ext_layout(info).into_iter().zip(EXT) {
+            for ((_, off), (_, bit, _)) in meta::ext_layout(info).zip(EXT) {
                 vals.push(usize::from(off.is_some()));
                 vals.extend(ext_selects(bit).into_iter().map(|o| usize::from(off == Some(o))));
             }

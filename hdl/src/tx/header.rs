@@ -4,11 +4,13 @@
 //!
 //! A pipeline of `STAGES` registers with valid bits that move together unless the sixth is full and both
 //! banks of the last are taken: records go in on `in_valid`/`in_ready`; the last stage holds the header the
-//! assembler is working on (`valid_next`, a cycle ahead) until `take`, and a second bank readies the next header meanwhile. Stages:
+//! assembler is working on (`valid_next`, a cycle ahead) until `take`, and a second bank readies the next
+//! header meanwhile. Stages:
 //! 1. the record; 2. the opcode table, checksum pair sums; 3. header length, the rest of the frame's length,
-//! checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
-//! 6. the header bytes (the checksum folded again on the way in); 7. the two banks. At most two carry chains
-//! in a row per stage.
+//!    checksum partial sums; 4. frame length, checksum sum; 5. IP/UDP lengths, ICRC end, checksum folded;
+//!    6. the header bytes (the checksum folded again on the way in); 7. the two banks.
+//!
+//! At most two carry chains in a row per stage.
 
 use crate::kit::*;
 use crate::rx::meta::{self, EXT};

@@ -189,7 +189,7 @@ impl Nic {
                 o if o >= counters::FIRST => {
                     let i = ((o - counters::FIRST) / 8) as usize;
                     let v = self.counters.get(i).copied().unwrap_or(0);
-                    if (o - counters::FIRST) % 8 == 0 {
+                    if (o - counters::FIRST).is_multiple_of(8) {
                         v as u32
                     } else {
                         (v >> 32) as u32

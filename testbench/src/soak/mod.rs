@@ -1,0 +1,78 @@
+//! The soak: `n` scenarios from consecutive seeds, each run and checked; a failure is shrunk and reported
+//! with the seed that replays it (`ferrite soak --seed S --scenarios 1`).
+
+mod run;
+mod scenario;
+
+pub use run::{run, Stats};
+pub use scenario::{Faults, Kind, Op, Scenario};
+use serde::Serialize;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs shrinking may take per failure.
+const SHRINK_BUDGET: usize = 300;
+
+/// One failed scenario.
+#[derive(Debug, Serialize)]
+pub struct Failure {
+    pub seed: u64,
+    pub error: String,
+    /// The smallest variant found that still fails, and its error.
+    pub shrunk: Scenario,
+    pub shrunk_error: String,
+}
+
+/// What a soak did.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub first_seed: u64,
+    pub scenarios: u64,
+    pub passed: u64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub frames: u64,
+    pub retransmitted: u64,
+    pub timeouts: u64,
+    pub failures: Vec<Failure>,
+    pub wall_s: f64,
+}
+
+/// Runs a scenario, turning a panic anywhere below into an error.
+pub fn check(sc: &Scenario) -> Result<Stats, String> {
+    match catch_unwind(AssertUnwindSafe(|| run(sc))) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            Err(format!("panic: {}", msg.unwrap_or_default()))
+        }
+    }
+}
+
+/// Soaks `n` scenarios from seed `first` on; `progress` is told after each.
+pub fn soak(first: u64, n: u64, mut progress: impl FnMut(u64, &Result<Stats, String>)) -> Report {
+    let t0 = std::time::Instant::now();
+    let mut rep = Report { first_seed: first, ..Default::default() };
+    for seed in first..first.saturating_add(n) {
+        let sc = Scenario::generate(seed);
+        let r = check(&sc);
+        progress(seed, &r);
+        rep.scenarios += 1;
+        match r {
+            Ok(s) => {
+                rep.passed += 1;
+                rep.ops += s.ops;
+                rep.bytes += s.bytes;
+                rep.frames += s.frames;
+                rep.retransmitted += s.retransmitted;
+                rep.timeouts += s.timeouts;
+            }
+            Err(error) => {
+                let shrunk = sc.shrink(SHRINK_BUDGET, |s| check(s).is_err());
+                let shrunk_error = check(&shrunk).err().unwrap_or_default();
+                rep.failures.push(Failure { seed, error, shrunk, shrunk_error });
+            }
+        }
+    }
+    rep.wall_s = t0.elapsed().as_secs_f64();
+    rep
+}

@@ -1,0 +1,289 @@
+//! Runs one scenario through the verbs on two model NICs and checks what an application can see: every work
+//! request completes exactly once, in order, with success; the data arrived intact; each atomic executed
+//! once; the run ends; and the model's requester/completer invariants held after every event.
+
+use super::scenario::{Kind, Op, Scenario};
+use driver::pair::{connect, open_host, Host};
+use driver::*;
+use model::net::{Impairments, LinkConfig, World};
+use model::rng::Rng;
+use model::NicConfig;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use wire::contract::regs::Counter;
+
+/// Simulated time a scenario may take before it counts as stalled.
+const MAX_SIM_PS: u64 = 120 * 1_000_000_000_000;
+
+/// What a passing run did, for the summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub frames: u64,
+    pub retransmitted: u64,
+    pub timeouts: u64,
+}
+
+/// Where one op's data lives: the requester's local region and the responder's remote one (byte offsets in
+/// each host's buffer), and for atomics the operands and the expected values.
+struct Placed {
+    op: Op,
+    local: u64,
+    remote: u64,
+    data: Vec<u8>,
+    compare: u64,
+    swap_add: u64,
+    /// Atomics: the target's value before, and after the one execution.
+    before: u64,
+    after: u64,
+}
+
+fn opcode(k: Kind) -> SendOp {
+    match k {
+        Kind::Send => SendOp::Send,
+        Kind::SendImm => SendOp::SendWithImm,
+        Kind::Write => SendOp::RdmaWrite,
+        Kind::WriteImm => SendOp::RdmaWriteWithImm,
+        Kind::Read => SendOp::RdmaRead,
+        Kind::CmpSwap => SendOp::AtomicCmpSwp,
+        Kind::FetchAdd => SendOp::AtomicFetchAdd,
+    }
+}
+
+fn imm(i: usize) -> u32 {
+    0xA000_0000 | i as u32
+}
+
+/// Lays every op out in the two buffers (regions 64-byte aligned, never shared) and draws its data.
+fn place(sc: &Scenario, rng: &mut Rng) -> (Vec<Placed>, [u64; 2]) {
+    let mut next = [0u64; 2];
+    let placed = sc
+        .ops
+        .iter()
+        .map(|op| {
+            let (req, resp) = if op.from_b { (1, 0) } else { (0, 1) };
+            let span = u64::from(op.len).div_ceil(64).max(1) * 64;
+            let (local, remote) = (next[req], next[resp]);
+            next[req] += span;
+            next[resp] += span;
+            let mut data = vec![0u8; op.len as usize];
+            rng.fill(&mut data);
+            let before = rng.next_u64();
+            let (compare, swap_add) = match op.kind {
+                Kind::CmpSwap if rng.chance(0.5) => (before, rng.next_u64()),
+                _ => (rng.next_u64(), rng.next_u64()),
+            };
+            let after = match op.kind {
+                Kind::CmpSwap if compare == before => swap_add,
+                Kind::CmpSwap => before,
+                _ => before.wrapping_add(swap_add),
+            };
+            Placed { op: op.clone(), local, remote, data, compare, swap_add, before, after }
+        })
+        .collect();
+    (placed, next)
+}
+
+/// Runs `sc`; an error says what went wrong first.
+pub fn run(sc: &Scenario) -> Result<Stats, String> {
+    let mut rng = Rng::new(sc.seed ^ 0x5EED);
+    let (placed, size) = place(sc, &mut rng);
+    let world = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), sc.seed)));
+    let cap = QpCap { max_send_wr: 32, max_recv_wr: 32, ..Default::default() };
+    let err = |e: Error| format!("set-up: {e}");
+    let hosts = [
+        open_host(&world, 0, sc.qps, size[0].max(64) as usize, cap, false).map_err(err)?,
+        open_host(&world, 1, sc.qps, size[1].max(64) as usize, cap, false).map_err(err)?,
+    ];
+    let mtu = wire::contract::verbs::mtu_enum(sc.pmtu).ok_or("bad PMTU")?;
+    let opts = ConnectOpts { path_mtu: mtu, timeout: 12, ..Default::default() };
+    for q in 0..sc.qps {
+        connect(&hosts[0], q, 0x100 * q as u32 + 1, &hosts[1], q, 0xFF_FF00 + q as u32, &opts).map_err(err)?;
+    }
+    // Sources and atomic targets, then receive WQEs, then the work requests, all in op order.
+    for p in &placed {
+        let (req, resp) = roles(&hosts, &p.op);
+        match p.op.kind {
+            Kind::Read => resp.buf.write(p.remote as usize, &p.data),
+            k if k.is_atomic() => resp.buf.write(p.remote as usize, &p.before.to_le_bytes()),
+            _ => req.buf.write(p.local as usize, &p.data),
+        }
+        .map_err(err)?;
+    }
+    for (i, p) in placed.iter().enumerate().filter(|(_, p)| p.op.kind.needs_recv()) {
+        let (_, resp) = roles(&hosts, &p.op);
+        let sge = Sge { addr: resp.mr.addr + p.remote, length: p.op.len, lkey: resp.mr.lkey };
+        resp.qps[p.op.qp].post_recv(&RecvWr { wr_id: i as u64, sg_list: vec![sge] }).map_err(err)?;
+    }
+    for (i, p) in placed.iter().enumerate() {
+        let (req, resp) = roles(&hosts, &p.op);
+        let wr = SendWr {
+            wr_id: i as u64,
+            opcode: Some(opcode(p.op.kind)),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![Sge { addr: req.mr.addr + p.local, length: p.op.len, lkey: req.mr.lkey }],
+            imm_data: imm(i),
+            remote_addr: resp.mr.addr + p.remote,
+            rkey: resp.mr.rkey,
+            compare_add: if p.op.kind == Kind::CmpSwap { p.compare } else { p.swap_add },
+            swap: p.swap_add,
+        };
+        req.qps[p.op.qp].post_send(&wr).map_err(err)?;
+    }
+    let f = sc.faults;
+    world.borrow_mut().set_link_faults(Impairments {
+        loss: f.loss,
+        reorder: f.reorder,
+        duplicate: f.duplicate,
+        corrupt: f.corrupt,
+    });
+    let mut expect = Expect::new(&placed, sc.qps);
+    loop {
+        for (h, host) in hosts.iter().enumerate() {
+            for wc in host.cq.poll(64).map_err(err)? {
+                expect.completion(h, &wc)?;
+            }
+        }
+        if expect.done() {
+            break;
+        }
+        let mut w = world.borrow_mut();
+        if !w.step() {
+            return Err(format!("stalled: the network went idle with {}", expect.missing()));
+        }
+        if w.now > MAX_SIM_PS {
+            return Err(format!(
+                "no end after {} s of simulated time: {}",
+                MAX_SIM_PS / 1_000_000_000_000,
+                expect.missing()
+            ));
+        }
+        for (i, n) in w.nodes.iter().enumerate() {
+            n.nic.check_invariants().map_err(|e| format!("node {i}: {e}"))?;
+        }
+    }
+    // Nothing completes twice: let everything in flight settle, then nothing more may arrive.
+    world.borrow_mut().run_until(u64::MAX / 2);
+    for (h, host) in hosts.iter().enumerate() {
+        if let Some(wc) = host.cq.poll(1).map_err(err)?.first() {
+            return Err(format!("host {h}: an extra completion after all were in: {wc:?}"));
+        }
+    }
+    check_memory(&hosts, &placed)?;
+    let c = |k| hosts[0].ctx.counter(k) + hosts[1].ctx.counter(k);
+    Ok(Stats {
+        ops: placed.len() as u64,
+        bytes: placed.iter().map(|p| u64::from(p.op.len)).sum(),
+        frames: c(Counter::tx_frames),
+        retransmitted: c(Counter::retransmitted_packets),
+        timeouts: c(Counter::local_ack_timeouts),
+    })
+}
+
+/// (requester, responder) of an op.
+fn roles<'a>(hosts: &'a [Host; 2], op: &Op) -> (&'a Host, &'a Host) {
+    if op.from_b {
+        (&hosts[1], &hosts[0])
+    } else {
+        (&hosts[0], &hosts[1])
+    }
+}
+
+fn check_memory(hosts: &[Host; 2], placed: &[Placed]) -> Result<(), String> {
+    for (i, p) in placed.iter().enumerate() {
+        let (req, resp) = roles(hosts, &p.op);
+        let read = |h: &Host, off: u64, n: usize| h.buf.read(off as usize, n).map_err(|e| e.to_string());
+        let what = format!("op {i} ({:?}, {} B)", p.op.kind, p.op.len);
+        match p.op.kind {
+            Kind::Read if read(req, p.local, p.data.len())? != p.data => return Err(format!("{what}: data differs")),
+            Kind::Send | Kind::SendImm | Kind::Write | Kind::WriteImm
+                if read(resp, p.remote, p.data.len())? != p.data =>
+            {
+                return Err(format!("{what}: data differs"))
+            }
+            k if k.is_atomic() => {
+                let target = read(resp, p.remote, 8)?;
+                let got = read(req, p.local, 8)?;
+                if target != p.after.to_le_bytes() {
+                    return Err(format!("{what}: target {target:02x?}, expected one execution"));
+                }
+                if got != p.before.to_le_bytes() {
+                    return Err(format!("{what}: returned {got:02x?}, expected the original value"));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The completions each host must see, in order per QP and queue.
+struct Expect {
+    /// `queues[host][qp][recv as usize]`: op indices still to complete there, oldest first.
+    queues: Vec<Vec<[VecDeque<usize>; 2]>>,
+    /// Each op's verb, length and QP pair.
+    ops: Vec<(Kind, u32, usize)>,
+}
+
+impl Expect {
+    fn new(placed: &[Placed], qps: usize) -> Expect {
+        let mut queues: Vec<Vec<[VecDeque<usize>; 2]>> = vec![vec![Default::default(); qps]; 2];
+        for (i, p) in placed.iter().enumerate() {
+            let (req, resp) = if p.op.from_b { (1, 0) } else { (0, 1) };
+            queues[req][p.op.qp][0].push_back(i);
+            if p.op.kind.needs_recv() {
+                queues[resp][p.op.qp][1].push_back(i);
+            }
+        }
+        Expect { queues, ops: placed.iter().map(|p| (p.op.kind, p.op.len, p.op.qp)).collect() }
+    }
+
+    fn done(&self) -> bool {
+        self.queues.iter().flatten().flatten().all(|q| q.is_empty())
+    }
+
+    fn missing(&self) -> String {
+        let left: Vec<String> = self
+            .queues
+            .iter()
+            .enumerate()
+            .flat_map(|(h, qps)| {
+                qps.iter().enumerate().flat_map(move |(q, [s, r])| {
+                    let s = s.iter().map(move |i| format!("host {h} qp {q} send op {i}"));
+                    let r = r.iter().map(move |i| format!("host {h} qp {q} recv op {i}"));
+                    s.chain(r)
+                })
+            })
+            .collect();
+        format!("{} completions missing: {}", left.len(), left.join(", "))
+    }
+
+    fn completion(&mut self, host: usize, wc: &Wc) -> Result<(), String> {
+        let recv = wc.opcode == WcOpcode::Recv || wc.opcode == WcOpcode::RecvRdmaWithImm;
+        let i = wc.wr_id as usize;
+        let Some(&(kind, len, qp)) = self.ops.get(i) else {
+            return Err(format!("host {host}: completion of an unknown work request: {wc:?}"));
+        };
+        let queue = &mut self.queues[host][qp][usize::from(recv)];
+        if queue.front() != Some(&i) {
+            return Err(format!(
+                "host {host}: op {i} completed out of order or twice (next due {:?}): {wc:?}",
+                queue.front()
+            ));
+        }
+        queue.pop_front();
+        if wc.status != WcStatus::Success {
+            return Err(format!("host {host}: op {i} completed with {:?}: {wc:?}", wc.status));
+        }
+        if recv {
+            let want_op = if kind == Kind::WriteImm { WcOpcode::RecvRdmaWithImm } else { WcOpcode::Recv };
+            let want_imm = if kind == Kind::Send { 0 } else { imm(i) };
+            if wc.opcode != want_op || wc.byte_len != len || (kind != Kind::Send && wc.imm_data != want_imm) {
+                return Err(format!("host {host}: receive of op {i} ({kind:?}, {len} B) reported {wc:?}"));
+            }
+        }
+        Ok(())
+    }
+}
