@@ -62,11 +62,13 @@ pub const MAX_LEN: u32 = 4 << 20;
 /// Most impairment of each kind.
 pub const MAX_FAULT: f64 = 0.10;
 /// Bytes a scenario moves at most (keeps 10,000 scenarios within a benchmark run).
-const MAX_TOTAL: u64 = 12 << 20;
+const MAX_TOTAL: u64 = 8 << 20;
+/// Packets one message takes at most: 4 MiB is reached at PMTU 4096, smaller PMTUs cap the size.
+const MAX_PKTS: u32 = 1024;
 
 impl Scenario {
     /// The scenario of `seed`: 1 to 4 QPs, a random PMTU, each impairment off or up to 10%, and 1 to 24 work
-    /// requests of every verb with sizes from 0 B to 4 MiB (most of them small).
+    /// requests of every verb with sizes from 0 B to 4 MiB (most of them small; at most 1024 packets each).
     pub fn generate(seed: u64) -> Scenario {
         let mut r = Rng::new(seed);
         let qps = 1 + r.below(4) as usize;
@@ -85,7 +87,8 @@ impl Scenario {
                     c if c < 0.55 => r.below(4097) as u32,
                     c if c < 0.90 => r.below(256 << 10) as u32 + 1,
                     _ => r.below(u64::from(MAX_LEN)) as u32 + 1,
-                };
+                }
+                .min(MAX_PKTS * pmtu);
                 if total + u64::from(len) > MAX_TOTAL {
                     len = r.below(4097) as u32;
                 }
