@@ -34,7 +34,7 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
     } else {
         println!(
             "soak: {} of {} scenarios passed (seeds {}..={}), {} work requests, {:.1} MiB, {} frames, {} retransmitted, \
-             {} ACK timeouts, {:.1} s",
+             {} ACK timeouts, {} QP pairs out of retries, {:.1} s",
             rep.passed,
             rep.scenarios,
             rep.first_seed,
@@ -44,6 +44,7 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
             rep.frames,
             rep.retransmitted,
             rep.timeouts,
+            rep.retries_exhausted,
             rep.wall_s
         );
         for f in &rep.failures {

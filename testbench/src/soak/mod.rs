@@ -33,6 +33,8 @@ pub struct Report {
     pub frames: u64,
     pub retransmitted: u64,
     pub timeouts: u64,
+    /// QP pairs whose retries ran out under heavy loss (accepted, then checked for a clean flush).
+    pub retries_exhausted: u64,
     pub failures: Vec<Failure>,
     pub wall_s: f64,
 }
@@ -65,6 +67,7 @@ pub fn soak(first: u64, n: u64, mut progress: impl FnMut(u64, &Result<Stats, Str
                 rep.frames += s.frames;
                 rep.retransmitted += s.retransmitted;
                 rep.timeouts += s.timeouts;
+                rep.retries_exhausted += s.retries_exhausted;
             }
             Err(error) => {
                 let shrunk = sc.shrink(SHRINK_BUDGET, |s| check(s).is_err());
