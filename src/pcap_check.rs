@@ -120,7 +120,7 @@ pub fn run(file: &Path, backend: PcapBackend, width: usize, json: bool) -> Resul
     if json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else {
-        println!("{:>5}  {:<6} {:<32} {:>8} {:>8}  {}", "frame", "kind", "opcode", "dest_qp", "psn", "verdict");
+        println!("{:>5}  {:<6} {:<32} {:>8} {:>8}  verdict", "frame", "kind", "opcode", "dest_qp", "psn");
         for r in &reports {
             println!(
                 "{:>5}  {:<6} {:<32} {:>8} {:>8}  {}",

@@ -39,8 +39,8 @@ impl IpVersion {
 pub const fn variant_mask(ip: IpVersion) -> &'static [(usize, u8)] {
     const UDP4: usize = ipv4::HEADER_LEN + udp::CHECKSUM_FIELD.start;
     const UDP6: usize = ipv6::HEADER_LEN + udp::CHECKSUM_FIELD.start;
-    const BTH4: usize = ipv4::HEADER_LEN + 8 + bth::CC_BYTE;
-    const BTH6: usize = ipv6::HEADER_LEN + 8 + bth::CC_BYTE;
+    const BTH4: usize = ipv4::HEADER_LEN + udp::UdpRepr::LEN + bth::CC_BYTE;
+    const BTH6: usize = ipv6::HEADER_LEN + udp::UdpRepr::LEN + bth::CC_BYTE;
     match ip {
         IpVersion::V4 => &[
             (ipv4::TOS_FIELD, 0xFF),
@@ -70,7 +70,7 @@ pub const fn variant_mask(ip: IpVersion) -> &'static [(usize, u8)] {
 /// the IP, UDP and BTH headers.
 pub fn compute(ip: IpVersion, l3: &[u8]) -> u32 {
     let hdrs = ip.header_len() + udp::UdpRepr::LEN + bth::HEADER_LEN;
-    let mut masked = [0u8; ipv6::HEADER_LEN + 8 + bth::HEADER_LEN];
+    let mut masked = [0u8; ipv6::HEADER_LEN + udp::UdpRepr::LEN + bth::HEADER_LEN];
     let m = &mut masked[..hdrs];
     m.copy_from_slice(&l3[..hdrs]);
     for &(o, or) in variant_mask(ip) {

@@ -100,6 +100,22 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     }
 }
 
+/// ECN Congestion Experienced (RFC 3168) on an ECN-capable header: sets both ECN bits of the TOS byte and
+/// rewrites the header checksum. False, and nothing changed, when the header is too short or not ECN-capable.
+pub fn mark_ce(hdr: &mut [u8]) -> bool {
+    if hdr.len() < HEADER_LEN || hdr[field::TOS] & ECN_MASK == 0 {
+        return false;
+    }
+    hdr[field::TOS] |= ECN_MASK;
+    hdr[field::CHECKSUM].fill(0);
+    let c = checksum(&hdr[..HEADER_LEN]);
+    hdr[field::CHECKSUM].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
+/// The ECN bits of the TOS byte (and of IPv6's traffic class).
+pub const ECN_MASK: u8 = 3;
+
 /// The Internet checksum (RFC 1071) of `data`, already complemented.
 pub fn checksum(data: &[u8]) -> u16 {
     let mut sum = 0u32;
@@ -156,7 +172,7 @@ impl Ipv4Repr {
     }
 
     pub fn ecn(&self) -> u8 {
-        self.tos & 3
+        self.tos & ECN_MASK
     }
 
     /// Writes a 20-byte header with DF set, protocol UDP and a correct checksum.

@@ -111,7 +111,7 @@ impl Ipv6Repr {
     }
 
     pub fn ecn(&self) -> u8 {
-        self.traffic_class & 3
+        self.traffic_class & crate::ipv4::ECN_MASK
     }
 
     pub fn emit(&self, buf: &mut [u8]) {
@@ -138,6 +138,21 @@ pub fn gid_from_ipv4(a: crate::ipv4::Ipv4Addr) -> Ipv6Addr {
 /// The IPv4 address of an IPv4-mapped GID, or `None` for a real IPv6 GID.
 pub fn gid_to_ipv4(g: &Ipv6Addr) -> Option<crate::ipv4::Ipv4Addr> {
     (g[..10].iter().all(|&b| b == 0) && g[10] == 0xFF && g[11] == 0xFF).then(|| [g[12], g[13], g[14], g[15]])
+}
+
+/// ECN Congestion Experienced (RFC 3168) on an ECN-capable header: both ECN bits of the traffic class, bits
+/// 21:20 of the first word. False, and nothing changed, when the header is too short or not ECN-capable.
+pub fn mark_ce(hdr: &mut [u8]) -> bool {
+    if hdr.len() < HEADER_LEN {
+        return false;
+    }
+    let w = get_be(&hdr[field::VER_TC_FL]) as u32;
+    let ecn = (crate::ipv4::ECN_MASK as u32) << 20;
+    if w & ecn == 0 {
+        return false;
+    }
+    set_be(&mut hdr[field::VER_TC_FL], u64::from(w | ecn));
+    true
 }
 
 #[cfg(test)]

@@ -51,16 +51,19 @@ pub mod hdr {
     pub const IETH: u16 = 1 << 6;
     pub const CNP_PAD: u16 = 1 << 7;
     /// Every header bit, in the order the headers follow the BTH, with its length.
-    pub const ORDER: [(u16, usize); 8] = [
-        (DETH, 8),
-        (RETH, 16),
-        (ATOMIC_ETH, 28),
-        (AETH, 4),
-        (ATOMIC_ACK_ETH, 8),
-        (IMMDT, 4),
-        (IETH, 4),
-        (CNP_PAD, crate::ext::CNP_PAD_LEN),
-    ];
+    pub const ORDER: [(u16, usize); 8] = {
+        use crate::ext::*;
+        [
+            (DETH, DethRepr::LEN),
+            (RETH, RethRepr::LEN),
+            (ATOMIC_ETH, AtomicEthRepr::LEN),
+            (AETH, AethRepr::LEN),
+            (ATOMIC_ACK_ETH, AtomicAckEthRepr::LEN),
+            (IMMDT, ImmDtRepr::LEN),
+            (IETH, IethRepr::LEN),
+            (CNP_PAD, CNP_PAD_LEN),
+        ]
+    };
 }
 
 /// One row of the opcode table.

@@ -233,6 +233,18 @@ fn map_trunc(layer: Layer) -> impl Fn(crate::Error) -> DropReason {
     move |_| DropReason::Truncated(layer)
 }
 
+/// Sets ECN Congestion Experienced on the IP header of an Ethernet frame (IPv4 or IPv6, tagged or not), as an
+/// ECN-marking switch does; the ICRC masks those bits. False when the frame is not IP or not ECN-capable.
+pub fn mark_ce(frame: &mut [u8]) -> bool {
+    let Ok(eth) = EthernetFrame::new_checked(&*frame) else { return false };
+    let (l3, ethertype) = (eth.header_len(), eth.ethertype());
+    match ethertype {
+        ethertype::IPV4 => crate::ipv4::mark_ce(&mut frame[l3..]),
+        ethertype::IPV6 => crate::ipv6::mark_ce(&mut frame[l3..]),
+        _ => false,
+    }
+}
+
 /// Parses and checks a frame (no FCS). Returns the packet or the reason it must be dropped.
 pub fn parse(frame: &[u8]) -> Result<RocePacket<'_>, DropReason> {
     let p = parse_headers(frame)?;

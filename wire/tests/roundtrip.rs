@@ -159,3 +159,36 @@ fn max_frame_len_is_the_longest_packet_rounded_up_to_64_bytes() {
     assert_eq!(MAX_FRAME_LEN % 64, 0);
     assert!(longest <= MAX_FRAME_LEN && MAX_FRAME_LEN - 64 < longest, "longest packet {longest} bytes");
 }
+
+#[test]
+fn mark_ce_sets_congestion_experienced_and_keeps_the_frame_valid() {
+    for ip in [
+        IpRepr::V4(Ipv4Repr { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], tos: 0b10, ttl: 64, ident: 1, payload_len: 0 }),
+        IpRepr::V6(Ipv6Repr {
+            src: [1; 16],
+            dst: [2; 16],
+            traffic_class: 0b10,
+            flow_label: 5,
+            hop_limit: 64,
+            payload_len: 0,
+        }),
+    ] {
+        let mut h = RoceHeaders {
+            eth: EthernetRepr { dst: [2, 0, 0, 0, 0, 2], src: [2, 0, 0, 0, 0, 1], vlan: None, ethertype: 0 },
+            ip,
+            udp_src_port: 0xC000,
+            bth: BthRepr { opcode: Opcode::SEND_ONLY, dest_qp: 9, psn: Psn::new(1), ..Default::default() },
+            ext: ExtHeaders::default(),
+        };
+        let mut f = h.emit(&[7; 40]);
+        assert!(wire::roce::mark_ce(&mut f), "{ip:?}");
+        let p = parse(&f).expect("still valid: the IPv4 checksum is rewritten and the ICRC masks ECN");
+        assert_eq!(p.hdr.ip.ecn(), 3, "{ip:?}");
+        h.ip.set_tclass(0); // not ECN-capable: left alone
+        let mut g = h.emit(&[7; 40]);
+        let before = g.clone();
+        assert!(!wire::roce::mark_ce(&mut g));
+        assert_eq!(g, before);
+    }
+    assert!(!wire::roce::mark_ce(&mut [0u8; 10]), "too short");
+}

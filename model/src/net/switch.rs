@@ -5,7 +5,7 @@ use super::link::Link;
 use crate::rng::Rng;
 use crate::Time;
 use std::collections::{HashMap, VecDeque};
-use wire::eth::{ethertype, EthernetFrame};
+use wire::eth::EthernetFrame;
 
 /// ECN marking: probability 0 below `kmin_bytes`, rising linearly to `pmax` at `kmax_bytes`, 1 above.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,35 +52,6 @@ pub(crate) struct Switch {
     macs: HashMap<[u8; 6], usize>,
     pub ecn: EcnConfig,
     rng: Rng,
-}
-
-/// Sets CE on an ECN-capable IPv4/IPv6 frame (fixing the IPv4 checksum). The ICRC masks these bits.
-pub(crate) fn mark_ce(frame: &mut [u8]) -> bool {
-    let Ok(eth) = EthernetFrame::new_checked(&*frame) else { return false };
-    let l3 = eth.header_len();
-    match eth.ethertype() {
-        ethertype::IPV4 if frame.len() >= l3 + 20 => {
-            if frame[l3 + 1] & 3 == 0 {
-                return false;
-            }
-            frame[l3 + 1] |= 3;
-            frame[l3 + 10] = 0;
-            frame[l3 + 11] = 0;
-            let c = wire::ipv4::checksum(&frame[l3..l3 + 20]);
-            frame[l3 + 10..l3 + 12].copy_from_slice(&c.to_be_bytes());
-            true
-        }
-        ethertype::IPV6 if frame.len() >= l3 + 40 => {
-            // ECN is bits 21:20 of the first word: the low 2 bits of the traffic class.
-            let tc = ((frame[l3] & 0x0F) << 4) | (frame[l3 + 1] >> 4);
-            if tc & 3 == 0 {
-                return false;
-            }
-            frame[l3 + 1] |= 0x30;
-            true
-        }
-        _ => false,
-    }
 }
 
 impl Switch {
@@ -131,7 +102,7 @@ impl Switch {
                 continue;
             }
             let mut f = frame.clone();
-            if self.rng.chance(self.ecn.mark_probability(port.queued_bytes)) && mark_ce(&mut f) {
+            if self.rng.chance(self.ecn.mark_probability(port.queued_bytes)) && wire::roce::mark_ce(&mut f) {
                 port.marked += 1;
             }
             let start = now.max(port.busy_until);

@@ -203,8 +203,8 @@ impl Nic {
                 block::TYPE => block_type::DCQCN,
                 block::VERSION => regs::VERSION,
                 block::NEXT => doorbell::BASE,
-                0x0C => Dcqcn::ALL.len() as u32,
-                o if o >= 0x10 => self.dcqcn.regs.get(((o - 0x10) / 4) as usize).copied().unwrap_or(0),
+                dcqcn::COUNT => Dcqcn::ALL.len() as u32,
+                o if o >= dcqcn::FIRST => self.dcqcn.regs.get(((o - dcqcn::FIRST) / 4) as usize).copied().unwrap_or(0),
                 _ => 0,
             };
         }
@@ -226,7 +226,7 @@ impl Nic {
     /// A 32-bit register write. Doorbells and commands act at once.
     pub fn mmio_write(&mut self, off: u32, val: u32, mem: &mut dyn Dma) {
         self.next_event_memo.set(None);
-        use regs::{cmd, dcqcn, doorbell};
+        use regs::{cmd, doorbell};
         match off {
             o if o == cmd::BASE + cmd::MAILBOX_LO => self.mailbox = (self.mailbox & !0xFFFF_FFFF) | u64::from(val),
             o if o == cmd::BASE + cmd::MAILBOX_HI => {
@@ -236,8 +236,8 @@ impl Nic {
                 let status = self.exec_command(mem);
                 self.cmd_status = ((val & 0xFF) << 8) | status as u32;
             }
-            o if (dcqcn::BASE + 0x10..dcqcn::BASE + 0x10 + 4 * Dcqcn::ALL.len() as u32).contains(&o) => {
-                self.dcqcn.regs[((o - dcqcn::BASE - 0x10) / 4) as usize] = val;
+            o if (Dcqcn::ALL[0].offset()..Dcqcn::ALL[0].offset() + 4 * Dcqcn::ALL.len() as u32).contains(&o) => {
+                self.dcqcn.regs[((o - Dcqcn::ALL[0].offset()) / 4) as usize] = val;
             }
             o if (doorbell::QP_DB_BASE..doorbell::QP_DB_BASE + self.cfg.max_qp * doorbell::DB_STRIDE).contains(&o) => {
                 let qpn = (o - doorbell::QP_DB_BASE) / doorbell::DB_STRIDE;

@@ -113,6 +113,10 @@ counters! {
 /// DCQCN parameters: one register each at `BASE + 0x10 + 4 * index`, with the documented default.
 pub mod dcqcn {
     pub const BASE: u32 = 0x0400;
+    /// Number of parameter registers in this block.
+    pub const COUNT: u32 = 0x0C;
+    /// The first parameter register; parameter `i` at `FIRST + 4 * i`.
+    pub const FIRST: u32 = 0x10;
 }
 
 /// One DCQCN parameter register.
@@ -131,7 +135,7 @@ macro_rules! dcqcn_params {
         pub enum Dcqcn { $( $konst, )* }
         impl Dcqcn {
             pub const ALL: &'static [Dcqcn] = &[ $( Dcqcn::$konst, )* ];
-            pub const fn offset(self) -> u32 { dcqcn::BASE + 0x10 + 4 * self as u32 }
+            pub const fn offset(self) -> u32 { dcqcn::BASE + dcqcn::FIRST + 4 * self as u32 }
             pub const fn param(self) -> DcqcnParam {
                 match self { $( Dcqcn::$konst => DcqcnParam { name: stringify!($konst), default: $default, doc: $doc }, )* }
             }
