@@ -190,3 +190,45 @@ fn frames_from_a_stranger_or_to_another_ip_are_dropped() {
     w.borrow_mut().run_until(u64::MAX / 2);
     assert_eq!(b.buf.read(0, 4).unwrap(), [1, 2, 3, 4]);
 }
+
+#[test]
+fn ack_req_is_set_every_64_packets_and_at_the_end() {
+    let (w, a, b) = setup(14);
+    w.borrow_mut().capture();
+    // 190 packets at PMTU 256.
+    a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 256 * 190)).unwrap();
+    complete(&a, WcOpcode::RdmaWrite);
+    let w = w.borrow();
+    let flags: Vec<bool> = w
+        .captured()
+        .iter()
+        .filter(|(_, node, _)| *node == 0)
+        .map(|(_, _, f)| wire::parse(f).unwrap().hdr.bth.ack_req)
+        .collect();
+    assert_eq!(flags.len(), 190);
+    let set: Vec<usize> = flags.iter().enumerate().filter(|(_, &f)| f).map(|(i, _)| i).collect();
+    assert_eq!(set, [63, 127, 189]);
+}
+
+#[test]
+fn rnr_wait_follows_the_timer_in_the_nak() {
+    let (w, a, b) = setup(14);
+    // The responder asks for 0.96 ms (code 13); the requester's own min_rnr_timer is not what counts.
+    b.qps[0].modify(&QpAttr { min_rnr_timer: 13, ..Default::default() }, attr::MIN_RNR_TIMER).unwrap();
+    w.borrow_mut().capture();
+    let mut s = wr(SendOp::Send, &a, &b, 8);
+    s.remote_addr = 0;
+    a.qps[0].post_send(&s).unwrap();
+    let t0 = w.borrow().now;
+    w.borrow_mut().run_until(t0 + 3_000_000_000);
+    let sends: Vec<u64> = w.borrow().captured().iter().filter(|(_, node, _)| *node == 0).map(|(t, _, _)| *t).collect();
+    assert!(sends.len() >= 3, "resent after each RNR NAK: {sends:?}");
+    let wait = wire::contract::verbs::RNR_TIMER_NS[13] * 1000;
+    for pair in sends.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= wait && gap < wait + 10_000_000,
+            "resend {gap} ps after the last, want {wait} ps + a round trip"
+        );
+    }
+}
