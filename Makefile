@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test setup bench
+.PHONY: demo test setup bench mutants
 
 setup:
 	bash scripts/setup.sh
@@ -20,3 +20,8 @@ test: setup
 ## Model speed and bandwidth figures for BENCHMARKS.md.
 bench: setup
 	bash scripts/bench.sh
+
+## Mutation testing of wire and the NIC engine (cargo-mutants, configured in .cargo/mutants.toml): a benchmark.
+mutants: setup
+	command -v cargo-mutants >/dev/null 2>&1 || cargo install cargo-mutants --locked
+	cargo mutants $(MUTANTS_ARGS)
