@@ -21,7 +21,10 @@ test: setup
 bench: setup
 	bash scripts/bench.sh
 
-## Mutation testing of wire and the NIC engine (cargo-mutants, configured in .cargo/mutants.toml): a benchmark.
+## Mutation testing of wire and the NIC engine with cargo-mutants (a benchmark, not CI). Narrow it with, e.g.,
+## make mutants MUTANTS_SCOPE="-f model/src/nic/dcqcn.rs" MUTANTS_TESTS=ferrite-model
+MUTANTS_SCOPE ?= -f 'wire/src/**/*.rs' -f 'model/src/nic/**/*.rs'
+MUTANTS_TESTS ?= ferrite-wire,ferrite-model,ferrite-driver,ferrite-testbench
 mutants: setup
 	command -v cargo-mutants >/dev/null 2>&1 || cargo install cargo-mutants --locked
-	cargo mutants $(MUTANTS_ARGS)
+	cargo mutants --no-config --workspace --profile mutants $(MUTANTS_SCOPE) --test-package $(MUTANTS_TESTS) $(MUTANTS_ARGS)

@@ -280,4 +280,45 @@ mod tests {
         let want = [0.0, 0.0, 0.0, 0.0, 0.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 200.0, 200.0, 400.0];
         assert_eq!(steps, want);
     }
+
+    /// A long quiet stretch applied in one call equals the same time in small steps (the closed form of the
+    /// quiet periods), and a CNP exactly one reduce period after the last cut cuts again.
+    #[test]
+    fn catch_up_in_one_call_or_in_steps_agree() {
+        let p = Params::default();
+        let (mut one, mut steps) = (Rp::new(100_000, &p), Rp::new(100_000, &p));
+        assert!(one.on_cnp(0, &p) && steps.on_cnp(0, &p));
+        assert!(one.on_cnp(4 * US, &p), "at the end of the 4 us reduce period the next CNP cuts");
+        assert!(steps.on_cnp(4 * US, &p));
+        one.catch_up(3_000 * US, &p);
+        for t in (5..=3_000).step_by(5) {
+            steps.catch_up(t * US, &p);
+        }
+        close(one.alpha, steps.alpha, "alpha");
+        close(one.alpha, (1.0 - G).powi(53), "alpha after 53 quiet periods (110 .. 2970 us)");
+        close(one.rc, steps.rc, "rate");
+        // The next alpha period is where it would have been: one more quiet tick by 3025 us, none before.
+        for rp in [&mut one, &mut steps] {
+            rp.catch_up(3_024 * US, &p);
+            close(rp.alpha, (1.0 - G).powi(53), "no tick before 3025 us");
+            rp.catch_up(3_025 * US, &p);
+            close(rp.alpha, (1.0 - G).powi(54), "the tick at 3025 us");
+        }
+    }
+
+    /// Several byte-counter events in one call, and the pacing gap of a frame at the current rate.
+    #[test]
+    fn byte_counter_events_and_the_pacing_gap() {
+        let mut p = Params::default();
+        p.regs[Dcqcn::BYTE_COUNTER as usize] = 1000;
+        let mut rp = Rp::new(100_000, &p);
+        assert!(rp.on_cnp(0, &p));
+        rp.on_sent(US, 3500, &p);
+        assert_eq!(rp.bc_cnt, 3, "3500 bytes are three events of 1000");
+        rp.on_sent(US, 500, &p);
+        assert_eq!(rp.bc_cnt, 4, "the 500 left over count toward the next");
+        let mut at_10g = Rp::new(100_000, &p);
+        at_10g.rc = 10_000.0;
+        assert_eq!(at_10g.gap(1250), 1_000_000, "1250 bytes at 10 Gb/s take 1 us");
+    }
 }
