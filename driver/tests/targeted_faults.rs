@@ -232,3 +232,23 @@ fn rnr_wait_follows_the_timer_in_the_nak() {
         );
     }
 }
+
+#[test]
+fn frames_to_another_unicast_mac_are_dropped_and_multicast_ones_are_not() {
+    let (w, a, b) = setup(14);
+    let (a_ip, b_ip) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let mut f = forged_write(&a, &b, a_ip, b_ip, &[1, 2, 3, 4]);
+    f[5] ^= 0x40; // another unicast MAC
+    let d = delta(&b, &[Counter::rx_drop_not_for_us], || {
+        w.borrow_mut().deliver(1, f.clone());
+        w.borrow_mut().run_until(u64::MAX / 2);
+    });
+    assert_eq!(d, [1]);
+    assert_eq!(b.buf.read(0, 4).unwrap(), [0; 4]);
+    // A multicast destination passes the MAC filter (the IP and QP checks still apply), and is executed.
+    let mut m = forged_write(&a, &b, a_ip, b_ip, &[5, 6, 7, 8]);
+    m[..6].copy_from_slice(&[0x01, 0x00, 0x5E, 0x00, 0x00, 0x02]);
+    w.borrow_mut().deliver(1, m);
+    w.borrow_mut().run_until(u64::MAX / 2);
+    assert_eq!(b.buf.read(0, 4).unwrap(), [5, 6, 7, 8]);
+}

@@ -105,4 +105,15 @@ mod tests {
         assert_ne!(k, k2, "a re-registered slot gets a new key");
         assert_eq!(t.check(k, 1, 0x1000, 1, 0), Err(KeyError::BadKey));
     }
+
+    #[test]
+    fn deregistration_needs_the_current_key_and_pds_know_their_mrs() {
+        let mut t = MrTable::new(4);
+        let k = t.register(1, 0x1000, 0x100, 0).unwrap();
+        assert!(!t.deregister(k ^ 1), "a stale variant deregisters nothing");
+        assert!(t.get(k).is_some());
+        assert!(t.in_use_by_pd(1) && !t.in_use_by_pd(2));
+        assert!(t.deregister(k));
+        assert!(!t.in_use_by_pd(1));
+    }
 }

@@ -1,0 +1,79 @@
+//! DCQCN on the wire between two NICs: the notification point answers CE-marked packets with at most one CNP
+//! per QP per interval, and the reaction point cuts its rate on each CNP it heeds, only while enabled.
+
+use driver::pair::{connect, open_host, Host};
+use driver::*;
+use model::net::{LinkConfig, World};
+use model::NicConfig;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wire::contract::regs::{Counter, Dcqcn};
+
+/// Every packet A sends carries ECN CE (traffic class ECN bits 11), as if a switch had marked it.
+fn setup() -> (Rc<RefCell<World>>, Host, Host) {
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 11)));
+    let a = open_host(&w, 0, 1, 1 << 21, QpCap::default(), false).unwrap();
+    let b = open_host(&w, 1, 1, 1 << 21, QpCap::default(), false).unwrap();
+    let o = ConnectOpts { traffic_class: (26 << 2) | 0b11, ..Default::default() };
+    connect(&a, 0, 1, &b, 0, 2, &o).unwrap();
+    w.borrow_mut().capture();
+    (w, a, b)
+}
+
+/// A 1 MiB WRITE from A to B, to completion.
+fn write(a: &Host, b: &Host) {
+    let wr = SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::RdmaWrite),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![Sge { addr: a.mr.addr, length: 1 << 20, lkey: a.mr.lkey }],
+        remote_addr: b.mr.addr,
+        rkey: b.mr.rkey,
+        ..Default::default()
+    };
+    a.qps[0].post_send(&wr).unwrap();
+    let c = a.cq.wait(1, 10_000_000_000).unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].status, WcStatus::Success);
+}
+
+/// Times (ps) of the CNPs node `n` sent.
+fn cnp_times(w: &World, n: usize) -> Vec<u64> {
+    w.captured()
+        .iter()
+        .filter(|(_, node, f)| *node == n && wire::parse(f).is_ok_and(|p| p.hdr.bth.opcode == wire::Opcode::CNP))
+        .map(|(t, _, _)| *t)
+        .collect()
+}
+
+#[test]
+fn notification_point_sends_one_cnp_per_interval_and_the_rate_is_cut_on_each() {
+    let (w, a, b) = setup();
+    write(&a, &b);
+    let cnps = cnp_times(&w.borrow(), 1);
+    let interval = u64::from(Dcqcn::CNP_INTERVAL_NS.param().default) * 1000;
+    assert!(cnps.len() >= 2, "CE on every packet of a long WRITE: {cnps:?}");
+    for pair in cnps.windows(2) {
+        assert!(pair[1] - pair[0] >= interval, "CNPs {} ps apart, the interval is {interval} ps", pair[1] - pair[0]);
+    }
+    let n = cnps.len() as u64;
+    assert_eq!(b.ctx.counter(Counter::cnps_sent), n);
+    assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 1024, "every data packet carried CE");
+    assert_eq!(a.ctx.counter(Counter::cnps_received), n);
+    assert_eq!(a.ctx.counter(Counter::rate_cuts), n, "50 us apart, past the 4 us reduce period: each CNP cuts");
+}
+
+#[test]
+fn no_cnp_without_the_notification_point_and_no_cut_without_the_reaction_point() {
+    let (w, a, b) = setup();
+    b.ctx.set_dcqcn(Dcqcn::NP_ENABLE, 0);
+    write(&a, &b);
+    assert!(cnp_times(&w.borrow(), 1).is_empty());
+    assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 1024, "CE was seen, only not answered");
+
+    let (_w, a, b) = setup();
+    a.ctx.set_dcqcn(Dcqcn::ENABLE, 0);
+    write(&a, &b);
+    assert!(a.ctx.counter(Counter::cnps_received) >= 1);
+    assert_eq!(a.ctx.counter(Counter::rate_cuts), 0);
+}
