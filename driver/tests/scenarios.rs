@@ -385,7 +385,9 @@ fn sqd_drains_started_work_and_holds_new_work_until_rts() {
     a.qps[0].post_send(&write_wr(&a, &b, 32768, 32768, 2)).unwrap();
     let first = one(&a.cq);
     assert_eq!((first.wr_id, first.status), (1, WcStatus::Success), "started WQE drains in SQD");
-    assert!(a.cq.wait(1, 50_000_000).unwrap().is_empty(), "a WQE posted in SQD does not start");
+    assert!(a.cq.wait(1, 200_000_000).unwrap().is_empty(), "a WQE posted in SQD does not start");
+    let timeouts = a.ctx.counter(wire::contract::regs::Counter::local_ack_timeouts);
+    assert_eq!(timeouts, 0, "a held WQE is not outstanding: no ACK timer runs for it");
     assert_eq!(a.qps[0].query().unwrap().sq_draining, 0, "drained");
     assert_eq!(b.buf.read(32768, 16).unwrap(), vec![0; 16]);
     let rts = QpAttr { qp_state: Some(QpState::Rts), ..Default::default() };

@@ -1,0 +1,162 @@
+//! What completions carry and what the driver builds on them: CQE fields on success, error and flush (QP
+//! number, opcode, WQE index, vendor syndrome), the queues' accounting over many more WRs than they hold,
+//! scatter/gather across several SGEs, stale answers, and which retries count against retry_cnt.
+
+use driver::pair::{connect, open_host, Host};
+use driver::*;
+use model::net::{FrameFault, LinkConfig, World};
+use model::NicConfig;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wire::contract::regs::Counter;
+use wire::ext::syndrome;
+
+const T: u64 = 10_000_000_000;
+
+fn setup_with(cap: QpCap, o: ConnectOpts) -> (Rc<RefCell<World>>, Host, Host) {
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 13)));
+    let a = open_host(&w, 0, 1, 1 << 16, cap, false).unwrap();
+    let b = open_host(&w, 1, 1, 1 << 16, cap, false).unwrap();
+    connect(&a, 0, 0x10, &b, 0, 0x20, &o).unwrap();
+    (w, a, b)
+}
+
+fn small() -> (Rc<RefCell<World>>, Host, Host) {
+    let cap = QpCap { max_send_wr: 4, max_recv_wr: 4, ..Default::default() };
+    setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, ..Default::default() })
+}
+
+fn sge(h: &Host, off: u64, len: u32) -> Sge {
+    Sge { addr: h.mr.addr + off, length: len, lkey: h.mr.lkey }
+}
+
+fn wr(op: SendOp, a: &Host, b: &Host, off: u64, len: u32, wr_id: u64) -> SendWr {
+    SendWr {
+        wr_id,
+        opcode: Some(op),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge(a, off, len)],
+        remote_addr: b.mr.addr + off,
+        rkey: b.mr.rkey,
+        ..Default::default()
+    }
+}
+
+fn all(h: &Host) -> Vec<Wc> {
+    h.cq.wait(usize::MAX / 2, T).unwrap()
+}
+
+/// Ten WRs one after the other through a 4-entry SQ: each CQE's WQE index frees its slot.
+#[test]
+fn queues_smaller_than_the_work_keep_turning() {
+    let (_w, a, b) = small();
+    for i in 0..10 {
+        a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, 64, i)).unwrap();
+        let c = all(&a);
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            (c[0].wr_id, c[0].status, c[0].opcode, c[0].qp_num),
+            (i, WcStatus::Success, WcOpcode::RdmaWrite, a.qps[0].qpn)
+        );
+    }
+    // The same after an error: every WR posted to the QP in ERR is flushed, and the slots come back.
+    let mut bad = wr(SendOp::RdmaWrite, &a, &b, 0, 64, 100);
+    bad.rkey ^= 0x80;
+    a.qps[0].post_send(&bad).unwrap();
+    let c = all(&a);
+    assert_eq!(c[0].status, WcStatus::RemAccessErr);
+    assert_eq!(c[0].vendor_err, syndrome::NAK_REMOTE_ACCESS, "the NAK's syndrome is the vendor error");
+    assert_eq!(a.ctx.counter(Counter::error_cqes), 1);
+    for i in 0..10 {
+        a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, 64, 200 + i)).unwrap();
+        let c = all(&a);
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            (c[0].wr_id, c[0].status, c[0].opcode, c[0].qp_num),
+            (200 + i, WcStatus::WrFlushErr, WcOpcode::RdmaRead, a.qps[0].qpn),
+            "flushed WR {i}"
+        );
+    }
+    // Receive WQEs are flushed as receives, and their slots come back too.
+    for i in 0..10 {
+        b.qps[0].post_recv(&RecvWr { wr_id: 300 + i, sg_list: vec![sge(&b, 0, 64)] }).unwrap();
+        let c = all(&b);
+        assert!(!c.is_empty());
+        let last = c.last().unwrap();
+        assert_eq!(
+            (last.wr_id, last.status, last.opcode, last.qp_num),
+            (300 + i, WcStatus::WrFlushErr, WcOpcode::Recv, b.qps[0].qpn)
+        );
+    }
+}
+
+/// A SEND gathered from three SGEs and scattered into three others of other sizes, across packets.
+#[test]
+fn gather_and_scatter_across_sges() {
+    let (_w, a, b) = small();
+    let data: Vec<u8> = (0..1000u32).map(|i| (i * 13 + 1) as u8).collect();
+    a.buf.write(0x100, &data[..100]).unwrap();
+    a.buf.write(0x1000, &data[100..700]).unwrap();
+    a.buf.write(0x3000, &data[700..]).unwrap();
+    let rsg = vec![sge(&b, 0x200, 300), sge(&b, 0x2000, 300), sge(&b, 0x4000, 500)];
+    b.qps[0].post_recv(&RecvWr { wr_id: 9, sg_list: rsg }).unwrap();
+    let mut s = wr(SendOp::Send, &a, &b, 0, 0, 1);
+    s.sg_list = vec![sge(&a, 0x100, 100), sge(&a, 0x1000, 600), sge(&a, 0x3000, 300)];
+    a.qps[0].post_send(&s).unwrap();
+    assert_eq!(all(&a)[0].status, WcStatus::Success);
+    let r = all(&b);
+    assert_eq!((r[0].status, r[0].byte_len), (WcStatus::Success, 1000));
+    let got =
+        [b.buf.read(0x200, 300).unwrap(), b.buf.read(0x2000, 300).unwrap(), b.buf.read(0x4000, 400).unwrap()].concat();
+    assert_eq!(got, data);
+    assert_eq!(b.buf.read(0x4000 + 400, 100).unwrap(), vec![0; 100], "the last SGE's tail is untouched");
+}
+
+/// A duplicate of the first atomic's ACK arrives while the second atomic is outstanding: it is stale, and the
+/// second atomic gets its own original value.
+#[test]
+fn a_stale_atomic_ack_completes_nothing() {
+    let (w, a, b) = small();
+    b.buf.write(0, &7u64.to_le_bytes()).unwrap();
+    w.borrow_mut().fault_frame(1, 0, FrameFault::Duplicate);
+    for i in 0..2u64 {
+        let mut fa = wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
+        fa.sg_list[0].addr = a.mr.addr + 0x100 + 8 * i;
+        fa.compare_add = 10;
+        a.qps[0].post_send(&fa).unwrap();
+    }
+    let st: Vec<_> = all(&a).iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(st, [(0, WcStatus::Success), (1, WcStatus::Success)]);
+    assert_eq!(a.buf.read(0x100, 16).unwrap(), [7u64.to_le_bytes(), 17u64.to_le_bytes()].concat());
+    assert_eq!(b.buf.read(0, 8).unwrap(), 27u64.to_le_bytes());
+}
+
+/// A gap retry counts against retry_cnt: with retry_cnt 1, a READ whose response is lost, then lost again
+/// after the retry, fails at the ACK timeout that follows.
+#[test]
+fn a_gap_retry_counts_against_retry_cnt() {
+    let cap = QpCap { max_send_wr: 4, max_recv_wr: 4, ..Default::default() };
+    let (w, a, b) = setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, retry_cnt: 1, ..Default::default() });
+    // B's responses: 0 1(lost) 2 3, then after the gap retry 1(lost) 2 3.
+    w.borrow_mut().fault_frame(1, 1, FrameFault::Drop);
+    w.borrow_mut().fault_frame(1, 4, FrameFault::Drop);
+    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
+    let c = all(&a);
+    assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
+    assert_eq!(a.ctx.counter(Counter::local_ack_timeouts), 1);
+}
+
+/// A PSN sequence NAK counts against retry_cnt too: with retry_cnt 1, a WRITE packet lost, then its
+/// retransmission lost, fails at the ACK timeout (the responder NAKs a sequence error only once).
+#[test]
+fn a_sequence_nak_counts_against_retry_cnt() {
+    let cap = QpCap { max_send_wr: 4, max_recv_wr: 4, ..Default::default() };
+    let (w, a, b) = setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, retry_cnt: 1, ..Default::default() });
+    // A's packets: 0 1(lost) 2 3, then after the NAK 1(lost) 2 3.
+    w.borrow_mut().fault_frame(0, 1, FrameFault::Drop);
+    w.borrow_mut().fault_frame(0, 4, FrameFault::Drop);
+    a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, 1024, 1)).unwrap();
+    let c = all(&a);
+    assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
+    assert_eq!((a.ctx.counter(Counter::rx_naks), a.ctx.counter(Counter::local_ack_timeouts)), (1, 1));
+}
