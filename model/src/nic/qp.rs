@@ -496,3 +496,92 @@ pub enum ModifyError {
     Rule(TransitionError),
     BadValue(&'static str),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::dcqcn::{Params, Rp};
+
+    fn qp_in_init() -> Qp {
+        let mut q = Qp {
+            qpn: 1,
+            pdn: 1,
+            send_cqn: 0,
+            recv_cqn: 0,
+            state: QpState::Reset,
+            attrs: Attrs::default(),
+            sq: Ring::default(),
+            rq: Ring::default(),
+            sig_all: false,
+            req: ReqState::default(),
+            resp: RespState::default(),
+            rp: Rp::new(100_000, &Params::default()),
+            last_cnp_sent: None,
+            flushing: false,
+        };
+        let init = QpAttrsRepr {
+            attr_mask: attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS,
+            qp_state: QpState::Init as u8,
+            port_num: 1,
+            ..Default::default()
+        };
+        q.modify(&init).unwrap();
+        q
+    }
+
+    /// The request that takes `q` from its state to `to`, with every required attribute at a good value.
+    fn good(to: QpState) -> QpAttrsRepr {
+        let mask = match to {
+            QpState::Rtr => {
+                attr::AV
+                    | attr::PATH_MTU
+                    | attr::DEST_QPN
+                    | attr::RQ_PSN
+                    | attr::MAX_DEST_RD_ATOMIC
+                    | attr::MIN_RNR_TIMER
+            }
+            QpState::Rts => attr::TIMEOUT | attr::RETRY_CNT | attr::RNR_RETRY | attr::SQ_PSN | attr::MAX_QP_RD_ATOMIC,
+            _ => attr::ACCESS_FLAGS,
+        };
+        QpAttrsRepr { attr_mask: attr::STATE | mask, qp_state: to as u8, path_mtu: 3, ..Default::default() }
+    }
+
+    /// Every out-of-range value is refused by name, and a refused MODIFY_QP changes nothing.
+    #[test]
+    fn modify_refuses_bad_values_and_changes_nothing() {
+        let bad: [(QpState, fn(&mut QpAttrsRepr), &str); 9] = [
+            (QpState::Rtr, |a| a.path_mtu = 6, "path_mtu"),
+            (QpState::Rtr, |a| a.min_rnr_timer = 32, "min_rnr_timer"),
+            (QpState::Rtr, |a| a.dest_qp_num = 1 << 24, "dest_qp_num"),
+            (QpState::Rtr, |a| a.max_dest_rd_atomic = 17, "max_dest_rd_atomic"),
+            (QpState::Rts, |a| a.timeout = 32, "timeout"),
+            (QpState::Rts, |a| a.retry_cnt = 8, "retry_cnt"),
+            (QpState::Rts, |a| a.rnr_retry = 8, "rnr_retry"),
+            (QpState::Rts, |a| a.max_rd_atomic = 17, "max_rd_atomic"),
+            (QpState::Init, |a| a.qp_access_flags = 1 << 20, "qp_access_flags"),
+        ];
+        for (to, set, name) in bad {
+            let mut q = qp_in_init();
+            if to == QpState::Rts {
+                q.modify(&good(QpState::Rtr)).unwrap();
+            }
+            let mut a = good(to);
+            set(&mut a);
+            let before = q.query();
+            assert_eq!(q.modify(&a), Err(ModifyError::BadValue(name)), "{name}");
+            assert_eq!(q.query(), before, "{name}: nothing changed");
+            assert_eq!(q.modify(&good(to)), Ok(()), "{name}: the same request with a good value");
+        }
+        // RTR -> RTS naming the current state: refused when it is not the QP's.
+        let mut q = qp_in_init();
+        q.modify(&good(QpState::Rtr)).unwrap();
+        let mut a = good(QpState::Rts);
+        a.attr_mask |= attr::CUR_STATE;
+        a.cur_qp_state = QpState::Init as u8;
+        assert_eq!(q.modify(&a), Err(ModifyError::Rule(TransitionError::CurStateMismatch)));
+        assert_eq!(q.state, QpState::Rtr);
+        a.cur_qp_state = QpState::Rtr as u8;
+        assert_eq!(q.modify(&a), Ok(()), "the current state named right");
+        assert_eq!(q.state, QpState::Rts);
+    }
+}
