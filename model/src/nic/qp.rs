@@ -549,7 +549,9 @@ mod tests {
     /// Every out-of-range value is refused by name, and a refused MODIFY_QP changes nothing.
     #[test]
     fn modify_refuses_bad_values_and_changes_nothing() {
-        let bad: [(QpState, fn(&mut QpAttrsRepr), &str); 9] = [
+        // The transition an attribute belongs to, how to spoil it, and the name the refusal gives.
+        type Spoilt = (QpState, fn(&mut QpAttrsRepr), &'static str);
+        let bad: [Spoilt; 9] = [
             (QpState::Rtr, |a| a.path_mtu = 6, "path_mtu"),
             (QpState::Rtr, |a| a.min_rnr_timer = 32, "min_rnr_timer"),
             (QpState::Rtr, |a| a.dest_qp_num = 1 << 24, "dest_qp_num"),
