@@ -586,4 +586,73 @@ mod tests {
         assert_eq!(q.modify(&a), Ok(()), "the current state named right");
         assert_eq!(q.state, QpState::Rts);
     }
+
+    fn wqe(op: SendOp, first: Option<u32>, npkts: u32) -> SendWqe {
+        SendWqe {
+            index: 0,
+            wr_id: 0,
+            op,
+            flags: 0,
+            imm: 0,
+            remote_va: 0,
+            rkey: 0,
+            swap_add: 0,
+            compare: 0,
+            data: WqeData::Sges(Vec::new()),
+            len: npkts * 256,
+            first_psn: first.map(Psn::new),
+            npkts,
+            resp_pkts: 0,
+            acked: false,
+            error: None,
+        }
+    }
+
+    /// Two WRITEs of 4 PSNs from 10 in flight, a READ of 4 after them not yet sent; comp_psn at 12.
+    fn consistent() -> Qp {
+        let mut q = qp_in_init();
+        let r = &mut q.req;
+        r.wqes.extend([wqe(SendOp::RdmaWrite, Some(10), 4), wqe(SendOp::RdmaWrite, Some(14), 4)]);
+        r.wqes.push_back(wqe(SendOp::RdmaRead, None, 0));
+        (r.psn, r.cursor, r.cursor_psn, r.comp_psn, r.high_psn) =
+            (Psn::new(18), 2, Psn::new(18), Psn::new(12), Psn::new(18));
+        r.timer = Some(1);
+        q
+    }
+
+    /// Each invariant of `ReqState`, broken on its own, is reported.
+    #[test]
+    fn requester_invariants_catch_each_broken_rule() {
+        assert_eq!(consistent().check_req_invariants(), Ok(()));
+        type Break = (fn(&mut ReqState), &'static str);
+        let breaks: [Break; 9] = [
+            (|r| r.cursor = 4, "cursor past the queue"),
+            (|r| r.cursor_psn = Psn::new(11), "cursor_psn outside"),
+            (|r| r.high_psn = Psn::new(19), "high_psn outside"),
+            (
+                |r| {
+                    r.wqes[1].first_psn = None;
+                    r.wqes[2].first_psn = Some(Psn::new(14));
+                },
+                "started out of SQ order",
+            ),
+            (|r| r.wqes[1].first_psn = Some(Psn::new(15)), "not contiguous"),
+            (|r| r.psn = Psn::new(20), "psn is not the end"),
+            (|r| r.comp_psn = Psn::new(9), "comp_psn outside"),
+            (|r| r.timer = None, "no ACK timer"),
+            (
+                |r| {
+                    r.wqes[0].op = SendOp::RdmaRead;
+                    r.wqes[0].resp_pkts = 1;
+                },
+                "first missing response",
+            ),
+        ];
+        for (spoil, what) in breaks {
+            let mut q = consistent();
+            spoil(&mut q.req);
+            let e = q.check_req_invariants().expect_err(what);
+            assert!(e.contains(what), "{what}: {e}");
+        }
+    }
 }
