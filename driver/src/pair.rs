@@ -69,3 +69,30 @@ pub fn connect(a: &Host, qa: usize, pa: u32, b: &Host, qb: usize, pb: u32, o: &C
     a.qps[qa].connect(pa, &b.endpoint(qb, pb), o)?;
     b.qps[qb].connect(pb, &a.endpoint(qa, pa), o)
 }
+
+/// Headers of a frame from `from` to `to`'s first QP, as `from`'s NIC would address it (IPv4 GIDs), for tests
+/// that forge frames the model would never send.
+pub fn forged_headers(from: &Host, to: &Host, opcode: wire::Opcode, psn: u32) -> wire::RoceHeaders {
+    use wire::ipv6::gid_to_ipv4;
+    let ip = |h: &Host| gid_to_ipv4(&h.gid).unwrap_or_default();
+    wire::RoceHeaders {
+        eth: wire::eth::EthernetRepr { dst: to.mac, src: from.mac, vlan: None, ethertype: 0 },
+        ip: wire::IpRepr::V4(wire::ipv4::Ipv4Repr {
+            src: ip(from),
+            dst: ip(to),
+            tos: 0,
+            ttl: 64,
+            ident: 0,
+            payload_len: 0,
+        }),
+        udp_src_port: 0xC000,
+        bth: wire::BthRepr {
+            opcode,
+            dest_qp: to.qps[0].qpn,
+            psn: wire::Psn::new(psn),
+            ack_req: true,
+            ..Default::default()
+        },
+        ext: wire::ExtHeaders::default(),
+    }
+}

@@ -4,7 +4,7 @@
 //! invalidation of a plain MR, a duplicate READ after deregistration, the READ's own MSN, the 2^31 WRITE
 //! limit and P_Key matching.
 
-use driver::pair::{connect, open_host, Host};
+use driver::pair::{connect, forged_headers, open_host, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
 use model::NicConfig;
@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use wire::contract::regs::Counter;
 use wire::ext::{syndrome, AethRepr, RethRepr};
-use wire::{BthRepr, ExtHeaders, Opcode, Psn, RoceHeaders};
+use wire::Opcode;
 
 const T: u64 = 10_000_000_000;
 /// PMTU 256: a READ of 256 * n bytes has n responses.
@@ -53,22 +53,6 @@ fn drain(h: &Host) -> Vec<(u64, WcStatus)> {
 
 fn count(h: &Host, c: Counter) -> u64 {
     h.ctx.counter(c)
-}
-
-/// Headers from `from` to `to`'s QP 0 (both on IPv4 GIDs), for forged frames.
-fn forged(from: &Host, to: &Host, opcode: Opcode, psn: u32) -> RoceHeaders {
-    use wire::eth::EthernetRepr;
-    use wire::ipv4::Ipv4Repr;
-    use wire::ipv6::gid_to_ipv4;
-    use wire::IpRepr;
-    let (src, dst) = (gid_to_ipv4(&from.gid).unwrap(), gid_to_ipv4(&to.gid).unwrap());
-    RoceHeaders {
-        eth: EthernetRepr { dst: to.mac, src: from.mac, vlan: None, ethertype: 0 },
-        ip: IpRepr::V4(Ipv4Repr { src, dst, tos: 0, ttl: 64, ident: 0, payload_len: 0 }),
-        udp_src_port: 0xC000,
-        bth: BthRepr { opcode, dest_qp: to.qps[0].qpn, psn: Psn::new(psn), ack_req: true, ..Default::default() },
-        ext: ExtHeaders::default(),
-    }
 }
 
 /// Fault 1: a READ of 200 responses (the window is 128 PSNs) loses one response in the middle. It completes,
@@ -164,7 +148,7 @@ fn ack_beyond_what_was_sent_is_ignored() {
     a.buf.write(0, &data).unwrap();
     a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, data.len() as u32, 1)).unwrap();
     // Before A sends anything, "B" acknowledges the whole WRITE (256 packets).
-    let mut h = forged(&b, &a, Opcode::ACKNOWLEDGE, PSN_A + 255);
+    let mut h = forged_headers(&b, &a, Opcode::ACKNOWLEDGE, PSN_A + 255);
     h.bth.ack_req = false;
     h.ext.aeth = Some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
     w.borrow_mut().deliver(0, h.emit(&[]));
@@ -203,7 +187,7 @@ fn duplicate_read_is_rechecked_against_the_mr_table() {
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);
     let (va, rkey) = (extra.addr, extra.rkey);
     b.pd.dereg_mr(extra).unwrap();
-    let mut h = forged(&a, &b, Opcode::RDMA_READ_REQUEST, PSN_A);
+    let mut h = forged_headers(&a, &b, Opcode::RDMA_READ_REQUEST, PSN_A);
     h.ext.reth = Some(RethRepr { va, rkey, dma_len: 1024 });
     let sent = count(&b, Counter::tx_frames);
     w.borrow_mut().deliver(1, h.emit(&[]));
@@ -246,7 +230,7 @@ fn read_responses_carry_the_reads_own_msn() {
 #[test]
 fn write_longer_than_2_pow_31_is_an_invalid_request() {
     let (w, a, b) = setup();
-    let mut h = forged(&a, &b, Opcode::RDMA_WRITE_FIRST, PSN_A);
+    let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_FIRST, PSN_A);
     h.ext.reth = Some(RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: (1 << 31) + 256 });
     w.borrow_mut().deliver(1, h.emit(&[0xAB; 256]));
     w.borrow_mut().run_until(u64::MAX / 2);
@@ -261,7 +245,7 @@ fn write_longer_than_2_pow_31_is_an_invalid_request() {
 fn pkey_matching_follows_the_membership_rule() {
     let (w, a, b) = setup();
     for (pkey, psn, written) in [(0x7FFFu16, PSN_A, true), (0xFFFE, PSN_A + 1, false)] {
-        let mut h = forged(&a, &b, Opcode::RDMA_WRITE_ONLY, psn);
+        let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, psn);
         h.bth.pkey = pkey;
         h.ext.reth = Some(RethRepr { va: b.mr.addr + u64::from(psn), rkey: b.mr.rkey, dma_len: 4 });
         w.borrow_mut().deliver(1, h.emit(&[1, 2, 3, 4]));
