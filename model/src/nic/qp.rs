@@ -587,6 +587,61 @@ mod tests {
         assert_eq!(q.state, QpState::Rts);
     }
 
+    /// Fields outside the attribute mask are neither checked nor applied (here: garbage in every one of them).
+    #[test]
+    fn modify_ignores_what_the_mask_leaves_out() {
+        let mut q = qp_in_init();
+        q.modify(&good(QpState::Rtr)).unwrap();
+        q.modify(&good(QpState::Rts)).unwrap();
+        let before = q.query();
+        // RTS -> RTS with nothing in the mask.
+        let garbage = QpAttrsRepr {
+            attr_mask: 0,
+            qp_state: 0xEE,
+            cur_qp_state: 0xEE,
+            path_mtu: 0xEE,
+            timeout: 0xEE,
+            retry_cnt: 0xEE,
+            rnr_retry: 0xEE,
+            min_rnr_timer: 0xEE,
+            max_rd_atomic: 0xEE,
+            max_dest_rd_atomic: 0xEE,
+            sgid_index: 0xEE,
+            hop_limit: 0xEE,
+            traffic_class: 0xEE,
+            qp_access_flags: u32::MAX,
+            dest_qp_num: u32::MAX,
+            rq_psn: 0x123,
+            sq_psn: 0x456,
+            flow_label: 0x777,
+            dmac: 0x0102_0304_0506,
+            vlan: u16::MAX,
+            dgid_hi: 1,
+            dgid_lo: 2,
+            pkey_index: 0xEE,
+            port_num: 0xEE,
+            ..Default::default()
+        };
+        assert_eq!(q.modify(&garbage), Ok(()), "an empty mask changes nothing and checks nothing");
+        assert_eq!(q.query(), before);
+    }
+
+    /// The largest legal value of each ranged attribute is accepted.
+    #[test]
+    fn modify_accepts_each_limit() {
+        let mut q = qp_in_init();
+        let mut rtr = good(QpState::Rtr);
+        (rtr.path_mtu, rtr.min_rnr_timer, rtr.max_dest_rd_atomic, rtr.dest_qp_num) = (5, 31, 16, 0xFF_FFFF);
+        assert_eq!(q.modify(&rtr), Ok(()));
+        let mut rts = good(QpState::Rts);
+        (rts.timeout, rts.retry_cnt, rts.rnr_retry, rts.max_rd_atomic) = (31, 7, 7, 16);
+        assert_eq!(q.modify(&rts), Ok(()));
+        let got = q.query();
+        let set = (got.path_mtu, got.min_rnr_timer, got.max_dest_rd_atomic, got.dest_qp_num, got.timeout);
+        assert_eq!(set, (5, 31, 16, 0xFF_FFFF, 31));
+        assert_eq!((got.retry_cnt, got.rnr_retry, got.max_rd_atomic), (7, 7, 16));
+    }
+
     fn wqe(op: SendOp, first: Option<u32>, npkts: u32) -> SendWqe {
         SendWqe {
             index: 0,
