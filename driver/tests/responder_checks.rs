@@ -51,6 +51,15 @@ fn out_of_sequence_opcodes_are_invalid_requests() {
     assert_eq!(deliver(&w, &b, first.emit(&[2; 256])), (0, 0), "a SEND begins");
     let mid = forged_headers(&a, &b, Opcode::RDMA_WRITE_MIDDLE, PSN_A + 1);
     assert_eq!(deliver(&w, &b, mid.emit(&[3; 256])), (1, 0), "a WRITE packet inside the SEND");
+
+    // A SEND MIDDLE that every later check would let through (full PMTU, a receive WQE waiting).
+    let (w, a, b) = setup(ConnectOpts { path_mtu: 1, ..Default::default() });
+    b.qps[0]
+        .post_recv(&RecvWr { wr_id: 1, sg_list: vec![Sge { addr: b.mr.addr, length: 1024, lkey: b.mr.lkey }] })
+        .unwrap();
+    let mid = forged_headers(&a, &b, Opcode::SEND_MIDDLE, PSN_A);
+    assert_eq!(deliver(&w, &b, mid.emit(&[4; 256])), (1, 0), "a SEND MIDDLE with no SEND begun");
+    assert_eq!(b.buf.read(0, 256).unwrap(), vec![0xEE; 256], "nothing placed");
 }
 
 /// CHK_OP_VALID: an operation the QP's access flags do not allow, a READ or atomic when the responder takes
