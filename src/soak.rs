@@ -39,12 +39,12 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
             rep.scenarios,
             rep.first_seed,
             rep.first_seed + rep.scenarios.saturating_sub(1),
-            rep.ops,
-            rep.bytes as f64 / (1 << 20) as f64,
-            rep.frames,
-            rep.retransmitted,
-            rep.timeouts,
-            rep.retries_exhausted,
+            rep.totals.ops,
+            rep.totals.bytes as f64 / (1 << 20) as f64,
+            rep.totals.frames,
+            rep.totals.retransmitted,
+            rep.totals.timeouts,
+            rep.totals.retries_exhausted,
             rep.wall_s
         );
         for f in &rep.failures {

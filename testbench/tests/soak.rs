@@ -15,5 +15,5 @@ fn two_hundred_random_scenarios_pass() {
         .collect();
     assert!(failures.is_empty(), "{} of 200 failed:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(rep.passed, 200);
-    assert!(rep.retransmitted > 0, "the impairments were exercised");
+    assert!(rep.totals.retransmitted > 0, "the impairments were exercised");
 }

@@ -28,13 +28,10 @@ pub struct Report {
     pub first_seed: u64,
     pub scenarios: u64,
     pub passed: u64,
-    pub ops: u64,
-    pub bytes: u64,
-    pub frames: u64,
-    pub retransmitted: u64,
-    pub timeouts: u64,
-    /// QP pairs whose retries ran out under heavy loss (accepted, then checked for a clean flush).
-    pub retries_exhausted: u64,
+    /// The passing scenarios' figures, added up (`retries_exhausted`: QP pairs whose retries ran out under
+    /// heavy loss, accepted and then checked for a clean flush).
+    #[serde(flatten)]
+    pub totals: Stats,
     pub failures: Vec<Failure>,
     pub wall_s: f64,
 }
@@ -62,12 +59,7 @@ pub fn soak(first: u64, n: u64, mut progress: impl FnMut(u64, &Result<Stats, Str
         match r {
             Ok(s) => {
                 rep.passed += 1;
-                rep.ops += s.ops;
-                rep.bytes += s.bytes;
-                rep.frames += s.frames;
-                rep.retransmitted += s.retransmitted;
-                rep.timeouts += s.timeouts;
-                rep.retries_exhausted += s.retries_exhausted;
+                rep.totals += s;
             }
             Err(error) => {
                 let shrunk = sc.shrink(SHRINK_BUDGET, |s| check(s).is_err());

@@ -16,8 +16,8 @@ use wire::contract::regs::Counter;
 /// Simulated time a scenario may take before it counts as stalled.
 const MAX_SIM_PS: u64 = 120 * 1_000_000_000_000;
 
-/// What a passing run did, for the summary.
-#[derive(Debug, Clone, Copy, Default)]
+/// What a passing run did, for the summary (a soak adds them up).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct Stats {
     pub ops: u64,
     pub bytes: u64,
@@ -26,6 +26,17 @@ pub struct Stats {
     pub timeouts: u64,
     /// QP pairs whose retries ran out (RETRY_EXC_ERR), counted only where frames could be dropped.
     pub retries_exhausted: u64,
+}
+
+impl std::ops::AddAssign for Stats {
+    fn add_assign(&mut self, o: Stats) {
+        self.ops += o.ops;
+        self.bytes += o.bytes;
+        self.frames += o.frames;
+        self.retransmitted += o.retransmitted;
+        self.timeouts += o.timeouts;
+        self.retries_exhausted += o.retries_exhausted;
+    }
 }
 
 /// Where one op's data lives: the requester's local region and the responder's remote one (byte offsets in
