@@ -284,3 +284,90 @@ impl Nic {
         w
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::NicConfig;
+
+    /// A 128-byte send WQE slot: the 48-byte header, then room for five SGEs or 80 bytes of inline data.
+    const STRIDE: usize = 128;
+    const PD: u32 = 1;
+
+    fn slot(op: SendOp, flags: u8, len: u16, sges: &[(u64, u32, u32)]) -> Vec<u8> {
+        let mut b = vec![0u8; STRIDE];
+        b[..SendCtrlRepr::LEN]
+            .copy_from_slice(&SendCtrlRepr { opcode: op as u8, flags, len, imm: 0, wr_id: 7 }.to_bytes());
+        for (i, &(addr, lkey, length)) in sges.iter().enumerate() {
+            let at = SEND_DATA + i * DATA_SEG_LEN;
+            b[at..at + DATA_SEG_LEN].copy_from_slice(&DataSegRepr { addr, lkey, length }.to_bytes());
+        }
+        b
+    }
+
+    /// A NIC with one MR of 4 GiB at 0x1_0000_0000 (registered, never touched) and one without local write.
+    fn nic() -> (Nic, u32, u32) {
+        let mut n = Nic::new(NicConfig { max_sge: 4, max_inline: 64, ..Default::default() });
+        let big = n.mrs.register(PD, 0x1_0000_0000, 1 << 32, access::ALL).unwrap();
+        let ro = n.mrs.register(PD, 0x3_0000_0000, 4096, access::REMOTE_READ).unwrap();
+        (n, big, ro)
+    }
+
+    fn decode(n: &Nic, b: &[u8]) -> Option<WcStatus> {
+        n.decode_send_wqe(0, b, true, PD, n.cfg.max_sge, n.cfg.max_inline).error.map(|e| e.0)
+    }
+
+    /// The send WQE decoder's bounds, each at its limit and one past it.
+    #[test]
+    fn send_wqe_bounds() {
+        let (n, big, ro) = nic();
+        let base = 0x1_0000_0000u64;
+        let inline = send_flags::INLINE;
+        let cases: Vec<(Vec<u8>, Option<WcStatus>, &str)> = vec![
+            (slot(SendOp::Send, inline, 64, &[]), None, "inline at max_inline"),
+            (slot(SendOp::Send, inline, 65, &[]), Some(WcStatus::LocLenErr), "inline past max_inline"),
+            (slot(SendOp::RdmaRead, inline, 8, &[]), Some(WcStatus::LocLenErr), "inline READ"),
+            (slot(SendOp::AtomicFetchAdd, inline, 8, &[]), Some(WcStatus::LocLenErr), "inline atomic"),
+            (slot(SendOp::Send, 0, 4, &[(base, big, 1); 4]), None, "max_sge SGEs"),
+            (slot(SendOp::Send, 0, 5, &[(base, big, 1); 5]), Some(WcStatus::LocLenErr), "past max_sge"),
+            (slot(SendOp::Send, 0, 2, &[(base, big, 1 << 31), (base, big, 0)]), None, "2^31 bytes, a zero SGE"),
+            (slot(SendOp::Send, 0, 2, &[(base, big, 1 << 31), (base, big, 1)]), Some(WcStatus::LocLenErr), "2^31 + 1"),
+            (slot(SendOp::AtomicCmpSwp, 0, 1, &[(base, big, 8)]), None, "atomic of 8"),
+            (slot(SendOp::AtomicCmpSwp, 0, 1, &[(base, big, 4)]), Some(WcStatus::LocLenErr), "atomic of 4"),
+            (
+                slot(SendOp::RdmaRead, 0, 1, &[(0x3_0000_0000, ro, 8)]),
+                Some(WcStatus::LocProtErr),
+                "READ into no local write",
+            ),
+            (slot(SendOp::RdmaWrite, 0, 1, &[(0x3_0000_0000, ro, 8)]), None, "WRITE from it"),
+        ];
+        for (b, want, what) in cases {
+            assert_eq!(decode(&n, &b), want, "{what}");
+        }
+        // Inline data beyond the slot, with a large max_inline: the slot holds 80 bytes.
+        let b = slot(SendOp::Send, inline, 81, &[]);
+        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 4, 1024).error.map(|e| e.0), Some(WcStatus::LocLenErr));
+        let b = slot(SendOp::Send, inline, 80, &[]);
+        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 4, 1024).error, None);
+        // SGEs beyond the slot, with a large max_sge: five fit, six do not.
+        let b = slot(SendOp::Send, 0, 6, &[(base, big, 1); 5]);
+        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 16, 64).error.map(|e| e.0), Some(WcStatus::LocLenErr));
+        // An unknown opcode, or a slot the device could not read.
+        let mut b = slot(SendOp::Send, 0, 0, &[]);
+        b[0] = 0xFF;
+        assert_eq!(decode(&n, &b), Some(WcStatus::LocQpOpErr));
+        let b = slot(SendOp::Send, 0, 0, &[]);
+        assert_eq!(n.decode_send_wqe(0, &b, false, PD, 4, 64).error.map(|e| e.0), Some(WcStatus::LocQpOpErr));
+        // What decodes is what was written.
+        let b = slot(SendOp::Send, 0, 3, &[(base, big, 10), (base, big, 0), (base + 64, big, 20)]);
+        let w = n.decode_send_wqe(0, &b, true, PD, 4, 64);
+        assert_eq!((w.len, w.wr_id), (30, 7));
+        assert_eq!(
+            w.data,
+            WqeData::Sges(vec![
+                Sge { addr: base, lkey: big, length: 10 },
+                Sge { addr: base + 64, lkey: big, length: 20 }
+            ])
+        );
+    }
+}
