@@ -497,15 +497,13 @@ pub enum ModifyError {
     BadValue(&'static str),
 }
 
+/// A QP in RESET with empty rings, for unit tests of the engine's parts.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::nic::dcqcn::{Params, Rp};
-
-    fn qp_in_init() -> Qp {
-        let mut q = Qp {
-            qpn: 1,
-            pdn: 1,
+impl Qp {
+    pub(crate) fn for_test(qpn: u32, pdn: u32) -> Qp {
+        Qp {
+            qpn,
+            pdn,
             send_cqn: 0,
             recv_cqn: 0,
             state: QpState::Reset,
@@ -515,10 +513,18 @@ mod tests {
             sig_all: false,
             req: ReqState::default(),
             resp: RespState::default(),
-            rp: Rp::new(100_000, &Params::default()),
+            rp: Rp::new(100_000, &super::dcqcn::Params::default()),
             last_cnp_sent: None,
             flushing: false,
-        };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn qp_in_init() -> Qp {
+        let mut q = Qp::for_test(1, 1);
         let init = QpAttrsRepr {
             attr_mask: attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS,
             qp_state: QpState::Init as u8,

@@ -559,3 +559,45 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hostmem::HostMemory;
+    use crate::nic::NicConfig;
+
+    const PD: u32 = 1;
+
+    /// A NIC allowing 4 SGEs, an MR of 1 MiB at `base`, an MR without local write, and a QP whose RQ has 64-byte
+    /// slots (room for three SGEs after the 16-byte header) with one receive WQE of `sges` posted.
+    fn posted(num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<RecvCtx, u64> {
+        let mut mem = HostMemory::new();
+        let base = mem.alloc(1 << 20);
+        let mut n = Nic::new(NicConfig { max_sge: 4, ..Default::default() });
+        let rw = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::ALL).unwrap();
+        let ro = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::REMOTE_READ).unwrap();
+        let ring = mem.alloc(64 * 4);
+        let mut slot = vec![0u8; 64];
+        slot[..RecvCtrlRepr::LEN].copy_from_slice(&RecvCtrlRepr { wr_id: 5, num_sge, ..Default::default() }.to_bytes());
+        for (i, &(off, writable, length)) in sges.iter().enumerate() {
+            let d = DataSegRepr { addr: base + off, lkey: if writable { rw } else { ro }, length };
+            slot[RECV_DATA + i * DATA_SEG_LEN..][..DATA_SEG_LEN].copy_from_slice(&d.to_bytes());
+        }
+        mem.dma_write(ring, &slot).unwrap();
+        let mut qp = Qp::for_test(1, PD);
+        qp.rq = super::super::qp::Ring { iova: ring, log_size: 2, log_stride: 6, pi: 1, ci: 0 };
+        fetch_recv_wqe(&n, &qp, &mem)
+    }
+
+    /// The receive WQE decoder's bounds: SGEs against the slot and max_sge, local write, zero-length SGEs.
+    #[test]
+    fn receive_wqe_bounds() {
+        let got = posted(3, &[(0, true, 10), (100, true, 0), (200, true, 20)]).unwrap();
+        assert_eq!((got.wr_id, got.sges.len()), (5, 2), "a zero-length SGE is skipped");
+        assert_eq!((got.sges[0].length, got.sges[1].length), (10, 20));
+        assert_eq!(posted(4, &[(0, true, 1); 3]).err(), Some(5), "four SGEs do not fit a 64-byte slot");
+        assert_eq!(posted(1, &[(0, false, 8)]).err(), Some(5), "no local write");
+        assert_eq!(posted(1, &[(1 << 20, true, 8)]).err(), Some(5), "outside the MR");
+        assert!(posted(0, &[]).unwrap().sges.is_empty(), "no SGE at all is a receive of 0 bytes");
+    }
+}
