@@ -578,7 +578,7 @@ mod tests {
         let ro = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::REMOTE_READ).unwrap();
         let ring = mem.alloc(64 * 4);
         let mut slot = vec![0u8; 64];
-        slot[..RecvCtrlRepr::LEN].copy_from_slice(&RecvCtrlRepr { wr_id: 5, num_sge, ..Default::default() }.to_bytes());
+        slot[..RecvCtrlRepr::LEN].copy_from_slice(&RecvCtrlRepr { wr_id: 5, num_sge }.to_bytes());
         for (i, &(off, writable, length)) in sges.iter().enumerate() {
             let d = DataSegRepr { addr: base + off, lkey: if writable { rw } else { ro }, length };
             slot[RECV_DATA + i * DATA_SEG_LEN..][..DATA_SEG_LEN].copy_from_slice(&d.to_bytes());
