@@ -1,7 +1,8 @@
 //! Two (or more) simulated NICs wired up and connected through the verbs: the fixture the CLI and the
 //! scenario tests share. Each side gets a PD, one CQ, one RC QP per flow and a registered buffer.
 
-use crate::{Buffer, ConnectOpts, Context, Cq, Endpoint, Error, ModelBackend, Mr, Pd, Qp, QpCap};
+use crate::{send_flags, Buffer, ConnectOpts, Context, Cq, Endpoint, Error, ModelBackend, Mr, Pd, Qp, QpCap};
+use crate::{SendOp, SendWr, Sge};
 use model::net::World;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -61,6 +62,24 @@ pub fn open_host(
 impl Host {
     pub fn endpoint(&self, q: usize, psn: u32) -> Endpoint {
         Endpoint { qpn: self.qps[q].qpn, psn, gid: self.gid, mac: self.mac }
+    }
+
+    /// An SGE over `len` bytes at `off` in this host's registered buffer.
+    pub fn sge(&self, off: u64, len: u32) -> Sge {
+        Sge { addr: self.mr.addr + off, length: len, lkey: self.mr.lkey }
+    }
+}
+
+/// A signaled `op` of `len` bytes at `off` in `from`'s buffer, aimed at the same offset in `to`'s.
+pub fn send_wr(op: SendOp, from: &Host, to: &Host, off: u64, len: u32, wr_id: u64) -> SendWr {
+    SendWr {
+        wr_id,
+        opcode: Some(op),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![from.sge(off, len)],
+        remote_addr: to.mr.addr + off,
+        rkey: to.mr.rkey,
+        ..Default::default()
     }
 }
 

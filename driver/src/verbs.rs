@@ -611,7 +611,7 @@ impl Qp {
             }
         }
         let total: u64 = wr.sg_list.iter().map(|s| u64::from(s.length)).sum();
-        if total > 1 << 31 {
+        if total > u64::from(wire::contract::verbs::MAX_MSG_LEN) {
             return Err(Error::InvalidArgument("message longer than 2^31 bytes"));
         }
         let mut buf = vec![0u8; stride];

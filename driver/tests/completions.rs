@@ -2,7 +2,7 @@
 //! number, opcode, WQE index, vendor syndrome), the queues' accounting over many more WRs than they hold,
 //! scatter/gather across several SGEs, stale answers, and which retries count against retry_cnt.
 
-use driver::pair::{connect, open_host, Host};
+use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
 use model::NicConfig;
@@ -26,22 +26,6 @@ fn small() -> (Rc<RefCell<World>>, Host, Host) {
     setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, ..Default::default() })
 }
 
-fn sge(h: &Host, off: u64, len: u32) -> Sge {
-    Sge { addr: h.mr.addr + off, length: len, lkey: h.mr.lkey }
-}
-
-fn wr(op: SendOp, a: &Host, b: &Host, off: u64, len: u32, wr_id: u64) -> SendWr {
-    SendWr {
-        wr_id,
-        opcode: Some(op),
-        send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(a, off, len)],
-        remote_addr: b.mr.addr + off,
-        rkey: b.mr.rkey,
-        ..Default::default()
-    }
-}
-
 fn all(h: &Host) -> Vec<Wc> {
     h.cq.wait(usize::MAX / 2, T).unwrap()
 }
@@ -51,7 +35,7 @@ fn all(h: &Host) -> Vec<Wc> {
 fn queues_smaller_than_the_work_keep_turning() {
     let (_w, a, b) = small();
     for i in 0..10 {
-        a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, 64, i)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, i)).unwrap();
         let c = all(&a);
         assert_eq!(c.len(), 1);
         assert_eq!(
@@ -60,7 +44,7 @@ fn queues_smaller_than_the_work_keep_turning() {
         );
     }
     // The same after an error: every WR posted to the QP in ERR is flushed, and the slots come back.
-    let mut bad = wr(SendOp::RdmaWrite, &a, &b, 0, 64, 100);
+    let mut bad = send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 100);
     bad.rkey ^= 0x80;
     a.qps[0].post_send(&bad).unwrap();
     let c = all(&a);
@@ -68,7 +52,7 @@ fn queues_smaller_than_the_work_keep_turning() {
     assert_eq!(c[0].vendor_err, syndrome::NAK_REMOTE_ACCESS, "the NAK's syndrome is the vendor error");
     assert_eq!(a.ctx.counter(Counter::error_cqes), 1);
     for i in 0..10 {
-        a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, 64, 200 + i)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 64, 200 + i)).unwrap();
         let c = all(&a);
         assert_eq!(c.len(), 1);
         assert_eq!(
@@ -79,7 +63,7 @@ fn queues_smaller_than_the_work_keep_turning() {
     }
     // Receive WQEs are flushed as receives, and their slots come back too.
     for i in 0..10 {
-        b.qps[0].post_recv(&RecvWr { wr_id: 300 + i, sg_list: vec![sge(&b, 0, 64)] }).unwrap();
+        b.qps[0].post_recv(&RecvWr { wr_id: 300 + i, sg_list: vec![b.sge(0, 64)] }).unwrap();
         let c = all(&b);
         assert!(!c.is_empty());
         let last = c.last().unwrap();
@@ -98,10 +82,10 @@ fn gather_and_scatter_across_sges() {
     a.buf.write(0x100, &data[..100]).unwrap();
     a.buf.write(0x1000, &data[100..700]).unwrap();
     a.buf.write(0x3000, &data[700..]).unwrap();
-    let rsg = vec![sge(&b, 0x200, 300), sge(&b, 0x2000, 300), sge(&b, 0x4000, 500)];
+    let rsg = vec![b.sge(0x200, 300), b.sge(0x2000, 300), b.sge(0x4000, 500)];
     b.qps[0].post_recv(&RecvWr { wr_id: 9, sg_list: rsg }).unwrap();
-    let mut s = wr(SendOp::Send, &a, &b, 0, 0, 1);
-    s.sg_list = vec![sge(&a, 0x100, 100), sge(&a, 0x1000, 600), sge(&a, 0x3000, 300)];
+    let mut s = send_wr(SendOp::Send, &a, &b, 0, 0, 1);
+    s.sg_list = vec![a.sge(0x100, 100), a.sge(0x1000, 600), a.sge(0x3000, 300)];
     a.qps[0].post_send(&s).unwrap();
     assert_eq!(all(&a)[0].status, WcStatus::Success);
     let r = all(&b);
@@ -120,7 +104,7 @@ fn a_stale_atomic_ack_completes_nothing() {
     b.buf.write(0, &7u64.to_le_bytes()).unwrap();
     w.borrow_mut().fault_frame(1, 0, FrameFault::Duplicate);
     for i in 0..2u64 {
-        let mut fa = wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
+        let mut fa = send_wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
         fa.sg_list[0].addr = a.mr.addr + 0x100 + 8 * i;
         fa.compare_add = 10;
         a.qps[0].post_send(&fa).unwrap();
@@ -140,7 +124,7 @@ fn a_gap_retry_counts_against_retry_cnt() {
     // B's responses: 0 1(lost) 2 3, then after the gap retry 1(lost) 2 3.
     w.borrow_mut().fault_frame(1, 1, FrameFault::Drop);
     w.borrow_mut().fault_frame(1, 4, FrameFault::Drop);
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
     let c = all(&a);
     assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
     assert_eq!(a.ctx.counter(Counter::local_ack_timeouts), 1);
@@ -155,7 +139,7 @@ fn a_sequence_nak_counts_against_retry_cnt() {
     // A's packets: 0 1(lost) 2 3, then after the NAK 1(lost) 2 3.
     w.borrow_mut().fault_frame(0, 1, FrameFault::Drop);
     w.borrow_mut().fault_frame(0, 4, FrameFault::Drop);
-    a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, 1024, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 1024, 1)).unwrap();
     let c = all(&a);
     assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
     assert_eq!((a.ctx.counter(Counter::rx_naks), a.ctx.counter(Counter::local_ack_timeouts)), (1, 1));

@@ -2,7 +2,7 @@
 //! it: the status on both sides, the order (what follows is flushed), the counters, the exact number of
 //! transmissions where retries run out, and that nothing was written outside the buffer the WR named.
 
-use driver::pair::{connect, open_host, Host};
+use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, Impairments, LinkConfig, World};
 use model::NicConfig;
@@ -33,22 +33,6 @@ fn setup() -> (Rc<RefCell<World>>, Host, Host) {
     setup_with(ConnectOpts { path_mtu: 1, timeout: 8, ..Default::default() }, PSN_A)
 }
 
-fn sge(h: &Host, off: u64, len: u32) -> Sge {
-    Sge { addr: h.mr.addr + off, length: len, lkey: h.mr.lkey }
-}
-
-fn wr(op: SendOp, a: &Host, b: &Host, off: u64, len: u32, wr_id: u64) -> SendWr {
-    SendWr {
-        wr_id,
-        opcode: Some(op),
-        send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(a, off, len)],
-        remote_addr: b.mr.addr + off,
-        rkey: b.mr.rkey,
-        ..Default::default()
-    }
-}
-
 fn drain(h: &Host) -> Vec<(u64, WcStatus)> {
     h.cq.wait(usize::MAX / 2, T).unwrap().iter().map(|c| (c.wr_id, c.status)).collect()
 }
@@ -71,11 +55,11 @@ fn untouched_outside(h: &Host, off: usize, len: usize) -> bool {
 #[test]
 fn send_longer_than_the_receive_buffer() {
     let (_w, a, b) = setup();
-    b.qps[0].post_recv(&RecvWr { wr_id: 10, sg_list: vec![sge(&b, 0x1000, 64)] }).unwrap();
-    b.qps[0].post_recv(&RecvWr { wr_id: 11, sg_list: vec![sge(&b, 0x2000, 64)] }).unwrap();
+    b.qps[0].post_recv(&RecvWr { wr_id: 10, sg_list: vec![b.sge(0x1000, 64)] }).unwrap();
+    b.qps[0].post_recv(&RecvWr { wr_id: 11, sg_list: vec![b.sge(0x2000, 64)] }).unwrap();
     let d = deltas([&a, &b], &[Counter::rx_naks, Counter::tx_naks_invalid_req], || {
-        a.qps[0].post_send(&wr(SendOp::Send, &a, &b, 0, 100, 1)).unwrap();
-        a.qps[0].post_send(&wr(SendOp::Send, &a, &b, 0, 8, 2)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0, 100, 1)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0, 8, 2)).unwrap();
         assert_eq!(drain(&a), [(1, WcStatus::RemInvReqErr), (2, WcStatus::WrFlushErr)]);
         assert_eq!(drain(&b), [(10, WcStatus::LocLenErr), (11, WcStatus::WrFlushErr)]);
     });
@@ -88,11 +72,11 @@ fn send_longer_than_the_receive_buffer() {
 #[test]
 fn receive_wqe_with_a_bad_lkey() {
     let (_w, a, b) = setup();
-    let mut bad = sge(&b, 0x1000, 64);
+    let mut bad = b.sge(0x1000, 64);
     bad.lkey ^= 0x80;
     b.qps[0].post_recv(&RecvWr { wr_id: 10, sg_list: vec![bad] }).unwrap();
     let d = deltas([&a, &b], &[Counter::rx_naks, Counter::tx_naks_remote_op], || {
-        a.qps[0].post_send(&wr(SendOp::Send, &a, &b, 0, 16, 1)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0, 16, 1)).unwrap();
         assert_eq!(drain(&a), [(1, WcStatus::RemOpErr)]);
         assert_eq!(drain(&b), [(10, WcStatus::LocQpOpErr)]);
     });
@@ -106,9 +90,9 @@ fn receive_wqe_with_a_bad_lkey() {
 fn local_sge_that_the_mr_does_not_cover() {
     let (_w, a, b) = setup();
     let ro = a.pd.reg_mr(a.buf.addr + 0x8000, 0x1000, access::REMOTE_READ).unwrap();
-    let mut w1 = wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1);
+    let mut w1 = send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1);
     w1.sg_list[0].lkey ^= 0x80;
-    let mut w2 = wr(SendOp::RdmaRead, &a, &b, 0, 64, 2);
+    let mut w2 = send_wr(SendOp::RdmaRead, &a, &b, 0, 64, 2);
     w2.sg_list[0] = Sge { addr: ro.addr, length: 64, lkey: ro.lkey };
     let d = deltas([&a, &b], &[Counter::tx_frames], || {
         a.qps[0].post_send(&w1).unwrap();
@@ -129,11 +113,11 @@ fn local_sge_that_the_mr_does_not_cover() {
 #[test]
 fn write_with_a_bad_rkey() {
     let (_w, a, b) = setup();
-    let mut w1 = wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1);
+    let mut w1 = send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1);
     w1.rkey ^= 0x80;
     let d = deltas([&a, &b], &[Counter::rx_naks, Counter::tx_naks_remote_access], || {
         a.qps[0].post_send(&w1).unwrap();
-        a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0x100, 64, 2)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0x100, 64, 2)).unwrap();
         assert_eq!(drain(&a), [(1, WcStatus::RemAccessErr), (2, WcStatus::WrFlushErr)]);
     });
     assert_eq!(d, [vec![1, 0], vec![0, 1]]);
@@ -148,7 +132,7 @@ fn read_response_of_the_wrong_length() {
     for k in 0..4 {
         w.borrow_mut().fault_frame(1, k, FrameFault::Drop);
     }
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0x1000, 1024, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0x1000, 1024, 1)).unwrap();
     let now = w.borrow().now;
     w.borrow_mut().run_until(now + 20_000_000);
     let h = RoceHeaders {
@@ -183,7 +167,7 @@ fn retry_cnt_runs_out_after_exactly_that_many_retries() {
         w.borrow_mut().set_link_faults(Impairments { loss: 1.0, ..Default::default() });
         let cs = [Counter::tx_frames, Counter::retransmitted_packets, Counter::local_ack_timeouts];
         let d = deltas([&a, &b], &cs, || {
-            a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
+            a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
             assert_eq!(drain(&a), [(1, WcStatus::RetryExcErr)], "retry_cnt {retry_cnt}");
         });
         let n = u64::from(retry_cnt);
@@ -199,10 +183,10 @@ fn rnr_retry_runs_out_after_exactly_that_many_retries() {
         let o = ConnectOpts { path_mtu: 1, min_rnr_timer: 1, rnr_retry, ..Default::default() };
         let (_w, a, b) = setup_with(o, PSN_A);
         let d = deltas([&a, &b], &[Counter::tx_frames, Counter::rx_rnr_naks, Counter::tx_rnr_naks], || {
-            a.qps[0].post_send(&wr(SendOp::Send, &a, &b, 0, 8, 1)).unwrap();
+            a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0, 8, 1)).unwrap();
             assert_eq!(drain(&a), [(1, WcStatus::RnrRetryExcErr)], "rnr_retry {rnr_retry}");
         });
-        a.qps[0].post_send(&wr(SendOp::Send, &a, &b, 0, 8, 2)).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0, 8, 2)).unwrap();
         assert_eq!(drain(&a), [(2, WcStatus::WrFlushErr)], "the QP is in ERR: what follows is flushed");
         let n = u64::from(rnr_retry);
         assert_eq!(d[0], [n + 1, n + 1, 0], "rnr_retry {rnr_retry}: A sent, was NAKed");
@@ -218,7 +202,7 @@ fn psn_wrap_in_the_middle_of_a_read_with_a_loss() {
     b.buf.write(0x2000, &data).unwrap();
     // Responses use PSNs 0xFFFFFC ..= 0x000005; drop the one at 0x000001.
     w.borrow_mut().fault_frame(1, 5, FrameFault::Drop);
-    let mut rd = wr(SendOp::RdmaRead, &a, &b, 0x2000, data.len() as u32, 1);
+    let mut rd = send_wr(SendOp::RdmaRead, &a, &b, 0x2000, data.len() as u32, 1);
     rd.remote_addr = b.mr.addr + 0x2000;
     a.qps[0].post_send(&rd).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);

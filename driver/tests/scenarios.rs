@@ -24,16 +24,12 @@ fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
 
-fn sge(h: &Host, off: u64, len: u32) -> Sge {
-    Sge { addr: h.mr.addr + off, length: len, lkey: h.mr.lkey }
-}
-
 fn write_wr(a: &Host, b: &Host, off: u64, len: u32, wr_id: u64) -> SendWr {
     SendWr {
         wr_id,
         opcode: Some(SendOp::RdmaWrite),
         send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(a, off, len)],
+        sg_list: vec![a.sge(off, len)],
         remote_addr: b.mr.addr + off,
         rkey: b.mr.rkey,
         ..Default::default()
@@ -52,13 +48,13 @@ fn send_recv_with_imm_and_inv() {
     let data = pattern(3000, 7);
     a.buf.write(0, &data).unwrap();
     for i in 0..3 {
-        b.qps[0].post_recv(&RecvWr { wr_id: 50 + i, sg_list: vec![sge(&b, 4096 * i, 4096)] }).unwrap();
+        b.qps[0].post_recv(&RecvWr { wr_id: 50 + i, sg_list: vec![b.sge(4096 * i, 4096)] }).unwrap();
     }
     let mut wr = SendWr {
         wr_id: 1,
         opcode: Some(SendOp::Send),
         send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(&a, 0, 3000)],
+        sg_list: vec![a.sge(0, 3000)],
         ..Default::default()
     };
     a.qps[0].post_send(&wr).unwrap();
@@ -72,7 +68,7 @@ fn send_recv_with_imm_and_inv() {
 
     wr.opcode = Some(SendOp::SendWithImm);
     wr.imm_data = 0xCAFE_F00D;
-    wr.sg_list = vec![sge(&a, 0, 10)];
+    wr.sg_list = vec![a.sge(0, 10)];
     a.qps[0].post_send(&wr).unwrap();
     let r = one(&b.cq);
     assert_eq!((r.imm_data, r.wc_flags & 2, r.byte_len, r.wr_id), (0xCAFE_F00D, 2, 10, 51));
@@ -110,7 +106,7 @@ fn write_read_atomics_every_pmtu() {
                 wr_id: 9,
                 opcode: Some(SendOp::RdmaRead),
                 send_flags: send_flags::SIGNALED,
-                sg_list: vec![sge(&a, 0x80000, len)],
+                sg_list: vec![a.sge(0x80000, len)],
                 remote_addr: b.mr.addr,
                 rkey: b.mr.rkey,
                 ..Default::default()
@@ -126,7 +122,7 @@ fn write_read_atomics_every_pmtu() {
             wr_id: 3,
             opcode: Some(SendOp::AtomicFetchAdd),
             send_flags: send_flags::SIGNALED,
-            sg_list: vec![sge(&a, 0x2000, 8)],
+            sg_list: vec![a.sge(0x2000, 8)],
             remote_addr: b.mr.addr + 0x1000,
             rkey: b.mr.rkey,
             compare_add: 5,
@@ -201,7 +197,7 @@ fn rnr_nak_then_success() {
         wr_id: 1,
         opcode: Some(SendOp::Send),
         send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(&a, 0, 13)],
+        sg_list: vec![a.sge(0, 13)],
         ..Default::default()
     };
     a.qps[0].post_send(&wr).unwrap();
@@ -210,7 +206,7 @@ fn rnr_nak_then_success() {
     w.borrow_mut().run_until(t0 + 100_000_000);
     assert!(a.ctx.counter(wire::contract::regs::Counter::rx_rnr_naks) >= 1);
     assert!(a.cq.poll(1).unwrap().is_empty());
-    b.qps[0].post_recv(&RecvWr { wr_id: 2, sg_list: vec![sge(&b, 0, 64)] }).unwrap();
+    b.qps[0].post_recv(&RecvWr { wr_id: 2, sg_list: vec![b.sge(0, 64)] }).unwrap();
     assert_eq!(one(&a.cq).status, WcStatus::Success);
     assert_eq!(one(&b.cq).byte_len, 13);
     assert_eq!(b.buf.read(0, 13).unwrap(), b"late receiver");
@@ -224,7 +220,7 @@ fn rnr_retry_exhausted() {
         wr_id: 1,
         opcode: Some(SendOp::Send),
         send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(&a, 0, 8)],
+        sg_list: vec![a.sge(0, 8)],
         ..Default::default()
     };
     a.qps[0].post_send(&wr).unwrap();
@@ -351,7 +347,7 @@ fn unsignaled_writes_make_no_cqe_and_fence_orders_after_read() {
         wr_id: 10,
         opcode: Some(SendOp::RdmaRead),
         send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(&a, 0x20000, 3000)],
+        sg_list: vec![a.sge(0x20000, 3000)],
         remote_addr: b.mr.addr + 0x10000,
         rkey: b.mr.rkey,
         ..Default::default()

@@ -27,16 +27,12 @@ fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(13).wrapping_add(5)).collect()
 }
 
-fn sge(h: &Host, off: u64, len: u32) -> Sge {
-    Sge { addr: h.mr.addr + off, length: len, lkey: h.mr.lkey }
-}
-
 fn wr(op: SendOp, a: &Host, b: &Host, len: u32) -> SendWr {
     SendWr {
         wr_id: 1,
         opcode: Some(op),
         send_flags: send_flags::SIGNALED,
-        sg_list: vec![sge(a, 0x4000, len)],
+        sg_list: vec![a.sge(0x4000, len)],
         remote_addr: b.mr.addr,
         rkey: b.mr.rkey,
         ..Default::default()

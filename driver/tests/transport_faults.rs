@@ -4,7 +4,7 @@
 //! invalidation of a plain MR, a duplicate READ after deregistration, the READ's own MSN, the 2^31 WRITE
 //! limit and P_Key matching.
 
-use driver::pair::{connect, forged_headers, open_host, Host};
+use driver::pair::{connect, forged_headers, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
 use model::NicConfig;
@@ -34,18 +34,6 @@ fn pattern(n: usize, salt: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(29).wrapping_add(salt)).collect()
 }
 
-fn wr(op: SendOp, a: &Host, b: &Host, off: u64, len: u32, wr_id: u64) -> SendWr {
-    SendWr {
-        wr_id,
-        opcode: Some(op),
-        send_flags: send_flags::SIGNALED,
-        sg_list: vec![Sge { addr: a.mr.addr + off, length: len, lkey: a.mr.lkey }],
-        remote_addr: b.mr.addr + off,
-        rkey: b.mr.rkey,
-        ..Default::default()
-    }
-}
-
 /// Every completion on `h`'s CQ until the device is idle, as (wr_id, status).
 fn drain(h: &Host) -> Vec<(u64, WcStatus)> {
     h.cq.wait(usize::MAX / 2, T).unwrap().iter().map(|c| (c.wr_id, c.status)).collect()
@@ -64,7 +52,7 @@ fn read_longer_than_the_window_recovers_a_lost_response() {
     b.buf.write(0, &data).unwrap();
     // B sends nothing but this READ's responses: drop the 151st, past the window from the READ's first PSN.
     w.borrow_mut().fault_frame(1, 150, FrameFault::Drop);
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);
     assert_eq!(a.buf.read(0, data.len()).unwrap(), data);
     assert_eq!(count(&a, Counter::local_ack_timeouts), 0, "the gap is seen at response 152");
@@ -80,7 +68,7 @@ fn read_longer_than_the_window_recovers_a_lost_last_response() {
     let data = pattern(256 * 200, 2);
     b.buf.write(0, &data).unwrap();
     w.borrow_mut().fault_frame(1, 199, FrameFault::Drop);
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
     let sent_before = count(&b, Counter::tx_frames);
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);
     assert_eq!(a.buf.read(0, data.len()).unwrap(), data);
@@ -95,11 +83,11 @@ fn fatal_nak_fails_the_request_it_names_after_owed_read_responses() {
     let (_w, a, b) = setup();
     let data = pattern(256 * 8, 3);
     b.buf.write(0, &data).unwrap();
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
-    let mut bad = wr(SendOp::RdmaWrite, &a, &b, 0x8000, 64, 2);
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
+    let mut bad = send_wr(SendOp::RdmaWrite, &a, &b, 0x8000, 64, 2);
     bad.rkey ^= 0x80;
     a.qps[0].post_send(&bad).unwrap();
-    a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0x9000, 64, 3)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0x9000, 64, 3)).unwrap();
     let got = drain(&a);
     assert_eq!(got, [(1, WcStatus::Success), (2, WcStatus::RemAccessErr), (3, WcStatus::WrFlushErr)]);
     assert_eq!(a.buf.read(0, data.len()).unwrap(), data, "the READ's data arrived");
@@ -114,8 +102,8 @@ fn lost_last_read_response_is_retried_from_the_next_response() {
     let data = pattern(256 * 8, 4);
     b.buf.write(0, &data).unwrap();
     w.borrow_mut().fault_frame(1, 3, FrameFault::Drop);
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 1024, 1024, 2)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 1024, 1024, 2)).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success), (2, WcStatus::Success)]);
     assert_eq!(a.buf.read(0, data.len()).unwrap(), data);
     assert_eq!(count(&a, Counter::local_ack_timeouts), 0);
@@ -129,7 +117,7 @@ fn lost_atomic_ack_is_retried_from_the_next_ack() {
     b.buf.write(0, &100u64.to_le_bytes()).unwrap();
     w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
     for i in 0..2u64 {
-        let mut fa = wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
+        let mut fa = send_wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
         fa.sg_list[0].addr = a.mr.addr + 0x100 + 8 * i;
         fa.compare_add = 1;
         a.qps[0].post_send(&fa).unwrap();
@@ -146,7 +134,7 @@ fn ack_beyond_what_was_sent_is_ignored() {
     let (w, a, b) = setup();
     let data = pattern(65536, 5);
     a.buf.write(0, &data).unwrap();
-    a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 0, data.len() as u32, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, data.len() as u32, 1)).unwrap();
     // Before A sends anything, "B" acknowledges the whole WRITE (256 packets).
     let mut h = forged_headers(&b, &a, Opcode::ACKNOWLEDGE, PSN_A + 255);
     h.bth.ack_req = false;
@@ -165,7 +153,7 @@ fn send_with_invalidate_of_a_plain_mr_is_nakked() {
     b.qps[0]
         .post_recv(&RecvWr { wr_id: 7, sg_list: vec![Sge { addr: b.mr.addr, length: 4096, lkey: b.mr.lkey }] })
         .unwrap();
-    let mut s = wr(SendOp::SendWithInv, &a, &b, 0, 16, 1);
+    let mut s = send_wr(SendOp::SendWithInv, &a, &b, 0, 16, 1);
     s.imm_data = extra.rkey;
     a.qps[0].post_send(&s).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::RemInvReqErr)]);
@@ -180,7 +168,7 @@ fn duplicate_read_is_rechecked_against_the_mr_table() {
     let (w, a, b) = setup();
     let extra = b.pd.reg_mr(b.buf.addr + 0x1000, 1024, wire::contract::verbs::access::ALL).unwrap();
     b.buf.write(0x1000, &pattern(1024, 6)).unwrap();
-    let mut rd = wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1);
+    let mut rd = send_wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1);
     rd.remote_addr = extra.addr;
     rd.rkey = extra.rkey;
     a.qps[0].post_send(&rd).unwrap();
@@ -206,8 +194,8 @@ fn read_responses_carry_the_reads_own_msn() {
         .post_recv(&RecvWr { wr_id: 7, sg_list: vec![Sge { addr: b.mr.addr, length: 64, lkey: b.mr.lkey }] })
         .unwrap();
     // 100 responses take longer to send than the SEND behind the READ takes to arrive.
-    a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 0, 256 * 100, 1)).unwrap();
-    a.qps[0].post_send(&wr(SendOp::Send, &a, &b, 0x80000, 16, 2)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 256 * 100, 1)).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0x80000, 16, 2)).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success), (2, WcStatus::Success)]);
     let w = w.borrow();
     let last: Vec<u32> = w
