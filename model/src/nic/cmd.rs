@@ -2,7 +2,7 @@
 
 use super::cq::Cq;
 use super::dcqcn::Rp;
-use super::qp::{Attrs, ModifyError, Qp, ReqState, RespState, Ring};
+use super::qp::{ModifyError, Qp, Ring};
 use super::{Nic, MAX_LOG_RING};
 use crate::hostmem::Dma;
 use wire::contract::cmd::*;
@@ -164,22 +164,13 @@ impl Nic {
         // QPN 0 and 1 are the special QPs of IB; never handed out.
         let i = (2..self.qps.len()).find(|&i| self.qps[i].is_none()).ok_or((Status::NoResources, 0))?;
         let rp = Rp::new(self.cfg.port_mbps, &self.dcqcn);
-        self.qps[i] = Some(Box::new(Qp {
-            qpn: i as u32,
-            pdn: r.pdn,
-            send_cqn: r.send_cqn,
-            recv_cqn: r.recv_cqn,
-            state: QpState::Reset,
-            attrs: Attrs::default(),
-            sq: Ring { iova: r.sq_iova, log_size: r.sq_log_size, log_stride: r.sq_log_stride, pi: 0, ci: 0 },
-            rq: Ring { iova: r.rq_iova, log_size: r.rq_log_size, log_stride: r.rq_log_stride, pi: 0, ci: 0 },
-            sig_all: r.sq_sig_all != 0,
-            req: ReqState::default(),
-            resp: RespState::default(),
-            rp,
-            last_cnp_sent: None,
-            flushing: false,
-        }));
+        let mut qp = Qp::new(i as u32, r.pdn, rp);
+        qp.send_cqn = r.send_cqn;
+        qp.recv_cqn = r.recv_cqn;
+        qp.sq = Ring { iova: r.sq_iova, log_size: r.sq_log_size, log_stride: r.sq_log_stride, pi: 0, ci: 0 };
+        qp.rq = Ring { iova: r.rq_iova, log_size: r.rq_log_size, log_stride: r.rq_log_stride, pi: 0, ci: 0 };
+        qp.sig_all = r.sq_sig_all != 0;
+        self.qps[i] = Some(Box::new(qp));
         self.set_active(i as u32, true);
         Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
     }

@@ -276,6 +276,26 @@ pub struct Qp {
 }
 
 impl Qp {
+    /// A new QP in RESET: no rings, CQ 0 for both queues, transport state cleared, rate limiter `rp`.
+    pub fn new(qpn: u32, pdn: u32, rp: Rp) -> Qp {
+        Qp {
+            qpn,
+            pdn,
+            send_cqn: 0,
+            recv_cqn: 0,
+            state: QpState::Reset,
+            attrs: Attrs::default(),
+            sq: Ring::default(),
+            rq: Ring::default(),
+            sig_all: false,
+            req: ReqState::default(),
+            resp: RespState::default(),
+            rp,
+            last_cnp_sent: None,
+            flushing: false,
+        }
+    }
+
     /// Applies a MODIFY_QP after checking the RC transition rules. Nothing changes on error.
     pub fn modify(&mut self, a: &QpAttrsRepr) -> Result<(), ModifyError> {
         let mask = a.attr_mask;
@@ -497,34 +517,11 @@ pub enum ModifyError {
     BadValue(&'static str),
 }
 
-/// A QP in RESET with empty rings, for unit tests of the engine's parts.
-#[cfg(test)]
-impl Qp {
-    pub(crate) fn for_test(qpn: u32, pdn: u32) -> Qp {
-        Qp {
-            qpn,
-            pdn,
-            send_cqn: 0,
-            recv_cqn: 0,
-            state: QpState::Reset,
-            attrs: Attrs::default(),
-            sq: Ring::default(),
-            rq: Ring::default(),
-            sig_all: false,
-            req: ReqState::default(),
-            resp: RespState::default(),
-            rp: Rp::new(100_000, &super::dcqcn::Params::default()),
-            last_cnp_sent: None,
-            flushing: false,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     fn qp_in_init() -> Qp {
-        let mut q = Qp::for_test(1, 1);
+        let mut q = Qp::new(1, 1, Rp::new(100_000, &super::super::dcqcn::Params::default()));
         let init = QpAttrsRepr {
             attr_mask: attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS,
             qp_state: QpState::Init as u8,

@@ -584,7 +584,7 @@ mod tests {
             slot[RECV_DATA + i * DATA_SEG_LEN..][..DATA_SEG_LEN].copy_from_slice(&d.to_bytes());
         }
         mem.dma_write(ring, &slot).unwrap();
-        let mut qp = Qp::for_test(1, PD);
+        let mut qp = Qp::new(1, PD, crate::nic::dcqcn::Rp::new(100_000, &Default::default()));
         qp.rq = super::super::qp::Ring { iova: ring, log_size: 2, log_stride: 6, pi: 1, ci: 0 };
         fetch_recv_wqe(&n, &qp, &mem)
     }
