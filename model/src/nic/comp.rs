@@ -261,13 +261,37 @@ impl Nic {
     }
 }
 
-/// An ACK or NAK (opcode ACKNOWLEDGE) for `qpn`.
-pub(super) fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time, mem: &mut dyn Dma) {
+/// A response for `qpn` (ACK or NAK, READ response, atomic ACK). One that answers a PSN never sent is
+/// ignored; otherwise its kind's handler runs, then the ACK timer is re-armed (restarted if `comp_psn` moved;
+/// left alone during an RNR wait) and the finished WQEs retire.
+pub(super) fn on_response(nic: &mut Nic, qpn: u32, kind: OpKind, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+    let psn = pkt.hdr.bth.psn;
     if !sent(nic, qpn, psn) {
         return;
     }
+    let Some(before) = nic.qp(qpn).map(|q| q.req.comp_psn) else { return };
+    match kind {
+        OpKind::Ack => {
+            if let Some(aeth) = pkt.hdr.ext.aeth {
+                on_ack(nic, qpn, psn, aeth, now);
+            }
+        }
+        OpKind::ReadResponse => on_read_response(nic, qpn, pkt, now, mem),
+        OpKind::AtomicAck => on_atomic_ack(nic, qpn, pkt, now, mem),
+        _ => {}
+    }
+    if let Some(qp) = nic.qp_mut(qpn) {
+        if qp.req.rnr_wait.is_none() {
+            let progressed = qp.req.comp_psn != before;
+            rearm_timer(qp, now, progressed);
+        }
+    }
+    nic.retire(qpn, mem);
+}
+
+/// An ACK or NAK (opcode ACKNOWLEDGE).
+fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    let before = qp.req.comp_psn;
     match aeth.kind() {
         AethKind::Ack { .. } => {
             if ack_through(qp, psn) {
@@ -315,37 +339,23 @@ pub(super) fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Tim
             fail_oldest(qp, WcStatus::BadRespErr, aeth.syndrome);
         }
     }
-    if let Some(qp) = nic.qp_mut(qpn) {
-        if qp.req.rnr_wait.is_none() {
-            let progressed = qp.req.comp_psn != before;
-            rearm_timer(qp, now, progressed);
-        }
-    }
-    nic.retire(qpn, mem);
 }
 
 /// Places a READ response and completes the READ on its last packet. Each in-order response moves
 /// `comp_psn`, so a later rewind asks only for what is still missing.
-pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
-    if !sent(nic, qpn, psn) {
-        return;
-    }
     let Some(qp) = nic.qp_mut(qpn) else { return };
     // A response implicitly acknowledges every earlier SEND/WRITE; an earlier READ/atomic left unanswered
     // is a gap.
-    let before = qp.req.comp_psn;
     if ack_through(qp, psn.sub(1)) {
         retry_gap(qp, now);
-        nic.retire(qpn, mem);
         return;
     }
     let pmtu = qp.attrs.pmtu.max(256);
     let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
     let w = &qp.req.wqes[i];
     if w.op != SendOp::RdmaRead || !w.contains(psn) {
-        rearm_timer(qp, now, qp.req.comp_psn != before);
-        nic.retire(qpn, mem);
         return; // Stale or unexpected response: drop.
     }
     let first = w.first_psn.unwrap_or(psn);
@@ -356,7 +366,6 @@ pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, no
     if psn.after(expected) {
         // Responses were lost: go back to the first missing one, once per gap.
         retry_gap(qp, now);
-        nic.retire(qpn, mem);
         return;
     }
     let k = w.resp_pkts;
@@ -369,7 +378,6 @@ pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, no
     let expect_len = if matches!(want, Position::Last | Position::Only) { w.len - off.min(w.len) } else { pmtu };
     if info.position != want || pkt.payload.len() as u32 != expect_len {
         fail_oldest(qp, WcStatus::BadRespErr, 0);
-        nic.retire(qpn, mem);
         return;
     }
     let WqeData::Sges(sges) = &w.data else { return };
@@ -384,28 +392,19 @@ pub(super) fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, no
     }
     complete_to(qp, psn.add(1));
     progress(qp);
-    rearm_timer(qp, now, true);
-    nic.retire(qpn, mem);
 }
 
 /// Writes an atomic's original value to the local buffer and completes it.
-pub(super) fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
-    if !sent(nic, qpn, psn) {
-        return;
-    }
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    let before = qp.req.comp_psn;
     if ack_through(qp, psn.sub(1)) {
         retry_gap(qp, now);
-        nic.retire(qpn, mem);
         return;
     }
     let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
     let w = &qp.req.wqes[i];
     if !w.op.is_atomic() || w.first_psn != Some(psn) {
-        rearm_timer(qp, now, qp.req.comp_psn != before);
-        nic.retire(qpn, mem);
         return; // Stale: a duplicate answer to an atomic already completed.
     }
     let orig = pkt.hdr.ext.atomic_ack_eth.map_or(0, |a| a.orig);
@@ -420,8 +419,6 @@ pub(super) fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: 
     }
     complete_to(qp, psn.add(1));
     progress(qp);
-    rearm_timer(qp, now, true);
-    nic.retire(qpn, mem);
 }
 
 /// Copies `data` into scatter list `sges` at message offset `off`.

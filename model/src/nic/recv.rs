@@ -81,16 +81,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
             nic.count(Counter::rx_drop_qp_state);
             return;
         }
-        match info.kind {
-            OpKind::Ack => {
-                if let Some(aeth) = pkt.hdr.ext.aeth {
-                    super::comp::on_ack(nic, qpn, bth.psn, aeth, now, mem);
-                }
-            }
-            OpKind::ReadResponse => super::comp::on_read_response(nic, qpn, &pkt, now, mem),
-            OpKind::AtomicAck => super::comp::on_atomic_ack(nic, qpn, &pkt, now, mem),
-            _ => {}
-        }
+        super::comp::on_response(nic, qpn, info.kind, &pkt, now, mem);
     }
 }
 
