@@ -89,7 +89,7 @@ pub struct Nic {
     qps: Vec<Option<Box<Qp>>>,
     /// The port is busy serialising until this time.
     tx_free_at: Time,
-    /// Frames that go out ahead of all QP traffic: CNPs and fatal NAKs.
+    /// Frames that go out ahead of all QP traffic: CNPs.
     pub(crate) ctrl_queue: VecDeque<Vec<u8>>,
     /// QPNs in use, ascending.
     active: Vec<u32>,

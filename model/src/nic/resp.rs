@@ -457,8 +457,14 @@ fn push_resource(qp: &mut Qp, r: Resource) {
 
 /// Ends the check chain with a NAK. RNR leaves the QP as it is; every other NAK moves it to ERR.
 fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak) {
+    if let Some(epsn) = nic.qp(qpn).map(|q| q.resp.epsn) {
+        nak_at(nic, qpn, nak, epsn);
+    }
+}
+
+/// Queues `nak` with PSN `psn` behind what the responder already owes.
+fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    let epsn = qp.resp.epsn;
     let (syn, counter) = match nak {
         Nak::Rnr => (syndrome::RNR_NAK | (qp.attrs.min_rnr_timer & 0x1F), Counter::tx_rnr_naks),
         Nak::InvalidRequest => (syndrome::NAK_INVALID_REQUEST, Counter::tx_naks_invalid_req),
@@ -468,12 +474,12 @@ fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak) {
     let aeth = AethRepr { syndrome: syn, msn: qp.resp.msn };
     if nak == Nak::Rnr {
         qp.resp.nak_sent = true;
-        qp.resp.out.push_back(RespItem::Ack { psn: epsn, aeth });
+        qp.resp.out.push_back(RespItem::Ack { psn, aeth });
     } else {
         // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
         // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
         qp.resp.fatal = true;
-        qp.resp.out.push_back(RespItem::FatalNak { psn: epsn, aeth });
+        qp.resp.out.push_back(RespItem::FatalNak { psn, aeth });
     }
     nic.count(counter);
 }
@@ -536,10 +542,7 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             if !ok {
                 // The MR went away under the READ: a remote access error ends the connection here.
                 qp.resp.out.clear();
-                let aeth = AethRepr { syndrome: syndrome::NAK_REMOTE_ACCESS, msn: qp.resp.msn };
-                qp.resp.out.push_back(RespItem::FatalNak { psn, aeth });
-                qp.resp.fatal = true;
-                nic.count(Counter::tx_naks_remote_access);
+                nak_at(nic, qpn, Nak::RemoteAccess, psn);
                 return None;
             }
             let opcode = match pos {
