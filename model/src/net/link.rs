@@ -4,7 +4,7 @@ use crate::rng::Rng;
 use crate::Time;
 
 /// Random faults on a link, each a per-frame probability.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Impairments {
     pub loss: f64,
     pub reorder: f64,

@@ -5,7 +5,7 @@ mod run;
 mod scenario;
 
 pub use run::{run, Stats};
-pub use scenario::{Faults, Kind, Op, Scenario};
+pub use scenario::{Kind, Op, Scenario};
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

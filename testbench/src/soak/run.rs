@@ -5,7 +5,7 @@
 use super::scenario::{Kind, Op, Scenario};
 use driver::pair::{connect, open_host, Host};
 use driver::*;
-use model::net::{Impairments, LinkConfig, World};
+use model::net::{LinkConfig, World};
 use model::rng::Rng;
 use model::NicConfig;
 use std::cell::RefCell;
@@ -146,12 +146,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         req.qps[p.op.qp].post_send(&wr).map_err(err)?;
     }
     let f = sc.faults;
-    world.borrow_mut().set_link_faults(Impairments {
-        loss: f.loss,
-        reorder: f.reorder,
-        duplicate: f.duplicate,
-        corrupt: f.corrupt,
-    });
+    world.borrow_mut().set_link_faults(f);
     let mut expect = Expect::new(&placed, sc.qps, f.loss > 0.0 || f.corrupt > 0.0);
     loop {
         for (h, host) in hosts.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! A soak scenario: what to run (QPs, PMTU, link impairments, the work requests) as plain data, drawn from
 //! a seed, and shrunk toward the smallest scenario that still fails.
 
+use model::net::Impairments;
 use model::rng::Rng;
 use serde::Serialize;
 
@@ -38,22 +39,14 @@ pub struct Op {
     pub len: u32,
 }
 
-/// Per-frame impairment probabilities of both links.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Faults {
-    pub loss: f64,
-    pub reorder: f64,
-    pub duplicate: f64,
-    pub corrupt: f64,
-}
-
 /// A whole scenario. The seed also drives the links' random faults and the data patterns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
     pub seed: u64,
     pub qps: usize,
     pub pmtu: u32,
-    pub faults: Faults,
+    /// Per-frame impairments of both links.
+    pub faults: Impairments,
     pub ops: Vec<Op>,
 }
 
@@ -74,8 +67,12 @@ impl Scenario {
         let qps = 1 + r.below(4) as usize;
         let pmtu = 256 << r.below(5);
         let fault = |r: &mut Rng| if r.chance(0.5) { r.f64() * MAX_FAULT } else { 0.0 };
-        let faults =
-            Faults { loss: fault(&mut r), reorder: fault(&mut r), duplicate: fault(&mut r), corrupt: fault(&mut r) };
+        let faults = Impairments {
+            loss: fault(&mut r),
+            reorder: fault(&mut r),
+            duplicate: fault(&mut r),
+            corrupt: fault(&mut r),
+        };
         let mut total = 0u64;
         let ops = (0..1 + r.below(24))
             .map(|_| {
@@ -187,6 +184,6 @@ mod tests {
         let small = Scenario::generate(seed).shrink(10_000, fails);
         assert_eq!(small.ops.len(), 1, "{small:?}");
         assert!(small.ops[0].len > 1000 && small.ops[0].len <= 2001, "{small:?}");
-        assert_eq!((small.qps, small.faults), (1, Faults::default()), "{small:?}");
+        assert_eq!((small.qps, small.faults), (1, Impairments::default()), "{small:?}");
     }
 }
