@@ -112,7 +112,21 @@ impl ExtHeaders {
         e
     }
 
-    /// Writes the headers `info` says are present; a missing one is written as zeros.
+    /// The `hdr::*` bits of the headers that are present (`CNP_PAD` carries nothing and is never set).
+    pub fn present(&self) -> u16 {
+        let bits = [
+            (hdr::DETH, self.deth.is_some()),
+            (hdr::RETH, self.reth.is_some()),
+            (hdr::ATOMIC_ETH, self.atomic_eth.is_some()),
+            (hdr::AETH, self.aeth.is_some()),
+            (hdr::ATOMIC_ACK_ETH, self.atomic_ack_eth.is_some()),
+            (hdr::IMMDT, self.immdt.is_some()),
+            (hdr::IETH, self.ieth.is_some()),
+        ];
+        bits.iter().filter(|(_, on)| *on).fold(0, |acc, (bit, _)| acc | bit)
+    }
+
+    /// Writes the headers `info` says are present; callers check `present()` against `info` first.
     fn emit(&self, info: &OpInfo, mut b: &mut [u8]) {
         for (bit, len) in hdr::ORDER {
             if !info.has(bit) {
@@ -341,7 +355,8 @@ impl RoceHeaders {
     }
 
     /// Appends a complete frame to `out`: lengths, IPv4 checksum, UDP checksum 0, PadCnt, zero pad and ICRC
-    /// are all derived here. The opcode must be in the table.
+    /// are all derived here. The opcode must be in the table and `ext` must hold exactly the extended headers
+    /// it carries; otherwise nothing is appended.
     pub fn emit_into(&self, payload: &[u8], out: &mut Vec<u8>) {
         self.emit_filled(payload.len(), out, |dst| {
             dst.copy_from_slice(payload);
@@ -357,7 +372,7 @@ impl RoceHeaders {
     }
 
     /// Like `emit`, but `fill` writes the `payload_len` payload bytes in place (a DMA gather straight into
-    /// the frame). When `fill` returns false there is no frame.
+    /// the frame). When `fill` returns false, or the headers do not match the opcode, there is no frame.
     pub fn emit_with(&self, payload_len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> Option<Vec<u8>> {
         let mut v = Vec::with_capacity(self.frame_len(payload_len));
         self.emit_filled(payload_len, &mut v, fill).then_some(v)
@@ -365,6 +380,9 @@ impl RoceHeaders {
 
     fn emit_filled(&self, payload_len: usize, out: &mut Vec<u8>, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
         let Some(info) = self.bth.opcode.info() else { return false };
+        if self.ext.present() != info.headers & !hdr::CNP_PAD {
+            return false;
+        }
         let start = out.len();
         let total = self.frame_len(payload_len);
         out.resize(start + total, 0);

@@ -95,6 +95,28 @@ proptest! {
     }
 
     #[test]
+    fn headers_the_opcode_does_not_carry_give_no_frame(h in arb_headers(), which in 0usize..7) {
+        let info = h.bth.opcode.info().unwrap();
+        prop_assert_eq!(h.ext.present(), info.headers & !hdr::CNP_PAD);
+        // Toggle one extended header: drop it if the opcode carries it, add it if not.
+        let mut bad = h;
+        let e = &mut bad.ext;
+        match which {
+            0 => e.deth = if e.deth.is_some() { None } else { Some(DethRepr::default()) },
+            1 => e.reth = if e.reth.is_some() { None } else { Some(RethRepr::default()) },
+            2 => e.atomic_eth = if e.atomic_eth.is_some() { None } else { Some(AtomicEthRepr::default()) },
+            3 => e.aeth = if e.aeth.is_some() { None } else { Some(AethRepr::default()) },
+            4 => e.atomic_ack_eth = if e.atomic_ack_eth.is_some() { None } else { Some(AtomicAckEthRepr::default()) },
+            5 => e.immdt = if e.immdt.is_some() { None } else { Some(0) },
+            _ => e.ieth = if e.ieth.is_some() { None } else { Some(0) },
+        }
+        prop_assert_ne!(bad.ext.present(), h.ext.present());
+        prop_assert!(bad.emit(&[]).is_empty());
+        prop_assert!(bad.emit_with(0, |_| true).is_none());
+        prop_assert!(h.emit_with(0, |_| true).is_some());
+    }
+
+    #[test]
     fn full_pmtu_frames_fit_and_longer_frames_are_too_long(h in arb_headers()) {
         let payload = if h.bth.opcode.info().unwrap().has_payload { vec![0x5a; MAX_PMTU] } else { Vec::new() };
         let mut frame = h.emit(&payload);

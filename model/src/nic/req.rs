@@ -154,9 +154,6 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         return None;
     };
     let qp = nic.qp_mut(qpn)?;
-    if op == SendOp::RdmaRead {
-        qp.req.wqes[cursor].resp_pkts = k;
-    }
     qp.req.cursor_psn = next_cursor_psn;
     if last_of_wqe {
         qp.req.cursor = cursor + 1;
