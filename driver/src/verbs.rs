@@ -402,10 +402,10 @@ impl Cq {
         let qps = self.ctx.dev.qps.borrow();
         let Some(s) = qps.get(&c.qp_num).and_then(Weak::upgrade) else { return };
         let mut s = s.borrow_mut();
+        // A CQE for WQE i means every WQE up to i is done: each queue completes in order.
         if c.is_recv != 0 {
-            s.rq_ci = s.rq_ci.wrapping_add(1);
+            s.rq_ci = c.wqe_index.wrapping_add(1);
         } else {
-            // A send CQE for WQE i means every WQE up to i is done (SQ order).
             s.ci = c.wqe_index.wrapping_add(1);
         }
     }

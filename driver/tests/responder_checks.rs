@@ -117,3 +117,105 @@ fn reads_and_atomics_check_their_rkey_and_alignment() {
     assert_eq!(deliver(&w, &b, h.emit(&[])), (1, 0), "atomic not 8-byte aligned");
     assert_eq!(b.buf.read(0, 16).unwrap(), vec![0xEE; 16]);
 }
+
+/// CHK_OP_SEQ, same operation: a SEND ONLY while a SEND is in progress is out of sequence too.
+#[test]
+fn a_new_message_inside_a_message_is_an_invalid_request() {
+    let (w, a, b) = setup(ConnectOpts { path_mtu: 1, ..Default::default() });
+    for wr_id in 1..=2 {
+        let sg = vec![Sge { addr: b.mr.addr + 0x1000 * wr_id, length: 1024, lkey: b.mr.lkey }];
+        b.qps[0].post_recv(&RecvWr { wr_id, sg_list: sg }).unwrap();
+    }
+    let first = forged_headers(&a, &b, Opcode::SEND_FIRST, PSN_A);
+    assert_eq!(deliver(&w, &b, first.emit(&[2; 256])), (0, 0), "a SEND begins");
+    let only = forged_headers(&a, &b, Opcode::SEND_ONLY, PSN_A + 1);
+    assert_eq!(deliver(&w, &b, only.emit(&[3; 16])), (1, 0), "a SEND ONLY inside the SEND");
+    assert_eq!(b.buf.read(0x2000, 16).unwrap(), vec![0; 16], "the second receive WQE is untouched");
+}
+
+/// The length checks at their boundaries: a FIRST whose RETH length its own payload covers should have been an
+/// ONLY, a MIDDLE that carries the rest should have been a LAST, and a message is at most 2^31 bytes (a READ
+/// or WRITE of exactly 2^31 passes the length check and fails the R_Key's range instead).
+#[test]
+fn lengths_are_checked_at_their_boundaries() {
+    let o = ConnectOpts { path_mtu: 1, ..Default::default() };
+    let (w, a, b) = setup(o);
+    let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_FIRST, PSN_A);
+    h.ext.reth = reth(&b, 256);
+    assert_eq!(deliver(&w, &b, h.emit(&[1; 256])), (1, 0), "FIRST carrying the whole WRITE");
+
+    let (w, a, b) = setup(o);
+    let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_FIRST, PSN_A);
+    h.ext.reth = reth(&b, 512);
+    assert_eq!(deliver(&w, &b, h.emit(&[1; 256])), (0, 0), "FIRST of two packets");
+    let mid = forged_headers(&a, &b, Opcode::RDMA_WRITE_MIDDLE, PSN_A + 1);
+    assert_eq!(deliver(&w, &b, mid.emit(&[2; 256])), (1, 0), "MIDDLE carrying the rest");
+    assert_eq!(b.buf.read(256, 256).unwrap(), vec![0xEE; 256]);
+
+    for (op, len, want) in [
+        (Opcode::RDMA_READ_REQUEST, 1u32 << 31, (0, 1)),
+        (Opcode::RDMA_READ_REQUEST, (1u32 << 31) + 1, (1, 0)),
+        (Opcode::RDMA_WRITE_FIRST, 1 << 31, (0, 1)),
+        (Opcode::RDMA_WRITE_FIRST, (1 << 31) + 1, (1, 0)),
+    ] {
+        let (w, a, b) = setup(o);
+        let mut h = forged_headers(&a, &b, op, PSN_A);
+        h.ext.reth = reth(&b, len);
+        let payload: &[u8] = if op == Opcode::RDMA_WRITE_FIRST { &[1; 256] } else { &[] };
+        assert_eq!(deliver(&w, &b, h.emit(payload)), want, "{op:?} of {len} bytes");
+    }
+}
+
+/// A request for a QP that cannot receive (still in RESET) is dropped and counted, with no answer.
+#[test]
+fn requests_for_a_qp_that_cannot_receive_are_dropped() {
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 17)));
+    let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
+    let b = open_host(&w, 1, 2, 1 << 16, QpCap::default(), false).unwrap();
+    connect(&a, 0, PSN_A, &b, 0, 0x80, &ConnectOpts::default()).unwrap();
+    w.borrow_mut().capture();
+    let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, PSN_A);
+    h.bth.dest_qp = b.qps[1].qpn;
+    h.ext.reth = reth(&b, 8);
+    let before = b.ctx.counter(Counter::rx_drop_qp_state);
+    assert_eq!(deliver(&w, &b, h.emit(&[9; 8])), (0, 0));
+    assert_eq!(b.ctx.counter(Counter::rx_drop_qp_state) - before, 1);
+    assert!(w.borrow().captured().iter().all(|(_, n, _)| *n != 1), "no answer");
+    assert_eq!(b.buf.read(0, 8).unwrap(), vec![0; 8]);
+}
+
+/// Behind a fatal NAK still waiting for owed READ responses, the responder takes no more requests: a SEND
+/// arriving then is dropped, and its receive WQE is flushed, not filled.
+#[test]
+fn requests_behind_a_pending_fatal_nak_are_dropped() {
+    let (_w, a, b) = setup(ConnectOpts::default());
+    b.qps[0].post_recv(&RecvWr { wr_id: 7, sg_list: vec![b.sge(0x8000, 64)] }).unwrap();
+    a.buf.write(0x8000, &[5; 64]).unwrap();
+    let read = driver::pair::send_wr(SendOp::RdmaRead, &a, &b, 0, 32768, 1);
+    let mut bad = driver::pair::send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 2);
+    bad.rkey ^= 0x80;
+    let send = driver::pair::send_wr(SendOp::Send, &a, &b, 0x8000, 64, 3);
+    a.qps[0].post_send_list(&[read, bad, send]).unwrap();
+    let got: Vec<_> = a.cq.wait(3, 10_000_000_000).unwrap().iter().map(|w| (w.wr_id, w.status)).collect();
+    assert_eq!(got, vec![(1, WcStatus::Success), (2, WcStatus::RemAccessErr), (3, WcStatus::WrFlushErr)]);
+    let r = b.cq.wait(1, 10_000_000_000).unwrap();
+    assert_eq!((r[0].wr_id, r[0].status), (7, WcStatus::WrFlushErr));
+    assert!(b.ctx.counter(Counter::rx_drop_qp_state) >= 1);
+    assert_eq!(b.buf.read(0x8000, 64).unwrap(), vec![0; 64], "the SEND was not placed");
+}
+
+/// A zero-length WRITE names no memory: its VA and R_Key are not checked and nothing is written.
+#[test]
+fn a_zero_length_write_touches_no_memory() {
+    let (w, a, b) = setup(ConnectOpts::default());
+    let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, PSN_A);
+    h.ext.reth = Some(RethRepr { va: 0, rkey: 0xDEAD, dma_len: 0 });
+    w.borrow_mut().capture();
+    assert_eq!(deliver(&w, &b, h.emit(&[])), (0, 0));
+    let w = w.borrow();
+    let acks: Vec<_> =
+        w.captured().iter().filter(|(_, n, _)| *n == 1).map(|(_, _, f)| wire::parse(f).unwrap()).collect();
+    assert_eq!(acks.len(), 1);
+    assert_eq!((acks[0].hdr.bth.opcode, acks[0].hdr.bth.psn.value()), (Opcode::ACKNOWLEDGE, PSN_A));
+    assert_eq!(acks[0].hdr.ext.aeth.unwrap().syndrome & 0x60, 0, "an ACK, not a NAK");
+}

@@ -40,6 +40,18 @@ pub enum Position {
     Only,
 }
 
+impl Position {
+    /// The position of a packet that does or does not start and end its message.
+    pub const fn of(starts: bool, ends: bool) -> Position {
+        match (starts, ends) {
+            (true, true) => Position::Only,
+            (true, false) => Position::First,
+            (false, true) => Position::Last,
+            (false, false) => Position::Middle,
+        }
+    }
+}
+
 /// Header-presence bits, in wire order after the BTH.
 pub mod hdr {
     pub const DETH: u16 = 1 << 0;

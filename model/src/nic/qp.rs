@@ -206,14 +206,14 @@ pub enum RespItem {
         aeth: AethRepr,
         orig: u64,
     },
-    /// READ responses still to send: the next PSN, VA and remaining bytes; `base_psn..=end_psn` is the
-    /// whole READ's range, which fixes each response's FIRST/MIDDLE/LAST position; `msn` is the READ's own.
+    /// READ responses still to send: the next PSN, VA and remaining bytes; `base_psn` is the READ's first
+    /// PSN and `msn` its own MSN. As in rxe, a response is FIRST (or ONLY) at `base_psn` and LAST (or ONLY)
+    /// when `resid` fits one packet, so a duplicate asking for part of the READ ends where it asks to.
     Read {
         psn: Psn,
         va: u64,
         resid: u32,
         base_psn: Psn,
-        end_psn: Psn,
         msn: u32,
     },
     /// A NAK that ends the connection (class B/C/D errors): sent after every response owed for earlier

@@ -65,13 +65,9 @@ fn opcode_for(op: SendOp, pos: Position) -> Opcode {
     }
 }
 
+/// The position of packet `k` of an `n`-packet message.
 pub(super) fn position(k: u32, n: u32) -> Position {
-    match (k == 0, k + 1 == n) {
-        (true, true) => Position::Only,
-        (true, false) => Position::First,
-        (false, true) => Position::Last,
-        (false, false) => Position::Middle,
-    }
+    Position::of(k == 0, k + 1 == n)
 }
 
 /// Copies the payload at message offset `off` out of a WQE's data into `dst`.

@@ -139,9 +139,8 @@ fn chk_length(qp: &Qp, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
             return Err(Nak::InvalidRequest);
         }
     }
-    // A message is at most 2^31 bytes (IBTA 9.4.1); the RETH of a READ or the first WRITE packet says how long.
-    let starts = info.kind == OpKind::ReadRequest || (info.kind == OpKind::Write && info.starts_message());
-    if starts && pkt.hdr.ext.reth.is_some_and(|r| r.dma_len > MAX_MSG_LEN) {
+    // A message is at most 2^31 bytes (IBTA 9.4.1); the RETH (a READ's, or a WRITE's first packet's) says how long.
+    if pkt.hdr.ext.reth.is_some_and(|r| r.dma_len > MAX_MSG_LEN) {
         return Err(Nak::InvalidRequest);
     }
     Ok(())
@@ -219,8 +218,11 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
                 .rev()
                 .find(|r| r.atomic_orig.is_none() && psn.diff(r.first_psn) >= 0 && r.last_psn.diff(psn) >= 0);
             let Some(r) = found.copied() else { return Ok(()) };
+            // Ignored unless it asks for part of the original READ, by its R_Key, within its PSNs.
             let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
-            if reth.va < r.va || end_va > r.va + u64::from(r.len) || reth.rkey != r.rkey {
+            let pmtu = qp.attrs.pmtu.max(256);
+            let last_psn = psn.add(reth.dma_len.div_ceil(pmtu).max(1) - 1);
+            if reth.va < r.va || end_va > r.va + u64::from(r.len) || reth.rkey != r.rkey || last_psn.after(r.last_psn) {
                 return Ok(());
             }
             let len = u64::from(reth.dma_len);
@@ -228,8 +230,8 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
                 return Err(Nak::RemoteAccess);
             }
             let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-            let (base_psn, end_psn, msn) = (r.first_psn, r.last_psn, r.msn);
-            qp.resp.out.push_back(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, base_psn, end_psn, msn });
+            let (base_psn, msn) = (r.first_psn, r.msn);
+            qp.resp.out.push_back(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, base_psn, msn });
         }
         OpKind::CompareSwap | OpKind::FetchAdd => {
             let found = qp.resp.resources.iter().rev().find(|r| r.first_psn == psn && r.atomic_orig.is_some());
@@ -252,12 +254,14 @@ fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
     mem.dma_read(qp.rq.addr(index), &mut buf).map_err(|_| 0u64)?;
     let ctrl = RecvCtrlRepr::from_bytes(&buf).map_err(|_| 0u64)?;
     let n = usize::from(ctrl.num_sge);
-    if RECV_DATA + n * DATA_SEG_LEN > stride || n as u32 > nic.cfg.max_sge {
+    if n as u32 > nic.cfg.max_sge {
         return Err(ctrl.wr_id);
     }
     let mut sges = Vec::with_capacity(n);
     for i in 0..n {
-        let d = DataSegRepr::from_bytes(&buf[RECV_DATA + i * DATA_SEG_LEN..]).map_err(|_| ctrl.wr_id)?;
+        // An SGE beyond the slot does not parse.
+        let seg = buf.get(RECV_DATA + i * DATA_SEG_LEN..).and_then(|b| DataSegRepr::from_bytes(b).ok());
+        let d = seg.ok_or(ctrl.wr_id)?;
         if d.length == 0 {
             continue;
         }
@@ -386,7 +390,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             let msn = qp.resp.msn;
             let (va, len, rkey) = (reth.va, reth.dma_len, reth.rkey);
             push_resource(qp, Resource { first_psn: psn, last_psn: last, va, len, rkey, atomic_orig: None, msn });
-            qp.resp.out.push_back(RespItem::Read { psn, va, resid: len, base_psn: psn, end_psn: last, msn });
+            qp.resp.out.push_back(RespItem::Read { psn, va, resid: len, base_psn: psn, msn });
             qp.resp.epsn = last.add(1);
             qp.resp.nak_sent = false;
             return;
@@ -523,14 +527,12 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             nic.flush(qpn, mem);
             frame
         }
-        RespItem::Read { psn, va, resid, base_psn, end_psn, msn } => {
-            let k = psn.diff(base_psn).max(0) as u32;
-            let n = end_psn.diff(base_psn).max(0) as u32 + 1;
-            let pos = super::req::position(k, n);
+        RespItem::Read { psn, va, resid, base_psn, msn } => {
+            let done = resid <= pmtu;
+            let pos = Position::of(psn == base_psn, done);
             let len = resid.min(pmtu);
             let mut payload = vec![0u8; len as usize];
             let ok = len == 0 || mem.dma_read(va, &mut payload).is_ok();
-            let done = psn == end_psn || resid <= pmtu;
             if let Some(RespItem::Read { psn: p, va: v, resid: r, .. }) = qp.resp.out.front_mut() {
                 *p = psn.add(1);
                 *v = va + u64::from(len);
@@ -571,16 +573,18 @@ mod tests {
 
     const PD: u32 = 1;
 
-    /// A NIC allowing 4 SGEs, an MR of 1 MiB at `base`, an MR without local write, and a QP whose RQ has 64-byte
-    /// slots (room for three SGEs after the 16-byte header) with one receive WQE of `sges` posted.
-    fn posted(num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<RecvCtx, u64> {
+    /// A NIC allowing 4 SGEs, an MR of 1 MiB at `base`, an MR without local write, and a QP whose RQ has slots
+    /// of 2^`log_stride` bytes (64: room for three SGEs after the 16-byte header; 128: seven) with one receive
+    /// WQE of `sges` posted.
+    fn posted_in(log_stride: u8, num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<RecvCtx, u64> {
+        let stride = 1usize << log_stride;
         let mut mem = HostMemory::new();
         let base = mem.alloc(1 << 20);
         let mut n = Nic::new(NicConfig { max_sge: 4, ..Default::default() });
         let rw = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::ALL).unwrap();
         let ro = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::REMOTE_READ).unwrap();
-        let ring = mem.alloc(64 * 4);
-        let mut slot = vec![0u8; 64];
+        let ring = mem.alloc(stride * 4);
+        let mut slot = vec![0u8; stride];
         slot[..RecvCtrlRepr::LEN].copy_from_slice(&RecvCtrlRepr { wr_id: 5, num_sge }.to_bytes());
         for (i, &(off, writable, length)) in sges.iter().enumerate() {
             let d = DataSegRepr { addr: base + off, lkey: if writable { rw } else { ro }, length };
@@ -588,8 +592,12 @@ mod tests {
         }
         mem.dma_write(ring, &slot).unwrap();
         let mut qp = Qp::new(1, PD, crate::nic::dcqcn::Rp::new(100_000, &Default::default()));
-        qp.rq = super::super::qp::Ring { iova: ring, log_size: 2, log_stride: 6, pi: 1, ci: 0 };
+        qp.rq = super::super::qp::Ring { iova: ring, log_size: 2, log_stride, pi: 1, ci: 0 };
         fetch_recv_wqe(&n, &qp, &mem)
+    }
+
+    fn posted(num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<RecvCtx, u64> {
+        posted_in(6, num_sge, sges)
     }
 
     /// The receive WQE decoder's bounds: SGEs against the slot and max_sge, local write, zero-length SGEs.
@@ -598,7 +606,10 @@ mod tests {
         let got = posted(3, &[(0, true, 10), (100, true, 0), (200, true, 20)]).unwrap();
         assert_eq!((got.wr_id, got.sges.len()), (5, 2), "a zero-length SGE is skipped");
         assert_eq!((got.sges[0].length, got.sges[1].length), (10, 20));
+        assert_eq!(posted(3, &[(0, true, 1); 3]).map(|r| r.sges.len()), Ok(3), "three SGEs fill a 64-byte slot");
         assert_eq!(posted(4, &[(0, true, 1); 3]).err(), Some(5), "four SGEs do not fit a 64-byte slot");
+        assert_eq!(posted_in(7, 4, &[(0, true, 1); 4]).map(|r| r.sges.len()), Ok(4), "max_sge SGEs");
+        assert_eq!(posted_in(7, 5, &[(0, true, 1); 5]).err(), Some(5), "past max_sge, in a slot that holds them");
         assert_eq!(posted(1, &[(0, false, 8)]).err(), Some(5), "no local write");
         assert_eq!(posted(1, &[(1 << 20, true, 8)]).err(), Some(5), "outside the MR");
         assert!(posted(0, &[]).unwrap().sges.is_empty(), "no SGE at all is a receive of 0 bytes");
