@@ -363,4 +363,26 @@ mod tests {
             ])
         );
     }
+
+    /// The pacer: unlimited, a frame may follow at once; after a cut, frames are spaced by their wire length
+    /// (frame plus preamble, SFD and gap) at the current rate, queueing behind one another; the bytes feed
+    /// the reaction point's byte counter.
+    #[test]
+    fn pacing_spaces_frames_at_the_current_rate() {
+        let p = crate::nic::dcqcn::Params::default();
+        let mut qp = Qp::new(1, PD, crate::nic::dcqcn::Rp::new(100_000, &p));
+        pace(&mut qp, 1_000, 1000, &p);
+        assert_eq!(qp.req.next_send, 1_000, "at line rate nothing waits");
+        assert!(qp.rp.on_cnp(2_000, &p));
+        let gap = ((1000 + WIRE_OVERHEAD) as f64 * 8.0e6 / qp.rp.rc) as Time;
+        assert!(gap > 100_000, "{gap} ps for 1 KiB below line rate");
+        pace(&mut qp, 2_000, 1000, &p);
+        assert_eq!(qp.req.next_send, 2_000 + gap);
+        pace(&mut qp, 2_000, 1000, &p);
+        assert_eq!(qp.req.next_send, 2_000 + 2 * gap, "the second frame queues behind the first");
+        let before = qp.rp.bc_cnt;
+        let bc = p.get(wire::contract::regs::Dcqcn::BYTE_COUNTER) as usize;
+        pace(&mut qp, 3_000, bc, &p);
+        assert_eq!(qp.rp.bc_cnt, before + 1, "the byte counter saw the bytes");
+    }
 }
