@@ -74,6 +74,23 @@ fn queues_smaller_than_the_work_keep_turning() {
     }
 }
 
+/// Ten SENDs through a 4-entry RQ: each receive CQE names its QP and its WQE index, which frees the slot.
+#[test]
+fn receive_completions_free_their_slots() {
+    let (_w, a, b) = small();
+    for i in 0..10 {
+        b.qps[0].post_recv(&RecvWr { wr_id: 500 + i, sg_list: vec![b.sge(0, 64)] }).unwrap();
+        a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0, 64, i)).unwrap();
+        assert_eq!(all(&a)[0].status, WcStatus::Success);
+        let r = all(&b);
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            (r[0].wr_id, r[0].status, r[0].opcode, r[0].qp_num, r[0].byte_len),
+            (500 + i, WcStatus::Success, WcOpcode::Recv, b.qps[0].qpn, 64)
+        );
+    }
+}
+
 /// A SEND gathered from three SGEs and scattered into three others of other sizes, across packets.
 #[test]
 fn gather_and_scatter_across_sges() {

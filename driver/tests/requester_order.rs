@@ -150,3 +150,22 @@ fn a_full_send_queue_is_fetched_whole_and_a_doorbell_past_it_is_ignored() {
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 20)).unwrap();
     assert_eq!(statuses(&a.cq, 1), vec![(20, WcStatus::Success)]);
 }
+
+/// The requester keeps at most 128 PSNs unacknowledged: over a 100 us link, a 512-packet WRITE sends 128
+/// packets, then waits for the first ACK.
+#[test]
+fn at_most_128_psns_are_outstanding() {
+    let link = LinkConfig { delay_ns: 100_000, ..Default::default() };
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), link, 3)));
+    let a = open_host(&w, 0, 1, 1 << 20, QpCap::default(), false).unwrap();
+    let b = open_host(&w, 1, 1, 1 << 20, QpCap::default(), false).unwrap();
+    connect(&a, 0, 100, &b, 0, 200, &ConnectOpts { path_mtu: 1, ..Default::default() }).unwrap();
+    w.borrow_mut().capture();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 512 * 256, 1)).unwrap();
+    assert_eq!(statuses(&a.cq, 1), vec![(1, WcStatus::Success)]);
+    let w = w.borrow();
+    let first_ack = sent(&w, 1).iter().find(|f| f.1 == OpKind::Ack).map(|f| f.0).unwrap() + 100_000_000;
+    let before: Vec<_> = sent(&w, 0).into_iter().filter(|f| f.0 < first_ack).collect();
+    assert_eq!(before.len(), 128, "sent before the first ACK arrived");
+    assert_eq!(before.last().map(|f| f.2), Some(100 + 127));
+}

@@ -343,6 +343,8 @@ mod tests {
         let b = slot(SendOp::Send, inline, 80, &[]);
         assert_eq!(n.decode_send_wqe(0, &b, true, PD, 4, 1024).error, None);
         // SGEs beyond the slot, with a large max_sge: five fit, six do not.
+        let b = slot(SendOp::Send, 0, 5, &[(base, big, 1); 5]);
+        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 16, 64).error, None);
         let b = slot(SendOp::Send, 0, 6, &[(base, big, 1); 5]);
         assert_eq!(n.decode_send_wqe(0, &b, true, PD, 16, 64).error.map(|e| e.0), Some(WcStatus::LocLenErr));
         // An unknown opcode, or a slot the device could not read.
