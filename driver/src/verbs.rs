@@ -8,7 +8,7 @@ use std::rc::{Rc, Weak};
 use wire::contract::cmd::{self, *};
 use wire::contract::cqe::{CqeRepr, CQE_LEN, OWNER};
 use wire::contract::regs::{self, block, block_type, doorbell, id, Counter};
-use wire::contract::verbs::{attr, QpState, WcOpcode, WcStatus};
+use wire::contract::verbs::{attr, QpState, QpType, WcOpcode, WcStatus};
 use wire::contract::wqe::*;
 
 /// What the device reports about itself (`ibv_device_attr`, trimmed).
@@ -280,6 +280,24 @@ impl Pd {
 
     /// Creates an RC QP in RESET.
     pub fn create_qp(&self, send_cq: &Cq, recv_cq: &Cq, cap: QpCap, sq_sig_all: bool) -> Result<Qp, Error> {
+        self.create_qp_of(QpType::Rc, send_cq, recv_cq, cap, sq_sig_all)
+    }
+
+    /// Creates a raw packet QP in RESET (`IBV_QPT_RAW_PACKET`): each send WR's data is one whole Ethernet
+    /// frame, each receive WR takes one; the NIC steers to it every frame that is not RoCEv2 and not an ARP
+    /// or ICMP echo request the NIC answers itself. `Qp::activate_raw` brings it to RTS.
+    pub fn create_raw_qp(&self, send_cq: &Cq, recv_cq: &Cq, cap: QpCap) -> Result<Qp, Error> {
+        self.create_qp_of(QpType::RawPacket, send_cq, recv_cq, cap, false)
+    }
+
+    fn create_qp_of(
+        &self,
+        qp_type: QpType,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        cap: QpCap,
+        sq_sig_all: bool,
+    ) -> Result<Qp, Error> {
         let a = self.ctx.dev.attr;
         if cap.max_send_wr == 0 || cap.max_recv_wr == 0 {
             return Err(Error::InvalidArgument("max_send_wr and max_recv_wr must be at least 1"));
@@ -315,6 +333,7 @@ impl Pd {
             sq_iova: sq,
             rq_iova: rq,
             sq_sig_all: u8::from(sq_sig_all),
+            qp_type: qp_type as u8,
         };
         let out = self.ctx.command("CREATE_QP", op::CREATE_QP, &req.to_bytes())?;
         let qpn = ObjOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("CREATE_QP"))?.id;
@@ -732,6 +751,16 @@ impl Default for ConnectOpts {
 
 impl Qp {
     /// RESET -> INIT -> RTR -> RTS toward `remote`, starting our send PSN at `local_psn`.
+    /// RESET -> INIT -> RTR -> RTS for a raw packet QP: it needs only its port.
+    pub fn activate_raw(&self) -> Result<(), Error> {
+        let init = QpAttr { qp_state: Some(QpState::Init), port_num: 1, ..Default::default() };
+        self.modify(&init, attr::STATE | attr::PORT)?;
+        for state in [QpState::Rtr, QpState::Rts] {
+            self.modify(&QpAttr { qp_state: Some(state), ..Default::default() }, attr::STATE)?;
+        }
+        Ok(())
+    }
+
     pub fn connect(&self, local_psn: u32, remote: &Endpoint, o: &ConnectOpts) -> Result<(), Error> {
         let init =
             QpAttr { qp_state: Some(QpState::Init), qp_access_flags: o.access, port_num: 1, ..Default::default() };

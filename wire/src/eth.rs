@@ -8,6 +8,7 @@ pub type MacAddr = [u8; 6];
 /// EtherType values the NIC knows.
 pub mod ethertype {
     pub const IPV4: u16 = 0x0800;
+    pub const ARP: u16 = 0x0806;
     pub const IPV6: u16 = 0x86DD;
     pub const VLAN: u16 = 0x8100;
 }
@@ -26,6 +27,8 @@ pub mod field {
 pub const HEADER_LEN: usize = 14;
 /// Length of an 802.1Q tag.
 pub const VLAN_LEN: usize = 4;
+/// The shortest Ethernet frame without its FCS: shorter ones are padded with zeros.
+pub const MIN_FRAME_LEN: usize = 60;
 
 /// Zero-copy view of an Ethernet frame (no FCS).
 #[derive(Debug, Clone, Copy)]

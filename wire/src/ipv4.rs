@@ -10,6 +10,8 @@ pub type Ipv4Addr = [u8; 4];
 pub const HEADER_LEN: usize = 20;
 /// IP protocol number of UDP.
 pub const PROTO_UDP: u8 = 17;
+/// IP protocol number of ICMP.
+pub const PROTO_ICMP: u8 = 1;
 
 /// Why `Ipv4Repr::parse` rejects a header, in the order it checks (the RTL reports the same reasons).
 pub mod reject {

@@ -1,6 +1,6 @@
 //! ferrite `wire`: the single source of truth for every layout.
 //!
-//! Owns: packet headers (zero-copy views plus validated `Repr`s with parse/emit), the opcode table, PSN
+//! Owns: packet headers (and the ARP and ICMP echo layouts the NIC answers itself) (zero-copy views plus validated `Repr`s with parse/emit), the opcode table, PSN
 //! arithmetic, the ICRC, and the host/NIC contract (register map, commands, doorbells, WQE and CQE layouts).
 //! Knows nothing about queues, timers or state: the model, the RTL generator, the driver and the tests
 //! all take their offsets from here and nowhere else.
@@ -8,11 +8,13 @@
 #[doc(hidden)]
 pub mod field;
 
+pub mod arp;
 pub mod bth;
 pub mod contract;
 mod error;
 pub mod eth;
 pub mod ext;
+pub mod icmp;
 pub mod icrc;
 pub mod ipv4;
 pub mod ipv6;

@@ -6,7 +6,7 @@ use super::qp::{ModifyError, Qp, Ring};
 use super::{Nic, MAX_LOG_RING};
 use crate::hostmem::Dma;
 use wire::contract::cmd::*;
-use wire::contract::verbs::QpState;
+use wire::contract::verbs::{QpState, QpType};
 use wire::contract::wqe::{MAX_LOG_STRIDE, MIN_RQ_LOG_STRIDE, MIN_SQ_LOG_STRIDE};
 
 type CmdResult = Result<Vec<u8>, (Status, u32)>;
@@ -145,6 +145,7 @@ impl Nic {
 
     fn cmd_create_qp(&mut self, input: &[u8]) -> CmdResult {
         let r = CreateQpRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
+        let qp_type = QpType::from_u8(r.qp_type).ok_or((Status::BadParam, 5))?;
         if !self.pd_valid(r.pdn) {
             return Err((Status::BadResource, r.pdn));
         }
@@ -165,6 +166,7 @@ impl Nic {
         let i = (2..self.qps.len()).find(|&i| self.qps[i].is_none()).ok_or((Status::NoResources, 0))?;
         let rp = Rp::new(self.cfg.port_mbps, &self.dcqcn);
         let mut qp = Qp::new(i as u32, r.pdn, rp);
+        qp.qp_type = qp_type;
         qp.send_cqn = r.send_cqn;
         qp.recv_cqn = r.recv_cqn;
         qp.sq = Ring { iova: r.sq_iova, log_size: r.sq_log_size, log_stride: r.sq_log_stride, pi: 0, ci: 0 };

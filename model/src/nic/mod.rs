@@ -12,6 +12,7 @@ pub mod dcqcn;
 pub mod eq;
 pub mod mr;
 pub mod qp;
+mod raw;
 mod recv;
 mod req;
 mod resp;
@@ -21,6 +22,7 @@ use crate::Time;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use wire::contract::regs::{self, block, block_type, Counter, Dcqcn};
+use wire::contract::verbs::QpType;
 use wire::eth::EthernetRepr;
 use wire::ipv4::Ipv4Repr;
 use wire::ipv6::{gid_to_ipv4, Ipv6Repr};
@@ -89,7 +91,7 @@ pub struct Nic {
     qps: Vec<Option<Box<Qp>>>,
     /// The port is busy serialising until this time.
     tx_free_at: Time,
-    /// Frames that go out ahead of all QP traffic: CNPs.
+    /// Frames that go out ahead of all QP traffic: CNPs, and the NIC's own ARP and ICMP echo replies.
     pub(crate) ctrl_queue: VecDeque<Vec<u8>>,
     /// QPNs in use, ascending.
     active: Vec<u32>,
@@ -359,6 +361,15 @@ impl Nic {
         for k in 0..n {
             let qpn = self.active[(self.rr + k) % n];
             let Some(qp) = self.qp(qpn) else { continue };
+            if qp.qp_type == QpType::RawPacket {
+                if raw::ready_at(qp).is_some_and(|t| t <= now) {
+                    if let Some(f) = raw::next_frame(self, qpn, mem) {
+                        self.rr = (self.rr + k + 1) % n;
+                        return Some(f);
+                    }
+                }
+                continue;
+            }
             let resp_ready = resp::ready_at(qp).is_some_and(|t| t <= now);
             let req_ready = req::ready_at(qp).is_some_and(|t| t <= now);
             let f = if resp_ready {
@@ -397,6 +408,10 @@ impl Nic {
             consider(Some(self.tx_free_at));
         }
         for qp in self.active.iter().filter_map(|&q| self.qp(q)) {
+            if qp.qp_type == QpType::RawPacket {
+                consider(raw::ready_at(qp).map(|x| x.max(self.tx_free_at)));
+                continue;
+            }
             consider(resp::ready_at(qp).map(|x| x.max(self.tx_free_at)));
             consider(req::ready_at(qp).map(|x| x.max(self.tx_free_at)));
             consider(qp.req.timer);

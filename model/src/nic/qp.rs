@@ -5,7 +5,7 @@ use super::dcqcn::Rp;
 use crate::Time;
 use std::collections::VecDeque;
 use wire::contract::cmd::{QpAttrsRepr, VLAN_TAGGED};
-use wire::contract::verbs::{attr, check_rc_modify, mtu_bytes, QpState, TransitionError, WcStatus};
+use wire::contract::verbs::{attr, check_modify, mtu_bytes, QpState, QpType, TransitionError, WcStatus};
 use wire::contract::wqe::SendOp;
 use wire::eth::VlanTag;
 use wire::ext::AethRepr;
@@ -259,6 +259,7 @@ pub struct RespState {
 #[derive(Debug, Clone)]
 pub struct Qp {
     pub qpn: u32,
+    pub qp_type: QpType,
     pub pdn: u32,
     pub send_cqn: u32,
     pub recv_cqn: u32,
@@ -276,10 +277,11 @@ pub struct Qp {
 }
 
 impl Qp {
-    /// A new QP in RESET: no rings, CQ 0 for both queues, transport state cleared, rate limiter `rp`.
+    /// A new RC QP in RESET: no rings, CQ 0 for both queues, transport state cleared, rate limiter `rp`.
     pub fn new(qpn: u32, pdn: u32, rp: Rp) -> Qp {
         Qp {
             qpn,
+            qp_type: QpType::Rc,
             pdn,
             send_cqn: 0,
             recv_cqn: 0,
@@ -308,7 +310,7 @@ impl Qp {
         } else {
             cur
         };
-        check_rc_modify(cur, next, mask | attr::STATE).map_err(ModifyError::Rule)?;
+        check_modify(self.qp_type, cur, next, mask | attr::STATE).map_err(ModifyError::Rule)?;
         // Validate values before touching anything.
         if mask & attr::PATH_MTU != 0 && mtu_bytes(a.path_mtu).is_none() {
             return Err(ModifyError::BadValue("path_mtu"));

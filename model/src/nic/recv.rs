@@ -1,12 +1,13 @@
 //! Receive path: parse and check the frame (wire's verdict, counted by cause), find the QP, apply ECN
 //! (notification point) and CNPs (reaction point), and dispatch requests to `resp`, responses to `comp`.
+//! Frames that are not RoCEv2 go to `raw`.
 
 use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::bth::{pkey_match, DEFAULT_PKEY};
 use wire::contract::regs::{Counter, Dcqcn};
-use wire::contract::verbs::QpState;
+use wire::contract::verbs::{QpState, QpType};
 use wire::{DropReason, OpKind};
 
 fn drop_counter(r: DropReason) -> Counter {
@@ -33,6 +34,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     }
     let pkt = match wire::parse(frame) {
         Ok(p) => p,
+        Err(DropReason::NotRoce) => return super::raw::receive(nic, frame, mem),
         Err(r) => {
             nic.count(drop_counter(r));
             return;
@@ -45,7 +47,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
         return;
     }
     let qpn = bth.dest_qp;
-    let Some(qp) = nic.qp(qpn) else {
+    let Some(qp) = nic.qp(qpn).filter(|q| q.qp_type == QpType::Rc) else {
         nic.count(Counter::rx_drop_no_qp);
         return;
     };

@@ -247,7 +247,7 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
 }
 
 /// Takes the next receive WQE off the RQ and checks its scatter list.
-fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
+pub(super) fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
     let index = qp.rq.ci;
     let stride = 1usize << qp.rq.log_stride;
     let mut buf = vec![0u8; stride];
@@ -271,7 +271,7 @@ fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
     Ok(RecvCtx { index, wr_id: ctrl.wr_id, sges, offset: 0 })
 }
 
-fn recv_cqe(
+pub(super) fn recv_cqe(
     qpn: u32,
     ctx: &RecvCtx,
     opcode: WcOpcode,

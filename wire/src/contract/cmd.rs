@@ -133,7 +133,7 @@ crate::header! {
 }
 
 crate::header! {
-    /// CREATE_QP input (RC). Rings of 2^log_size WQEs of 2^log_stride bytes each.
+    /// CREATE_QP input. Rings of 2^log_size WQEs of 2^log_stride bytes each.
     CreateQp / CreateQpRepr, len = 40;
     pdn / set_pdn: u32 [0..4],
     send_cqn / set_send_cqn: u32 [4..8],
@@ -146,6 +146,8 @@ crate::header! {
     rq_iova / set_rq_iova: u64 [24..32],
     /// 1 = every send WQE completes with a CQE (`sq_sig_all`).
     sq_sig_all / set_sq_sig_all: u8 [32..33],
+    /// `verbs::QpType`.
+    qp_type / set_qp_type: u8 [33..34],
 }
 
 crate::header! {

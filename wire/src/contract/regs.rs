@@ -97,7 +97,10 @@ macro_rules! counters {
 
 counters! {
     rx_frames, rx_bytes, tx_frames, tx_bytes,
-    rx_drop_not_for_us, rx_drop_too_long, rx_drop_not_roce, rx_drop_truncated, rx_drop_bad_ip, rx_drop_bad_udp, rx_drop_bad_bth,
+    rx_drop_not_for_us, rx_drop_too_long,
+    /// Not RoCEv2, not answered by the NIC itself, and no raw packet QP able to take it.
+    rx_drop_not_roce,
+    rx_drop_truncated, rx_drop_bad_ip, rx_drop_bad_udp, rx_drop_bad_bth,
     rx_drop_bad_opcode, rx_drop_bad_length, rx_drop_bad_icrc, rx_drop_no_qp, rx_drop_qp_state,
     rx_drop_duplicate, rx_drop_out_of_seq,
     /// Responses (ACK, READ response, atomic ACK) for a PSN this QP never sent: ignored.
@@ -108,6 +111,14 @@ counters! {
     cnps_sent, cnps_received, ecn_ce_received, rate_cuts,
     sq_wqes, rq_wqes, cqes, error_cqes,
     events, events_lost, interrupts,
+    /// ARP requests for one of the NIC's IPv4 addresses, answered by the NIC.
+    arp_replies,
+    /// ICMP echo requests to one of the NIC's IPv4 addresses, answered by the NIC.
+    icmp_echo_replies,
+    /// Frames placed in the raw packet QP's receive queue, and sent from its send queue.
+    raw_rx_frames, raw_tx_frames,
+    /// Frames for the raw packet QP dropped because it had no receive WQE posted.
+    raw_rx_drop_no_wqe,
 }
 
 /// DCQCN parameters: one register each at `BASE + 0x10 + 4 * index`, with the documented default.

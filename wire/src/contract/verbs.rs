@@ -2,6 +2,27 @@
 //! modify-QP attribute masks and the per-transition rules, access flags, path MTU, work-completion status and
 //! opcodes, and the RNR / local ACK timer encodings.
 
+/// QP transport types the device creates (`enum ibv_qp_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum QpType {
+    /// Reliable connected RoCEv2.
+    Rc = 2,
+    /// Whole Ethernet frames: a send WQE's data is one frame, a receive WQE takes one. The NIC steers every
+    /// frame that is neither RoCEv2 nor answered by the NIC itself (ARP and ICMP echo for its addresses) here.
+    RawPacket = 8,
+}
+
+impl QpType {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        match v {
+            2 => Some(QpType::Rc),
+            8 => Some(QpType::RawPacket),
+            _ => None,
+        }
+    }
+}
+
 /// QP states (`enum ibv_qp_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -111,9 +132,27 @@ pub enum TransitionError {
     CurStateMismatch,
 }
 
-/// Checks an RC modify-QP request. `mask` includes `STATE` when `next` is a new state request.
-pub fn check_rc_modify(cur: QpState, next: QpState, mask: u32) -> Result<(), TransitionError> {
-    let t = rc_transition(cur, next).ok_or(TransitionError::NotAllowed(cur, next))?;
+/// The raw packet QP's rules: the port on the way to INIT, nothing else; no SQD.
+pub fn raw_packet_transition(cur: QpState, next: QpState) -> Option<Transition> {
+    use QpState::*;
+    let t = |required, optional| Some(Transition { required, optional });
+    match (cur, next) {
+        (_, Reset) | (_, Err) => t(0, 0),
+        (Reset, Init) => t(attr::PORT, 0),
+        (Init, Init) => t(0, attr::PORT),
+        (Init, Rtr) | (Rtr, Rts) | (Rts, Rts) => t(0, 0),
+        _ => None,
+    }
+}
+
+/// Checks a modify-QP request against the rules of the QP's type. `mask` includes `STATE` when `next` is
+/// a new state request.
+pub fn check_modify(qp_type: QpType, cur: QpState, next: QpState, mask: u32) -> Result<(), TransitionError> {
+    let rules = match qp_type {
+        QpType::Rc => rc_transition(cur, next),
+        QpType::RawPacket => raw_packet_transition(cur, next),
+    };
+    let t = rules.ok_or(TransitionError::NotAllowed(cur, next))?;
     let given = mask & !(attr::STATE);
     let missing = t.required & !given;
     if missing != 0 {
@@ -297,22 +336,38 @@ mod tests {
     #[test]
     fn rc_rules() {
         let init_req = PKEY_INDEX | PORT | ACCESS_FLAGS;
-        assert!(check_rc_modify(QpState::Reset, QpState::Init, STATE | init_req).is_ok());
+        assert!(check_modify(QpType::Rc, QpState::Reset, QpState::Init, STATE | init_req).is_ok());
         assert_eq!(
-            check_rc_modify(QpState::Reset, QpState::Init, STATE | PKEY_INDEX | PORT),
+            check_modify(QpType::Rc, QpState::Reset, QpState::Init, STATE | PKEY_INDEX | PORT),
             Err(TransitionError::MissingRequired(ACCESS_FLAGS))
         );
         assert_eq!(
-            check_rc_modify(QpState::Reset, QpState::Rts, STATE),
+            check_modify(QpType::Rc, QpState::Reset, QpState::Rts, STATE),
             Err(TransitionError::NotAllowed(QpState::Reset, QpState::Rts))
         );
         assert_eq!(
-            check_rc_modify(QpState::Rts, QpState::Rts, STATE | PATH_MTU),
+            check_modify(QpType::Rc, QpState::Rts, QpState::Rts, STATE | PATH_MTU),
             Err(TransitionError::NotOptional(PATH_MTU))
         );
-        assert!(check_rc_modify(QpState::Rts, QpState::Err, STATE).is_ok());
-        assert!(check_rc_modify(QpState::Err, QpState::Reset, STATE).is_ok());
-        assert!(check_rc_modify(QpState::Init, QpState::Rts, STATE).is_err());
+        assert!(check_modify(QpType::Rc, QpState::Rts, QpState::Err, STATE).is_ok());
+        assert!(check_modify(QpType::Rc, QpState::Err, QpState::Reset, STATE).is_ok());
+        assert!(check_modify(QpType::Rc, QpState::Init, QpState::Rts, STATE).is_err());
+    }
+
+    #[test]
+    fn raw_packet_rules() {
+        let raw = |cur, next, mask| check_modify(QpType::RawPacket, cur, next, mask);
+        assert!(raw(QpState::Reset, QpState::Init, STATE | PORT).is_ok());
+        assert_eq!(raw(QpState::Reset, QpState::Init, STATE), Err(TransitionError::MissingRequired(PORT)));
+        assert_eq!(raw(QpState::Init, QpState::Rtr, STATE | AV), Err(TransitionError::NotOptional(AV)));
+        assert!(raw(QpState::Init, QpState::Rtr, STATE).is_ok());
+        assert!(raw(QpState::Rtr, QpState::Rts, STATE).is_ok());
+        assert_eq!(
+            raw(QpState::Rts, QpState::Sqd, STATE),
+            Err(TransitionError::NotAllowed(QpState::Rts, QpState::Sqd))
+        );
+        assert_eq!(QpType::from_u8(8), Some(QpType::RawPacket));
+        assert_eq!(QpType::from_u8(0), None);
     }
 
     #[test]

@@ -1,0 +1,227 @@
+//! The raw Ethernet path: the NIC answers ARP and ICMP echo for its own addresses, steers every other frame
+//! that is not RoCEv2 to the raw packet QP, and sends that QP's WQEs as whole frames; RoCE traffic beside it
+//! is untouched.
+
+use driver::pair::{connect, open_host, send_wr, Host};
+use driver::*;
+use model::net::{LinkConfig, World};
+use model::NicConfig;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wire::arp::{self, ArpRepr};
+use wire::contract::regs::Counter;
+use wire::eth::{ethertype, EthernetRepr};
+
+const T: u64 = 10_000_000_000;
+/// An EtherType no one answers (IEEE local experimental).
+const EXPERIMENTAL: u16 = 0x88B5;
+
+struct Side {
+    host: Host,
+    raw: Qp,
+    cq: Cq,
+    bufs: Buffer,
+}
+
+fn setup() -> (Rc<RefCell<World>>, Vec<Host>) {
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 5)));
+    let hosts: Vec<_> = (0..2).map(|i| open_host(&w, i, 1, 1 << 16, QpCap::default(), false).unwrap()).collect();
+    connect(&hosts[0], 0, 1, &hosts[1], 0, 2, &ConnectOpts::default()).unwrap();
+    w.borrow_mut().capture();
+    (w, hosts)
+}
+
+/// A raw packet QP on `host` with its own CQ and `n` receive buffers of 2 KiB posted.
+fn raw_qp(host: Host, n: u64) -> Side {
+    let cq = host.ctx.create_cq(64).unwrap();
+    let raw = host.pd.create_raw_qp(&cq, &cq, QpCap::default()).unwrap();
+    raw.activate_raw().unwrap();
+    let bufs = host.ctx.alloc_buf(16 * 2048).unwrap();
+    let mr = host.pd.reg_buf(&bufs, access::LOCAL_WRITE).unwrap();
+    for i in 0..n {
+        let sg = vec![Sge { addr: bufs.addr + 2048 * i, length: 2048, lkey: mr.lkey }];
+        raw.post_recv(&RecvWr { wr_id: 1000 + i, sg_list: sg }).unwrap();
+    }
+    Side { host, raw, cq, bufs }
+}
+
+/// A frame of `len` bytes from `src` to `dst` with EtherType `ty` and a counting payload.
+fn frame(dst: [u8; 6], src: [u8; 6], ty: u16, len: usize) -> Vec<u8> {
+    let mut f = vec![0u8; len];
+    EthernetRepr { dst, src, vlan: None, ethertype: ty }.emit(&mut f);
+    for (i, b) in f.iter_mut().enumerate().skip(14) {
+        *b = i as u8;
+    }
+    f
+}
+
+fn from_node(w: &World, n: usize) -> Vec<Vec<u8>> {
+    w.captured().iter().filter(|(_, k, _)| *k == n).map(|(_, _, f)| f.clone()).collect()
+}
+
+fn run(w: &Rc<RefCell<World>>) {
+    let t = w.borrow().now;
+    w.borrow_mut().run_until(t + 1_000_000_000);
+}
+
+fn arp_request(from_mac: [u8; 6], from_ip: [u8; 4], for_ip: [u8; 4]) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    EthernetRepr { dst: [0xff; 6], src: from_mac, vlan: None, ethertype: ethertype::ARP }.emit(&mut f);
+    ArpRepr { oper: arp::REQUEST, sha: from_mac, spa: from_ip, tha: [0; 6], tpa: for_ip }.emit(&mut f[14..]);
+    f
+}
+
+#[test]
+fn the_nic_answers_arp_for_its_own_address_only() {
+    let (w, h) = setup();
+    let peer = [0x52, 0x54, 0, 0, 0, 9];
+    w.borrow_mut().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 2]));
+    run(&w);
+    let out = from_node(&w.borrow(), 1);
+    assert_eq!(out.len(), 1);
+    let (eth, rep) = arp::parse_frame(&out[0]).unwrap();
+    assert_eq!((eth.dst, eth.src), (peer, h[1].mac));
+    assert_eq!(rep, ArpRepr { oper: arp::REPLY, sha: h[1].mac, spa: [10, 0, 0, 2], tha: peer, tpa: [10, 0, 0, 9] });
+    assert_eq!(h[1].ctx.counter(Counter::arp_replies), 1);
+
+    // For another address, or a reply: not answered, and with no raw packet QP, dropped and counted.
+    w.borrow_mut().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 3]));
+    run(&w);
+    assert_eq!(from_node(&w.borrow(), 1).len(), 1);
+    assert_eq!(h[1].ctx.counter(Counter::arp_replies), 1);
+    assert_eq!(h[1].ctx.counter(Counter::rx_drop_not_roce), 1);
+}
+
+#[test]
+fn the_nic_answers_ping() {
+    let (w, h) = setup();
+    let peer = [0x52, 0x54, 0, 0, 0, 9];
+    let mut f = vec![0u8; 14 + 20 + 8 + 32];
+    EthernetRepr { dst: h[1].mac, src: peer, vlan: None, ethertype: ethertype::IPV4 }.emit(&mut f);
+    f[14..34].copy_from_slice(&[0x45, 0, 0, 60, 0, 1, 0x40, 0, 64, 1, 0, 0, 10, 0, 0, 9, 10, 0, 0, 2]);
+    let c = wire::ipv4::checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    f[34..42].copy_from_slice(&[8, 0, 0, 0, 0x12, 0x34, 0, 7]);
+    for (i, b) in f[42..].iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let c = wire::ipv4::checksum(&f[34..]);
+    f[36..38].copy_from_slice(&c.to_be_bytes());
+    w.borrow_mut().deliver(1, f.clone());
+    run(&w);
+    let out = from_node(&w.borrow(), 1);
+    assert_eq!(out.len(), 1);
+    let r = &out[0];
+    assert_eq!((&r[0..6], &r[6..12]), (&peer[..], &h[1].mac[..]));
+    assert_eq!((&r[26..30], &r[30..34]), (&[10, 0, 0, 2][..], &[10, 0, 0, 9][..]));
+    assert_eq!((r[34], &r[38..42], &r[42..74]), (0, &f[38..42], &f[42..74]), "type 0, same id, seq and data");
+    assert_eq!(wire::ipv4::checksum(&r[34..74]), 0);
+    assert_eq!(h[1].ctx.counter(Counter::icmp_echo_replies), 1);
+}
+
+#[test]
+fn frames_that_are_not_roce_reach_the_raw_qp_and_roce_does_not() {
+    let (w, mut h) = setup();
+    let b = raw_qp(h.pop().unwrap(), 4);
+    let a = raw_qp(h.pop().unwrap(), 4);
+    // A sends one experimental frame of 100 bytes and one of 20 (padded to 60 on the wire).
+    let sbuf = a.host.ctx.alloc_buf(4096).unwrap();
+    let smr = a.host.pd.reg_buf(&sbuf, access::LOCAL_WRITE).unwrap();
+    let big = frame(b.host.mac, a.host.mac, EXPERIMENTAL, 100);
+    let small = frame(b.host.mac, a.host.mac, EXPERIMENTAL, 20);
+    sbuf.write(0, &big).unwrap();
+    sbuf.write(2048, &small).unwrap();
+    for (i, (off, len)) in [(0u64, 100u32), (2048, 20)].into_iter().enumerate() {
+        let wr = SendWr {
+            wr_id: i as u64,
+            opcode: Some(SendOp::Send),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![Sge { addr: sbuf.addr + off, length: len, lkey: smr.lkey }],
+            ..Default::default()
+        };
+        a.raw.post_send(&wr).unwrap();
+    }
+    let sent = a.cq.wait(2, T).unwrap();
+    assert_eq!(
+        sent.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect::<Vec<_>>(),
+        vec![(0, WcStatus::Success, WcOpcode::Send), (1, WcStatus::Success, WcOpcode::Send)]
+    );
+    let got = b.cq.wait(2, T).unwrap();
+    assert_eq!(
+        got.iter().map(|c| (c.wr_id, c.status, c.byte_len, c.qp_num)).collect::<Vec<_>>(),
+        vec![(1000, WcStatus::Success, 100, b.raw.qpn), (1001, WcStatus::Success, 60, b.raw.qpn)]
+    );
+    assert_eq!(b.bufs.read(0, 100).unwrap(), big);
+    let mut padded = small.clone();
+    padded.resize(60, 0);
+    assert_eq!(b.bufs.read(2048, 60).unwrap(), padded);
+    assert_eq!((a.host.ctx.counter(Counter::raw_tx_frames), b.host.ctx.counter(Counter::raw_rx_frames)), (2, 2));
+
+    // RoCE beside it: an RC WRITE completes and the raw QPs see nothing of it.
+    a.host.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a.host, &b.host, 0, 3000, 9)).unwrap();
+    let c = a.host.cq.wait(1, T).unwrap();
+    assert_eq!((c[0].wr_id, c[0].status), (9, WcStatus::Success));
+    assert!(b.cq.wait(1, 1_000_000).unwrap().is_empty());
+    assert_eq!(b.host.ctx.counter(Counter::raw_rx_frames), 2);
+    // ARP for its address is still the NIC's, not the raw QP's.
+    w.borrow_mut().deliver(1, arp_request(a.host.mac, [10, 0, 0, 1], [10, 0, 0, 2]));
+    run(&w);
+    assert_eq!(b.host.ctx.counter(Counter::arp_replies), 1);
+    assert!(b.cq.wait(1, 1_000_000).unwrap().is_empty());
+}
+
+#[test]
+fn raw_receive_needs_a_wqe_that_holds_the_frame() {
+    let (w, mut h) = setup();
+    let b = raw_qp(h.pop().unwrap(), 0);
+    let f = frame(b.host.mac, [2, 0, 0, 0, 0, 9], EXPERIMENTAL, 600);
+    w.borrow_mut().deliver(1, f.clone());
+    run(&w);
+    assert_eq!(b.host.ctx.counter(Counter::raw_rx_drop_no_wqe), 1);
+    // A 512-byte buffer for a 600-byte frame: a local length error, and the QP ends.
+    let mr = b.host.pd.reg_buf(&b.bufs, access::LOCAL_WRITE).unwrap();
+    b.raw
+        .post_recv(&RecvWr { wr_id: 7, sg_list: vec![Sge { addr: b.bufs.addr, length: 512, lkey: mr.lkey }] })
+        .unwrap();
+    b.raw
+        .post_recv(&RecvWr { wr_id: 8, sg_list: vec![Sge { addr: b.bufs.addr, length: 2048, lkey: mr.lkey }] })
+        .unwrap();
+    w.borrow_mut().deliver(1, f);
+    run(&w);
+    let c = b.cq.wait(2, T).unwrap();
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        vec![(7, WcStatus::LocLenErr), (8, WcStatus::WrFlushErr)]
+    );
+    assert_eq!(b.raw.query().unwrap().qp_state, QpState::Err as u8);
+}
+
+#[test]
+fn raw_send_takes_whole_frames_only() {
+    let (_w, mut h) = setup();
+    let _b = raw_qp(h.pop().unwrap(), 0);
+    let a = raw_qp(h.pop().unwrap(), 0);
+    let sbuf = a.host.ctx.alloc_buf(4096).unwrap();
+    let smr = a.host.pd.reg_buf(&sbuf, access::LOCAL_WRITE).unwrap();
+    // Inline: fine.
+    let f = frame(driver::pair::host_mac(1), a.host.mac, EXPERIMENTAL, 40);
+    sbuf.write(0, &f).unwrap();
+    let mut wr = SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED | send_flags::INLINE,
+        sg_list: vec![Sge { addr: sbuf.addr, length: 40, lkey: smr.lkey }],
+        ..Default::default()
+    };
+    a.raw.post_send(&wr).unwrap();
+    assert_eq!(a.cq.wait(1, T).unwrap()[0].status, WcStatus::Success);
+    // Shorter than an Ethernet header: a local length error, and the QP ends.
+    wr.wr_id = 2;
+    wr.send_flags = send_flags::SIGNALED;
+    wr.sg_list[0].length = 13;
+    a.raw.post_send(&wr).unwrap();
+    let c = a.cq.wait(1, T).unwrap();
+    assert_eq!((c[0].wr_id, c[0].status), (2, WcStatus::LocLenErr));
+    assert_eq!(a.raw.query().unwrap().qp_state, QpState::Err as u8);
+    assert_eq!(a.host.ctx.counter(Counter::raw_tx_frames), 1);
+}
