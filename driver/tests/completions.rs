@@ -161,3 +161,62 @@ fn a_sequence_nak_counts_against_retry_cnt() {
     assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
     assert_eq!((a.ctx.counter(Counter::rx_naks), a.ctx.counter(Counter::local_ack_timeouts)), (1, 1));
 }
+
+/// Responses that carry no progress (stale ACKs) do not postpone the local ACK timer: a WRITE whose ACK is
+/// lost times out at its deadline however many stale ACKs arrive meanwhile.
+#[test]
+fn stale_acks_do_not_postpone_the_timeout() {
+    let (w, a, b) = small(); // timeout 8: 1.05 ms
+    w.borrow_mut().fault_frame(1, 1, FrameFault::Drop); // the second WRITE's ACK
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
+    assert_eq!(all(&a)[0].status, WcStatus::Success);
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 64, 64, 2)).unwrap();
+    let t0 = w.borrow().now;
+    let mut stale = driver::pair::forged_headers(&b, &a, wire::Opcode::ACKNOWLEDGE, 0x10);
+    stale.ext.aeth = Some(wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
+    for k in 1..=6 {
+        w.borrow_mut().run_until(t0 + k * 200_000_000);
+        w.borrow_mut().deliver(0, stale.emit(&[]));
+    }
+    w.borrow_mut().run_until(t0 + 1_150_000_000);
+    assert_eq!(a.ctx.counter(Counter::local_ack_timeouts), 1, "timed out at its deadline");
+    assert_eq!(all(&a)[0].status, WcStatus::Success, "the retransmission is acknowledged");
+}
+
+/// Runs 100 us: what was posted is on the wire, and no ACK timer (1.05 ms) has fired.
+fn sent_by_now(w: &Rc<RefCell<World>>) {
+    let t = w.borrow().now;
+    w.borrow_mut().run_until(t + 100_000_000);
+}
+
+/// A NAK with code 4 (Remote Invalid RD Request) completes the WQE with REM_INV_RD_REQ_ERR.
+#[test]
+fn an_invalid_rd_request_nak_has_its_own_status() {
+    let (w, a, b) = small();
+    w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
+    sent_by_now(&w);
+    let mut nak = driver::pair::forged_headers(&b, &a, wire::Opcode::ACKNOWLEDGE, 0x10);
+    nak.ext.aeth = Some(wire::ext::AethRepr { syndrome: 0x60 | 4, msn: 0 });
+    w.borrow_mut().deliver(0, nak.emit(&[]));
+    let c = all(&a);
+    assert_eq!((c[0].wr_id, c[0].status, c[0].vendor_err), (1, WcStatus::RemInvRdReqErr, 0x64));
+}
+
+/// A READ response at the PSN of an outstanding WRITE is not an answer to it: ignored, nothing placed, and
+/// the WRITE completes when its ACK comes.
+#[test]
+fn a_read_response_for_a_write_is_ignored() {
+    let (w, a, b) = small();
+    w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
+    a.buf.write(0, &[0x33; 256]).unwrap();
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 256, 1)).unwrap();
+    sent_by_now(&w);
+    let mut resp = driver::pair::forged_headers(&b, &a, wire::Opcode::RDMA_READ_RESPONSE_ONLY, 0x10);
+    resp.ext.aeth = Some(wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
+    w.borrow_mut().deliver(0, resp.emit(&[0x44; 256]));
+    let c = all(&a);
+    assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::Success));
+    assert_eq!(a.buf.read(0, 256).unwrap(), vec![0x33; 256], "nothing placed");
+    assert_eq!(b.buf.read(0, 256).unwrap(), vec![0x33; 256]);
+}

@@ -316,11 +316,37 @@ fn ipv6_and_vlan() {
     let b = open_host(&w, 1, 1, 65536, QpCap::default(), true).unwrap();
     let o = ConnectOpts { vlan: Some((3, 100)), ..Default::default() };
     connect(&a, 0, 5, &b, 0, 6, &o).unwrap();
+    w.borrow_mut().capture();
     let data = pattern(5000, 3);
     a.buf.write(0, &data).unwrap();
     a.qps[0].post_send(&write_wr(&a, &b, 0, 5000, 1)).unwrap();
     assert_eq!(one(&a.cq).status, WcStatus::Success);
     assert_eq!(b.buf.read(0, 5000).unwrap(), data);
+    // No flow label was given: the IPv6 header carries 0, and the UDP source port comes from the label the
+    // QP numbers make, each side its own (as rxe does).
+    for (_, node, f) in w.borrow().captured() {
+        let (from, to) = if *node == 0 { (&a, &b) } else { (&b, &a) };
+        let label = wire::roce::flow_label_from_qpns(from.qps[0].qpn, to.qps[0].qpn);
+        let h = wire::parse(f).unwrap().hdr;
+        match h.ip {
+            wire::IpRepr::V6(ip) => assert_eq!(ip.flow_label, 0),
+            other => panic!("IPv6 expected: {other:?}"),
+        }
+        assert_eq!(h.udp_src_port, wire::roce::udp_sport_from_flow_label(label));
+    }
+    let tags: Vec<_> = w.borrow().captured().iter().map(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan).collect();
+    assert!(!tags.is_empty());
+    assert!(tags.iter().all(|t| *t == Some(wire::eth::VlanTag { pcp: 3, dei: false, vid: 100 })), "{tags:?}");
+    let tagged = wire::contract::cmd::VLAN_TAGGED | wire::eth::VlanTag { pcp: 3, dei: false, vid: 100 }.tci();
+    assert_eq!(a.qps[0].query().unwrap().vlan, tagged);
+
+    // Without a VLAN: untagged frames, and QUERY_QP says so.
+    let (w, a, b) = setup(LinkConfig::default(), 10, &ConnectOpts::default(), 1, 2);
+    w.borrow_mut().capture();
+    a.qps[0].post_send(&write_wr(&a, &b, 0, 100, 1)).unwrap();
+    assert_eq!(one(&a.cq).status, WcStatus::Success);
+    assert!(w.borrow().captured().iter().all(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan.is_none()));
+    assert_eq!(a.qps[0].query().unwrap().vlan, 0);
 }
 
 #[test]
@@ -391,4 +417,27 @@ fn sqd_drains_started_work_and_holds_new_work_until_rts() {
     let second = one(&a.cq);
     assert_eq!((second.wr_id, second.status), (2, WcStatus::Success));
     assert_eq!(b.buf.read(0, 65536).unwrap(), data);
+}
+
+/// A QP taken back to RESET forgets its rings' positions and its transport state: connected again with new
+/// PSNs, it works as a fresh one.
+#[test]
+fn a_qp_reset_and_connected_again_starts_afresh() {
+    let (_w, a, b) = setup(LinkConfig::default(), 13, &ConnectOpts::default(), 1, 2);
+    for i in 0..3 {
+        a.qps[0].post_send(&write_wr(&a, &b, 0, 100, i)).unwrap();
+        assert_eq!(one(&a.cq).status, WcStatus::Success);
+    }
+    for q in [&a.qps[0], &b.qps[0]] {
+        q.modify(&QpAttr { qp_state: Some(QpState::Reset), ..Default::default() }, attr::STATE).unwrap();
+        let r = q.query().unwrap();
+        assert_eq!((r.qp_state, r.dest_qp_num, r.sq_psn, r.path_mtu), (QpState::Reset as u8, 0, 0, 0));
+    }
+    connect(&a, 0, 0x500, &b, 0, 0x600, &ConnectOpts::default()).unwrap();
+    let data = pattern(3000, 5);
+    a.buf.write(0, &data).unwrap();
+    a.qps[0].post_send(&write_wr(&a, &b, 0, 3000, 9)).unwrap();
+    let c = one(&a.cq);
+    assert_eq!((c.wr_id, c.status), (9, WcStatus::Success));
+    assert_eq!(b.buf.read(0, 3000).unwrap(), data);
 }

@@ -310,7 +310,7 @@ impl Qp {
         } else {
             cur
         };
-        check_modify(self.qp_type, cur, next, mask | attr::STATE).map_err(ModifyError::Rule)?;
+        check_modify(self.qp_type, cur, next, mask).map_err(ModifyError::Rule)?;
         // Validate values before touching anything.
         if mask & attr::PATH_MTU != 0 && mtu_bytes(a.path_mtu).is_none() {
             return Err(ModifyError::BadValue("path_mtu"));
@@ -680,12 +680,29 @@ mod tests {
         q
     }
 
+    /// A WQE's PSN range: from its first PSN for `npkts` PSNs, across the 24-bit wrap; nothing before it starts.
+    #[test]
+    fn a_wqe_contains_its_psns_only() {
+        let w = wqe(SendOp::RdmaWrite, Some(10), 4);
+        let got: Vec<_> = (8..16).filter(|&p| w.contains(Psn::new(p))).collect();
+        assert_eq!(got, [10, 11, 12, 13]);
+        let w = wqe(SendOp::RdmaWrite, Some(0xFF_FFFE), 3);
+        assert!(w.contains(Psn::new(0)) && !w.contains(Psn::new(1)) && !w.contains(Psn::new(0xFF_FFFD)));
+        assert!(!wqe(SendOp::RdmaWrite, None, 0).contains(Psn::new(0)));
+    }
+
     /// Each invariant of `ReqState`, broken on its own, is reported.
     #[test]
     fn requester_invariants_catch_each_broken_rule() {
         assert_eq!(consistent().check_req_invariants(), Ok(()));
+        // Finished WRITE and READ not yet retired (every READ response in): comp_psn at the end.
+        let mut q = consistent();
+        let r = &mut q.req;
+        (r.wqes[0].acked, r.wqes[1].acked, r.wqes[1].op, r.wqes[1].resp_pkts) = (true, true, SendOp::RdmaRead, 4);
+        (r.comp_psn, r.timer) = (Psn::new(18), None);
+        assert_eq!(q.check_req_invariants(), Ok(()));
         type Break = (fn(&mut ReqState), &'static str);
-        let breaks: [Break; 9] = [
+        let breaks: [Break; 10] = [
             (|r| r.cursor = 4, "cursor past the queue"),
             (|r| r.cursor_psn = Psn::new(11), "cursor_psn outside"),
             (|r| r.high_psn = Psn::new(19), "high_psn outside"),
@@ -706,6 +723,13 @@ mod tests {
                     r.wqes[0].resp_pkts = 1;
                 },
                 "first missing response",
+            ),
+            (
+                |r| {
+                    r.wqes[1].op = SendOp::RdmaRead;
+                    r.wqes[1].resp_pkts = 5;
+                },
+                "more READ responses placed",
             ),
         ];
         for (spoil, what) in breaks {

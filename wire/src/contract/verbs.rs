@@ -145,8 +145,8 @@ pub fn raw_packet_transition(cur: QpState, next: QpState) -> Option<Transition> 
     }
 }
 
-/// Checks a modify-QP request against the rules of the QP's type. `mask` includes `STATE` when `next` is
-/// a new state request.
+/// Checks a modify-QP request against the rules of the QP's type for `cur -> next` (`next == cur` when the
+/// request names no new state); a `STATE` bit in `mask` is ignored.
 pub fn check_modify(qp_type: QpType, cur: QpState, next: QpState, mask: u32) -> Result<(), TransitionError> {
     let rules = match qp_type {
         QpType::Rc => rc_transition(cur, next),
