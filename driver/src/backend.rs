@@ -1,6 +1,7 @@
 //! The one thing the verbs need from a device: MMIO, DMA memory and a way to let it make progress.
 //! The golden model implements it here; the RTL simulation and VFIO hardware implement the same trait.
 
+use crate::realtime::{DgramLink, LinkCounts, RealTime};
 use crate::Error;
 use model::net::World;
 use std::cell::RefCell;
@@ -26,15 +27,26 @@ pub trait Backend {
     fn take_interrupt(&self) -> bool;
 }
 
-/// One NIC of a simulated `World`.
+/// One NIC of a simulated `World`: stepped event by event, or, attached to a real link, in real time.
 pub struct ModelBackend {
     world: Rc<RefCell<World>>,
     node: usize,
+    realtime: Option<RealTime>,
 }
 
 impl ModelBackend {
     pub fn new(world: Rc<RefCell<World>>, node: usize) -> Self {
-        ModelBackend { world, node }
+        ModelBackend { world, node, realtime: None }
+    }
+
+    /// The NIC of an attached world (`World::attached`) on `link`, running in real time.
+    pub fn attached(world: Rc<RefCell<World>>, link: DgramLink) -> Self {
+        ModelBackend { world, node: 0, realtime: Some(RealTime::new(link)) }
+    }
+
+    /// Frames carried on the real link so far (zero when not attached).
+    pub fn link_counts(&self) -> LinkCounts {
+        self.realtime.as_ref().map(RealTime::counts).unwrap_or_default()
     }
 }
 
@@ -71,7 +83,14 @@ impl Backend for ModelBackend {
     }
 
     fn progress(&self) -> bool {
-        self.world.borrow_mut().step()
+        match &self.realtime {
+            None => self.world.borrow_mut().step(),
+            Some(rt) => {
+                // A real link can always bring something: never idle.
+                rt.pump(&self.world, std::time::Duration::from_millis(1));
+                true
+            }
+        }
     }
 
     fn now_ns(&self) -> u64 {

@@ -46,7 +46,19 @@ pub fn open_host(
     cap: QpCap,
     ipv6: bool,
 ) -> Result<Host, Error> {
-    let ctx = Context::open(Box::new(ModelBackend::new(world.clone(), i)))?;
+    open_host_on(Box::new(ModelBackend::new(world.clone(), i)), i, nqps, buf_len, cap, ipv6)
+}
+
+/// Like `open_host`, on any backend: host `i`'s MAC and GID, its PD, CQ, QPs and registered buffer.
+pub fn open_host_on(
+    backend: Box<dyn crate::Backend>,
+    i: usize,
+    nqps: usize,
+    buf_len: usize,
+    cap: QpCap,
+    ipv6: bool,
+) -> Result<Host, Error> {
+    let ctx = Context::open(backend)?;
     let mac = host_mac(i);
     let gid = host_gid(i, ipv6);
     ctx.set_port_mac(mac)?;

@@ -52,6 +52,8 @@ pub struct LinkStats {
 pub(crate) enum Endpoint {
     Nic(usize),
     Switch(usize),
+    /// Out of the simulation: a real link the caller carries frames to (`World::attached`).
+    External,
 }
 
 pub(crate) struct Link {

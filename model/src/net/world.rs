@@ -58,6 +58,8 @@ pub struct World {
     pcap: Option<PcapWriter<BufWriter<File>>>,
     /// Frames the NICs sent, with the time and the sending node, while `capture` is on (for tests).
     captured: Option<Vec<(Time, usize, Vec<u8>)>>,
+    /// Frames that reached the external end of an attached world's link, for the caller to carry on.
+    external_out: Vec<Vec<u8>>,
 }
 
 impl World {
@@ -69,7 +71,40 @@ impl World {
         let nodes = (0..2)
             .map(|i| Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: i, idle_until: None })
             .collect();
-        World { now: 0, nodes, links, switch: None, events: BinaryHeap::new(), seq: 0, rng, pcap: None, captured: None }
+        World {
+            now: 0,
+            nodes,
+            links,
+            switch: None,
+            events: BinaryHeap::new(),
+            seq: 0,
+            rng,
+            pcap: None,
+            captured: None,
+            external_out: Vec::new(),
+        }
+    }
+
+    /// One NIC on a link to the outside world: link 0 carries its frames out (`take_external`), link 1 brings
+    /// frames in (`inject_external`); `link`'s delay and seeded faults apply both ways, on this side.
+    pub fn attached(nic: NicConfig, link: LinkConfig, seed: u64) -> Self {
+        let mut w = World::pair(nic, link, seed);
+        w.nodes.truncate(1);
+        w.links[0].to = Endpoint::External;
+        w
+    }
+
+    /// A frame from the outside world, into an attached world's inbound link now.
+    pub fn inject_external(&mut self, frame: Vec<u8>) {
+        let now = self.now;
+        if self.links.get(1).is_some_and(|l| l.to == Endpoint::Nic(0)) {
+            self.send_on(1, now, frame);
+        }
+    }
+
+    /// The frames that left an attached world since the last call, in order.
+    pub fn take_external(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.external_out)
     }
 
     /// `n` NICs on one switch; every port's links share `link`.
@@ -95,6 +130,7 @@ impl World {
             rng,
             pcap: None,
             captured: None,
+            external_out: Vec::new(),
         }
     }
 
@@ -106,6 +142,17 @@ impl World {
             if let Some(node) = self.nodes.get(n) {
                 self.links[node.out_link].tap = true;
             }
+        }
+        Ok(())
+    }
+
+    /// Records every frame entering any link to `path`: for an attached world, both directions of the real
+    /// link (inbound frames as they arrived, before this side's faults).
+    pub fn tap_all(&mut self, path: &std::path::Path) -> std::io::Result<()> {
+        let f = BufWriter::new(File::create(path)?);
+        self.pcap = Some(PcapWriter::new(f).map_err(std::io::Error::other)?);
+        for l in &mut self.links {
+            l.tap = true;
         }
         Ok(())
     }
@@ -216,6 +263,7 @@ impl World {
                     node.idle_until = None;
                     node.nic.receive(now, &a.frame, &mut node.mem);
                 }
+                Endpoint::External => self.external_out.push(a.frame),
                 Endpoint::Switch(port) => {
                     if let Some(mut sw) = self.switch.take() {
                         let out = sw.forward(now, port, a.frame, &self.links);

@@ -1,0 +1,115 @@
+//! A simulated NIC on a real Ethernet link, in QEMU's `-netdev dgram` format: one Ethernet frame per UDP
+//! datagram, no header, no FCS. While attached, simulated time follows the wall clock, so the NIC's timers
+//! (ACK timeout, RNR wait, DCQCN) run in real time and a peer outside the process sees a real NIC.
+
+use model::net::World;
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// The longest datagram taken from the link: more than any Ethernet frame the NIC accepts.
+const MAX_DATAGRAM: usize = 16384;
+/// The socket receive buffer asked for (the kernel caps it at `net.core.rmem_max`): frames that arrive
+/// while this thread is not scheduled wait there instead of being dropped.
+const RECV_BUFFER: usize = 4 << 20;
+
+/// One end of a `-netdev dgram` link.
+pub struct DgramLink {
+    sock: UdpSocket,
+}
+
+impl DgramLink {
+    /// Binds `local` and exchanges frames with `peer` only.
+    pub fn open(local: SocketAddr, peer: SocketAddr) -> io::Result<Self> {
+        let sock = UdpSocket::bind(local)?;
+        sock.connect(peer)?;
+        Ok(Self::from_socket(sock))
+    }
+
+    /// A socket already bound and connected to the peer.
+    pub fn from_socket(sock: UdpSocket) -> Self {
+        // Best effort: a smaller buffer only means more loss for go-back-N to recover.
+        let _ = socket2::SockRef::from(&sock).set_recv_buffer_size(RECV_BUFFER);
+        DgramLink { sock }
+    }
+}
+
+/// Frames carried across the link, each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkCounts {
+    /// Frames received from the peer and handed to the simulation.
+    pub rx_frames: u64,
+    /// Frames the simulation sent to the peer.
+    pub tx_frames: u64,
+    /// Frames that could not be sent (the peer's port closed): dropped, as a cable would drop them.
+    pub tx_errors: u64,
+}
+
+/// Moves frames between an attached `World` (`World::attached`) and its link, keeping simulated time at
+/// the wall clock since `new`.
+pub struct RealTime {
+    link: DgramLink,
+    start: Instant,
+    counts: Cell<LinkCounts>,
+}
+
+impl RealTime {
+    pub fn new(link: DgramLink) -> Self {
+        RealTime { link, start: Instant::now(), counts: Cell::new(LinkCounts::default()) }
+    }
+
+    pub fn counts(&self) -> LinkCounts {
+        self.counts.get()
+    }
+
+    fn wall_ps(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64 * model::PS_PER_NS
+    }
+
+    /// Runs `world` to the wall clock's time, sending what left it; takes in every frame waiting on the link.
+    /// When nothing is due sooner, waits up to `max_wait` for a frame first.
+    pub fn pump(&self, world: &RefCell<World>, max_wait: Duration) {
+        self.run_to_now(world);
+        let due_in = world.borrow().next_time().map(|t| t.saturating_sub(world.borrow().now) / model::PS_PER_NS);
+        let wait = due_in.map_or(max_wait, |ns| max_wait.min(Duration::from_nanos(ns)));
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        if !wait.is_zero() && self.link.sock.set_read_timeout(Some(wait)).is_ok() {
+            if let Ok(n) = self.link.sock.recv(&mut buf) {
+                self.run_to_now(world);
+                self.take_in(world, &buf[..n]);
+            }
+        }
+        self.run_to_now(world);
+        if self.link.sock.set_nonblocking(true).is_ok() {
+            while let Ok(n) = self.link.sock.recv(&mut buf) {
+                self.take_in(world, &buf[..n]);
+            }
+            let _ = self.link.sock.set_nonblocking(false);
+        }
+    }
+
+    fn take_in(&self, world: &RefCell<World>, frame: &[u8]) {
+        world.borrow_mut().inject_external(frame.to_vec());
+        let mut c = self.counts.get();
+        c.rx_frames += 1;
+        self.counts.set(c);
+    }
+
+    fn run_to_now(&self, world: &RefCell<World>) {
+        let now = self.wall_ps();
+        let out = {
+            let mut w = world.borrow_mut();
+            w.run_until(now);
+            w.take_external()
+        };
+        let mut c = self.counts.get();
+        for f in out {
+            match self.link.sock.send(&f) {
+                Ok(_) => c.tx_frames += 1,
+                Err(_) => c.tx_errors += 1,
+            }
+        }
+        self.counts.set(c);
+    }
+}

@@ -1,0 +1,126 @@
+//! Two model NICs, each in its own thread and its own `World`, joined by a real `-netdev dgram` link on
+//! 127.0.0.1: RDMA in real time across sockets, with seeded loss on one side, and ARP and ping answered.
+
+use driver::pair::{open_host_on, send_wr, Host};
+use driver::realtime::DgramLink;
+use driver::*;
+use model::net::{Impairments, LinkConfig, World};
+use model::NicConfig;
+use std::cell::RefCell;
+use std::net::UdpSocket;
+use std::rc::Rc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::Duration;
+
+const T: u64 = 20_000_000_000; // 20 s of real time
+
+fn sockets() -> (UdpSocket, UdpSocket) {
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+    a.connect(b.local_addr().unwrap()).unwrap();
+    b.connect(a.local_addr().unwrap()).unwrap();
+    (a, b)
+}
+
+/// What each side tells the other out of band: its QP, and its buffer's address and R_Key.
+type Hello = (Endpoint, u64, u32);
+
+/// Host `i` attached to `sock`, with loss `loss` on its side; its QP is connected to the peer `rx` names,
+/// whose buffer it returns.
+fn host(i: usize, sock: UdpSocket, loss: f64, seed: u64, tx: Sender<Hello>, rx: Receiver<Hello>) -> (Host, (u64, u32)) {
+    // A 1 Gb/s port and link: frames leave as a UDP path between two processes can carry them (at 100 Gb/s
+    // a 1 MiB READ's responses would leave in one burst and overflow the peer's socket buffer).
+    let faults = Impairments { loss, ..Default::default() };
+    let link = LinkConfig { gbps: 1.0, faults, ..Default::default() };
+    let nic = NicConfig { port_mbps: 1000, ..Default::default() };
+    let w = Rc::new(RefCell::new(World::attached(nic, link, seed)));
+    let backend = ModelBackend::attached(w, DgramLink::from_socket(sock));
+    let h = open_host_on(Box::new(backend), i, 1, 1 << 22, QpCap::default(), false).unwrap();
+    tx.send((h.endpoint(0, 100 + i as u32), h.mr.addr, h.mr.rkey)).unwrap();
+    let (peer, addr, rkey) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    // The ACK timeout (67 ms) leaves room for a thread that is not scheduled for a while.
+    let o = ConnectOpts { path_mtu: 3, timeout: 14, ..Default::default() };
+    h.qps[0].connect(100 + i as u32, &peer, &o).unwrap();
+    (h, (addr, rkey))
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+/// A WRITEs 1 MiB into B and READs it back into another buffer; B waits for a SEND that says A is done.
+fn run(loss: f64) {
+    let (sa, sb) = sockets();
+    let (to_b, from_a) = std::sync::mpsc::channel();
+    let (to_a, from_b) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let b = std::thread::spawn(move || {
+        let (b, _) = host(1, sb, 0.0, 2, to_a, from_a);
+        b.qps[0].post_recv(&RecvWr { wr_id: 7, sg_list: vec![b.sge(3 << 20, 64)] }).unwrap();
+        let c = b.cq.wait(1, T).unwrap();
+        assert_eq!((c.len(), c[0].wr_id, c[0].status), (1, 7, WcStatus::Success));
+        assert_eq!(b.buf.read(0, 1 << 20).unwrap(), pattern(1 << 20));
+        // Keep B's NIC running (its ACK for the SEND may not have left yet) until A is done.
+        while done_rx.try_recv().is_err() {
+            assert!(b.cq.wait(1, 10_000_000).unwrap().is_empty());
+        }
+    });
+    let (a, (addr, rkey)) = host(0, sa, loss, 1, to_b, from_b);
+    a.buf.write(0, &pattern(1 << 20)).unwrap();
+    let mut write = send_wr(SendOp::RdmaWrite, &a, &a, 0, 1 << 20, 1);
+    (write.remote_addr, write.rkey) = (addr, rkey);
+    let mut read = send_wr(SendOp::RdmaRead, &a, &a, 1 << 20, 1 << 20, 2);
+    (read.remote_addr, read.rkey) = (addr, rkey);
+    let wrs = [write, read, send_wr(SendOp::Send, &a, &a, 0, 64, 3)];
+    a.qps[0].post_send_list(&wrs).unwrap();
+    let c = a.cq.wait(3, T).unwrap();
+    let got: Vec<_> = c.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(got, vec![(1, WcStatus::Success), (2, WcStatus::Success), (3, WcStatus::Success)]);
+    assert_eq!(a.buf.read(1 << 20, 1 << 20).unwrap(), pattern(1 << 20), "read back");
+    done_tx.send(()).unwrap();
+    b.join().unwrap();
+    if loss > 0.0 {
+        assert!(a.ctx.counter(wire::contract::regs::Counter::retransmitted_packets) > 0, "loss was recovered");
+    }
+}
+
+#[test]
+fn rdma_across_a_real_link() {
+    run(0.0);
+}
+
+#[test]
+fn rdma_across_a_real_link_with_loss() {
+    run(0.02);
+}
+
+/// A peer outside the simulation (here a bare socket, as QEMU's dgram netdev is) resolves the NIC's MAC:
+/// the ARP request goes in as one datagram and the NIC's reply comes back as one.
+#[test]
+fn arp_across_a_real_link() {
+    let (sa, peer) = sockets();
+    let w = Rc::new(RefCell::new(World::attached(NicConfig::default(), LinkConfig::default(), 1)));
+    let a = open_host_on(
+        Box::new(ModelBackend::attached(w, DgramLink::from_socket(sa))),
+        0,
+        1,
+        4096,
+        QpCap::default(),
+        false,
+    )
+    .unwrap();
+    let me = [0x52, 0x54, 0, 0, 0, 9];
+    let mut req = vec![0u8; 60];
+    let eth = wire::eth::EthernetRepr { dst: [0xff; 6], src: me, vlan: None, ethertype: wire::eth::ethertype::ARP };
+    eth.emit(&mut req);
+    let ask =
+        wire::arp::ArpRepr { oper: wire::arp::REQUEST, sha: me, spa: [10, 0, 0, 9], tha: [0; 6], tpa: [10, 0, 0, 1] };
+    ask.emit(&mut req[14..]);
+    peer.send(&req).unwrap();
+    assert!(a.cq.wait(1, 50_000_000).unwrap().is_empty()); // 50 ms of the NIC running in real time
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 2048];
+    let n = peer.recv(&mut buf).unwrap();
+    let (_, rep) = wire::arp::parse_frame(&buf[..n]).expect("an ARP frame");
+    assert_eq!((rep.oper, rep.sha, rep.spa, rep.tha), (wire::arp::REPLY, a.mac, [10, 0, 0, 1], me));
+}
