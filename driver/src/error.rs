@@ -18,4 +18,8 @@ pub enum Error {
     BadDevice(u32),
     #[error("QP is in a state that does not allow this: {0}")]
     BadState(&'static str),
+    #[error("{0}: timed out")]
+    Timeout(&'static str),
+    #[error("{0}")]
+    Network(&'static str),
 }

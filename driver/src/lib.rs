@@ -7,6 +7,7 @@
 mod backend;
 mod error;
 mod events;
+pub mod netdev;
 pub mod pair;
 pub mod realtime;
 mod verbs;

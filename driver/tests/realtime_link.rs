@@ -124,3 +124,36 @@ fn arp_across_a_real_link() {
     let (_, rep) = wire::arp::parse_frame(&buf[..n]).expect("an ARP frame");
     assert_eq!((rep.oper, rep.sha, rep.spa, rep.tha), (wire::arp::REPLY, a.mac, [10, 0, 0, 1], me));
 }
+
+/// The hosts' own TCP through their NICs (smoltcp on the raw packet QP): B's stack resolves A's MAC (A's NIC
+/// answers the ARP), connects, and the two exchange messages as rc_pingpong's out-of-band step does (its 52-byte "LID:QPN:PSN:GID" message).
+#[test]
+fn tcp_through_the_nics() {
+    let (sa, sb) = sockets();
+    let attach = |i: usize, sock: UdpSocket| {
+        let w = Rc::new(RefCell::new(World::attached(NicConfig::default(), LinkConfig::default(), i as u64)));
+        let backend = ModelBackend::attached(w, DgramLink::from_socket(sock));
+        let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
+        let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();
+        (h, stack)
+    };
+    let b = std::thread::spawn(move || {
+        let (h, mut s) = attach(1, sb);
+        let c = s.connect([10, 0, 0, 1], 18515, 5_000_000_000).unwrap();
+        s.send(&c, b"0000:000102:000456:00000000000000000000ffff0a000002\0", 5_000_000_000).unwrap();
+        let reply = s.recv(&c, 52, 5_000_000_000).unwrap();
+        s.close(c, 1_000_000_000);
+        (reply, h.ctx.counter(wire::contract::regs::Counter::raw_rx_frames))
+    });
+    let (h, mut s) = attach(0, sa);
+    let c = s.accept(18515, 10_000_000_000).unwrap();
+    let got = s.recv(&c, 52, 5_000_000_000).unwrap();
+    assert_eq!(&got[..], b"0000:000102:000456:00000000000000000000ffff0a000002\0");
+    s.send(&c, b"0000:000203:000789:00000000000000000000ffff0a000001\0", 5_000_000_000).unwrap();
+    s.close(c, 5_000_000_000); // runs A's stack until both sides have closed
+    let (reply, b_raw) = b.join().unwrap();
+    assert_eq!(&reply[..], b"0000:000203:000789:00000000000000000000ffff0a000001\0");
+    assert_eq!(h.ctx.counter(wire::contract::regs::Counter::arp_replies), 1, "A's NIC answered B's ARP");
+    assert!(b_raw >= 2, "B's stack heard A through its raw packet QP");
+    assert_eq!(s.errors(), 0);
+}
