@@ -2,8 +2,10 @@
 
 mod demo;
 mod incast;
+mod link;
 mod pcap_check;
 mod perf;
+mod pingpong;
 mod soak;
 mod verilog;
 
@@ -41,6 +43,8 @@ enum Cmd {
     Soak(soak::SoakArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
     Incast(incast::IncastArgs),
+    /// `ibv_rc_pingpong` on a NIC attached to a real link (QEMU -netdev dgram); server without PEER.
+    Pingpong(pingpong::PingpongArgs),
     /// Write the Verilog of every top (module `top` in each file) to DIR.
     Verilog {
         #[arg(long)]
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Cmd::Perf(a) => perf::run(&a),
         Cmd::Soak(a) => soak::run(&a),
         Cmd::Incast(a) => incast::run(&a),
+        Cmd::Pingpong(a) => pingpong::run(&a),
         Cmd::Verilog { out, width } => verilog::run(&out, width),
         Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => {
             pcap_check::run(&file, backend, width, json)

@@ -8,6 +8,7 @@ mod backend;
 mod error;
 mod events;
 pub mod netdev;
+pub mod oob;
 pub mod pair;
 pub mod realtime;
 mod verbs;

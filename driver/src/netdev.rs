@@ -9,7 +9,7 @@ use smoltcp::phy::{Device, DeviceCapabilities, Medium};
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, Ipv4Address};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Receive and send buffers, each a slot of `SLOT` bytes.
 const SLOTS: usize = 64;
@@ -27,6 +27,8 @@ pub struct RawEth {
     tx_mr: Mr,
     tx_free: Vec<u64>,
     received: VecDeque<Vec<u8>>,
+    /// The MAC each IPv4 address was last heard from (a host's ARP cache, learned from what arrives).
+    neighbors: HashMap<[u8; 4], [u8; 6]>,
     /// Frames smoltcp handed over that could not be posted, and receive completions in error.
     pub errors: u64,
 }
@@ -58,6 +60,7 @@ impl RawEth {
             tx_mr,
             tx_free: (0..SLOTS as u64).collect(),
             received: VecDeque::new(),
+            neighbors: HashMap::new(),
             errors: 0,
         };
         for slot in 0..SLOTS as u64 {
@@ -79,6 +82,7 @@ impl RawEth {
                 (WcOpcode::Recv, WcStatus::Success) => {
                     let at = (wc.wr_id as usize) * SLOT;
                     if let Ok(f) = self.rx.read(at, wc.byte_len as usize) {
+                        self.learn(&f);
                         self.received.push_back(f);
                     }
                     if self.post_rx(wc.wr_id).is_err() {
@@ -93,6 +97,19 @@ impl RawEth {
                 }
                 _ => self.errors += 1,
             }
+        }
+    }
+
+    /// Notes the sender of an IPv4 or ARP frame.
+    fn learn(&mut self, f: &[u8]) {
+        let Ok(eth) = wire::eth::EthernetFrame::new_checked(f) else { return };
+        let ip = match eth.ethertype() {
+            wire::eth::ethertype::IPV4 => wire::ipv4::Ipv4Packet::new_checked(eth.payload()).ok().map(|p| p.src()),
+            wire::eth::ethertype::ARP => wire::arp::ArpRepr::parse(eth.payload()).map(|a| a.spa),
+            _ => None,
+        };
+        if let Some(ip) = ip {
+            self.neighbors.insert(ip, eth.src());
         }
     }
 
@@ -288,6 +305,11 @@ impl Stack {
         self.sockets.get_mut::<tcp::Socket>(c.0).close();
         let _ = self.until(timeout_ns, |s| !s.sockets.get::<tcp::Socket>(c.0).is_active());
         self.sockets.remove(c.0);
+    }
+
+    /// The MAC `ip` was last heard from, if it was: after a TCP exchange with a peer, the peer's.
+    pub fn mac_of(&self, ip: [u8; 4]) -> Option<[u8; 6]> {
+        self.dev.neighbors.get(&ip).copied()
     }
 
     /// Frames the device could not post or received in error.

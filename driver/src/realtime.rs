@@ -13,6 +13,8 @@ const MAX_DATAGRAM: usize = 16384;
 /// The socket receive buffer asked for (the kernel caps it at `net.core.rmem_max`): frames that arrive
 /// while this thread is not scheduled wait there instead of being dropped.
 const RECV_BUFFER: usize = 4 << 20;
+/// The longest sleep between two looks at the link.
+const POLL: Duration = Duration::from_micros(100);
 
 /// One end of a `-netdev dgram` link.
 pub struct DgramLink {
@@ -24,14 +26,16 @@ impl DgramLink {
     pub fn open(local: SocketAddr, peer: SocketAddr) -> io::Result<Self> {
         let sock = UdpSocket::bind(local)?;
         sock.connect(peer)?;
-        Ok(Self::from_socket(sock))
+        Self::from_socket(sock)
     }
 
     /// A socket already bound and connected to the peer.
-    pub fn from_socket(sock: UdpSocket) -> Self {
+    pub fn from_socket(sock: UdpSocket) -> io::Result<Self> {
         // Best effort: a smaller buffer only means more loss for go-back-N to recover.
         let _ = socket2::SockRef::from(&sock).set_recv_buffer_size(RECV_BUFFER);
-        DgramLink { sock }
+        // Never blocks: `pump` sleeps between looks instead.
+        sock.set_nonblocking(true)?;
+        Ok(DgramLink { sock })
     }
 }
 
@@ -67,26 +71,27 @@ impl RealTime {
         self.start.elapsed().as_nanos() as u64 * model::PS_PER_NS
     }
 
-    /// Runs `world` to the wall clock's time, sending what left it; takes in every frame waiting on the link.
-    /// When nothing is due sooner, waits up to `max_wait` for a frame first.
+    /// Runs `world` to the wall clock's time, sending what left it, and takes in every frame waiting on the
+    /// link. When nothing is due sooner, sleeps up to `max_wait` first (in steps of at most `POLL`: a socket
+    /// timeout would round up to the kernel's tick, milliseconds).
     pub fn pump(&self, world: &RefCell<World>, max_wait: Duration) {
         self.run_to_now(world);
+        self.drain(world);
         let due_in = world.borrow().next_time().map(|t| t.saturating_sub(world.borrow().now) / model::PS_PER_NS);
-        let wait = due_in.map_or(max_wait, |ns| max_wait.min(Duration::from_nanos(ns)));
-        let mut buf = vec![0u8; MAX_DATAGRAM];
-        if !wait.is_zero() && self.link.sock.set_read_timeout(Some(wait)).is_ok() {
-            if let Ok(n) = self.link.sock.recv(&mut buf) {
-                self.run_to_now(world);
-                self.take_in(world, &buf[..n]);
-            }
+        let wait = due_in.map_or(max_wait, |ns| max_wait.min(Duration::from_nanos(ns))).min(POLL);
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
         self.run_to_now(world);
-        if self.link.sock.set_nonblocking(true).is_ok() {
-            while let Ok(n) = self.link.sock.recv(&mut buf) {
-                self.take_in(world, &buf[..n]);
-            }
-            let _ = self.link.sock.set_nonblocking(false);
+        self.drain(world);
+    }
+
+    fn drain(&self, world: &RefCell<World>) {
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        while let Ok(n) = self.link.sock.recv(&mut buf) {
+            self.take_in(world, &buf[..n]);
         }
+        self.run_to_now(world);
     }
 
     fn take_in(&self, world: &RefCell<World>, frame: &[u8]) {

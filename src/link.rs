@@ -1,0 +1,100 @@
+//! The options and set-up shared by the tools that put one ferrite NIC on a real Ethernet link (QEMU's
+//! `-netdev dgram`: one frame per UDP datagram on 127.0.0.1): the attached NIC, its addresses, the
+//! host's own TCP/IP through it, and the seeded faults on ferrite's side.
+
+use crate::Error;
+use clap::Args;
+use driver::netdev::Stack;
+use driver::realtime::DgramLink;
+use driver::{Context, ModelBackend, Pd};
+use model::net::{Impairments, LinkConfig, World};
+use model::NicConfig;
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+#[derive(Args, Debug, Clone)]
+pub struct LinkArgs {
+    /// The UDP address ferrite's end of the link binds (QEMU's `remote=`).
+    #[arg(long, default_value = "127.0.0.1:40001")]
+    pub local: SocketAddr,
+    /// The UDP address of the peer's end (QEMU's `local=`).
+    #[arg(long, default_value = "127.0.0.1:40002")]
+    pub remote: SocketAddr,
+    /// ferrite's IPv4 address on the link (its GID is the IPv4-mapped form), with the prefix length.
+    #[arg(long, default_value = "10.0.0.1/24")]
+    pub ip: String,
+    /// ferrite's MAC address.
+    #[arg(long, default_value = "02:00:00:00:00:01")]
+    pub mac: String,
+    /// Link and port rate in Mb/s: what the path to the peer carries without bursts it would drop.
+    #[arg(long, default_value_t = 1000)]
+    pub mbps: u32,
+    /// Probability that a frame is lost on ferrite's side, each way.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Probability that a frame is reordered on ferrite's side, each way.
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
+    /// Seed of the faults.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write every frame on the link, both ways, to this pcap file.
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+}
+
+/// One NIC on the link with its driver context, PD and addresses.
+pub struct Attached {
+    pub ctx: Context,
+    pub pd: Pd,
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+    pub prefix: u8,
+    pub gid: [u8; 16],
+}
+
+fn parse_mac(s: &str) -> Result<[u8; 6], Error> {
+    let v: Vec<u8> = s.split(':').map(|x| u8::from_str_radix(x, 16)).collect::<Result<_, _>>()?;
+    v.try_into().map_err(|_| "a MAC is six bytes, as 02:00:00:00:00:01".into())
+}
+
+fn parse_ip(s: &str) -> Result<([u8; 4], u8), Error> {
+    let (ip, prefix) = s.split_once('/').unwrap_or((s, "24"));
+    let ip: std::net::Ipv4Addr = ip.parse()?;
+    let prefix: u8 = prefix.parse()?;
+    if prefix > 32 {
+        return Err("prefix length above 32".into());
+    }
+    Ok((ip.octets(), prefix))
+}
+
+impl LinkArgs {
+    /// Opens the link and the NIC on it (GID index 0 is the IPv4-mapped address).
+    pub fn attach(&self) -> Result<Attached, Error> {
+        let mac = parse_mac(&self.mac)?;
+        let (ip, prefix) = parse_ip(&self.ip)?;
+        let faults = Impairments { loss: self.loss, reorder: self.reorder, ..Default::default() };
+        let link = LinkConfig { gbps: f64::from(self.mbps) / 1000.0, faults, ..Default::default() };
+        let nic = NicConfig { port_mbps: self.mbps, ..Default::default() };
+        let world = Rc::new(RefCell::new(World::attached(nic, link, self.seed)));
+        if let Some(p) = &self.pcap {
+            world.borrow_mut().tap_all(p)?;
+        }
+        let dgram = DgramLink::open(self.local, self.remote)?;
+        let ctx = Context::open(Box::new(ModelBackend::attached(world, dgram)))?;
+        let gid = wire::ipv6::gid_from_ipv4(ip);
+        ctx.set_port_mac(mac)?;
+        ctx.set_gid(0, gid)?;
+        let pd = ctx.alloc_pd()?;
+        Ok(Attached { ctx, pd, mac, ip, prefix, gid })
+    }
+}
+
+impl Attached {
+    /// The host's TCP/IP through the NIC.
+    pub fn stack(&self) -> Result<Stack, Error> {
+        Ok(Stack::new(&self.ctx, &self.pd, self.mac, self.ip, self.prefix)?)
+    }
+}
