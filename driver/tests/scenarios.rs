@@ -314,7 +314,8 @@ fn ipv6_and_vlan() {
     let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 10)));
     let a = open_host(&w, 0, 1, 65536, QpCap::default(), true).unwrap();
     let b = open_host(&w, 1, 1, 65536, QpCap::default(), true).unwrap();
-    let o = ConnectOpts { vlan: Some((3, 100)), ..Default::default() };
+    // PCP 5: the top bit of the tag's priority is carried too.
+    let o = ConnectOpts { vlan: Some((5, 100)), ..Default::default() };
     connect(&a, 0, 5, &b, 0, 6, &o).unwrap();
     w.borrow_mut().capture();
     let data = pattern(5000, 3);
@@ -336,9 +337,9 @@ fn ipv6_and_vlan() {
     }
     let tags: Vec<_> = w.borrow().captured().iter().map(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan).collect();
     assert!(!tags.is_empty());
-    assert!(tags.iter().all(|t| *t == Some(wire::eth::VlanTag { pcp: 3, dei: false, vid: 100 })), "{tags:?}");
-    let tagged = wire::contract::cmd::VLAN_TAGGED | wire::eth::VlanTag { pcp: 3, dei: false, vid: 100 }.tci();
-    assert_eq!(a.qps[0].query().unwrap().vlan, tagged);
+    assert!(tags.iter().all(|t| *t == Some(wire::eth::VlanTag { pcp: 5, dei: false, vid: 100 })), "{tags:?}");
+    let q = a.qps[0].query().unwrap();
+    assert_eq!((q.vlan, q.vlan_tagged), (wire::eth::VlanTag { pcp: 5, dei: false, vid: 100 }.tci(), 1));
 
     // Without a VLAN: untagged frames, and QUERY_QP says so.
     let (w, a, b) = setup(LinkConfig::default(), 10, &ConnectOpts::default(), 1, 2);
@@ -346,7 +347,8 @@ fn ipv6_and_vlan() {
     a.qps[0].post_send(&write_wr(&a, &b, 0, 100, 1)).unwrap();
     assert_eq!(one(&a.cq).status, WcStatus::Success);
     assert!(w.borrow().captured().iter().all(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan.is_none()));
-    assert_eq!(a.qps[0].query().unwrap().vlan, 0);
+    let q = a.qps[0].query().unwrap();
+    assert_eq!((q.vlan, q.vlan_tagged), (0, 0));
 }
 
 #[test]

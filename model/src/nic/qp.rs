@@ -4,7 +4,7 @@
 use super::dcqcn::Rp;
 use crate::Time;
 use std::collections::VecDeque;
-use wire::contract::cmd::{QpAttrsRepr, VLAN_TAGGED};
+use wire::contract::cmd::QpAttrsRepr;
 use wire::contract::verbs::{attr, check_modify, mtu_bytes, QpState, QpType, TransitionError, WcStatus};
 use wire::contract::wqe::SendOp;
 use wire::eth::VlanTag;
@@ -357,7 +357,7 @@ impl Qp {
             let mut dmac = [0u8; 6];
             wire::field::set_be(&mut dmac, a.dmac);
             t.dmac = dmac;
-            t.vlan = (a.vlan & VLAN_TAGGED != 0).then(|| VlanTag::from_tci(a.vlan & !VLAN_TAGGED));
+            t.vlan = (a.vlan_tagged != 0).then(|| VlanTag::from_tci(a.vlan));
             t.dgid = wire::contract::cmd::gid_join(a.dgid_hi, a.dgid_lo);
         }
         if mask & attr::PATH_MTU != 0 {
@@ -440,7 +440,8 @@ impl Qp {
             sq_psn: self.req.psn.value(),
             flow_label: t.flow_label,
             dmac: wire::field::get_be(&t.dmac),
-            vlan: t.vlan.map_or(0, |v| VLAN_TAGGED | v.tci()),
+            vlan: t.vlan.map_or(0, |v| v.tci()),
+            vlan_tagged: u8::from(t.vlan.is_some()),
             dgid_hi,
             dgid_lo,
             pkey_index: t.pkey_index,
@@ -621,6 +622,7 @@ mod tests {
             flow_label: 0x777,
             dmac: 0x0102_0304_0506,
             vlan: u16::MAX,
+            vlan_tagged: 1,
             dgid_hi: 1,
             dgid_lo: 2,
             pkey_index: 0xEE,

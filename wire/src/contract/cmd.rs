@@ -175,7 +175,7 @@ crate::header! {
     sq_psn / set_sq_psn: u32 [32..36],
     flow_label / set_flow_label: u32 [36..40],
     dmac / set_dmac: u64 [40..46],
-    /// Bit 15 = tagged; bits 14:12 PCP; 11:0 VID.
+    /// The 802.1Q tag control information (PCP 15:13, DEI 12, VID 11:0), used when `vlan_tagged` is 1.
     vlan / set_vlan: u16 [46..48],
     dgid_hi / set_dgid_hi: u64 [48..56],
     dgid_lo / set_dgid_lo: u64 [56..64],
@@ -183,10 +183,9 @@ crate::header! {
     port_num / set_port_num: u8 [66..67],
     /// Requester and responder state for QUERY_QP: next PSN to send, expected PSN (read-only).
     sq_draining / set_sq_draining: u8 [67..68],
+    /// 1 = the QP's frames carry an 802.1Q tag with `vlan` as its TCI.
+    vlan_tagged / set_vlan_tagged: u8 [68..69],
 }
-
-/// VLAN field of `QpAttrs`: tagged bit.
-pub const VLAN_TAGGED: u16 = 1 << 15;
 
 /// Splits a 16-byte GID into the two big-endian halves the mailboxes carry.
 pub fn gid_split(g: &[u8; 16]) -> (u64, u64) {
@@ -217,13 +216,15 @@ mod tests {
             attr_mask: 0x181,
             qp_state: 2,
             dmac: 0x0200_0000_0002,
-            vlan: VLAN_TAGGED | 100,
+            vlan: 0xE000 | 100,
+            vlan_tagged: 1,
             dgid_lo: 0xFFFF_0A00_0001,
             ..Default::default()
         };
         let b = a.to_bytes();
         assert_eq!(&b[0..4], &[0, 0, 0, 0x12]);
         assert_eq!(&b[40..46], &[2, 0, 0, 0, 0, 2]);
+        assert_eq!((&b[46..48], b[68]), (&[0xE0, 100][..], 1), "PCP 7 and the tagged flag apart");
         assert_eq!(QpAttrsRepr::from_bytes(&b).unwrap(), a);
     }
 
