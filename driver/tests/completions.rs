@@ -220,3 +220,24 @@ fn a_read_response_for_a_write_is_ignored() {
     assert_eq!(a.buf.read(0, 256).unwrap(), vec![0x33; 256], "nothing placed");
     assert_eq!(b.buf.read(0, 256).unwrap(), vec![0x33; 256]);
 }
+
+/// A response for a QP that cannot send (still in RTR) is dropped for its state, before any PSN check.
+#[test]
+fn responses_for_a_qp_in_rtr_are_dropped_for_its_state() {
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 13)));
+    let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
+    let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
+    let init = QpAttr { qp_state: Some(QpState::Init), port_num: 1, ..Default::default() };
+    a.qps[0].modify(&init, attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS).unwrap();
+    let mut rtr = QpAttr { qp_state: Some(QpState::Rtr), path_mtu: 3, dest_qp_num: b.qps[0].qpn, ..Default::default() };
+    (rtr.ah.dgid, rtr.ah.dmac, rtr.max_dest_rd_atomic) = (b.gid, b.mac, 1);
+    let mask = attr::STATE | attr::AV | attr::PATH_MTU | attr::DEST_QPN | attr::RQ_PSN;
+    a.qps[0].modify(&rtr, mask | attr::MAX_DEST_RD_ATOMIC | attr::MIN_RNR_TIMER).unwrap();
+    let mut ack = driver::pair::forged_headers(&b, &a, wire::Opcode::ACKNOWLEDGE, 0);
+    ack.ext.aeth = Some(wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
+    w.borrow_mut().deliver(0, ack.emit(&[]));
+    let t = w.borrow().now;
+    w.borrow_mut().run_until(t + 1_000_000);
+    assert_eq!(a.ctx.counter(Counter::rx_drop_qp_state), 1);
+    assert_eq!(a.ctx.counter(Counter::rx_drop_unsent_psn), 0);
+}

@@ -77,3 +77,26 @@ fn no_cnp_without_the_notification_point_and_no_cut_without_the_reaction_point()
     assert!(a.ctx.counter(Counter::cnps_received) >= 1);
     assert_eq!(a.ctx.counter(Counter::rate_cuts), 0);
 }
+
+/// The notification point's interval at its boundary: a CE-marked packet one picosecond before the interval
+/// ends gets no CNP, one exactly at its end does.
+#[test]
+fn one_cnp_per_interval_at_the_boundary() {
+    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 11)));
+    let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
+    let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
+    connect(&a, 0, 1, &b, 0, 2, &ConnectOpts::default()).unwrap();
+    let interval = u64::from(Dcqcn::CNP_INTERVAL_NS.param().default) * 1000;
+    let mut h = driver::pair::forged_headers(&a, &b, wire::Opcode::RDMA_WRITE_ONLY, 1);
+    h.ext.reth = Some(wire::ext::RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: 8 });
+    h.ip.set_tclass(0b11); // ECN CE
+    let frame = h.emit(&[1; 8]);
+    let t0 = w.borrow().now;
+    for at in [t0, t0 + interval - 1, t0 + interval] {
+        w.borrow_mut().run_until(at);
+        w.borrow_mut().deliver(1, frame.clone());
+        w.borrow_mut().run_until(at); // processed at `at`
+    }
+    assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 3);
+    assert_eq!(b.ctx.counter(Counter::cnps_sent), 2, "CNPs at t0 and at t0 + interval, none between");
+}
