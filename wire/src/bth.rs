@@ -152,6 +152,17 @@ impl BthRepr {
 mod tests {
     use super::*;
 
+    /// A transport header version other than 0 is rejected.
+    #[test]
+    fn tver_must_be_zero() {
+        let mut b = [0u8; HEADER_LEN];
+        BthRepr { opcode: crate::Opcode::SEND_ONLY, ..Default::default() }.emit(&mut b);
+        assert!(BthRepr::parse(&Bth::new_unchecked(&b[..])).is_ok());
+        b[field::FLAGS] |= 1;
+        assert_eq!(Bth::new_unchecked(&b[..]).tver(), 1);
+        assert!(BthRepr::parse(&Bth::new_unchecked(&b[..])).is_err());
+    }
+
     // BTH of ICRC vector V2: WRITE_ONLY, PadCnt 3, QP 0xabcd, AckReq, PSN 0x123456.
     const V2: [u8; 12] = [0x0a, 0x30, 0xff, 0xff, 0x00, 0x00, 0xab, 0xcd, 0x80, 0x12, 0x34, 0x56];
 

@@ -162,6 +162,17 @@ impl EthernetRepr {
 mod tests {
     use super::*;
 
+    /// A header and nothing else is a frame; a byte short of it, or of its VLAN tag, is not.
+    #[test]
+    fn header_lengths_at_their_limits() {
+        let mut f = [0u8; HEADER_LEN + VLAN_LEN];
+        assert!(EthernetFrame::new_checked(&f[..HEADER_LEN]).is_ok());
+        assert!(EthernetFrame::new_checked(&f[..HEADER_LEN - 1]).is_err());
+        f[field::TYPE].copy_from_slice(&ethertype::VLAN.to_be_bytes());
+        assert!(EthernetFrame::new_checked(&f[..]).is_ok());
+        assert!(EthernetFrame::new_checked(&f[..HEADER_LEN + VLAN_LEN - 1]).is_err());
+    }
+
     const TAGGED: [u8; 20] = [0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0xA0, 0x64, 0x08, 0x00, 0xAA, 0xBB];
 
     #[test]

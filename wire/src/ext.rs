@@ -97,6 +97,17 @@ impl AethRepr {
 mod tests {
     use super::*;
 
+    /// The AETH syndrome's three classes and their 5-bit values; class 2 and bit 7 are reserved.
+    #[test]
+    fn aeth_values_within_each_class() {
+        let kind = |syndrome| AethRepr { syndrome, msn: 0 }.kind();
+        assert_eq!(kind(0x05), AethKind::Ack { credit: 5 });
+        assert_eq!(kind(0x2C), AethKind::RnrNak { timer: 12 });
+        assert_eq!(kind(0x62), AethKind::Nak { code: 2 });
+        assert_eq!(kind(0x41), AethKind::Reserved);
+        assert_eq!(kind(0x85), AethKind::Reserved);
+    }
+
     #[test]
     fn reth_both_ways() {
         let bytes = [0, 0, 0x7f, 0, 0, 0, 0x10, 0, 0x12, 0x34, 0x56, 0x78, 0, 0, 0, 5];

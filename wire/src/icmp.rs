@@ -137,5 +137,14 @@ mod tests {
             assert!(parse_echo_request(&f).is_none(), "{what}");
         }
         assert!(parse_echo_request(&good[..40]).is_none(), "truncated");
+        // An IP length that leaves no room for the ICMP header (and its checksum fixed up).
+        for ip_len in [20u16, 27] {
+            let mut f = good.clone();
+            f[16..18].copy_from_slice(&ip_len.to_be_bytes());
+            f[24..26].fill(0);
+            let c = ipv4::checksum(&f[14..34]);
+            f[24..26].copy_from_slice(&c.to_be_bytes());
+            assert!(parse_echo_request(&f).is_none(), "IP length {ip_len}");
+        }
     }
 }

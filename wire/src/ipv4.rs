@@ -199,6 +199,32 @@ impl Ipv4Repr {
 mod tests {
     use super::*;
 
+    /// The flags and fragment offset, the checksum field, and the ECN bits.
+    #[test]
+    fn flags_checksum_and_ecn() {
+        let mut h = [0u8; HEADER_LEN];
+        h[0] = 0x45;
+        h[field::FLAGS_FRAG.start] = 0x40; // DF
+        h[field::CHECKSUM.start..field::CHECKSUM.end].copy_from_slice(&[0xAB, 0xCD]);
+        let p = Ipv4Packet::new_checked(&h[..]).unwrap();
+        assert!(p.dont_frag() && !p.is_fragment());
+        assert_eq!(p.checksum(), 0xABCD);
+        h[field::FLAGS_FRAG.start] = 0x20; // MF
+        assert!(!Ipv4Packet::new_checked(&h[..]).unwrap().dont_frag());
+        assert!(Ipv4Packet::new_checked(&h[..]).unwrap().is_fragment());
+        h[field::FLAGS_FRAG.start] = 0;
+        h[field::FLAGS_FRAG.end - 1] = 1; // offset 8 bytes
+        assert!(Ipv4Packet::new_checked(&h[..]).unwrap().is_fragment());
+        assert_eq!(Ipv4Repr { tos: 0b1010_1110, ..Default::default() }.ecn(), 2);
+    }
+
+    /// RFC 1071 over an odd number of bytes: the last one is the high byte of a zero-padded word.
+    #[test]
+    fn checksum_of_odd_length_data() {
+        assert_eq!(checksum(&[0x12, 0x34, 0x56]), !(0x1234u16 + 0x5600));
+        assert_eq!(checksum(&[0xFF, 0xFF, 0x00, 0x02]), !0x0002, "end-around carry");
+    }
+
     // The IPv4 header of ICRC vector V1.
     const V1: [u8; 20] = [
         0x45, 0x02, 0x00, 0x3c, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0xa5, 0x27, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8,

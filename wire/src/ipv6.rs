@@ -159,6 +159,20 @@ pub fn mark_ce(hdr: &mut [u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// Only ::ffff:a.b.c.d is an IPv4 address; the ECN bits are the traffic class's low two.
+    #[test]
+    fn ipv4_mapped_gids_and_ecn() {
+        let g = gid_from_ipv4([10, 0, 0, 7]);
+        assert_eq!(gid_to_ipv4(&g), Some([10, 0, 0, 7]));
+        for (i, v) in [(0, 0xFE), (9, 1), (10, 0), (11, 0xFE)] {
+            let mut h = g;
+            h[i] = v;
+            assert_eq!(gid_to_ipv4(&h), None, "byte {i} = {v:#x}");
+        }
+        let r = Ipv6Repr { traffic_class: 0b1010_1101, ..Default::default() };
+        assert_eq!(r.ecn(), 1);
+    }
+
     // The IPv6 header of ICRC vector V5 (payload length 0x20).
     const V5: [u8; 40] = [
         0x66, 0xa1, 0x23, 0x45, 0x00, 0x20, 0x11, 0x40, 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xfe,

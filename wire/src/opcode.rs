@@ -238,6 +238,24 @@ impl fmt::Display for Opcode {
 mod tests {
     use super::*;
 
+    /// The predicates the engine branches on, for one opcode of each kind and position.
+    #[test]
+    fn predicates() {
+        let i = |o: Opcode| o.info().unwrap();
+        let s = i(Opcode::SEND_MIDDLE);
+        assert!(s.is_request() && !s.is_response() && !s.is_atomic());
+        assert!(!s.starts_message() && !s.ends_message() && s.payload_is_full_pmtu());
+        assert!(i(Opcode::SEND_FIRST).payload_is_full_pmtu() && !i(Opcode::SEND_LAST).payload_is_full_pmtu());
+        assert!(!i(Opcode::SEND_ONLY).payload_is_full_pmtu());
+        let f = i(Opcode::FETCH_ADD);
+        assert!(f.is_request() && f.is_atomic() && f.starts_message() && f.ends_message());
+        let a = i(Opcode::ACKNOWLEDGE);
+        assert!(a.is_response() && !a.is_request() && !a.is_atomic());
+        assert_eq!(Opcode::SEND_ONLY.name(), "SEND_ONLY");
+        assert_eq!(format!("{}", Opcode::SEND_ONLY), "SEND_ONLY");
+        assert!(format!("{:?}", Opcode::SEND_ONLY).contains("SEND_ONLY"));
+    }
+
     #[test]
     fn table_rows_match_the_spec() {
         let w = Opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE.info().unwrap();

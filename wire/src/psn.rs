@@ -50,6 +50,17 @@ impl fmt::Debug for Psn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A PSN is neither before nor after itself.
+    #[test]
+    fn order_is_strict() {
+        let (a, b) = (Psn::new(5), Psn::new(6));
+        assert!(a.before(b) && b.after(a));
+        assert!(!a.before(a) && !a.after(a));
+        assert!(!b.before(a) && !a.after(b));
+        assert_eq!(format!("{a:?}"), format!("{:?}", Psn::new(5)));
+        assert_ne!(format!("{a:?}"), format!("{b:?}"));
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -210,6 +210,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn status_codes_both_ways() {
+        for v in 0..=7u8 {
+            assert_eq!(Status::from_u8(v) as u8, v);
+        }
+        assert_eq!(Status::from_u8(200), Status::BadMailbox);
+    }
+
+    #[test]
     fn qp_attrs_both_ways() {
         let a = QpAttrsRepr {
             qpn: 0x12,

@@ -45,6 +45,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn event_kinds_both_ways() {
+        for v in 0..=2u8 {
+            assert_eq!(EventKind::from_u8(v).map(|k| k as u8), Some(v));
+        }
+        assert_eq!(EventKind::from_u8(3), None);
+    }
+
+    #[test]
     fn layout() {
         let e = EqeRepr { kind: EventKind::QpFatal as u8, obj: 0x0102_0304, owner: 1 };
         let b = e.to_bytes();

@@ -215,6 +215,20 @@ pub const BAR0_LEN: u32 = 0x0040_0000;
 mod tests {
     use super::*;
 
+    /// Doorbell addresses: each QP's and CQ's registers in their own 8-byte slot, inside BAR0 for every
+    /// object the device can have.
+    #[test]
+    fn doorbell_addresses() {
+        use doorbell::*;
+        assert_eq!(qp(0, QP_SQ_PI), QP_DB_BASE);
+        assert_eq!(qp(5, QP_RQ_PI), QP_DB_BASE + 5 * DB_STRIDE + 4);
+        assert_eq!(cq(3, CQ_CI), CQ_DB_BASE + 3 * DB_STRIDE);
+        assert!(qp(0xFFFF, QP_RQ_PI) < CQ_DB_BASE && cq(0xFFFF, CQ_CI) + 4 <= BAR0_LEN);
+        let f = [feature::IPV6, feature::VLAN, feature::ATOMICS, feature::DCQCN, feature::SEND_WITH_INV];
+        assert_eq!(f, [1, 2, 4, 8, 16]);
+        assert_eq!(cmd::STATUS_BUSY, 0x8000_0000);
+    }
+
     #[test]
     fn counters_fit_before_the_next_block() {
         let last = *Counter::ALL.last().unwrap();

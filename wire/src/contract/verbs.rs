@@ -333,6 +333,91 @@ mod tests {
     use super::*;
     use attr::*;
 
+    /// The attribute bits as `enum ibv_qp_attr_mask` numbers them.
+    #[test]
+    fn attr_bits_are_libibverbs_values() {
+        let bits = [
+            (STATE, 1),
+            (CUR_STATE, 2),
+            (EN_SQD_ASYNC_NOTIFY, 4),
+            (ACCESS_FLAGS, 8),
+            (PKEY_INDEX, 16),
+            (PORT, 32),
+            (QKEY, 64),
+            (AV, 128),
+            (PATH_MTU, 256),
+            (TIMEOUT, 512),
+            (RETRY_CNT, 1024),
+            (RNR_RETRY, 2048),
+            (RQ_PSN, 4096),
+            (MAX_QP_RD_ATOMIC, 8192),
+            (ALT_PATH, 16384),
+            (MIN_RNR_TIMER, 32768),
+            (SQ_PSN, 65536),
+            (MAX_DEST_RD_ATOMIC, 131072),
+            (PATH_MIG_STATE, 262144),
+            (CAP, 524288),
+            (DEST_QPN, 1048576),
+        ];
+        for (i, (bit, want)) in bits.into_iter().enumerate() {
+            assert_eq!(bit, want, "bit {i}");
+        }
+    }
+
+    /// Every RC transition's required and optional attributes, as the kernel's `ib_modify_qp_is_ok` table
+    /// has them for RC, and no other transition.
+    #[test]
+    fn rc_transition_table() {
+        use QpState::*;
+        let rts_opt = CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER;
+        let sqd_sqd = PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC | ALT_PATH;
+        let table = [
+            (Reset, Init, PKEY_INDEX | PORT | ACCESS_FLAGS, 0),
+            (Init, Init, 0, PKEY_INDEX | PORT | ACCESS_FLAGS),
+            (
+                Init,
+                Rtr,
+                AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+                ALT_PATH | ACCESS_FLAGS | PKEY_INDEX,
+            ),
+            (Rtr, Rts, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, rts_opt),
+            (Rts, Rts, 0, rts_opt),
+            (Sqd, Rts, 0, rts_opt),
+            (Rts, Sqd, 0, EN_SQD_ASYNC_NOTIFY),
+            (Sqd, Sqd, 0, sqd_sqd | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE),
+        ];
+        let all = [Reset, Init, Rtr, Rts, Sqd, Sqe, Err];
+        for cur in all {
+            for next in all {
+                let want = table
+                    .iter()
+                    .find(|t| (t.0, t.1) == (cur, next))
+                    .map(|t| Transition { required: t.2, optional: t.3 })
+                    .or((next == Reset || next == Err).then_some(Transition { required: 0, optional: 0 }));
+                assert_eq!(rc_transition(cur, next), want, "{cur:?} -> {next:?}");
+            }
+        }
+        for v in 0..=6 {
+            assert_eq!(QpState::from_u8(v).map(|s| s as u8), Some(v));
+        }
+        assert_eq!(QpState::from_u8(7), None);
+        assert_eq!(QpType::from_u8(2), Some(QpType::Rc));
+    }
+
+    /// The raw packet QP's rules: to RESET or ERR from anywhere, and the one path to RTS.
+    #[test]
+    fn raw_packet_transition_table() {
+        use QpState::*;
+        let none = Some(Transition { required: 0, optional: 0 });
+        for cur in [Reset, Init, Rtr, Rts, Err] {
+            assert_eq!(raw_packet_transition(cur, Reset), none, "{cur:?}");
+            assert_eq!(raw_packet_transition(cur, Err), none, "{cur:?}");
+        }
+        assert_eq!(raw_packet_transition(Init, Init), Some(Transition { required: 0, optional: PORT }));
+        assert_eq!(raw_packet_transition(Rts, Rts), none);
+        assert_eq!(raw_packet_transition(Rtr, Init), None);
+    }
+
     #[test]
     fn rc_rules() {
         let init_req = PKEY_INDEX | PORT | ACCESS_FLAGS;
