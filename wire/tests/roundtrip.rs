@@ -214,3 +214,18 @@ fn mark_ce_sets_congestion_experienced_and_keeps_the_frame_valid() {
     }
     assert!(!wire::roce::mark_ce(&mut [0u8; 10]), "too short");
 }
+
+/// The UDP source port rxe derives from a QP pair (no flow label given), against the ports in a capture of two
+/// rxe guests (`rxe_two_vm.pcap`: RC QP pairs 0x11..=0x14, each the same number on both sides).
+#[test]
+fn udp_source_ports_match_rxe() {
+    use wire::roce::{flow_label_from_qpns, udp_sport_from_flow_label};
+    for (qpn, sport) in [(0x11, 0xc121), (0x12, 0xc144), (0x13, 0xc169), (0x14, 0xc190)] {
+        assert_eq!(udp_sport_from_flow_label(flow_label_from_qpns(qpn, qpn)), sport, "QP {qpn:#x}");
+    }
+    // Symmetric, and using every input bit: large QPNs give a label of their own.
+    assert_eq!(flow_label_from_qpns(0x12_3456, 0x65_4321), flow_label_from_qpns(0x65_4321, 0x12_3456));
+    assert_ne!(flow_label_from_qpns(0xFF_FFFF, 0xFF_FFFE), flow_label_from_qpns(0xFF_FFFF, 0xFF_FFFD));
+    assert_eq!(udp_sport_from_flow_label(0x000F_C000) & 0xC000, 0xC000);
+    assert_eq!(udp_sport_from_flow_label(0x0000_4001), 0xC000, "the label's top six bits fold onto its low ones");
+}
