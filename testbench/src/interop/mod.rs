@@ -1,7 +1,8 @@
 //! Interop against Linux soft-RoCE: a QEMU guest (software emulation) running rdma_rxe and rdma-core's
 //! unmodified tools, on a `-netdev dgram` link to a ferrite NIC, inside a network namespace this harness
 //! creates (every link is a UDP socket on the namespace's 127.0.0.1). One guest boot per role runs the cases
-//! in order; ferrite's side of each case is the `ferrite` tool itself, run case by case.
+//! in order; ferrite's side of each case is the `ferrite` tool itself, run case by case. The guest first
+//! pings ferrite's address, which the NIC answers itself.
 
 pub mod guest;
 
@@ -61,6 +62,8 @@ struct Case {
 }
 
 const FERRITE_IP: &str = "10.0.0.1";
+/// The case in which the guest pings ferrite's address (answered by the NIC, no host involved).
+const PING: &str = "ping-the-nic";
 const GUEST_IP: &str = "10.0.0.2";
 const FERRITE_PORT: u16 = 40001;
 const GUEST_PORT: u16 = 40002;
@@ -94,6 +97,9 @@ fn guest_script(role_ferrite: &str, cases: &[Case]) -> String {
         "ip link set eth0 mtu {GUEST_MTU} up\nip addr add {GUEST_IP}/24 dev eth0\n\
          rdma link add rxe0 type rxe netdev eth0\nsleep 0.5\n"
     );
+    // While ferrite's first case runs: the NIC itself answers ARP and ping.
+    let _ =
+        writeln!(s, "ping -c 3 -w 20 {FERRITE_IP} > /tmp/out 2>&1; rc=$?; cat /tmp/out; echo \"CASE {PING} rc=$rc\"");
     for c in cases {
         let tool = format!("ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}", c.mtu, c.size, c.iters, c.tcp_port);
         if role_ferrite == "server" {
@@ -247,6 +253,15 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
                 detail,
             });
         }
+        let console = fs::read_to_string(&log).unwrap_or_default();
+        let rc = guest_rc(&console, PING);
+        results.push(CaseResult {
+            name: PING.to_string(),
+            backend: o.backend.clone(),
+            role: role.to_string(),
+            pass: rc == Some(0),
+            detail: format!("guest `ping -c 3` rc: {rc:?}\n{}", tail(&console, 8)),
+        });
         let end = Instant::now() + Duration::from_secs(60);
         while Instant::now() < end && vm.try_wait().ok().flatten().is_none() {
             std::thread::sleep(Duration::from_millis(200));
