@@ -1,7 +1,7 @@
 //! The one thing the verbs need from a device: MMIO, DMA memory and a way to let it make progress.
 //! The golden model implements it here; the RTL simulation and VFIO hardware implement the same trait.
 
-use crate::realtime::{DgramLink, LinkCounts, RealTime};
+use crate::realtime::{DgramLink, RealTime};
 use crate::Error;
 use model::net::World;
 use std::cell::RefCell;
@@ -42,11 +42,6 @@ impl ModelBackend {
     /// The NIC of an attached world (`World::attached`) on `link`, running in real time.
     pub fn attached(world: Rc<RefCell<World>>, link: DgramLink) -> Self {
         ModelBackend { world, node: 0, realtime: Some(RealTime::new(link)) }
-    }
-
-    /// Frames carried on the real link so far (zero when not attached).
-    pub fn link_counts(&self) -> LinkCounts {
-        self.realtime.as_ref().map(RealTime::counts).unwrap_or_default()
     }
 }
 

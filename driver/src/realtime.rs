@@ -3,7 +3,7 @@
 //! (ACK timeout, RNR wait, DCQCN) run in real time and a peer outside the process sees a real NIC.
 
 use model::net::World;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -39,68 +39,47 @@ impl DgramLink {
     }
 }
 
-/// Frames carried across the link, each way.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LinkCounts {
-    /// Frames received from the peer and handed to the simulation.
-    pub rx_frames: u64,
-    /// Frames the simulation sent to the peer.
-    pub tx_frames: u64,
-    /// Frames that could not be sent (the peer's port closed): dropped, as a cable would drop them.
-    pub tx_errors: u64,
-}
-
 /// Moves frames between an attached `World` (`World::attached`) and its link, keeping simulated time at
 /// the wall clock since `new`.
 pub struct RealTime {
     link: DgramLink,
     start: Instant,
-    counts: Cell<LinkCounts>,
 }
 
 impl RealTime {
     pub fn new(link: DgramLink) -> Self {
-        RealTime { link, start: Instant::now(), counts: Cell::new(LinkCounts::default()) }
-    }
-
-    pub fn counts(&self) -> LinkCounts {
-        self.counts.get()
+        RealTime { link, start: Instant::now() }
     }
 
     fn wall_ps(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64 * model::PS_PER_NS
     }
 
-    /// Runs `world` to the wall clock's time, sending what left it, and takes in every frame waiting on the
-    /// link. When nothing is due sooner, sleeps up to `max_wait` first (in steps of at most `POLL`: a socket
-    /// timeout would round up to the kernel's tick, milliseconds).
+    /// Brings `world` to the wall clock's time and takes in every frame waiting on the link; then, when
+    /// nothing is due sooner, sleeps up to `max_wait` (in steps of at most `POLL`: a socket timeout would round
+    /// up to the kernel's tick, milliseconds) and does the same again.
     pub fn pump(&self, world: &RefCell<World>, max_wait: Duration) {
-        self.run_to_now(world);
-        self.drain(world);
+        self.exchange(world);
         let due_in = world.borrow().next_time().map(|t| t.saturating_sub(world.borrow().now) / model::PS_PER_NS);
         let wait = due_in.map_or(max_wait, |ns| max_wait.min(Duration::from_nanos(ns))).min(POLL);
         if !wait.is_zero() {
             std::thread::sleep(wait);
         }
-        self.run_to_now(world);
-        self.drain(world);
+        self.exchange(world);
     }
 
-    fn drain(&self, world: &RefCell<World>) {
+    /// Runs `world` to now, sending what left it, then hands it every frame the link holds and runs it again.
+    fn exchange(&self, world: &RefCell<World>) {
+        self.run_to_now(world);
         let mut buf = vec![0u8; MAX_DATAGRAM];
         while let Ok(n) = self.link.sock.recv(&mut buf) {
-            self.take_in(world, &buf[..n]);
+            world.borrow_mut().inject_external(buf[..n].to_vec());
         }
         self.run_to_now(world);
     }
 
-    fn take_in(&self, world: &RefCell<World>, frame: &[u8]) {
-        world.borrow_mut().inject_external(frame.to_vec());
-        let mut c = self.counts.get();
-        c.rx_frames += 1;
-        self.counts.set(c);
-    }
-
+    /// Runs `world` to the wall clock's time and sends the frames that left it. A frame the socket refuses
+    /// (the peer's port is closed) is lost, as a cable would lose it.
     fn run_to_now(&self, world: &RefCell<World>) {
         let now = self.wall_ps();
         let out = {
@@ -108,13 +87,8 @@ impl RealTime {
             w.run_until(now);
             w.take_external()
         };
-        let mut c = self.counts.get();
         for f in out {
-            match self.link.sock.send(&f) {
-                Ok(_) => c.tx_frames += 1,
-                Err(_) => c.tx_errors += 1,
-            }
+            let _ = self.link.sock.send(&f);
         }
-        self.counts.set(c);
     }
 }

@@ -22,6 +22,13 @@ pub struct Node {
     idle_until: Option<Time>,
 }
 
+impl Node {
+    /// A host whose NIC sends on link `out_link`.
+    fn new(cfg: &NicConfig, out_link: usize) -> Self {
+        Node { nic: Nic::new(cfg.clone()), mem: HostMemory::new(), out_link, idle_until: None }
+    }
+}
+
 struct Arrival {
     time: Time,
     seq: u64,
@@ -68,14 +75,24 @@ impl World {
         let mut rng = Rng::new(seed);
         let links =
             vec![Link::new(link, Endpoint::Nic(1), rng.fork(1)), Link::new(link, Endpoint::Nic(0), rng.fork(2))];
-        let nodes = (0..2)
-            .map(|i| Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: i, idle_until: None })
-            .collect();
+        World::assemble(vec![Node::new(&nic, 0), Node::new(&nic, 1)], links, None, rng)
+    }
+
+    /// One NIC on a link to the outside world: link 0 carries its frames out (`take_external`), link 1 brings
+    /// frames in (`inject_external`); `link`'s delay and seeded faults apply both ways, on this side.
+    pub fn attached(nic: NicConfig, link: LinkConfig, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let links =
+            vec![Link::new(link, Endpoint::External, rng.fork(1)), Link::new(link, Endpoint::Nic(0), rng.fork(2))];
+        World::assemble(vec![Node::new(&nic, 0)], links, None, rng)
+    }
+
+    fn assemble(nodes: Vec<Node>, links: Vec<Link>, switch: Option<Switch>, rng: Rng) -> Self {
         World {
             now: 0,
             nodes,
             links,
-            switch: None,
+            switch,
             events: BinaryHeap::new(),
             seq: 0,
             rng,
@@ -83,15 +100,6 @@ impl World {
             captured: None,
             external_out: Vec::new(),
         }
-    }
-
-    /// One NIC on a link to the outside world: link 0 carries its frames out (`take_external`), link 1 brings
-    /// frames in (`inject_external`); `link`'s delay and seeded faults apply both ways, on this side.
-    pub fn attached(nic: NicConfig, link: LinkConfig, seed: u64) -> Self {
-        let mut w = World::pair(nic, link, seed);
-        w.nodes.truncate(1);
-        w.links[0].to = Endpoint::External;
-        w
     }
 
     /// A frame from the outside world, into an attached world's inbound link now.
@@ -118,20 +126,9 @@ impl World {
             links.push(Link::new(link, Endpoint::Switch(i), rng.fork(2 * i as u64 + 10)));
             links.push(Link::new(link, Endpoint::Nic(i), rng.fork(2 * i as u64 + 11)));
             sw.add_port(2 * i + 1);
-            nodes.push(Node { nic: Nic::new(nic.clone()), mem: HostMemory::new(), out_link: 2 * i, idle_until: None });
+            nodes.push(Node::new(&nic, 2 * i));
         }
-        World {
-            now: 0,
-            nodes,
-            links,
-            switch: Some(sw),
-            events: BinaryHeap::new(),
-            seq: 0,
-            rng,
-            pcap: None,
-            captured: None,
-            external_out: Vec::new(),
-        }
+        World::assemble(nodes, links, Some(sw), rng)
     }
 
     /// Records every frame sent by node `node` (and, with a switch, every frame delivered to it) to `path`.
