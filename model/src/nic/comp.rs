@@ -352,7 +352,7 @@ fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, me
         retry_gap(qp, now);
         return;
     }
-    let pmtu = qp.attrs.pmtu.max(256);
+    let pmtu = qp.attrs.path_mtu();
     let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
     let w = &qp.req.wqes[i];
     if w.op != SendOp::RdmaRead || !w.contains(psn) {

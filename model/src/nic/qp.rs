@@ -34,6 +34,13 @@ pub struct Attrs {
     pub port_num: u8,
 }
 
+impl Attrs {
+    /// The path MTU in bytes packets are cut to: 256 (the smallest) before MODIFY_QP has set one.
+    pub fn path_mtu(&self) -> u32 {
+        self.pmtu.max(256)
+    }
+}
+
 /// A host ring (SQ or RQ) as the NIC tracks it.
 #[derive(Debug, Clone, Default)]
 pub struct Ring {

@@ -90,7 +90,7 @@ fn gather(data: &WqeData, off: u32, dst: &mut [u8], mem: &dyn Dma) -> bool {
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
     let params = nic.dcqcn;
     let qp = nic.qp_mut(qpn)?;
-    let pmtu = qp.attrs.pmtu.max(256);
+    let pmtu = qp.attrs.path_mtu();
     let cursor = qp.req.cursor;
     let next_psn = qp.req.psn;
     let w = qp.req.wqes.get_mut(cursor)?;

@@ -113,7 +113,7 @@ fn chk_resource(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
 }
 
 fn chk_length(qp: &Qp, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
-    let pmtu = qp.attrs.pmtu.max(256) as usize;
+    let pmtu = qp.attrs.path_mtu() as usize;
     let n = pkt.payload.len();
     let ok = if !info.has_payload {
         n == 0
@@ -220,7 +220,7 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
             let Some(r) = found.copied() else { return Ok(()) };
             // Ignored unless it asks for part of the original READ, by its R_Key, within its PSNs.
             let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
-            let pmtu = qp.attrs.pmtu.max(256);
+            let pmtu = qp.attrs.path_mtu();
             let last_psn = psn.add(reth.dma_len.div_ceil(pmtu).max(1) - 1);
             if reth.va < r.va || end_va > r.va + u64::from(r.len) || reth.rkey != r.rkey || last_psn.after(r.last_psn) {
                 return Ok(());
@@ -296,7 +296,7 @@ pub(super) fn recv_cqe(
 
 fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: Time, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
-    let pmtu = nic.qp(qpn).map_or(1024, |q| q.attrs.pmtu.max(256));
+    let pmtu = nic.qp(qpn).map_or(1024, |q| q.attrs.path_mtu());
     match info.kind {
         OpKind::Send => {
             let Some(qp) = nic.qp(qpn) else { return };
@@ -500,7 +500,7 @@ pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
     let params = nic.dcqcn;
     let qp = nic.qp_mut(qpn)?;
-    let pmtu = qp.attrs.pmtu.max(256);
+    let pmtu = qp.attrs.path_mtu();
     let item = qp.resp.out.front_mut()?.clone();
     match item {
         RespItem::Ack { psn, aeth } => {
