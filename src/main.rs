@@ -6,6 +6,7 @@ mod interop;
 mod link;
 mod pcap_check;
 mod perf;
+mod perf_link;
 mod pingpong;
 mod soak;
 mod verilog;

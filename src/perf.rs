@@ -1,5 +1,7 @@
-//! `ferrite perf`: perftest-style bandwidth runs between two simulated NICs.
+//! `ferrite perf`: perftest-style bandwidth runs between two simulated NICs, or (`--link`) perftest's own
+//! exchange and loops against its tools on the other end of a real link (`perf_link`).
 
+use crate::link::{FaultArgs, LinkArgs};
 use crate::{Backend, Error};
 use clap::{Args, ValueEnum};
 use driver::pair::{connect, open_host, Host};
@@ -9,52 +11,96 @@ use model::NicConfig;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::net::Ipv4Addr;
 use std::rc::Rc;
 use wire::contract::regs::Counter;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Op {
     Write,
     Read,
     Send,
     Atomic,
+    /// `ib_write_lat`'s ping-pong of RDMA WRITEs (on a link only).
+    WriteLat,
+    /// `ib_read_lat`: one RDMA READ at a time (on a link only).
+    ReadLat,
+    /// `ib_send_lat`'s ping-pong of SENDs (on a link only).
+    SendLat,
+}
+
+impl Op {
+    pub fn is_latency(self) -> bool {
+        matches!(self, Op::WriteLat | Op::ReadLat | Op::SendLat)
+    }
+
+    /// The verb each message is.
+    pub fn opcode(self) -> SendOp {
+        match self {
+            Op::Write | Op::WriteLat => SendOp::RdmaWrite,
+            Op::Read | Op::ReadLat => SendOp::RdmaRead,
+            Op::Send | Op::SendLat => SendOp::Send,
+            Op::Atomic => SendOp::AtomicFetchAdd,
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct PerfArgs {
     #[arg(value_enum)]
     pub op: Op,
+    /// Run one NIC on a real link against perftest's tool at the other end (`ib_write_bw` for `write`,
+    /// `ib_read_lat` for `read-lat`, ...), speaking its exchange: as server (`--server`) or client of PEER.
+    #[arg(long)]
+    pub link: bool,
+    /// With `--link`: the IPv4 address of the perftest server to connect to.
+    pub peer: Option<Ipv4Addr>,
+    /// With `--link`: wait for perftest's client instead of connecting to a server.
+    #[arg(long, conflicts_with = "peer")]
+    pub server: bool,
+    #[command(flatten)]
+    pub net: LinkArgs,
+    /// With `--link`: the TCP port of the exchange.
+    #[arg(short = 'p', long, default_value_t = driver::oob::perftest::PERFTEST_PORT)]
+    pub port: u16,
+    /// With `--link`: seconds to wait for the peer, for each step of the exchange and for each completion.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
     #[arg(long, value_enum, default_value = "model")]
     pub backend: Backend,
-    /// Message size in bytes (atomics are always 8).
-    #[arg(long, default_value_t = 65536)]
-    pub size: u32,
-    /// Messages per QP.
-    #[arg(long, default_value_t = 100)]
-    pub iters: u32,
+    /// Message size in bytes (atomics are always 8). Default: 65536, or 2 for the latency modes, as
+    /// perftest's.
+    #[arg(short = 's', long)]
+    pub size: Option<u32>,
+    /// Messages per QP. Default: 100 between simulated NICs; on a link perftest's, 5000 (bandwidth) or
+    /// 1000 (latency).
+    #[arg(short = 'n', long)]
+    pub iters: Option<u32>,
     #[arg(long, default_value_t = 1)]
     pub qps: u32,
     /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(short = 'm', long, default_value_t = 1024)]
     pub pmtu: u32,
-    /// Per-frame loss probability on every link.
-    #[arg(long, default_value_t = 0.0)]
-    pub loss: f64,
-    /// Per-frame reordering probability.
-    #[arg(long, default_value_t = 0.0)]
-    pub reorder: f64,
+    #[command(flatten)]
+    pub faults: FaultArgs,
     #[arg(long, default_value_t = 100.0)]
     pub link_gbps: f64,
     #[arg(long, default_value_t = 1000)]
     pub delay_ns: u64,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[arg(long)]
-    pub pcap: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+}
+
+impl PerfArgs {
+    /// The message size: given, or perftest's default for the op.
+    pub fn size(&self) -> u32 {
+        match self.op {
+            Op::Atomic => 8,
+            o if o.is_latency() => self.size.unwrap_or(2),
+            _ => self.size.unwrap_or(65536),
+        }
+    }
 }
 
 #[derive(Serialize, Debug)]
@@ -94,15 +140,9 @@ fn pattern(n: usize, salt: u32) -> Vec<u8> {
 fn wr_for(op: Op, a: &Host, b: &Host, q: u32, size: u32, id: u64) -> SendWr {
     let off = u64::from(q) * u64::from(size.max(8));
     let sge = Sge { addr: a.mr.addr + off, length: if op == Op::Atomic { 8 } else { size }, lkey: a.mr.lkey };
-    let opcode = match op {
-        Op::Write => SendOp::RdmaWrite,
-        Op::Read => SendOp::RdmaRead,
-        Op::Send => SendOp::Send,
-        Op::Atomic => SendOp::AtomicFetchAdd,
-    };
     SendWr {
         wr_id: id,
-        opcode: Some(opcode),
+        opcode: Some(op.opcode()),
         send_flags: send_flags::SIGNALED,
         sg_list: vec![sge],
         remote_addr: b.mr.addr + off,
@@ -114,13 +154,15 @@ fn wr_for(op: Op, a: &Host, b: &Host, q: u32, size: u32, id: u64) -> SendWr {
 
 pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let mtu = wire::contract::verbs::mtu_enum(args.pmtu).ok_or("--pmtu must be 256, 512, 1024, 2048 or 4096")?;
-    if args.qps == 0 || args.iters == 0 {
+    if args.op.is_latency() {
+        return Err("the latency modes run against a peer on a real link: add --link".into());
+    }
+    let iters = args.iters.unwrap_or(100);
+    if args.qps == 0 || iters == 0 {
         return Err("--qps and --iters must be at least 1".into());
     }
-    if !(0.0..1.0).contains(&args.loss) || !(0.0..1.0).contains(&args.reorder) {
-        return Err("--loss and --reorder are probabilities in [0, 1)".into());
-    }
-    let size = if args.op == Op::Atomic { 8 } else { args.size };
+    let faults = args.faults.check()?;
+    let size = args.size();
     if size > 1 << 30 {
         return Err("--size above 1 GiB".into());
     }
@@ -128,9 +170,9 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let world = Rc::new(RefCell::new(World::pair(
         NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() },
         link,
-        args.seed,
+        args.faults.seed,
     )));
-    if let Some(p) = &args.pcap {
+    if let Some(p) = &args.faults.pcap {
         world.borrow_mut().tap(p, &[0, 1])?;
     }
     let buf_len = (size.max(8) as usize) * args.qps as usize;
@@ -143,21 +185,21 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     }
     // Source data: the requester's buffer for WRITE/SEND, the responder's for READ.
     let src = if args.op == Op::Read { &b } else { &a };
-    let expect = pattern(buf_len, args.seed as u32);
+    let expect = pattern(buf_len, args.faults.seed as u32);
     src.buf.write(0, &expect)?;
     if args.op == Op::Atomic {
         b.buf.write(0, &vec![0u8; buf_len])?;
     }
-    world.borrow_mut().set_link_faults(Impairments { loss: args.loss, reorder: args.reorder, ..Default::default() });
+    world.borrow_mut().set_link_faults(faults);
     let t0 = world.borrow().now;
     let bar = (!args.json && std::io::stderr().is_terminal())
-        .then(|| indicatif::ProgressBar::new(u64::from(args.iters) * u64::from(args.qps)));
+        .then(|| indicatif::ProgressBar::new(u64::from(iters) * u64::from(args.qps)));
     let wall = std::time::Instant::now();
     let mut posted = vec![0u32; args.qps as usize];
     let mut done = vec![0u32; args.qps as usize];
     let mut errors = Vec::new();
     let mut in_order = true;
-    let total = args.iters as usize * args.qps as usize;
+    let total = iters as usize * args.qps as usize;
     let mut completed = 0usize;
     let mut succeeded = 0u64;
     let qp_index = |qpn: u32, h: &Host| h.qps.iter().position(|q| q.qpn == qpn);
@@ -166,7 +208,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     loop {
         for q in 0..args.qps {
             let qi = q as usize;
-            while posted[qi] < args.iters && posted[qi] - done[qi] < DEPTH {
+            while posted[qi] < iters && posted[qi] - done[qi] < DEPTH {
                 if args.op == Op::Send {
                     b.qps[qi].post_recv(&RecvWr { wr_id: u64::from(posted[qi]), sg_list: vec![recv_sge(q)] })?;
                 }
@@ -218,27 +260,27 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     }
     let sim_ps = world.borrow().now - t0;
     let data_ok = match args.op {
-        Op::Write | Op::Send => b.buf.read(0, buf_len)? == expect,
-        Op::Read => a.buf.read(0, buf_len)? == expect,
+        Op::Write | Op::Send | Op::WriteLat | Op::SendLat => b.buf.read(0, buf_len)? == expect,
+        Op::Read | Op::ReadLat => a.buf.read(0, buf_len)? == expect,
         Op::Atomic => (0..args.qps)
-            .all(|q| b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(args.iters).to_le_bytes()).unwrap_or(false)),
+            .all(|q| b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(iters).to_le_bytes()).unwrap_or(false)),
     } && errors.is_empty();
     let c = |h: &Host, k| h.ctx.counter(k);
     // Goodput counts completed, checked bytes only.
     let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
     let missing: Vec<String> = (0..args.qps as usize)
-        .filter(|&q| done[q] < args.iters)
-        .map(|q| format!("qp {:#x}: wr {}..{}", a.qps[q].qpn, done[q], args.iters - 1))
+        .filter(|&q| done[q] < iters)
+        .map(|q| format!("qp {:#x}: wr {}..{}", a.qps[q].qpn, done[q], iters - 1))
         .collect();
     let sim_ns = (sim_ps / 1000).max(1);
     Ok(PerfReport {
         op: args.op,
         backend: "model",
         size,
-        iters: args.iters,
+        iters,
         qps: args.qps,
         pmtu: args.pmtu,
-        loss: args.loss,
+        loss: args.faults.loss,
         bytes,
         sim_time_ns: sim_ns,
         goodput_gbps: bytes as f64 * 8.0 / sim_ns as f64,
@@ -260,6 +302,12 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
 }
 
 pub fn run(args: &PerfArgs) -> Result<bool, Error> {
+    if args.link {
+        return crate::perf_link::run(args);
+    }
+    if args.server || args.peer.is_some() {
+        return Err("a peer or --server needs --link".into());
+    }
     let r = measure(args)?;
     if args.json {
         println!("{}", serde_json::to_string(&r)?);

@@ -3,7 +3,7 @@
 //! `ibv_rc_pingpong`; server when no peer is given. Every message received is checked: the tool sends
 //! buffers of 0x7b bytes, as rc_pingpong does.
 
-use crate::link::LinkArgs;
+use crate::link::{FaultArgs, LinkArgs};
 use crate::Error;
 use clap::Args;
 use driver::oob::{PingpongDest, PINGPONG_DONE, PINGPONG_MSG_LEN, PINGPONG_PORT};
@@ -22,6 +22,8 @@ pub struct PingpongArgs {
     pub peer: Option<Ipv4Addr>,
     #[command(flatten)]
     pub link: LinkArgs,
+    #[command(flatten)]
+    pub faults: FaultArgs,
     /// TCP port of the exchange.
     #[arg(short = 'p', long, default_value_t = PINGPONG_PORT)]
     pub port: u16,
@@ -66,7 +68,7 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
         return Err("--size, --iters must be positive and --rx-depth at least 2".into());
     }
     let t = a.timeout * 1_000_000_000;
-    let att = a.link.attach()?;
+    let att = a.link.attach(&a.faults)?;
     let mut stack = att.stack()?;
     let ctx = &att.ctx;
     let cq = ctx.create_cq(a.rx_depth + 2)?;

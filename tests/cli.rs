@@ -215,6 +215,62 @@ fn pingpong_between_two_processes_with_loss() {
     assert!(json(&String::from_utf8_lossy(&client.stdout))["retransmitted_packets"].as_u64() > Some(0));
 }
 
+/// `ferrite perf <op> --link`: every perftest tool's exchange and loop, ferrite on both ends of a real
+/// link (two processes), with 2% loss on the client's side. Each side checks what it can of the data.
+#[test]
+fn perf_link_every_tool_between_two_processes_with_loss() {
+    let base = 44000 + (std::process::id() % 1000) as u16 * 2;
+    let (a, b) = (format!("127.0.0.1:{base}"), format!("127.0.0.1:{}", base + 1));
+    let bin = env!("CARGO_BIN_EXE_ferrite");
+    let mut retransmitted = 0;
+    for (i, op) in ["write", "read", "send", "atomic", "write-lat", "read-lat", "send-lat"].into_iter().enumerate() {
+        let port = (18600 + i).to_string();
+        let common = ["perf", op, "--link", "-n", "60", "-s", "3000", "-p", &port, "--timeout", "60", "--json"];
+        let server = Command::new(bin)
+            .args(common)
+            .args(["--server", "--local", &a, "--remote", &b, "--ip", "10.0.0.1/24", "--mac", "02:00:00:00:00:01"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn();
+        let (a2, b2, owned) = (a.clone(), b.clone(), common.map(String::from));
+        let client = std::thread::spawn(move || {
+            Command::new(bin)
+                .args(owned)
+                .args(["10.0.0.1", "--local", &b2, "--remote", &a2, "--ip", "10.0.0.2/24"])
+                .args(["--mac", "02:00:00:00:00:02", "--loss", "0.02", "--seed", "7"])
+                .output()
+                .expect("run ferrite")
+        });
+        let server = server.expect("run ferrite").wait_with_output().expect("run ferrite");
+        let client = client.join().unwrap();
+        for (name, out) in [("server", &server), ("client", &client)] {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{op} {name}: {text}{}", String::from_utf8_lossy(&out.stderr));
+            let r = json(&text);
+            assert_eq!((r["pass"].as_bool(), r["rx_drop_bad_icrc"].as_u64()), (Some(true), Some(0)), "{op} {name}");
+            retransmitted += r["retransmitted_packets"].as_u64().unwrap_or(0);
+        }
+        let c = json(&String::from_utf8_lossy(&client.stdout));
+        // The client always measures; what it checked is named.
+        assert!(c["bw"]["iters"].as_u64() == Some(60) || c["lat"]["t_avg"].as_f64() > Some(0.0), "{op}: {c}");
+        assert!(!c["checked"].as_str().unwrap_or("").is_empty(), "{op}: {c}");
+        if op == "atomic" {
+            let s = json(&String::from_utf8_lossy(&server.stdout));
+            assert!(s["checked"].as_str().unwrap_or("").contains("60 fetch-and-adds"), "{s}");
+        }
+    }
+    assert!(retransmitted > 0, "2% loss never cost a retransmission");
+}
+
+/// The latency modes need a peer; a peer needs `--link`.
+#[test]
+fn perf_refuses_modes_without_their_link() {
+    for args in [&["perf", "write-lat"][..], &["perf", "write", "--server"], &["perf", "send", "--link"]] {
+        let (ok, _) = ferrite(args);
+        assert!(!ok, "{args:?}");
+    }
+}
+
 /// `ferrite interop rxe`: ferrite's model NIC against Linux soft-RoCE in a QEMU guest, rc_pingpong in both
 /// roles at path MTU 1024 and 4096, 1 B to 1 MiB, with and without 1% loss on ferrite's side, and the guest's
 /// ping answered by the NIC. Needs root (it

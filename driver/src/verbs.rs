@@ -726,6 +726,8 @@ pub struct ConnectOpts {
     pub rnr_retry: u8,
     pub min_rnr_timer: u8,
     pub max_rd_atomic: u8,
+    /// The responder's limit when it differs from the requester's (`None`: `max_rd_atomic` for both).
+    pub max_dest_rd_atomic: Option<u8>,
     pub access: u32,
     pub traffic_class: u8,
     pub vlan: Option<(u8, u16)>,
@@ -741,6 +743,7 @@ impl Default for ConnectOpts {
             rnr_retry: 7,
             min_rnr_timer: 12,
             max_rd_atomic: 16,
+            max_dest_rd_atomic: None,
             access: wire::contract::verbs::access::ALL,
             // DSCP 26, ECT(0): ECN-capable so switches can mark instead of dropping.
             traffic_class: (26 << 2) | 0b10,
@@ -771,7 +774,7 @@ impl Qp {
             path_mtu: o.path_mtu,
             dest_qp_num: remote.qpn,
             rq_psn: remote.psn,
-            max_dest_rd_atomic: o.max_rd_atomic,
+            max_dest_rd_atomic: o.max_dest_rd_atomic.unwrap_or(o.max_rd_atomic),
             min_rnr_timer: o.min_rnr_timer,
             ah: AddressVector {
                 dgid: remote.gid,

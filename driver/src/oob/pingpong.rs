@@ -1,5 +1,4 @@
-//! The out-of-band exchanges of the standard tools, over the host's TCP (`netdev::Stack`): what each side
-//! tells the other before RDMA starts. Formats as rdma-core's and perftest's sources define them.
+//! `ibv_rc_pingpong`'s exchange (rdma-core's libibverbs/examples/rc_pingpong.c).
 
 use crate::Error;
 
