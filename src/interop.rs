@@ -19,6 +19,9 @@ pub struct InteropArgs {
     /// Where logs and pcaps go.
     #[arg(long, default_value = "target/interop/run")]
     pub work: PathBuf,
+    /// Run only the cases whose names contain this (the guest's ping runs in every boot).
+    #[arg(long)]
+    pub only: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -33,15 +36,16 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
         loss: a.loss,
         cache: std::path::absolute(&a.cache)?,
         work: std::path::absolute(&a.work)?,
+        only: a.only.clone(),
     };
     let results = testbench::interop::rxe(&o)?;
     let pass = results.iter().all(|r| r.pass);
     if a.json {
         println!("{}", serde_json::to_string(&results)?);
     } else {
-        println!("{:<36} {:<8} {:<6} result", "case", "backend", "ferrite");
+        println!("{:<40} {:<8} {:<6} result", "case", "backend", "ferrite");
         for r in &results {
-            println!("{:<36} {:<8} {:<6} {}", r.name, r.backend, r.role, if r.pass { "pass" } else { "FAIL" });
+            println!("{:<40} {:<8} {:<6} {}", r.name, r.backend, r.role, if r.pass { "pass" } else { "FAIL" });
             if !r.pass {
                 println!("    {}", r.detail.replace('\n', "\n    "));
             }

@@ -185,6 +185,10 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
     if bad > 0 && failure.is_none() {
         failure = Some(format!("{bad} messages did not hold the expected bytes"));
     }
+    let bad_icrc = ctx.counter(Counter::rx_drop_bad_icrc);
+    if bad_icrc > 0 && failure.is_none() {
+        failure = Some(format!("{bad_icrc} frames from the peer had a bad ICRC"));
+    }
     let rep = Report {
         role: if a.peer.is_some() { "client" } else { "server" },
         pass: failure.is_none(),
@@ -195,7 +199,7 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
         seconds: secs,
         retransmitted_packets: ctx.counter(Counter::retransmitted_packets),
         local_ack_timeouts: ctx.counter(Counter::local_ack_timeouts),
-        rx_drop_bad_icrc: ctx.counter(Counter::rx_drop_bad_icrc),
+        rx_drop_bad_icrc: bad_icrc,
         rx_frames: ctx.counter(Counter::rx_frames),
         tx_frames: ctx.counter(Counter::tx_frames),
     };

@@ -271,22 +271,22 @@ fn perf_refuses_modes_without_their_link() {
     }
 }
 
-/// `ferrite interop rxe`: ferrite's model NIC against Linux soft-RoCE in a QEMU guest, rc_pingpong in both
-/// roles at path MTU 1024 and 4096, 1 B to 1 MiB, with and without 1% loss on ferrite's side, and the guest's
-/// ping answered by the NIC. Needs root (it
+/// `ferrite interop rxe`: ferrite's model NIC against Linux soft-RoCE in a QEMU guest: rc_pingpong and
+/// perftest's seven tools in both roles at path MTU 1024 and 4096, 1 B to 1 MiB, with and without 1% loss on
+/// ferrite's side, and the guest's ping answered by the NIC. Needs root (it
 /// makes its own network namespace) and what `scripts/setup.sh` installs.
 #[test]
 fn interop_with_linux_rxe() {
     let (ok, out) = ferrite(&["interop", "rxe", "--json", "--work", "target/interop/ci"]);
     let cases = json(&out);
     let cases = cases.as_array().expect("an array of cases");
-    assert_eq!(cases.len(), 26, "{out}");
+    assert_eq!(cases.len(), 78, "{out}");
     for c in cases {
         assert_eq!(c["pass"].as_bool(), Some(true), "{}", c["detail"].as_str().unwrap_or(""));
         assert_eq!(c["backend"].as_str(), Some("model"));
     }
     for role in ["server", "client"] {
-        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 13);
+        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 39);
     }
     assert!(ok);
 }

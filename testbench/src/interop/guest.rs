@@ -9,8 +9,20 @@ use std::process::Command;
 
 /// Kernel modules the guest loads, each after what it depends on.
 const MODULES: [&str; 4] = ["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe"];
-/// Userland the cases run (perftest's tools are used once their exchange is implemented).
-const TOOLS: [&str; 4] = ["ibv_rc_pingpong", "ibv_devinfo", "rdma", "ip"];
+/// Userland the cases run.
+const TOOLS: [&str; 11] = [
+    "ibv_rc_pingpong",
+    "ib_write_bw",
+    "ib_read_bw",
+    "ib_send_bw",
+    "ib_atomic_bw",
+    "ib_write_lat",
+    "ib_read_lat",
+    "ib_send_lat",
+    "ibv_devinfo",
+    "rdma",
+    "ip",
+];
 
 /// A built guest.
 pub struct Guest {
@@ -80,7 +92,10 @@ pub fn build(cache: &Path) -> Result<Guest, Error> {
         initramfs: dir.join("initramfs.gz"),
         dir: dir.clone(),
     };
-    if guest.kernel.exists() && guest.initramfs.exists() {
+    // What the initramfs holds: a cached one with other contents is built again.
+    let stamp = dir.join("contents");
+    let contents = format!("modules {MODULES:?}\ntools {TOOLS:?}\n");
+    if guest.kernel.exists() && guest.initramfs.exists() && fs::read_to_string(&stamp).ok() == Some(contents.clone()) {
         return Ok(guest);
     }
     fs::create_dir_all(&dir)?;
@@ -149,6 +164,7 @@ pub fn build(cache: &Path) -> Result<Guest, Error> {
     fs::write(root.join("init"), init_script(&modules))?;
     sh(Command::new("chmod").arg("+x").arg(root.join("init")))?;
     cpio(&root, &guest.initramfs)?;
+    fs::write(&stamp, contents)?;
     Ok(guest)
 }
 

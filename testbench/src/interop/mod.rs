@@ -1,5 +1,5 @@
-//! Interop against Linux soft-RoCE: a QEMU guest (software emulation) running rdma_rxe and rdma-core's
-//! unmodified tools, on a `-netdev dgram` link to a ferrite NIC, inside a network namespace this harness
+//! Interop against Linux soft-RoCE: a QEMU guest (software emulation) running rdma_rxe with rdma-core's
+//! and perftest's unmodified tools, on a `-netdev dgram` link to a ferrite NIC, inside a network namespace this harness
 //! creates (every link is a UDP socket on the namespace's 127.0.0.1). One guest boot per role runs the cases
 //! in order; ferrite's side of each case is the `ferrite` tool itself, run case by case. The guest first
 //! pings ferrite's address, which the NIC answers itself.
@@ -37,6 +37,8 @@ pub struct Options {
     pub cache: PathBuf,
     /// Where logs and pcaps of this run go.
     pub work: PathBuf,
+    /// Only the cases whose names contain this.
+    pub only: Option<String>,
 }
 
 /// One case's outcome.
@@ -50,9 +52,31 @@ pub struct CaseResult {
     pub detail: String,
 }
 
+/// The tool pair a case runs: rdma-core's `ibv_rc_pingpong` against `ferrite pingpong`, or one of
+/// perftest's tools against `ferrite perf <op> --link`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tool {
+    Pingpong,
+    /// The guest's perftest binary and ferrite's op.
+    Perftest(&'static str, &'static str),
+}
+
+/// perftest's tools with the size/iteration pairs each runs: a small message at PMTU 1024 and a large one
+/// at 4096 (atomics are 8 bytes).
+const PERFTEST: [(&str, &str, [(u32, u32); 2]); 7] = [
+    ("ib_write_bw", "write", [(1, 200), (1 << 20, 8)]),
+    ("ib_read_bw", "read", [(1, 200), (1 << 20, 8)]),
+    ("ib_send_bw", "send", [(1, 200), (1 << 20, 8)]),
+    ("ib_atomic_bw", "atomic", [(8, 200), (0, 0)]),
+    ("ib_write_lat", "write-lat", [(2, 200), (65536, 20)]),
+    ("ib_read_lat", "read-lat", [(2, 200), (65536, 20)]),
+    ("ib_send_lat", "send-lat", [(2, 200), (65536, 20)]),
+];
+
 /// One case: the tool, its options, and the loss on ferrite's side.
 #[derive(Debug, Clone)]
 struct Case {
+    tool: Tool,
     name: String,
     mtu: u32,
     size: u32,
@@ -73,21 +97,37 @@ const GUEST_MTU: u32 = 4500;
 fn cases(loss: f64) -> Vec<Case> {
     let mut v = Vec::new();
     for l in [0.0, loss] {
+        let tag = if l > 0.0 { format!("-loss{l}") } else { String::new() };
+        let mut add = |tool, name: &str, mtu, size, iters| {
+            let tcp_port = 18515 + v.len() as u16;
+            v.push(Case { tool, name: format!("{name}-mtu{mtu}-{size}B{tag}"), mtu, size, iters, loss: l, tcp_port });
+        };
         for mtu in [1024, 4096] {
             for (size, iters) in [(1, 50), (4096, 50), (1 << 20, 4)] {
-                let tag = if l > 0.0 { format!("-loss{l}") } else { String::new() };
-                v.push(Case {
-                    name: format!("pingpong-mtu{mtu}-{size}B{tag}"),
-                    mtu,
-                    size,
-                    iters,
-                    loss: l,
-                    tcp_port: 18515 + v.len() as u16,
-                });
+                add(Tool::Pingpong, "pingpong", mtu, size, iters);
+            }
+        }
+        for (bin, op, runs) in PERFTEST {
+            for ((size, iters), mtu) in runs.into_iter().zip([1024, 4096]).filter(|((_, n), _)| *n > 0) {
+                add(Tool::Perftest(bin, op), bin, mtu, size, iters);
             }
         }
     }
     v
+}
+
+/// The guest's half of a case, as a command line.
+fn guest_tool(c: &Case) -> String {
+    match c.tool {
+        Tool::Pingpong => {
+            format!("ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}", c.mtu, c.size, c.iters, c.tcp_port)
+        }
+        // -x 1: the IPv4 RoCEv2 GID; -F: no failure over the guest's CPU frequency readings.
+        Tool::Perftest(bin, op) => {
+            let size = if op == "atomic" { String::new() } else { format!(" -s {}", c.size) };
+            format!("{bin} -d rxe0 -x 1 -F -m {}{size} -n {} -p {}", c.mtu, c.iters, c.tcp_port)
+        }
+    }
 }
 
 /// The guest's script for one role: set up rxe, then run each case's other half in order, printing
@@ -101,7 +141,7 @@ fn guest_script(role_ferrite: &str, cases: &[Case]) -> String {
     let _ =
         writeln!(s, "ping -c 3 -w 20 {FERRITE_IP} > /tmp/out 2>&1; rc=$?; cat /tmp/out; echo \"CASE {PING} rc=$rc\"");
     for c in cases {
-        let tool = format!("ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}", c.mtu, c.size, c.iters, c.tcp_port);
+        let tool = guest_tool(c);
         if role_ferrite == "server" {
             // ferrite listens; connect until it does.
             let _ = writeln!(
@@ -179,10 +219,15 @@ fn boot(ns: &Netns, g: &guest::Guest, script: &str, dir: &Path, log: &Path) -> R
 /// ferrite's half of `case`, as `role`: its JSON report's verdict.
 fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path) -> (bool, String) {
     let mut cmd = ns.command(&o.ferrite);
-    cmd.arg("pingpong");
-    if role == "client" {
-        cmd.arg(GUEST_IP);
-    }
+    match c.tool {
+        Tool::Pingpong => cmd.arg("pingpong"),
+        Tool::Perftest(_, op) => cmd.args(["perf", op, "--link"]),
+    };
+    match (role, c.tool) {
+        ("client", _) => cmd.arg(GUEST_IP),
+        ("server", Tool::Perftest(..)) => cmd.arg("--server"),
+        _ => &mut cmd,
+    };
     cmd.args(["--local", &format!("127.0.0.1:{FERRITE_PORT}"), "--remote", &format!("127.0.0.1:{GUEST_PORT}")])
         .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string(), "-s", &c.size.to_string()])
         .args(["-n", &c.iters.to_string(), "-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
@@ -216,7 +261,8 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
     }
     fs::create_dir_all(&o.work)?;
     let g = guest::build(&o.cache)?;
-    let all = cases(o.loss);
+    let mut all = cases(o.loss);
+    all.retain(|c| o.only.as_ref().is_none_or(|s| c.name.contains(s.as_str())));
     let mut results = Vec::new();
     for role in ["server", "client"] {
         let ns = Netns::new()?;
