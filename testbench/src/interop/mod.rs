@@ -61,16 +61,22 @@ enum Tool {
     Perftest(&'static str, &'static str),
 }
 
-/// perftest's tools with the size/iteration pairs each runs: a small message at PMTU 1024 and a large one
-/// at 4096 (atomics are 8 bytes).
-const PERFTEST: [(&str, &str, [(u32, u32); 2]); 7] = [
-    ("ib_write_bw", "write", [(1, 200), (1 << 20, 8)]),
-    ("ib_read_bw", "read", [(1, 200), (1 << 20, 8)]),
-    ("ib_send_bw", "send", [(1, 200), (1 << 20, 8)]),
-    ("ib_atomic_bw", "atomic", [(8, 200), (0, 0)]),
-    ("ib_write_lat", "write-lat", [(2, 200), (65536, 20)]),
-    ("ib_read_lat", "read-lat", [(2, 200), (65536, 20)]),
-    ("ib_send_lat", "send-lat", [(2, 200), (65536, 20)]),
+/// One of perftest's tools, ferrite's op against it, and its (size, iterations) runs: a small message at
+/// PMTU 1024 and a large one at 4096 (atomics are 8 bytes and run once).
+struct PerftestTool {
+    bin: &'static str,
+    op: &'static str,
+    runs: &'static [(u32, u32)],
+}
+
+const PERFTEST: [PerftestTool; 7] = [
+    PerftestTool { bin: "ib_write_bw", op: "write", runs: &[(1, 200), (1 << 20, 8)] },
+    PerftestTool { bin: "ib_read_bw", op: "read", runs: &[(1, 200), (1 << 20, 8)] },
+    PerftestTool { bin: "ib_send_bw", op: "send", runs: &[(1, 200), (1 << 20, 8)] },
+    PerftestTool { bin: "ib_atomic_bw", op: "atomic", runs: &[(8, 200)] },
+    PerftestTool { bin: "ib_write_lat", op: "write-lat", runs: &[(2, 200), (65536, 20)] },
+    PerftestTool { bin: "ib_read_lat", op: "read-lat", runs: &[(2, 200), (65536, 20)] },
+    PerftestTool { bin: "ib_send_lat", op: "send-lat", runs: &[(2, 200), (65536, 20)] },
 ];
 
 /// One case: the tool, its options, and the loss on ferrite's side.
@@ -107,9 +113,9 @@ fn cases(loss: f64) -> Vec<Case> {
                 add(Tool::Pingpong, "pingpong", mtu, size, iters);
             }
         }
-        for (bin, op, runs) in PERFTEST {
-            for ((size, iters), mtu) in runs.into_iter().zip([1024, 4096]).filter(|((_, n), _)| *n > 0) {
-                add(Tool::Perftest(bin, op), bin, mtu, size, iters);
+        for t in &PERFTEST {
+            for (&(size, iters), mtu) in t.runs.iter().zip([1024, 4096]) {
+                add(Tool::Perftest(t.bin, t.op), t.bin, mtu, size, iters);
             }
         }
     }
@@ -318,4 +324,33 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         }
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_matrix_covers_every_tool_at_both_mtus_with_and_without_loss() {
+        let all = cases(0.01);
+        assert_eq!(all.len(), 38);
+        let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "names repeat");
+        let mut ports: Vec<u16> = all.iter().map(|c| c.tcp_port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        assert_eq!(ports.len(), all.len(), "ports repeat");
+        for t in &PERFTEST {
+            for loss in [0.0, 0.01] {
+                let mine = all.iter().filter(|c| c.tool == Tool::Perftest(t.bin, t.op) && c.loss == loss);
+                let mtus: Vec<u32> = mine.map(|c| c.mtu).collect();
+                assert!(mtus.contains(&1024), "{} loss {loss}", t.bin);
+                assert!(t.op == "atomic" || mtus.contains(&4096), "{} loss {loss}", t.bin);
+            }
+        }
+        let ib = all.iter().find(|c| c.name == "ib_atomic_bw-mtu1024-8B-loss0.01").expect("atomic case");
+        assert_eq!(guest_tool(ib), format!("ib_atomic_bw -d rxe0 -x 1 -F -m 1024 -n 200 -p {}", ib.tcp_port));
+    }
 }
