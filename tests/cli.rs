@@ -280,13 +280,13 @@ fn interop_with_linux_rxe() {
     let (ok, out) = ferrite(&["interop", "rxe", "--json", "--work", "target/interop/ci"]);
     let cases = json(&out);
     let cases = cases.as_array().expect("an array of cases");
-    assert_eq!(cases.len(), 78, "{out}");
+    assert_eq!(cases.len(), 82, "{out}");
     for c in cases {
         assert_eq!(c["pass"].as_bool(), Some(true), "{}", c["detail"].as_str().unwrap_or(""));
         assert_eq!(c["backend"].as_str(), Some("model"));
     }
     for role in ["server", "client"] {
-        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 39);
+        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 41);
     }
     assert!(ok);
 }
