@@ -1,6 +1,7 @@
 //! `ferrite`: the command line. Thin: each subcommand calls into the crates.
 
 mod demo;
+mod devices;
 mod incast;
 mod interop;
 mod link;
@@ -39,8 +40,10 @@ enum Cmd {
         #[arg(long)]
         pcap: Option<PathBuf>,
     },
-    /// A perftest-style benchmark between two simulated NICs.
+    /// A perftest-style benchmark between two simulated NICs, or against perftest on a real link.
     Perf(perf::PerfArgs),
+    /// PCI functions with ferrite's IDs, their drivers and IOMMU groups, and how to bind one to vfio-pci.
+    Devices(devices::DevicesArgs),
     /// Seeded random scenarios over the golden model, every completion, byte and atomic checked.
     Soak(soak::SoakArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Demo { backend, pcap } => demo::run(backend, pcap.as_deref()),
         Cmd::Perf(a) => perf::run(&a),
+        Cmd::Devices(a) => devices::run(&a),
         Cmd::Soak(a) => soak::run(&a),
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Pingpong(a) => pingpong::run(&a),

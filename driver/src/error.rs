@@ -22,4 +22,7 @@ pub enum Error {
     Timeout(&'static str),
     #[error("{0}")]
     Network(&'static str),
+    /// A VFIO set-up problem, saying what is missing and what to do.
+    #[error("{0}")]
+    Vfio(String),
 }

@@ -12,6 +12,7 @@ pub mod oob;
 pub mod pair;
 pub mod realtime;
 mod verbs;
+pub mod vfio;
 
 pub use backend::{Backend, ModelBackend};
 pub use error::Error;

@@ -10,6 +10,7 @@
 pub mod cmd;
 pub mod cqe;
 pub mod eqe;
+pub mod pci;
 pub mod regs;
 pub mod verbs;
 pub mod wqe;
