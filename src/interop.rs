@@ -1,4 +1,6 @@
 //! `ferrite interop rxe`: ferrite against Linux soft-RoCE in a QEMU guest (`testbench::interop`).
+//! `ferrite interop vfio`: the driver's VFIO layer against the kernel's VFIO in a QEMU guest with an
+//! emulated IOMMU (`testbench::interop::vfio`); `ferrite vfio-check` is its half inside the guest.
 
 use crate::Error;
 use clap::Args;
@@ -6,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
 pub struct InteropArgs {
-    /// The peer: `rxe` (Linux soft-RoCE).
+    /// The peer: `rxe` (Linux soft-RoCE) or `vfio` (the kernel's VFIO with an emulated IOMMU).
     pub peer: String,
     #[arg(long, value_enum, default_value = "model")]
     pub backend: crate::Backend,
@@ -16,9 +18,9 @@ pub struct InteropArgs {
     /// Where the guest is built and kept between runs.
     #[arg(long, default_value = "target/interop/guest")]
     pub cache: PathBuf,
-    /// Where logs and pcaps go.
-    #[arg(long, default_value = "target/interop/run")]
-    pub work: PathBuf,
+    /// Where logs and pcaps go (default: target/interop/run, or target/interop/vfio).
+    #[arg(long)]
+    pub work: Option<PathBuf>,
     /// Run only the cases whose names contain this (the guest's ping runs in every boot).
     #[arg(long)]
     pub only: Option<String>,
@@ -27,15 +29,17 @@ pub struct InteropArgs {
 }
 
 pub fn run(a: &InteropArgs) -> Result<bool, Error> {
-    if a.peer != "rxe" {
-        return Err(format!("unknown peer {}: the one peer is rxe", a.peer).into());
+    match a.peer.as_str() {
+        "rxe" => {}
+        "vfio" => return vfio(a),
+        p => return Err(format!("unknown peer {p}: rxe or vfio").into()),
     }
     let o = testbench::interop::Options {
         ferrite: std::env::current_exe()?,
         backend: "model".into(),
         loss: a.loss,
         cache: std::path::absolute(&a.cache)?,
-        work: std::path::absolute(&a.work)?,
+        work: std::path::absolute(a.work.clone().unwrap_or_else(|| "target/interop/run".into()))?,
         only: a.only.clone(),
     };
     let results = testbench::interop::rxe(&o)?;
@@ -54,4 +58,55 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
         println!("{n} of {} cases passed", results.len());
     }
     Ok(pass)
+}
+
+fn vfio(a: &InteropArgs) -> Result<bool, Error> {
+    let o = testbench::interop::vfio::Options {
+        ferrite: std::env::current_exe()?,
+        cache: std::path::absolute(&a.cache)?,
+        work: std::path::absolute(a.work.clone().unwrap_or_else(|| "target/interop/vfio".into()))?,
+    };
+    let checks = testbench::interop::vfio::run(&o)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&checks)?);
+    } else {
+        for c in &checks {
+            println!("{:<32} {}  {}", c.name, if c.pass { "pass" } else { "FAIL" }, c.detail.replace('\n', "\n    "));
+        }
+        let n = checks.iter().filter(|c| c.pass).count();
+        println!("{n} of {} checks passed", checks.len());
+    }
+    Ok(checks.iter().all(|c| c.pass))
+}
+
+/// `ferrite vfio-check`: the VFIO checks, run inside the guest; prints them on one marked line.
+#[derive(Args, Debug, Clone)]
+pub struct VfioCheckArgs {
+    /// The edu function bound to vfio-pci.
+    #[arg(long)]
+    pub edu: String,
+    /// A function bound to no driver.
+    #[arg(long)]
+    pub unbound: Option<String>,
+    /// A function bound to vfio-pci in a group that a host driver shares.
+    #[arg(long)]
+    pub non_viable: Option<String>,
+    /// This boot has no IOMMU.
+    #[arg(long)]
+    pub no_iommu: bool,
+    /// This run is by a user without access to the group's device node.
+    #[arg(long)]
+    pub unprivileged: bool,
+}
+
+pub fn vfio_check(a: &VfioCheckArgs) -> Result<bool, Error> {
+    let checks = testbench::interop::vfio::guest_checks(&testbench::interop::vfio::GuestArgs {
+        edu: a.edu.clone(),
+        unbound: a.unbound.clone(),
+        non_viable: a.non_viable.clone(),
+        no_iommu: a.no_iommu,
+        unprivileged: a.unprivileged,
+    });
+    println!("{}{}", testbench::interop::vfio::MARK, serde_json::to_string(&checks)?);
+    Ok(checks.iter().all(|c| c.pass))
 }

@@ -48,8 +48,11 @@ enum Cmd {
     Soak(soak::SoakArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
     Incast(incast::IncastArgs),
-    /// ferrite against Linux soft-RoCE (rdma_rxe) in a QEMU guest, both roles, with and without loss.
+    /// ferrite against real peers in QEMU guests: Linux soft-RoCE (`rxe`), the kernel's VFIO (`vfio`).
     Interop(interop::InteropArgs),
+    /// The VFIO checks inside the guest of `ferrite interop vfio`.
+    #[command(hide = true)]
+    VfioCheck(interop::VfioCheckArgs),
     /// `ibv_rc_pingpong` on a NIC attached to a real link (QEMU -netdev dgram); server without PEER.
     Pingpong(pingpong::PingpongArgs),
     /// Write the Verilog of every top (module `top` in each file) to DIR.
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Pingpong(a) => pingpong::run(&a),
         Cmd::Interop(a) => interop::run(&a),
+        Cmd::VfioCheck(a) => interop::vfio_check(&a),
         Cmd::Verilog { out, width } => verilog::run(&out, width),
         Cmd::Pcap { cmd: PcapCmd::Check { file, backend, width, json } } => {
             pcap_check::run(&file, backend, width, json)

@@ -290,3 +290,37 @@ fn interop_with_linux_rxe() {
     }
     assert!(ok);
 }
+
+/// `ferrite interop vfio`: the driver's VFIO layer on the real kernel, in a q35 guest with an emulated IOMMU
+/// and QEMU's edu devices: open, config space, BAR0, a DMA round trip at the driver's IOVAs, MSI through the
+/// eventfd, and every set-up error that can be staged (no permission, an unbound function, a non-viable
+/// group, a function that is not a ferrite NIC, a machine without an IOMMU). Needs root and QEMU.
+#[test]
+fn interop_with_the_kernels_vfio() {
+    let (ok, out) = ferrite(&["interop", "vfio", "--json", "--work", "target/interop/ci-vfio"]);
+    let checks = json(&out);
+    let checks = checks.as_array().expect("an array of checks");
+    let mut names: Vec<&str> = checks.iter().filter_map(|c| c["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "bar0-registers",
+            "config-space",
+            "devices-lists-vfio-functions",
+            "dma-round-trip",
+            "msi",
+            "no-iommu",
+            "no-permission",
+            "non-viable-group",
+            "open",
+            "refuses-edu-as-a-nic",
+            "unbound-function"
+        ],
+        "{out}"
+    );
+    for c in checks {
+        assert_eq!(c["pass"].as_bool(), Some(true), "{}: {}", c["name"], c["detail"]);
+    }
+    assert!(ok);
+}

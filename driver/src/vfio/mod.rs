@@ -230,6 +230,11 @@ impl Function {
         self.dev.bar0_len().unwrap_or(0)
     }
 
+    /// Vendor and device ID as the function's config space holds them (through VFIO, not sysfs).
+    pub fn config_ids(&self) -> Result<(u16, u16), Error> {
+        self.dev.ids().map_err(|e| io("reading config space", &self.info.bdf, e))
+    }
+
     pub fn read32(&self, off: u64) -> Result<u32, Error> {
         self.dev.read32(off).map_err(|e| io("BAR0 read", &self.info.bdf, e))
     }

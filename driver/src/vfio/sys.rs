@@ -107,6 +107,8 @@ impl Sys for Linux {
         Ok(Box::new(LinuxDevice { dev: VfioPciDevice::open(sysfs)?, bar0: None, msi: None }))
     }
     fn alloc(&self, len: usize, huge: bool) -> io::Result<Memory> {
+        // The IOMMU maps whole pages.
+        const PAGE: usize = 4096;
         const HUGE: usize = 2 << 20;
         if huge && len >= HUGE {
             let rounded = len.div_ceil(HUGE) * HUGE;
@@ -114,7 +116,7 @@ impl Sys for Linux {
                 return Ok(Memory::Mapped(m));
             }
         }
-        Ok(Memory::Mapped(memmap2::MmapOptions::new().len(len.max(1)).map_anon()?))
+        Ok(Memory::Mapped(memmap2::MmapOptions::new().len(len.max(1).div_ceil(PAGE) * PAGE).map_anon()?))
     }
 }
 

@@ -1,28 +1,54 @@
-//! The guest: a Debian kernel and a busybox initramfs holding rdma_rxe, rdma-core's and perftest's tools
-//! (copied from the host's packages with their libraries), built once into a cache directory. Each run adds
-//! its case script as a second, tiny initramfs (the kernel unpacks concatenated archives in order).
+//! The guests: a Debian kernel and a busybox initramfs holding the modules and tools of one `Spec` (the
+//! rxe guest: rdma_rxe, rdma-core's and perftest's tools; the VFIO guest: vfio-pci), copied from the host's
+//! packages with their libraries and built once into a cache directory. Each run adds its case script (and
+//! any binaries of its own, `add_binary`) as a second initramfs: the kernel unpacks concatenated archives
+//! in order.
 
 use super::{sh, Error};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Kernel modules the guest loads, each after what it depends on.
-const MODULES: [&str; 4] = ["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe"];
-/// Userland the cases run.
-const TOOLS: [&str; 11] = [
-    "ibv_rc_pingpong",
-    "ib_write_bw",
-    "ib_read_bw",
-    "ib_send_bw",
-    "ib_atomic_bw",
-    "ib_write_lat",
-    "ib_read_lat",
-    "ib_send_lat",
-    "ibv_devinfo",
-    "rdma",
-    "ip",
-];
+/// What one guest holds.
+pub struct Spec {
+    /// Names the initramfs in the cache.
+    pub name: &'static str,
+    /// Kernel modules the guest loads (with what they depend on, each after its dependencies).
+    pub modules: &'static [&'static str],
+    /// Userland the cases run.
+    pub tools: &'static [&'static str],
+    /// Whether the rdma-core rxe provider goes in.
+    pub rxe_provider: bool,
+}
+
+/// The soft-RoCE guest.
+pub const RXE: Spec = Spec {
+    name: "rxe",
+    modules: &["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe"],
+    tools: &[
+        "ibv_rc_pingpong",
+        "ib_write_bw",
+        "ib_read_bw",
+        "ib_send_bw",
+        "ib_atomic_bw",
+        "ib_write_lat",
+        "ib_read_lat",
+        "ib_send_lat",
+        "ibv_devinfo",
+        "rdma",
+        "ip",
+    ],
+    rxe_provider: true,
+};
+
+/// The VFIO guest: vfio-pci with the type-1 IOMMU driver, and virtio-pci for a device that makes a group
+/// non-viable.
+pub const VFIO: Spec = Spec {
+    name: "vfio",
+    modules: &["vfio_pci", "vfio_iommu_type1", "virtio_pci", "virtio_rng"],
+    tools: &[],
+    rxe_provider: false,
+};
 
 /// A built guest.
 pub struct Guest {
@@ -82,19 +108,19 @@ fn init_script(modules: &[String]) -> String {
     s
 }
 
-/// Builds the guest in `cache` unless it is there already.
-pub fn build(cache: &Path) -> Result<Guest, Error> {
+/// Builds the guest of `spec` in `cache` unless it is there already.
+pub fn build(cache: &Path, spec: &Spec) -> Result<Guest, Error> {
     let pkg = kernel_package()?;
     let version = pkg.trim_start_matches("linux-image-").to_string();
     let dir = cache.join(&version);
     let guest = Guest {
         kernel: dir.join("kroot/boot").join(format!("vmlinuz-{version}")),
-        initramfs: dir.join("initramfs.gz"),
+        initramfs: dir.join(format!("initramfs-{}.gz", spec.name)),
         dir: dir.clone(),
     };
     // What the initramfs holds: a cached one with other contents is built again.
-    let stamp = dir.join("contents");
-    let contents = format!("modules {MODULES:?}\ntools {TOOLS:?}\n");
+    let stamp = dir.join(format!("contents-{}", spec.name));
+    let contents = format!("modules {:?}\ntools {:?}\nrxe {}\n", spec.modules, spec.tools, spec.rxe_provider);
     if guest.kernel.exists() && guest.initramfs.exists() && fs::read_to_string(&stamp).ok() == Some(contents.clone()) {
         return Ok(guest);
     }
@@ -110,14 +136,14 @@ pub fn build(cache: &Path) -> Result<Guest, Error> {
         fs::remove_file(deb)?;
         sh(Command::new("depmod").arg("-b").arg(&kroot).arg(&version))?;
     }
-    let root = dir.join("root");
+    let root = dir.join(format!("root-{}", spec.name));
     let _ = fs::remove_dir_all(&root);
     for d in ["bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "modules", "etc/libibverbs.d"] {
         fs::create_dir_all(root.join(d))?;
     }
     // Modules, in load order, each once.
     let mut modules: Vec<String> = Vec::new();
-    for m in MODULES {
+    for m in spec.modules {
         let deps = sh(Command::new("modprobe").arg("--show-depends").arg("-d").arg(&kroot).args(["-S", &version, m]))?;
         for ko in deps.lines().filter_map(|l| l.strip_prefix("insmod ")).map(|l| PathBuf::from(l.trim())) {
             let name = ko.file_name().map(|n| n.to_string_lossy().to_string()).ok_or("odd module path")?;
@@ -141,31 +167,41 @@ pub fn build(cache: &Path) -> Result<Guest, Error> {
         let _ = std::os::unix::fs::symlink("busybox", root.join("bin").join(a));
     }
     // The tools, the rxe provider, and every library they load.
-    let mut bins: Vec<PathBuf> = TOOLS.iter().map(|t| which(t)).collect::<Result<_, _>>()?;
-    let provider_dir = Path::new("/usr/lib/x86_64-linux-gnu/libibverbs");
-    let provider = fs::read_dir(provider_dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("librxe-")))
-        .ok_or("no rxe provider (librxe-*.so): install ibverbs-providers")?;
-    bins.push(provider.clone());
-    for b in &bins {
-        for lib in libraries(b)? {
+    for t in spec.tools {
+        add_binary(&root, &which(t)?)?;
+    }
+    if spec.tools.contains(&"ip") {
+        let _ = fs::remove_file(root.join("bin/ip")); // the tools' `ip` (iproute2) rather than busybox's
+    }
+    if spec.rxe_provider {
+        let provider_dir = Path::new("/usr/lib/x86_64-linux-gnu/libibverbs");
+        let provider = fs::read_dir(provider_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("librxe-")))
+            .ok_or("no rxe provider (librxe-*.so): install ibverbs-providers")?;
+        for lib in libraries(&provider)? {
             copy_into(&root, &lib)?;
         }
+        copy_into(&root, &provider)?;
+        copy_into(&root, Path::new("/etc/libibverbs.d/rxe.driver"))?;
     }
-    for t in &bins[..TOOLS.len()] {
-        let name = t.file_name().ok_or("odd tool path")?;
-        let _ = fs::remove_file(root.join("usr/bin").join(name)); // `ip` is a busybox applet too
-        fs::copy(t, root.join("usr/bin").join(name))?;
-    }
-    let _ = fs::remove_file(root.join("bin/ip"));
-    copy_into(&root, &provider)?;
-    copy_into(&root, Path::new("/etc/libibverbs.d/rxe.driver"))?;
     fs::write(root.join("init"), init_script(&modules))?;
     sh(Command::new("chmod").arg("+x").arg(root.join("init")))?;
     cpio(&root, &guest.initramfs)?;
     fs::write(&stamp, contents)?;
     Ok(guest)
+}
+
+/// Puts the program `bin` into `root`'s /usr/bin with every library it loads.
+pub fn add_binary(root: &Path, bin: &Path) -> Result<(), Error> {
+    for lib in libraries(bin)? {
+        copy_into(root, &lib)?;
+    }
+    let name = bin.file_name().ok_or("odd program path")?;
+    fs::create_dir_all(root.join("usr/bin"))?;
+    let _ = fs::remove_file(root.join("usr/bin").join(name)); // `ip` is a busybox applet too
+    fs::copy(bin, root.join("usr/bin").join(name))?;
+    Ok(())
 }
 
 /// Packs `root` into a gzipped newc archive at `out`.

@@ -5,6 +5,7 @@
 //! pings ferrite's address, which the NIC answers itself.
 
 pub mod guest;
+pub mod vfio;
 
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -165,7 +166,7 @@ fn guest_script(role_ferrite: &str, cases: &[Case]) -> String {
 }
 
 /// A network namespace of this run's own, deleted when dropped.
-struct Netns(String);
+pub(crate) struct Netns(String);
 
 impl Netns {
     fn new() -> Result<Self, Error> {
@@ -188,10 +189,24 @@ impl Drop for Netns {
     }
 }
 
-/// The guest, started in `ns` with `script` as its case list; its console goes to `log`.
-fn boot(ns: &Netns, g: &guest::Guest, script: &str, dir: &Path, log: &Path) -> Result<Child, Error> {
+/// How a guest is started: the kernel's extra arguments and QEMU's devices.
+pub(crate) struct Machine<'a> {
+    pub append: &'a str,
+    pub qemu: Vec<String>,
+}
+
+/// The guest, started by `launch` (a plain `qemu-system-x86_64`, or one inside a namespace) with `script`
+/// as its case list and `extra` (files to add under `/`, already in place in `dir/case-root`); its console
+/// goes to `log`.
+pub(crate) fn boot(
+    mut launch: Command,
+    g: &guest::Guest,
+    m: &Machine,
+    script: &str,
+    dir: &Path,
+    log: &Path,
+) -> Result<Child, Error> {
     let case_root = dir.join("case-root");
-    let _ = fs::remove_dir_all(&case_root);
     fs::create_dir_all(&case_root)?;
     fs::write(case_root.join("case.sh"), script)?;
     let case_cpio = dir.join("case.cpio.gz");
@@ -200,26 +215,34 @@ fn boot(ns: &Netns, g: &guest::Guest, script: &str, dir: &Path, log: &Path) -> R
     let mut all = fs::read(&g.initramfs)?;
     all.extend(fs::read(&case_cpio)?);
     fs::write(&initrd, all)?;
-    let netdev = format!(
-        "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={GUEST_PORT},\
-         remote.type=inet,remote.host=127.0.0.1,remote.port={FERRITE_PORT}"
-    );
-    let child = ns
-        .command(Path::new("qemu-system-x86_64"))
+    let child = launch
         .args(["-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "1024", "-nographic", "-no-reboot"])
         .arg("-kernel")
         .arg(&g.kernel)
         .arg("-initrd")
         .arg(&initrd)
-        .args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1"])
+        .args(["-append", &format!("console=ttyS0 quiet loglevel=3 panic=-1 {}", m.append)])
         .arg("-serial")
         .arg(format!("file:{}", log.display()))
-        .args(["-monitor", "none", "-netdev", &netdev, "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56"])
+        .args(["-monitor", "none"])
+        .args(&m.qemu)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
     Ok(child)
+}
+
+/// Waits up to `secs` for the guest to power off, then ends it.
+pub(crate) fn reap(vm: &mut Child, secs: u64) {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end && vm.try_wait().ok().flatten().is_none() {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    if vm.try_wait().ok().flatten().is_none() {
+        let _ = vm.kill();
+        let _ = vm.wait();
+    }
 }
 
 /// ferrite's half of `case`, as `role`: its JSON report's verdict.
@@ -250,12 +273,12 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path) -> (
 }
 
 /// The `CASE <name> rc=<code>` line of `name` in the guest's console, if it is there yet.
-fn guest_rc(log: &str, name: &str) -> Option<i32> {
+pub(crate) fn guest_rc(log: &str, name: &str) -> Option<i32> {
     let tag = format!("CASE {name} rc=");
     log.lines().find_map(|l| l.trim().strip_prefix(&tag).and_then(|r| r.trim().parse().ok()))
 }
 
-fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
@@ -266,7 +289,7 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         return Err(format!("backend {}: only the model runs on a real link so far", o.backend).into());
     }
     fs::create_dir_all(&o.work)?;
-    let g = guest::build(&o.cache)?;
+    let g = guest::build(&o.cache, &guest::RXE)?;
     let mut all = cases(o.loss);
     all.retain(|c| o.only.as_ref().is_none_or(|s| c.name.contains(s.as_str())));
     let mut results = Vec::new();
@@ -276,7 +299,18 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         fs::create_dir_all(&dir)?;
         let log = dir.join("console.log");
         let _ = fs::remove_file(&log);
-        let mut vm = boot(&ns, &g, &guest_script(role, &all), &dir, &log)?;
+        let netdev = format!(
+            "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={GUEST_PORT},\
+             remote.type=inet,remote.host=127.0.0.1,remote.port={FERRITE_PORT}"
+        );
+        let m = Machine {
+            append: "",
+            qemu: ["-netdev", &netdev, "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56"]
+                .map(String::from)
+                .to_vec(),
+        };
+        let _ = fs::remove_dir_all(dir.join("case-root"));
+        let mut vm = boot(ns.command(Path::new("qemu-system-x86_64")), &g, &m, &guest_script(role, &all), &dir, &log)?;
         for c in &all {
             let pcap = dir.join(format!("{}.pcap", c.name));
             let (ok, report) = ferrite_side(o, &ns, role, c, &pcap);
@@ -314,14 +348,7 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
             pass: rc == Some(0),
             detail: format!("guest `ping -c 3` rc: {rc:?}\n{}", tail(&console, 8)),
         });
-        let end = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < end && vm.try_wait().ok().flatten().is_none() {
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        if vm.try_wait().ok().flatten().is_none() {
-            let _ = vm.kill();
-            let _ = vm.wait();
-        }
+        reap(&mut vm, 60);
     }
     Ok(results)
 }
