@@ -1,7 +1,8 @@
 //! `ferrite demo`: two NICs, every operation through the verbs, every byte checked.
 
+use crate::device::DeviceSpec;
 use crate::{Backend, Error};
-use driver::pair::{connect, open_host, Host};
+use driver::pair::{connect, open_host, open_host_on, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
@@ -35,15 +36,28 @@ fn complete(h: &Host, n: usize) -> Result<Vec<Wc>, Error> {
     Ok(w)
 }
 
-pub fn run(_backend: Backend, pcap: Option<&Path>) -> Result<bool, Error> {
+/// Runs the demo on two simulated NICs, or on the two NICs `devices` names (two ferrite NICs in PCIe slots,
+/// cabled to each other).
+pub fn run(_backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Result<bool, Error> {
     let world = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 1)));
-    if let Some(p) = pcap {
-        world.borrow_mut().tap(p, &[0, 1])?;
-    }
-    let a = open_host(&world, 0, 1, 1 << 20, QpCap::default(), false)?;
-    let b = open_host(&world, 1, 1, 1 << 20, QpCap::default(), false)?;
+    let (a, b) = match devices {
+        [] | [DeviceSpec::Model, DeviceSpec::Model] => {
+            if let Some(p) = pcap {
+                world.borrow_mut().tap(p, &[0, 1])?;
+            }
+            (
+                open_host(&world, 0, 1, 1 << 20, QpCap::default(), false)?,
+                open_host(&world, 1, 1, 1 << 20, QpCap::default(), false)?,
+            )
+        }
+        [DeviceSpec::Vfio(x), DeviceSpec::Vfio(y)] if pcap.is_none() => (
+            open_host_on(DeviceSpec::open_vfio(x)?, 0, 1, 1 << 20, QpCap::default(), false)?,
+            open_host_on(DeviceSpec::open_vfio(y)?, 1, 1, 1 << 20, QpCap::default(), false)?,
+        ),
+        _ => return Err("--device twice, both vfio:BDF (two NICs cabled together), and no --pcap; or none".into()),
+    };
     connect(&a, 0, 0x1000, &b, 0, 0x2000, &ConnectOpts::default())?;
-    let now = || world.borrow().now / model::PS_PER_NS;
+    let now = || a.ctx.backend().now_ns();
     let mut rows = Vec::new();
 
     // SEND 4000 B (four packets at PMTU 1024) into a posted receive.

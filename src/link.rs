@@ -2,6 +2,7 @@
 //! `-netdev dgram`: one frame per UDP datagram on 127.0.0.1): the attached NIC, its addresses, the
 //! host's own TCP/IP through it, and the seeded faults on ferrite's side.
 
+use crate::device::DeviceSpec;
 use crate::Error;
 use clap::Args;
 use driver::netdev::Stack;
@@ -16,6 +17,10 @@ use std::rc::Rc;
 
 #[derive(Args, Debug, Clone)]
 pub struct LinkArgs {
+    /// The NIC: `model` (the golden model on the UDP link below) or `vfio:BDF` (a ferrite NIC in a PCIe
+    /// slot, on its own cable; the link options then do not apply).
+    #[arg(long, default_value = "model")]
+    pub device: DeviceSpec,
     /// The UDP address ferrite's end of the link binds (QEMU's `remote=`).
     #[arg(long, default_value = "127.0.0.1:40001")]
     pub local: SocketAddr,
@@ -92,6 +97,13 @@ impl LinkArgs {
         let mac = parse_mac(&self.mac)?;
         let (ip, prefix) = parse_ip(&self.ip)?;
         let faults = f.check()?;
+        if let DeviceSpec::Vfio(bdf) = &self.device {
+            if faults.loss > 0.0 || faults.reorder > 0.0 || f.pcap.is_some() {
+                return Err("--loss, --reorder and --pcap act on the model's link, not on a NIC in a slot".into());
+            }
+            let ctx = Context::open(DeviceSpec::open_vfio(bdf)?)?;
+            return Attached::on(ctx, mac, ip, prefix);
+        }
         let link = LinkConfig { gbps: f64::from(self.mbps) / 1000.0, faults, ..Default::default() };
         let nic = NicConfig { port_mbps: self.mbps, ..Default::default() };
         let world = Rc::new(RefCell::new(World::attached(nic, link, f.seed)));
@@ -100,15 +112,20 @@ impl LinkArgs {
         }
         let dgram = DgramLink::open(self.local, self.remote)?;
         let ctx = Context::open(Box::new(ModelBackend::attached(world, dgram)))?;
+        Attached::on(ctx, mac, ip, prefix)
+    }
+}
+
+impl Attached {
+    /// Gives the NIC of `ctx` its MAC and GID (index 0, the IPv4-mapped address) and a PD.
+    fn on(ctx: Context, mac: [u8; 6], ip: [u8; 4], prefix: u8) -> Result<Self, Error> {
         let gid = wire::ipv6::gid_from_ipv4(ip);
         ctx.set_port_mac(mac)?;
         ctx.set_gid(0, gid)?;
         let pd = ctx.alloc_pd()?;
         Ok(Attached { ctx, pd, mac, ip, prefix, gid })
     }
-}
 
-impl Attached {
     /// The host's TCP/IP through the NIC.
     pub fn stack(&self) -> Result<Stack, Error> {
         Ok(Stack::new(&self.ctx, &self.pd, self.mac, self.ip, self.prefix)?)

@@ -1,6 +1,7 @@
 //! `ferrite`: the command line. Thin: each subcommand calls into the crates.
 
 mod demo;
+mod device;
 mod devices;
 mod incast;
 mod interop;
@@ -39,6 +40,9 @@ enum Cmd {
         /// Write the traffic of both NICs to this pcap file.
         #[arg(long)]
         pcap: Option<PathBuf>,
+        /// The two NICs, when not the model's: `--device vfio:BDF` twice, for two boards cabled together.
+        #[arg(long)]
+        device: Vec<device::DeviceSpec>,
     },
     /// A perftest-style benchmark between two simulated NICs, or against perftest on a real link.
     Perf(perf::PerfArgs),
@@ -88,7 +92,7 @@ enum PcapCmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Demo { backend, pcap } => demo::run(backend, pcap.as_deref()),
+        Cmd::Demo { backend, pcap, device } => demo::run(backend, pcap.as_deref(), &device),
         Cmd::Perf(a) => perf::run(&a),
         Cmd::Devices(a) => devices::run(&a),
         Cmd::Soak(a) => soak::run(&a),

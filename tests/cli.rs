@@ -306,6 +306,7 @@ fn interop_with_the_kernels_vfio() {
         names,
         [
             "bar0-registers",
+            "cli-device-refuses-edu",
             "config-space",
             "devices-lists-vfio-functions",
             "dma-round-trip",

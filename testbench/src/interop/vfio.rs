@@ -227,6 +227,7 @@ pub fn guest_checks(a: &GuestArgs) -> Vec<Check> {
 /// The line the guest prints its checks on.
 pub const MARK: &str = "VFIO-CHECKS ";
 const DEVICES_MARK: &str = "DEVICES ";
+const CLI_MARK: &str = "CLI-DEVICE ";
 
 /// What `ferrite interop vfio` needs.
 #[derive(Debug, Clone)]
@@ -264,6 +265,7 @@ pub fn run(o: &Options) -> Result<Vec<Check>, Error> {
             script += "echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >> /etc/passwd\n";
             script += &format!("su -s /bin/sh nobody -c 'ferrite vfio-check --edu {EDU} --unprivileged'\n");
             script += &format!("echo \"{DEVICES_MARK}$(ferrite devices --all --json)\"\n");
+            script += &format!("echo \"{CLI_MARK}$(ferrite pingpong --device vfio:{EDU} -n 1 2>&1)\"\n");
             script +=
                 &format!("ferrite vfio-check --edu {EDU} --unbound {EDU_UNBOUND} --non-viable {EDU_BEHIND_BRIDGE}\n");
         } else {
@@ -295,6 +297,9 @@ pub fn run(o: &Options) -> Result<Vec<Check>, Error> {
                 && rows.iter().any(|r| r["bdf"] == EDU_BEHIND_BRIDGE)
                 && !rows.iter().any(|r| r["bdf"] == EDU_UNBOUND);
             checks.push(Check { name: "devices-lists-vfio-functions".into(), pass: ok, detail: listed });
+            let said = console.lines().find_map(|l| l.trim().strip_prefix(CLI_MARK)).unwrap_or("").to_string();
+            let ok = said.contains("not a ferrite NIC");
+            checks.push(Check { name: "cli-device-refuses-edu".into(), pass: ok, detail: said });
         }
     }
     Ok(checks)
