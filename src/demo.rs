@@ -6,9 +6,7 @@ use driver::pair::{connect, open_host, open_host_on, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
 use std::path::Path;
-use std::rc::Rc;
 
 const TIMEOUT_NS: u64 = 1_000_000_000;
 
@@ -39,11 +37,11 @@ fn complete(h: &Host, n: usize) -> Result<Vec<Wc>, Error> {
 /// Runs the demo on two simulated NICs, or on the two NICs `devices` names (two ferrite NICs in PCIe slots,
 /// cabled to each other).
 pub fn run(_backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Result<bool, Error> {
-    let world = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 1)));
+    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 1));
     let (a, b) = match devices {
         [] | [DeviceSpec::Model, DeviceSpec::Model] => {
             if let Some(p) = pcap {
-                world.borrow_mut().tap(p, &[0, 1])?;
+                world.lock().unwrap().tap(p, &[0, 1])?;
             }
             (
                 open_host(&world, 0, 1, 1 << 20, QpCap::default(), false)?,

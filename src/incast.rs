@@ -8,9 +8,7 @@ use driver::*;
 use model::net::{EcnConfig, LinkConfig, World};
 use model::NicConfig;
 use serde::Serialize;
-use std::cell::RefCell;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 #[derive(Args, Debug, Clone)]
 pub struct IncastArgs {
@@ -63,13 +61,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
         return Err("need --senders >= 1 and --duration-us at least two samples".into());
     }
     let n = args.senders + 1;
-    let world = Rc::new(RefCell::new(World::star(
-        n,
-        NicConfig::default(),
-        LinkConfig::default(),
-        EcnConfig::default(),
-        args.seed,
-    )));
+    let world = shared(World::star(n, NicConfig::default(), LinkConfig::default(), EcnConfig::default(), args.seed));
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
     let rx = open_host(&world, 0, args.senders, MSG as usize * args.senders, cap, false)?;
     let tx: Vec<Host> = (1..n).map(|i| open_host(&world, i, 1, MSG as usize, cap, false)).collect::<Result<_, _>>()?;
@@ -91,11 +83,11 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
     let mut last = vec![0u64; args.senders];
     let mut samples = Vec::new();
     let mut errors = 0;
-    let t0 = world.borrow().now;
+    let t0 = world.lock().unwrap().now;
     let step_ps = args.sample_us * 1_000_000;
     let end = t0 + args.duration_us * 1_000_000;
     let mut next_sample = t0 + step_ps;
-    while world.borrow().now < end {
+    while world.lock().unwrap().now < end {
         for (i, h) in tx.iter().enumerate() {
             while posted[i] - done[i] < u64::from(DEPTH) {
                 h.qps[0].post_send(&wr(h, i, posted[i]))?;
@@ -108,7 +100,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
                 }
             }
         }
-        let now = world.borrow().now;
+        let now = world.lock().unwrap().now;
         if now >= next_sample {
             let rates: Vec<f64> = (0..args.senders)
                 .map(|i| (done[i] - last[i]) as f64 * f64::from(MSG) * 8.0 / (args.sample_us as f64 * 1000.0))
@@ -117,7 +109,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
             samples.push(((next_sample - t0) as f64 / 1e6, rates));
             next_sample += step_ps;
         }
-        if !world.borrow_mut().step() {
+        if !world.lock().unwrap().step() {
             break;
         }
     }
@@ -129,7 +121,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
         && tx.iter().enumerate().all(|(i, _)| {
             rx.buf.read(i * MSG as usize, MSG as usize).map(|v| v.iter().all(|&b| b == i as u8 + 1)).unwrap_or(false)
         });
-    let w = world.borrow();
+    let w = world.lock().unwrap();
     let cnps = (0..n).map(|i| w.nodes[i].nic.counter(wire::contract::regs::Counter::cnps_sent)).sum();
     Ok(IncastReport {
         senders: args.senders,

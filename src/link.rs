@@ -7,13 +7,11 @@ use crate::Error;
 use clap::Args;
 use driver::netdev::Stack;
 use driver::realtime::DgramLink;
-use driver::{Context, ModelBackend, Pd};
+use driver::{shared, Context, ModelBackend, Pd};
 use model::net::{Impairments, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 #[derive(Args, Debug, Clone)]
 pub struct LinkArgs {
@@ -106,9 +104,9 @@ impl LinkArgs {
         }
         let link = LinkConfig { gbps: f64::from(self.mbps) / 1000.0, faults, ..Default::default() };
         let nic = NicConfig { port_mbps: self.mbps, ..Default::default() };
-        let world = Rc::new(RefCell::new(World::attached(nic, link, f.seed)));
+        let world = shared(World::attached(nic, link, f.seed));
         if let Some(p) = &f.pcap {
-            world.borrow_mut().tap_all(p)?;
+            world.lock().unwrap().tap_all(p)?;
         }
         let dgram = DgramLink::open(self.local, self.remote)?;
         let ctx = Context::open(Box::new(ModelBackend::attached(world, dgram)))?;

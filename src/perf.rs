@@ -9,10 +9,8 @@ use driver::*;
 use model::net::{Impairments, LinkConfig, World};
 use model::NicConfig;
 use serde::Serialize;
-use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::net::Ipv4Addr;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
@@ -167,13 +165,13 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         return Err("--size above 1 GiB".into());
     }
     let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, faults: Impairments::default() };
-    let world = Rc::new(RefCell::new(World::pair(
+    let world = shared(World::pair(
         NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() },
         link,
         args.faults.seed,
-    )));
+    ));
     if let Some(p) = &args.faults.pcap {
-        world.borrow_mut().tap(p, &[0, 1])?;
+        world.lock().unwrap().tap(p, &[0, 1])?;
     }
     let buf_len = (size.max(8) as usize) * args.qps as usize;
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
@@ -190,8 +188,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.op == Op::Atomic {
         b.buf.write(0, &vec![0u8; buf_len])?;
     }
-    world.borrow_mut().set_link_faults(faults);
-    let t0 = world.borrow().now;
+    world.lock().unwrap().set_link_faults(faults);
+    let t0 = world.lock().unwrap().now;
     let bar = (!args.json && std::io::stderr().is_terminal())
         .then(|| indicatif::ProgressBar::new(u64::from(iters) * u64::from(args.qps)));
     let wall = std::time::Instant::now();
@@ -227,7 +225,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
                 }
             }
         }
-        if wcs.is_empty() && !world.borrow_mut().step() {
+        if wcs.is_empty() && !world.lock().unwrap().step() {
             errors.push(format!("stalled after {completed} of {total} completions"));
             break;
         }
@@ -258,7 +256,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.op == Op::Send {
         let _ = b.cq.wait(0, 0);
     }
-    let sim_ps = world.borrow().now - t0;
+    let sim_ps = world.lock().unwrap().now - t0;
     let data_ok = match args.op {
         Op::Write | Op::Send | Op::WriteLat | Op::SendLat => b.buf.read(0, buf_len)? == expect,
         Op::Read | Op::ReadLat => a.buf.read(0, buf_len)? == expect,

@@ -4,11 +4,10 @@
 use crate::realtime::{DgramLink, RealTime};
 use crate::Error;
 use model::net::World;
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A device as the driver sees it.
-pub trait Backend {
+pub trait Backend: Send + Sync {
     /// A 32-bit register read from BAR0.
     fn mmio_read(&self, off: u32) -> u32;
     /// A 32-bit register write to BAR0.
@@ -27,59 +26,70 @@ pub trait Backend {
     fn take_interrupt(&self) -> bool;
 }
 
+/// A simulated `World` shared by its NICs' backends and the code that drives it, across threads.
+pub type SharedWorld = Arc<Mutex<World>>;
+
+/// Wraps `world` for sharing.
+pub fn shared(world: World) -> SharedWorld {
+    Arc::new(Mutex::new(world))
+}
+
 /// One NIC of a simulated `World`: stepped event by event, or, attached to a real link, in real time.
 pub struct ModelBackend {
-    world: Rc<RefCell<World>>,
+    world: SharedWorld,
     node: usize,
     realtime: Option<RealTime>,
 }
 
 impl ModelBackend {
-    pub fn new(world: Rc<RefCell<World>>, node: usize) -> Self {
+    pub fn new(world: SharedWorld, node: usize) -> Self {
         ModelBackend { world, node, realtime: None }
     }
 
     /// The NIC of an attached world (`World::attached`) on `link`, running in real time.
-    pub fn attached(world: Rc<RefCell<World>>, link: DgramLink) -> Self {
+    pub fn attached(world: SharedWorld, link: DgramLink) -> Self {
         ModelBackend { world, node: 0, realtime: Some(RealTime::new(link)) }
+    }
+}
+
+impl ModelBackend {
+    fn world(&self) -> MutexGuard<'_, World> {
+        crate::realtime::lock(&self.world)
     }
 }
 
 impl Backend for ModelBackend {
     fn mmio_read(&self, off: u32) -> u32 {
-        self.world.borrow().nodes[self.node].nic.mmio_read(off)
+        self.world().nodes[self.node].nic.mmio_read(off)
     }
 
     fn mmio_write(&self, off: u32, val: u32) {
-        let mut w = self.world.borrow_mut();
+        let mut w = self.world();
         let node = &mut w.nodes[self.node];
         node.nic.mmio_write(off, val, &mut node.mem);
     }
 
     fn dma_alloc(&self, len: usize) -> Result<u64, Error> {
-        Ok(self.world.borrow_mut().nodes[self.node].mem.alloc(len))
+        Ok(self.world().nodes[self.node].mem.alloc(len))
     }
 
     fn dma_free(&self, iova: u64) {
-        self.world.borrow_mut().nodes[self.node].mem.free(iova);
+        self.world().nodes[self.node].mem.free(iova);
     }
 
     fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error> {
         use model::Dma;
-        self.world.borrow().nodes[self.node].mem.dma_read(iova, buf).map_err(|_| Error::Dma { iova, len: buf.len() })
+        self.world().nodes[self.node].mem.dma_read(iova, buf).map_err(|_| Error::Dma { iova, len: buf.len() })
     }
 
     fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
         use model::Dma;
-        self.world.borrow_mut().nodes[self.node]
-            .mem
-            .dma_write(iova, data)
-            .map_err(|_| Error::Dma { iova, len: data.len() })
+        self.world().nodes[self.node].mem.dma_write(iova, data).map_err(|_| Error::Dma { iova, len: data.len() })
     }
 
     fn progress(&self) -> bool {
         match &self.realtime {
-            None => self.world.borrow_mut().step(),
+            None => self.world().step(),
             Some(rt) => {
                 // A real link can always bring something: never idle.
                 rt.pump(&self.world, std::time::Duration::from_millis(1));
@@ -89,10 +99,10 @@ impl Backend for ModelBackend {
     }
 
     fn now_ns(&self) -> u64 {
-        self.world.borrow().now / model::PS_PER_NS
+        self.world().now / model::PS_PER_NS
     }
 
     fn take_interrupt(&self) -> bool {
-        self.world.borrow_mut().nodes[self.node].nic.take_irq()
+        self.world().nodes[self.node].nic.take_irq()
     }
 }

@@ -1,10 +1,11 @@
 //! Completion and asynchronous events (`ibv_req_notify_cq`, `ibv_get_cq_event`, `ibv_get_async_event`):
 //! the device's one event queue, read when the interrupt fires, sorted into the two kinds.
 
+use crate::verbs::lock;
 use crate::verbs::{Context, Cq};
 use crate::Error;
-use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::sync::Mutex;
 use wire::contract::cmd::{op, CreateCqRepr};
 use wire::contract::cqe::owner_for;
 use wire::contract::eqe::{EqeRepr, EventKind, EQE_LEN};
@@ -25,9 +26,10 @@ const EQ_LOG_SIZE: u8 = 10;
 /// The driver's side of the event queue.
 pub(crate) struct EventQueue {
     ring: u64,
-    ci: Cell<u32>,
-    completions: RefCell<VecDeque<u32>>,
-    asynchronous: RefCell<VecDeque<AsyncEvent>>,
+    /// The consumer counter; held while the queue is read.
+    ci: Mutex<u32>,
+    completions: Mutex<VecDeque<u32>>,
+    asynchronous: Mutex<VecDeque<AsyncEvent>>,
 }
 
 impl EventQueue {
@@ -37,7 +39,7 @@ impl EventQueue {
         let ring = b.dma_alloc(EQE_LEN << EQ_LOG_SIZE)?;
         ctx.command("CREATE_EQ", op::CREATE_EQ, &CreateCqRepr { log_size: EQ_LOG_SIZE, ring_iova: ring }.to_bytes())?;
         b.mmio_write(doorbell::EQ_DB + doorbell::EQ_ARM, 1);
-        Ok(EventQueue { ring, ci: Cell::new(0), completions: RefCell::default(), asynchronous: RefCell::default() })
+        Ok(EventQueue { ring, ci: Mutex::new(0), completions: Mutex::default(), asynchronous: Mutex::default() })
     }
 }
 
@@ -53,8 +55,9 @@ impl Context {
             return Ok(());
         }
         let eq = self.eq();
+        let mut ci_guard = lock(&eq.ci);
         loop {
-            let ci = eq.ci.get();
+            let ci = *ci_guard;
             let addr = eq.ring + u64::from(ci & ((1 << EQ_LOG_SIZE) - 1)) * EQE_LEN as u64;
             let mut raw = [0u8; EQE_LEN];
             b.dma_read(addr, &mut raw)?;
@@ -62,15 +65,15 @@ impl Context {
             if e.owner & 1 != owner_for(ci, EQ_LOG_SIZE) {
                 break;
             }
-            eq.ci.set(ci.wrapping_add(1));
+            *ci_guard = ci.wrapping_add(1);
             match EventKind::from_u8(e.kind) {
-                Some(EventKind::Completion) => eq.completions.borrow_mut().push_back(e.obj),
-                Some(EventKind::CqError) => eq.asynchronous.borrow_mut().push_back(AsyncEvent::CqError { cqn: e.obj }),
-                Some(EventKind::QpFatal) => eq.asynchronous.borrow_mut().push_back(AsyncEvent::QpFatal { qpn: e.obj }),
+                Some(EventKind::Completion) => lock(&eq.completions).push_back(e.obj),
+                Some(EventKind::CqError) => lock(&eq.asynchronous).push_back(AsyncEvent::CqError { cqn: e.obj }),
+                Some(EventKind::QpFatal) => lock(&eq.asynchronous).push_back(AsyncEvent::QpFatal { qpn: e.obj }),
                 None => {} // A kind from a newer device: skipped.
             }
         }
-        b.mmio_write(doorbell::EQ_DB + doorbell::EQ_CI, eq.ci.get());
+        b.mmio_write(doorbell::EQ_DB + doorbell::EQ_CI, *ci_guard);
         b.mmio_write(doorbell::EQ_DB + doorbell::EQ_ARM, 1);
         Ok(())
     }
@@ -95,12 +98,12 @@ impl Context {
     /// `ibv_get_cq_event`: the number of the next CQ that raised a completion event, or `None` after
     /// `timeout_ns`. Each event answers one `Cq::req_notify`.
     pub fn get_cq_event(&self, timeout_ns: u64) -> Result<Option<u32>, Error> {
-        self.wait_event(timeout_ns, |eq| eq.completions.borrow_mut().pop_front())
+        self.wait_event(timeout_ns, |eq| lock(&eq.completions).pop_front())
     }
 
     /// `ibv_get_async_event`: the next asynchronous event, or `None` after `timeout_ns`.
     pub fn get_async_event(&self, timeout_ns: u64) -> Result<Option<AsyncEvent>, Error> {
-        self.wait_event(timeout_ns, |eq| eq.asynchronous.borrow_mut().pop_front())
+        self.wait_event(timeout_ns, |eq| lock(&eq.asynchronous).pop_front())
     }
 }
 

@@ -2,10 +2,9 @@
 //! scenario tests share. Each side gets a PD, one CQ, one RC QP per flow and a registered buffer.
 
 use crate::{send_flags, Buffer, ConnectOpts, Context, Cq, Endpoint, Error, ModelBackend, Mr, Pd, Qp, QpCap};
-use crate::{SendOp, SendWr, Sge};
-use model::net::World;
-use std::cell::RefCell;
-use std::rc::Rc;
+use crate::{SendOp, SendWr, Sge, SharedWorld};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use wire::contract::verbs::access;
 
 /// One host: its context and verbs objects.
@@ -39,7 +38,7 @@ pub fn host_gid(i: usize, ipv6: bool) -> [u8; 16] {
 
 /// Opens node `i` of `world` and creates its objects.
 pub fn open_host(
-    world: &Rc<RefCell<World>>,
+    world: &SharedWorld,
     i: usize,
     nqps: usize,
     buf_len: usize,
@@ -125,5 +124,53 @@ pub fn forged_headers(from: &Host, to: &Host, opcode: wire::Opcode, psn: u32) ->
             ..Default::default()
         },
         ext: wire::ExtHeaders::default(),
+    }
+}
+
+/// The model backend with a switch, for overhead measurements: MMIO writes are counted, and while `mock`
+/// is on they are dropped (a BAR nobody is behind).
+pub struct Switchable {
+    inner: ModelBackend,
+    mock: Arc<AtomicBool>,
+    mmio_writes: Arc<AtomicU64>,
+}
+
+impl Switchable {
+    /// `inner` behind the switch `mock`, counting MMIO writes into `mmio_writes`.
+    pub fn new(inner: ModelBackend, mock: Arc<AtomicBool>, mmio_writes: Arc<AtomicU64>) -> Self {
+        Switchable { inner, mock, mmio_writes }
+    }
+}
+
+impl crate::Backend for Switchable {
+    fn mmio_read(&self, off: u32) -> u32 {
+        self.inner.mmio_read(off)
+    }
+    fn mmio_write(&self, off: u32, val: u32) {
+        self.mmio_writes.fetch_add(1, Ordering::Relaxed);
+        if !self.mock.load(Ordering::Relaxed) {
+            self.inner.mmio_write(off, val)
+        }
+    }
+    fn dma_alloc(&self, len: usize) -> Result<u64, Error> {
+        self.inner.dma_alloc(len)
+    }
+    fn dma_free(&self, iova: u64) {
+        self.inner.dma_free(iova)
+    }
+    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error> {
+        self.inner.dma_read(iova, buf)
+    }
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        self.inner.dma_write(iova, data)
+    }
+    fn progress(&self) -> bool {
+        self.inner.progress()
+    }
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn take_interrupt(&self) -> bool {
+        self.inner.take_interrupt()
     }
 }

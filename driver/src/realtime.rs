@@ -3,9 +3,9 @@
 //! (ACK timeout, RNR wait, DCQCN) run in real time and a peer outside the process sees a real NIC.
 
 use model::net::World;
-use std::cell::RefCell;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The longest datagram taken from the link: more than any Ethernet frame the NIC accepts.
@@ -58,9 +58,12 @@ impl RealTime {
     /// Brings `world` to the wall clock's time and takes in every frame waiting on the link; then, when
     /// nothing is due sooner, sleeps up to `max_wait` (in steps of at most `POLL`: a socket timeout would round
     /// up to the kernel's tick, milliseconds) and does the same again.
-    pub fn pump(&self, world: &RefCell<World>, max_wait: Duration) {
+    pub fn pump(&self, world: &Mutex<World>, max_wait: Duration) {
         self.exchange(world);
-        let due_in = world.borrow().next_time().map(|t| t.saturating_sub(world.borrow().now) / model::PS_PER_NS);
+        let due_in = {
+            let w = lock(world);
+            w.next_time().map(|t| t.saturating_sub(w.now) / model::PS_PER_NS)
+        };
         let wait = due_in.map_or(max_wait, |ns| max_wait.min(Duration::from_nanos(ns))).min(POLL);
         if !wait.is_zero() {
             std::thread::sleep(wait);
@@ -69,21 +72,21 @@ impl RealTime {
     }
 
     /// Runs `world` to now, sending what left it, then hands it every frame the link holds and runs it again.
-    fn exchange(&self, world: &RefCell<World>) {
+    fn exchange(&self, world: &Mutex<World>) {
         self.run_to_now(world);
         let mut buf = vec![0u8; MAX_DATAGRAM];
         while let Ok(n) = self.link.sock.recv(&mut buf) {
-            world.borrow_mut().inject_external(buf[..n].to_vec());
+            lock(world).inject_external(buf[..n].to_vec());
         }
         self.run_to_now(world);
     }
 
     /// Runs `world` to the wall clock's time and sends the frames that left it. A frame the socket refuses
     /// (the peer's port is closed) is lost, as a cable would lose it.
-    fn run_to_now(&self, world: &RefCell<World>) {
+    fn run_to_now(&self, world: &Mutex<World>) {
         let now = self.wall_ps();
         let out = {
-            let mut w = world.borrow_mut();
+            let mut w = lock(world);
             w.run_until(now);
             w.take_external()
         };
@@ -91,4 +94,10 @@ impl RealTime {
             let _ = self.link.sock.send(&f);
         }
     }
+}
+
+/// The world, whether or not a thread that held it panicked (the simulation itself never leaves it
+/// half-changed on a panic of the caller's).
+pub(crate) fn lock(world: &Mutex<World>) -> MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -2,9 +2,8 @@
 
 use crate::events::EventQueue;
 use crate::{Backend, Error};
-use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
-use std::rc::{Rc, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use wire::contract::cmd::{self, *};
 use wire::contract::cqe::{CqeRepr, CQE_LEN, OWNER};
 use wire::contract::regs::{self, block, block_type, doorbell, id, Counter};
@@ -39,15 +38,23 @@ pub(crate) struct Device {
     pub(crate) backend: Box<dyn Backend>,
     attr: DeviceAttr,
     mailbox: u64,
-    token: Cell<u8>,
-    qps: RefCell<HashMap<u32, Weak<RefCell<SqShared>>>>,
-    pub(crate) events: OnceCell<EventQueue>,
+    /// The last command token; held for the whole of a command, which owns the one mailbox meanwhile.
+    token: Mutex<u8>,
+    qps: Mutex<HashMap<u32, Weak<Mutex<SqShared>>>>,
+    pub(crate) events: OnceLock<EventQueue>,
 }
 
-/// An open device (`ibv_context`).
+/// An open device (`ibv_context`). It and every object made from it are `Send + Sync`, locked per
+/// queue as mlx5's provider is: one thread may poll a CQ while others post to their QPs.
 #[derive(Clone)]
 pub struct Context {
-    pub(crate) dev: Rc<Device>,
+    pub(crate) dev: Arc<Device>,
+}
+
+/// A lock, whether or not a thread that held it panicked: each holder leaves the state consistent at
+/// every step that can panic.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// How many progress steps a command may take before the driver gives up.
@@ -82,11 +89,11 @@ impl Context {
             backend,
             attr,
             mailbox,
-            token: Cell::new(0),
-            qps: RefCell::new(HashMap::new()),
-            events: OnceCell::new(),
+            token: Mutex::new(0),
+            qps: Mutex::new(HashMap::new()),
+            events: OnceLock::new(),
         };
-        let ctx = Context { dev: Rc::new(dev) };
+        let ctx = Context { dev: Arc::new(dev) };
         let eq = EventQueue::create(&ctx)?;
         let _ = ctx.dev.events.set(eq);
         Ok(ctx)
@@ -114,12 +121,13 @@ impl Context {
     /// Runs one command; returns its output bytes.
     pub(crate) fn command(&self, name: &'static str, opcode: u16, input: &[u8]) -> Result<Vec<u8>, Error> {
         let d = &self.dev;
+        let mut token = lock(&d.token);
         let mut mb = vec![0u8; MAILBOX_LEN];
         let _ = CmdHeaderRepr { opcode }.write_to(&mut mb);
         mb[cmd::IN..cmd::IN + input.len()].copy_from_slice(input);
         d.backend.dma_write(d.mailbox, &mb)?;
-        let token = d.token.get().wrapping_add(1);
-        d.token.set(token);
+        *token = token.wrapping_add(1);
+        let token = *token;
         let b = &d.backend;
         b.mmio_write(regs::cmd::BASE + regs::cmd::MAILBOX_LO, d.mailbox as u32);
         b.mmio_write(regs::cmd::BASE + regs::cmd::MAILBOX_HI, (d.mailbox >> 32) as u32);
@@ -181,7 +189,7 @@ impl Context {
         let ring = self.dev.backend.dma_alloc(CQE_LEN << log_size)?;
         let out = self.command("CREATE_CQ", op::CREATE_CQ, &CreateCqRepr { log_size, ring_iova: ring }.to_bytes())?;
         let cqn = ObjOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("CREATE_CQ"))?.id;
-        Ok(Cq { ctx: self.clone(), cqn, ring, log_size, ci: Cell::new(0) })
+        Ok(Cq { ctx: self.clone(), cqn, ring, log_size, ci: Mutex::new(0) })
     }
 }
 
@@ -337,8 +345,8 @@ impl Pd {
         };
         let out = self.ctx.command("CREATE_QP", op::CREATE_QP, &req.to_bytes())?;
         let qpn = ObjOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("CREATE_QP"))?.id;
-        let shared = Rc::new(RefCell::new(SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 }));
-        self.ctx.dev.qps.borrow_mut().insert(qpn, Rc::downgrade(&shared));
+        let shared = Arc::new(Mutex::new(SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 }));
+        lock(&self.ctx.dev.qps).insert(qpn, Arc::downgrade(&shared));
         Ok(Qp {
             ctx: self.ctx.clone(),
             qpn,
@@ -350,7 +358,7 @@ impl Pd {
             rq_log_size,
             rq_log_stride,
             shared,
-            state: Cell::new(QpState::Reset),
+            state: Mutex::new(QpState::Reset),
         })
     }
 }
@@ -361,7 +369,8 @@ pub struct Cq {
     pub cqn: u32,
     ring: u64,
     log_size: u8,
-    ci: Cell<u32>,
+    /// The consumer counter; held for a whole poll.
+    ci: Mutex<u32>,
 }
 
 /// A work completion (`ibv_wc`).
@@ -383,8 +392,9 @@ impl Cq {
     pub fn poll(&self, max: usize) -> Result<Vec<Wc>, Error> {
         let b = &self.ctx.dev.backend;
         let mut out = Vec::new();
+        let mut ci_guard = lock(&self.ci);
         while out.len() < max {
-            let ci = self.ci.get();
+            let ci = *ci_guard;
             let slot = u64::from(ci & ((1 << self.log_size) - 1));
             let addr = self.ring + slot * CQE_LEN as u64;
             let mut owner = [0u8; 1];
@@ -396,7 +406,7 @@ impl Cq {
             let mut raw = [0u8; CQE_LEN];
             b.dma_read(addr, &mut raw)?;
             let c = CqeRepr::from_bytes(&raw).map_err(|_| Error::Dma { iova: addr, len: CQE_LEN })?;
-            self.ci.set(ci.wrapping_add(1));
+            *ci_guard = ci.wrapping_add(1);
             self.consumed(&c);
             out.push(Wc {
                 wr_id: c.wr_id,
@@ -411,16 +421,15 @@ impl Cq {
             });
         }
         if !out.is_empty() {
-            b.mmio_write(doorbell::cq(self.cqn, doorbell::CQ_CI), self.ci.get());
+            b.mmio_write(doorbell::cq(self.cqn, doorbell::CQ_CI), *ci_guard);
         }
         Ok(out)
     }
 
     /// Frees the ring slots a CQE accounts for.
     fn consumed(&self, c: &CqeRepr) {
-        let qps = self.ctx.dev.qps.borrow();
-        let Some(s) = qps.get(&c.qp_num).and_then(Weak::upgrade) else { return };
-        let mut s = s.borrow_mut();
+        let Some(s) = lock(&self.ctx.dev.qps).get(&c.qp_num).and_then(Weak::upgrade) else { return };
+        let mut s = lock(&s);
         // A CQE for WQE i means every WQE up to i is done: each queue completes in order.
         if c.is_recv != 0 {
             s.rq_ci = c.wqe_index.wrapping_add(1);
@@ -526,8 +535,9 @@ pub struct Qp {
     sq_log_stride: u8,
     rq_log_size: u8,
     rq_log_stride: u8,
-    shared: Rc<RefCell<SqShared>>,
-    state: Cell<QpState>,
+    /// Ring counters, shared with the CQs that retire this QP's WQEs; the per-QP lock.
+    shared: Arc<Mutex<SqShared>>,
+    state: Mutex<QpState>,
 }
 
 impl Qp {
@@ -567,9 +577,9 @@ impl Qp {
         };
         self.ctx.command("MODIFY_QP", op::MODIFY_QP, &r.to_bytes())?;
         if let Some(s) = a.qp_state.filter(|_| mask & attr::STATE != 0) {
-            self.state.set(s);
+            *lock(&self.state) = s;
             if s == QpState::Reset {
-                *self.shared.borrow_mut() = SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 };
+                *lock(&self.shared) = SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 };
             }
         }
         Ok(())
@@ -588,13 +598,13 @@ impl Qp {
 
     /// `ibv_post_send` for a list: all WQEs are written, then one doorbell.
     pub fn post_send_list(&self, wrs: &[SendWr]) -> Result<(), Error> {
-        let st = self.state.get();
+        let st = self.state();
         if matches!(st, QpState::Reset | QpState::Init | QpState::Rtr) {
             return Err(Error::BadState("post_send needs RTS (or ERR, which flushes)"));
         }
         let b = &self.ctx.dev.backend;
         let stride = 1usize << self.sq_log_stride;
-        let mut s = self.shared.borrow_mut();
+        let mut s = lock(&self.shared);
         let depth = 1u16 << self.sq_log_size;
         if usize::from(s.pi.wrapping_sub(s.ci)) + wrs.len() > usize::from(depth).min(self.cap.max_send_wr as usize) {
             return Err(Error::QueueFull("send"));
@@ -670,14 +680,14 @@ impl Qp {
 
     /// `ibv_post_recv`.
     pub fn post_recv(&self, wr: &RecvWr) -> Result<(), Error> {
-        if self.state.get() == QpState::Reset {
+        if self.state() == QpState::Reset {
             return Err(Error::BadState("post_recv on a RESET QP"));
         }
         if wr.sg_list.len() > self.cap.max_recv_sge as usize {
             return Err(Error::InvalidArgument("more SGEs than max_recv_sge"));
         }
         let b = &self.ctx.dev.backend;
-        let mut s = self.shared.borrow_mut();
+        let mut s = lock(&self.shared);
         let depth = 1u16 << self.rq_log_size;
         if usize::from(s.rq_pi.wrapping_sub(s.rq_ci)) >= usize::from(depth).min(self.cap.max_recv_wr as usize) {
             return Err(Error::QueueFull("receive"));
@@ -696,12 +706,12 @@ impl Qp {
     }
 
     pub fn state(&self) -> QpState {
-        self.state.get()
+        *lock(&self.state)
     }
 
     pub fn destroy(self) -> Result<(), Error> {
         self.ctx.command("DESTROY_QP", op::DESTROY_QP, &ObjInRepr { id: self.qpn }.to_bytes())?;
-        self.ctx.dev.qps.borrow_mut().remove(&self.qpn);
+        lock(&self.ctx.dev.qps).remove(&self.qpn);
         self.ctx.dev.backend.dma_free(self.sq);
         self.ctx.dev.backend.dma_free(self.rq);
         Ok(())

@@ -6,22 +6,20 @@ use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 use wire::ext::syndrome;
 
 const T: u64 = 10_000_000_000;
 
-fn setup_with(cap: QpCap, o: ConnectOpts) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 13)));
+fn setup_with(cap: QpCap, o: ConnectOpts) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 13));
     let a = open_host(&w, 0, 1, 1 << 16, cap, false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, cap, false).unwrap();
     connect(&a, 0, 0x10, &b, 0, 0x20, &o).unwrap();
     (w, a, b)
 }
 
-fn small() -> (Rc<RefCell<World>>, Host, Host) {
+fn small() -> (SharedWorld, Host, Host) {
     let cap = QpCap { max_send_wr: 4, max_recv_wr: 4, ..Default::default() };
     setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, ..Default::default() })
 }
@@ -119,7 +117,7 @@ fn gather_and_scatter_across_sges() {
 fn a_stale_atomic_ack_completes_nothing() {
     let (w, a, b) = small();
     b.buf.write(0, &7u64.to_le_bytes()).unwrap();
-    w.borrow_mut().fault_frame(1, 0, FrameFault::Duplicate);
+    w.lock().unwrap().fault_frame(1, 0, FrameFault::Duplicate);
     for i in 0..2u64 {
         let mut fa = send_wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
         fa.sg_list[0].addr = a.mr.addr + 0x100 + 8 * i;
@@ -139,8 +137,8 @@ fn a_gap_retry_counts_against_retry_cnt() {
     let cap = QpCap { max_send_wr: 4, max_recv_wr: 4, ..Default::default() };
     let (w, a, b) = setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, retry_cnt: 1, ..Default::default() });
     // B's responses: 0 1(lost) 2 3, then after the gap retry 1(lost) 2 3.
-    w.borrow_mut().fault_frame(1, 1, FrameFault::Drop);
-    w.borrow_mut().fault_frame(1, 4, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 1, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 4, FrameFault::Drop);
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
     let c = all(&a);
     assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
@@ -154,8 +152,8 @@ fn a_sequence_nak_counts_against_retry_cnt() {
     let cap = QpCap { max_send_wr: 4, max_recv_wr: 4, ..Default::default() };
     let (w, a, b) = setup_with(cap, ConnectOpts { path_mtu: 1, timeout: 8, retry_cnt: 1, ..Default::default() });
     // A's packets: 0 1(lost) 2 3, then after the NAK 1(lost) 2 3.
-    w.borrow_mut().fault_frame(0, 1, FrameFault::Drop);
-    w.borrow_mut().fault_frame(0, 4, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(0, 1, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(0, 4, FrameFault::Drop);
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 1024, 1)).unwrap();
     let c = all(&a);
     assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::RetryExcErr));
@@ -167,38 +165,38 @@ fn a_sequence_nak_counts_against_retry_cnt() {
 #[test]
 fn stale_acks_do_not_postpone_the_timeout() {
     let (w, a, b) = small(); // timeout 8: 1.05 ms
-    w.borrow_mut().fault_frame(1, 1, FrameFault::Drop); // the second WRITE's ACK
+    w.lock().unwrap().fault_frame(1, 1, FrameFault::Drop); // the second WRITE's ACK
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
     assert_eq!(all(&a)[0].status, WcStatus::Success);
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 64, 64, 2)).unwrap();
-    let t0 = w.borrow().now;
+    let t0 = w.lock().unwrap().now;
     let mut stale = driver::pair::forged_headers(&b, &a, wire::Opcode::ACKNOWLEDGE, 0x10);
     stale.ext.aeth = Some(wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
     for k in 1..=6 {
-        w.borrow_mut().run_until(t0 + k * 200_000_000);
-        w.borrow_mut().deliver(0, stale.emit(&[]));
+        w.lock().unwrap().run_until(t0 + k * 200_000_000);
+        w.lock().unwrap().deliver(0, stale.emit(&[]));
     }
-    w.borrow_mut().run_until(t0 + 1_150_000_000);
+    w.lock().unwrap().run_until(t0 + 1_150_000_000);
     assert_eq!(a.ctx.counter(Counter::local_ack_timeouts), 1, "timed out at its deadline");
     assert_eq!(all(&a)[0].status, WcStatus::Success, "the retransmission is acknowledged");
 }
 
 /// Runs 100 us: what was posted is on the wire, and no ACK timer (1.05 ms) has fired.
-fn sent_by_now(w: &Rc<RefCell<World>>) {
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 100_000_000);
+fn sent_by_now(w: &SharedWorld) {
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 100_000_000);
 }
 
 /// A NAK with code 4 (Remote Invalid RD Request) completes the WQE with REM_INV_RD_REQ_ERR.
 #[test]
 fn an_invalid_rd_request_nak_has_its_own_status() {
     let (w, a, b) = small();
-    w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 0, FrameFault::Drop);
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
     sent_by_now(&w);
     let mut nak = driver::pair::forged_headers(&b, &a, wire::Opcode::ACKNOWLEDGE, 0x10);
     nak.ext.aeth = Some(wire::ext::AethRepr { syndrome: 0x60 | 4, msn: 0 });
-    w.borrow_mut().deliver(0, nak.emit(&[]));
+    w.lock().unwrap().deliver(0, nak.emit(&[]));
     let c = all(&a);
     assert_eq!((c[0].wr_id, c[0].status, c[0].vendor_err), (1, WcStatus::RemInvRdReqErr, 0x64));
 }
@@ -208,13 +206,13 @@ fn an_invalid_rd_request_nak_has_its_own_status() {
 #[test]
 fn a_read_response_for_a_write_is_ignored() {
     let (w, a, b) = small();
-    w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 0, FrameFault::Drop);
     a.buf.write(0, &[0x33; 256]).unwrap();
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 256, 1)).unwrap();
     sent_by_now(&w);
     let mut resp = driver::pair::forged_headers(&b, &a, wire::Opcode::RDMA_READ_RESPONSE_ONLY, 0x10);
     resp.ext.aeth = Some(wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
-    w.borrow_mut().deliver(0, resp.emit(&[0x44; 256]));
+    w.lock().unwrap().deliver(0, resp.emit(&[0x44; 256]));
     let c = all(&a);
     assert_eq!((c[0].wr_id, c[0].status), (1, WcStatus::Success));
     assert_eq!(a.buf.read(0, 256).unwrap(), vec![0x33; 256], "nothing placed");
@@ -224,7 +222,7 @@ fn a_read_response_for_a_write_is_ignored() {
 /// A response for a QP that cannot send (still in RTR) is dropped for its state, before any PSN check.
 #[test]
 fn responses_for_a_qp_in_rtr_are_dropped_for_its_state() {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 13)));
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 13));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     let init = QpAttr { qp_state: Some(QpState::Init), port_num: 1, ..Default::default() };
@@ -235,9 +233,9 @@ fn responses_for_a_qp_in_rtr_are_dropped_for_its_state() {
     a.qps[0].modify(&rtr, mask | attr::MAX_DEST_RD_ATOMIC | attr::MIN_RNR_TIMER).unwrap();
     let mut ack = driver::pair::forged_headers(&b, &a, wire::Opcode::ACKNOWLEDGE, 0);
     ack.ext.aeth = Some(wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
-    w.borrow_mut().deliver(0, ack.emit(&[]));
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 1_000_000);
+    w.lock().unwrap().deliver(0, ack.emit(&[]));
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 1_000_000);
     assert_eq!(a.ctx.counter(Counter::rx_drop_qp_state), 1);
     assert_eq!(a.ctx.counter(Counter::rx_drop_unsent_psn), 0);
 }

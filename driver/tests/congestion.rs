@@ -5,18 +5,16 @@ use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::{Counter, Dcqcn};
 
 /// Every packet A sends carries ECN CE (traffic class ECN bits 11), as if a switch had marked it.
-fn setup() -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 11)));
+fn setup() -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 11));
     let a = open_host(&w, 0, 1, 1 << 21, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 21, QpCap::default(), false).unwrap();
     let o = ConnectOpts { traffic_class: (26 << 2) | 0b11, ..Default::default() };
     connect(&a, 0, 1, &b, 0, 2, &o).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     (w, a, b)
 }
 
@@ -50,7 +48,7 @@ fn cnp_times(w: &World, n: usize) -> Vec<u64> {
 fn notification_point_sends_one_cnp_per_interval_and_the_rate_is_cut_on_each() {
     let (w, a, b) = setup();
     write(&a, &b);
-    let cnps = cnp_times(&w.borrow(), 1);
+    let cnps = cnp_times(&w.lock().unwrap(), 1);
     let interval = u64::from(Dcqcn::CNP_INTERVAL_NS.param().default) * 1000;
     assert!(cnps.len() >= 2, "CE on every packet of a long WRITE: {cnps:?}");
     for pair in cnps.windows(2) {
@@ -68,7 +66,7 @@ fn no_cnp_without_the_notification_point_and_no_cut_without_the_reaction_point()
     let (w, a, b) = setup();
     b.ctx.set_dcqcn(Dcqcn::NP_ENABLE, 0);
     write(&a, &b);
-    assert!(cnp_times(&w.borrow(), 1).is_empty());
+    assert!(cnp_times(&w.lock().unwrap(), 1).is_empty());
     assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 1024, "CE was seen, only not answered");
 
     let (_w, a, b) = setup();
@@ -82,7 +80,7 @@ fn no_cnp_without_the_notification_point_and_no_cut_without_the_reaction_point()
 /// ends gets no CNP, one exactly at its end does.
 #[test]
 fn one_cnp_per_interval_at_the_boundary() {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 11)));
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 11));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, 1, &b, 0, 2, &ConnectOpts::default()).unwrap();
@@ -91,11 +89,11 @@ fn one_cnp_per_interval_at_the_boundary() {
     h.ext.reth = Some(wire::ext::RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: 8 });
     h.ip.set_tclass(0b11); // ECN CE
     let frame = h.emit(&[1; 8]);
-    let t0 = w.borrow().now;
+    let t0 = w.lock().unwrap().now;
     for at in [t0, t0 + interval - 1, t0 + interval] {
-        w.borrow_mut().run_until(at);
-        w.borrow_mut().deliver(1, frame.clone());
-        w.borrow_mut().run_until(at); // processed at `at`
+        w.lock().unwrap().run_until(at);
+        w.lock().unwrap().deliver(1, frame.clone());
+        w.lock().unwrap().run_until(at); // processed at `at`
     }
     assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 3);
     assert_eq!(b.ctx.counter(Counter::cnps_sent), 2, "CNPs at t0 and at t0 + interval, none between");

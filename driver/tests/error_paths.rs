@@ -6,8 +6,6 @@ use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, Impairments, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 use wire::ext::{syndrome, AethRepr};
 use wire::{BthRepr, ExtHeaders, Opcode, Psn, RoceHeaders};
@@ -18,8 +16,8 @@ const PSN_B: u32 = 0x200;
 /// A byte pattern that no WR writes: what "untouched" looks like.
 const UNTOUCHED: u8 = 0xEE;
 
-fn setup_with(o: ConnectOpts, psn_a: u32) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 9)));
+fn setup_with(o: ConnectOpts, psn_a: u32) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 9));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, psn_a, &b, 0, PSN_B, &o).unwrap();
@@ -29,7 +27,7 @@ fn setup_with(o: ConnectOpts, psn_a: u32) -> (Rc<RefCell<World>>, Host, Host) {
     (w, a, b)
 }
 
-fn setup() -> (Rc<RefCell<World>>, Host, Host) {
+fn setup() -> (SharedWorld, Host, Host) {
     setup_with(ConnectOpts { path_mtu: 1, timeout: 8, ..Default::default() }, PSN_A)
 }
 
@@ -130,11 +128,11 @@ fn read_response_of_the_wrong_length() {
     let (w, a, b) = setup();
     // Drop B's four real responses, and answer with a forged first response of 100 bytes (PMTU is 256).
     for k in 0..4 {
-        w.borrow_mut().fault_frame(1, k, FrameFault::Drop);
+        w.lock().unwrap().fault_frame(1, k, FrameFault::Drop);
     }
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0x1000, 1024, 1)).unwrap();
-    let now = w.borrow().now;
-    w.borrow_mut().run_until(now + 20_000_000);
+    let now = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(now + 20_000_000);
     let h = RoceHeaders {
         eth: wire::eth::EthernetRepr { dst: a.mac, src: b.mac, vlan: None, ethertype: 0 },
         ip: wire::IpRepr::V4(wire::ipv4::Ipv4Repr {
@@ -154,7 +152,7 @@ fn read_response_of_the_wrong_length() {
         },
         ext: ExtHeaders { aeth: Some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 }), ..Default::default() },
     };
-    w.borrow_mut().deliver(0, h.emit(&[0x55; 100]));
+    w.lock().unwrap().deliver(0, h.emit(&[0x55; 100]));
     assert_eq!(drain(&a), [(1, WcStatus::BadRespErr)]);
     assert!(untouched_outside(&a, 0, 0), "nothing placed");
 }
@@ -164,7 +162,7 @@ fn read_response_of_the_wrong_length() {
 fn retry_cnt_runs_out_after_exactly_that_many_retries() {
     for retry_cnt in [0u8, 3, 7] {
         let (w, a, b) = setup_with(ConnectOpts { path_mtu: 1, timeout: 8, retry_cnt, ..Default::default() }, PSN_A);
-        w.borrow_mut().set_link_faults(Impairments { loss: 1.0, ..Default::default() });
+        w.lock().unwrap().set_link_faults(Impairments { loss: 1.0, ..Default::default() });
         let cs = [Counter::tx_frames, Counter::retransmitted_packets, Counter::local_ack_timeouts];
         let d = deltas([&a, &b], &cs, || {
             a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1)).unwrap();
@@ -201,7 +199,7 @@ fn psn_wrap_in_the_middle_of_a_read_with_a_loss() {
     let data: Vec<u8> = (0..2560u32).map(|i| (i * 7) as u8).collect();
     b.buf.write(0x2000, &data).unwrap();
     // Responses use PSNs 0xFFFFFC ..= 0x000005; drop the one at 0x000001.
-    w.borrow_mut().fault_frame(1, 5, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 5, FrameFault::Drop);
     let mut rd = send_wr(SendOp::RdmaRead, &a, &b, 0x2000, data.len() as u32, 1);
     rd.remote_addr = b.mr.addr + 0x2000;
     a.qps[0].post_send(&rd).unwrap();

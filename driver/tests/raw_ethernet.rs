@@ -6,8 +6,6 @@ use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::arp::{self, ArpRepr};
 use wire::contract::regs::Counter;
 use wire::eth::{ethertype, EthernetRepr};
@@ -23,11 +21,11 @@ struct Side {
     bufs: Buffer,
 }
 
-fn setup() -> (Rc<RefCell<World>>, Vec<Host>) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 5)));
+fn setup() -> (SharedWorld, Vec<Host>) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 5));
     let hosts: Vec<_> = (0..2).map(|i| open_host(&w, i, 1, 1 << 16, QpCap::default(), false).unwrap()).collect();
     connect(&hosts[0], 0, 1, &hosts[1], 0, 2, &ConnectOpts::default()).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     (w, hosts)
 }
 
@@ -59,9 +57,9 @@ fn from_node(w: &World, n: usize) -> Vec<Vec<u8>> {
     w.captured().iter().filter(|(_, k, _)| *k == n).map(|(_, _, f)| f.clone()).collect()
 }
 
-fn run(w: &Rc<RefCell<World>>) {
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 1_000_000_000);
+fn run(w: &SharedWorld) {
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 1_000_000_000);
 }
 
 fn arp_request(from_mac: [u8; 6], from_ip: [u8; 4], for_ip: [u8; 4]) -> Vec<u8> {
@@ -75,9 +73,9 @@ fn arp_request(from_mac: [u8; 6], from_ip: [u8; 4], for_ip: [u8; 4]) -> Vec<u8> 
 fn the_nic_answers_arp_for_its_own_address_only() {
     let (w, h) = setup();
     let peer = [0x52, 0x54, 0, 0, 0, 9];
-    w.borrow_mut().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 2]));
+    w.lock().unwrap().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 2]));
     run(&w);
-    let out = from_node(&w.borrow(), 1);
+    let out = from_node(&w.lock().unwrap(), 1);
     assert_eq!(out.len(), 1);
     let (eth, rep) = arp::parse_frame(&out[0]).unwrap();
     assert_eq!((eth.dst, eth.src), (peer, h[1].mac));
@@ -85,9 +83,9 @@ fn the_nic_answers_arp_for_its_own_address_only() {
     assert_eq!(h[1].ctx.counter(Counter::arp_replies), 1);
 
     // For another address, or a reply: not answered, and with no raw packet QP, dropped and counted.
-    w.borrow_mut().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 3]));
+    w.lock().unwrap().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 3]));
     run(&w);
-    assert_eq!(from_node(&w.borrow(), 1).len(), 1);
+    assert_eq!(from_node(&w.lock().unwrap(), 1).len(), 1);
     assert_eq!(h[1].ctx.counter(Counter::arp_replies), 1);
     assert_eq!(h[1].ctx.counter(Counter::rx_drop_not_roce), 1);
 }
@@ -107,9 +105,9 @@ fn the_nic_answers_ping() {
     }
     let c = wire::ipv4::checksum(&f[34..]);
     f[36..38].copy_from_slice(&c.to_be_bytes());
-    w.borrow_mut().deliver(1, f.clone());
+    w.lock().unwrap().deliver(1, f.clone());
     run(&w);
-    let out = from_node(&w.borrow(), 1);
+    let out = from_node(&w.lock().unwrap(), 1);
     assert_eq!(out.len(), 1);
     let r = &out[0];
     assert_eq!((&r[0..6], &r[6..12]), (&peer[..], &h[1].mac[..]));
@@ -164,7 +162,7 @@ fn frames_that_are_not_roce_reach_the_raw_qp_and_roce_does_not() {
     assert!(b.cq.wait(1, 1_000_000).unwrap().is_empty());
     assert_eq!(b.host.ctx.counter(Counter::raw_rx_frames), 2);
     // ARP for its address is still the NIC's, not the raw QP's.
-    w.borrow_mut().deliver(1, arp_request(a.host.mac, [10, 0, 0, 1], [10, 0, 0, 2]));
+    w.lock().unwrap().deliver(1, arp_request(a.host.mac, [10, 0, 0, 1], [10, 0, 0, 2]));
     run(&w);
     assert_eq!(b.host.ctx.counter(Counter::arp_replies), 1);
     assert!(b.cq.wait(1, 1_000_000).unwrap().is_empty());
@@ -175,7 +173,7 @@ fn raw_receive_needs_a_wqe_that_holds_the_frame() {
     let (w, mut h) = setup();
     let b = raw_qp(h.pop().unwrap(), 0);
     let f = frame(b.host.mac, [2, 0, 0, 0, 0, 9], EXPERIMENTAL, 600);
-    w.borrow_mut().deliver(1, f.clone());
+    w.lock().unwrap().deliver(1, f.clone());
     run(&w);
     assert_eq!(b.host.ctx.counter(Counter::raw_rx_drop_no_wqe), 1);
     // A 512-byte buffer for a 600-byte frame: a local length error, and the QP ends.
@@ -186,7 +184,7 @@ fn raw_receive_needs_a_wqe_that_holds_the_frame() {
     b.raw
         .post_recv(&RecvWr { wr_id: 8, sg_list: vec![Sge { addr: b.bufs.addr, length: 2048, lkey: mr.lkey }] })
         .unwrap();
-    w.borrow_mut().deliver(1, f);
+    w.lock().unwrap().deliver(1, f);
     run(&w);
     let c = b.cq.wait(2, T).unwrap();
     assert_eq!(

@@ -6,9 +6,7 @@ use driver::realtime::DgramLink;
 use driver::*;
 use model::net::{Impairments, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
 use std::net::UdpSocket;
-use std::rc::Rc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Duration;
 
@@ -33,7 +31,7 @@ fn host(i: usize, sock: UdpSocket, loss: f64, seed: u64, tx: Sender<Hello>, rx: 
     let faults = Impairments { loss, ..Default::default() };
     let link = LinkConfig { gbps: 1.0, faults, ..Default::default() };
     let nic = NicConfig { port_mbps: 1000, ..Default::default() };
-    let w = Rc::new(RefCell::new(World::attached(nic, link, seed)));
+    let w = shared(World::attached(nic, link, seed));
     let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
     let h = open_host_on(Box::new(backend), i, 1, 1 << 22, QpCap::default(), false).unwrap();
     tx.send((h.endpoint(0, 100 + i as u32), h.mr.addr, h.mr.rkey)).unwrap();
@@ -99,7 +97,7 @@ fn rdma_across_a_real_link_with_loss() {
 #[test]
 fn arp_across_a_real_link() {
     let (sa, peer) = sockets();
-    let w = Rc::new(RefCell::new(World::attached(NicConfig::default(), LinkConfig::default(), 1)));
+    let w = shared(World::attached(NicConfig::default(), LinkConfig::default(), 1));
     let a = open_host_on(
         Box::new(ModelBackend::attached(w, DgramLink::from_socket(sa).unwrap())),
         0,
@@ -131,7 +129,7 @@ fn arp_across_a_real_link() {
 fn tcp_through_the_nics() {
     let (sa, sb) = sockets();
     let attach = |i: usize, sock: UdpSocket| {
-        let w = Rc::new(RefCell::new(World::attached(NicConfig::default(), LinkConfig::default(), i as u64)));
+        let w = shared(World::attached(NicConfig::default(), LinkConfig::default(), i as u64));
         let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
         let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
         let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();

@@ -6,19 +6,17 @@ use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::doorbell;
 use wire::opcode::OpKind;
 
 const T: u64 = 10_000_000_000; // 10 s of device time
 
-fn setup(o: &ConnectOpts, cap: QpCap) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 3)));
+fn setup(o: &ConnectOpts, cap: QpCap) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 3));
     let a = open_host(&w, 0, 1, 1 << 20, cap, false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 20, cap, false).unwrap();
     connect(&a, 0, 100, &b, 0, 200, o).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     (w, a, b)
 }
 
@@ -76,7 +74,7 @@ fn reads_wait_for_earlier_reads_only_and_a_fence_waits_for_them() {
     assert_eq!(statuses(&a.cq, 5), want);
     assert_eq!(a.buf.read(0x10000, 8192).unwrap(), pattern(8192, 1));
 
-    let w = w.borrow();
+    let w = w.lock().unwrap();
     let (req, resp) = (sent(&w, 0), sent(&w, 1));
     let first_ack = resp.iter().find(|f| f.1 == OpKind::Ack).map(|f| f.0).unwrap();
     assert!(first_at(&req, 164..165) < first_ack, "the first READ did not wait for the WRITE's ACK");
@@ -95,8 +93,8 @@ fn sqd_holds_fetched_wqes_that_have_not_started() {
     // the QP goes to SQD.
     let wrs = [send_wr(SendOp::RdmaWrite, &a, &b, 0, 32768, 1), send_wr(SendOp::RdmaWrite, &a, &b, 32768, 32768, 2)];
     a.qps[0].post_send_list(&wrs).unwrap();
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 200_000);
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 200_000);
     a.qps[0].modify(&QpAttr { qp_state: Some(QpState::Sqd), ..Default::default() }, attr::STATE).unwrap();
     assert_eq!(statuses(&a.cq, 1), vec![(1, WcStatus::Success)], "the started WQE drains");
     assert!(a.cq.wait(1, 200_000_000).unwrap().is_empty(), "the fetched but unstarted WQE is held");
@@ -138,14 +136,14 @@ fn a_full_send_queue_is_fetched_whole_and_a_doorbell_past_it_is_ignored() {
     assert_eq!(statuses(&a.cq, 8), (0..8).map(|i| (i, WcStatus::Success)).collect::<Vec<_>>());
 
     // A producer index nine past the consumer's: more than the eight slots hold. Nothing is fetched.
-    let before = sent(&w.borrow(), 0).len();
+    let before = sent(&w.lock().unwrap(), 0).len();
     {
-        let mut w = w.borrow_mut();
+        let mut w = w.lock().unwrap();
         let node = &mut w.nodes[0];
         node.nic.mmio_write(doorbell::qp(a.qps[0].qpn, doorbell::QP_SQ_PI), 8 + 9, &mut node.mem);
     }
     assert!(a.cq.wait(1, 100_000_000).unwrap().is_empty(), "no completion for slots never posted");
-    assert_eq!(sent(&w.borrow(), 0).len(), before, "nothing sent");
+    assert_eq!(sent(&w.lock().unwrap(), 0).len(), before, "nothing sent");
     // The driver's next doorbell (producer index 9) is honoured.
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 20)).unwrap();
     assert_eq!(statuses(&a.cq, 1), vec![(20, WcStatus::Success)]);
@@ -156,14 +154,14 @@ fn a_full_send_queue_is_fetched_whole_and_a_doorbell_past_it_is_ignored() {
 #[test]
 fn at_most_128_psns_are_outstanding() {
     let link = LinkConfig { delay_ns: 100_000, ..Default::default() };
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), link, 3)));
+    let w = shared(World::pair(NicConfig::default(), link, 3));
     let a = open_host(&w, 0, 1, 1 << 20, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 20, QpCap::default(), false).unwrap();
     connect(&a, 0, 100, &b, 0, 200, &ConnectOpts { path_mtu: 1, ..Default::default() }).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 512 * 256, 1)).unwrap();
     assert_eq!(statuses(&a.cq, 1), vec![(1, WcStatus::Success)]);
-    let w = w.borrow();
+    let w = w.lock().unwrap();
     let first_ack = sent(&w, 1).iter().find(|f| f.1 == OpKind::Ack).map(|f| f.0).unwrap() + 100_000_000;
     let before: Vec<_> = sent(&w, 0).into_iter().filter(|f| f.0 < first_ack).collect();
     assert_eq!(before.len(), 128, "sent before the first ACK arrived");

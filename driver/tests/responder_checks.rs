@@ -5,8 +5,6 @@ use driver::pair::{connect, forged_headers, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 use wire::ext::{AtomicEthRepr, RethRepr};
 use wire::Opcode;
@@ -14,8 +12,8 @@ use wire::Opcode;
 /// B expects PSN_A from A.
 const PSN_A: u32 = 0x40;
 
-fn setup(o: ConnectOpts) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 17)));
+fn setup(o: ConnectOpts) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 17));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, PSN_A, &b, 0, 0x80, &o).unwrap();
@@ -24,10 +22,10 @@ fn setup(o: ConnectOpts) -> (Rc<RefCell<World>>, Host, Host) {
 }
 
 /// Delivers `frame` to B and runs until idle; B's NAK counters' deltas (invalid request, remote access).
-fn deliver(w: &Rc<RefCell<World>>, b: &Host, frame: Vec<u8>) -> (u64, u64) {
+fn deliver(w: &SharedWorld, b: &Host, frame: Vec<u8>) -> (u64, u64) {
     let before = (b.ctx.counter(Counter::tx_naks_invalid_req), b.ctx.counter(Counter::tx_naks_remote_access));
-    w.borrow_mut().deliver(1, frame);
-    w.borrow_mut().run_until(u64::MAX / 2);
+    w.lock().unwrap().deliver(1, frame);
+    w.lock().unwrap().run_until(u64::MAX / 2);
     (b.ctx.counter(Counter::tx_naks_invalid_req) - before.0, b.ctx.counter(Counter::tx_naks_remote_access) - before.1)
 }
 
@@ -169,18 +167,18 @@ fn lengths_are_checked_at_their_boundaries() {
 /// A request for a QP that cannot receive (still in RESET) is dropped and counted, with no answer.
 #[test]
 fn requests_for_a_qp_that_cannot_receive_are_dropped() {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 17)));
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 17));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 2, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, PSN_A, &b, 0, 0x80, &ConnectOpts::default()).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, PSN_A);
     h.bth.dest_qp = b.qps[1].qpn;
     h.ext.reth = reth(&b, 8);
     let before = b.ctx.counter(Counter::rx_drop_qp_state);
     assert_eq!(deliver(&w, &b, h.emit(&[9; 8])), (0, 0));
     assert_eq!(b.ctx.counter(Counter::rx_drop_qp_state) - before, 1);
-    assert!(w.borrow().captured().iter().all(|(_, n, _)| *n != 1), "no answer");
+    assert!(w.lock().unwrap().captured().iter().all(|(_, n, _)| *n != 1), "no answer");
     assert_eq!(b.buf.read(0, 8).unwrap(), vec![0; 8]);
 }
 
@@ -210,9 +208,9 @@ fn a_zero_length_write_touches_no_memory() {
     let (w, a, b) = setup(ConnectOpts::default());
     let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, PSN_A);
     h.ext.reth = Some(RethRepr { va: 0, rkey: 0xDEAD, dma_len: 0 });
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     assert_eq!(deliver(&w, &b, h.emit(&[])), (0, 0));
-    let w = w.borrow();
+    let w = w.lock().unwrap();
     let acks: Vec<_> =
         w.captured().iter().filter(|(_, n, _)| *n == 1).map(|(_, _, f)| wire::parse(f).unwrap()).collect();
     assert_eq!(acks.len(), 1);

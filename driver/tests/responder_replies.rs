@@ -6,8 +6,6 @@ use driver::pair::{connect, forged_headers, open_host, send_wr, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 use wire::ext::RethRepr;
 use wire::Opcode;
@@ -15,12 +13,12 @@ use wire::Opcode;
 const T: u64 = 10_000_000_000;
 const PSN_A: u32 = 0x40;
 
-fn setup(o: ConnectOpts) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 19)));
+fn setup(o: ConnectOpts) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 19));
     let a = open_host(&w, 0, 1, 1 << 20, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 20, QpCap::default(), false).unwrap();
     connect(&a, 0, PSN_A, &b, 0, 0x80, &o).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     (w, a, b)
 }
 
@@ -62,10 +60,10 @@ fn each_message_reply_carries_the_next_msn() {
         send_wr(SendOp::Send, &a, &b, 0, 0, 7),
     ];
     for (i, wr) in ops.drain(..).enumerate() {
-        let from = w.borrow().captured().len();
+        let from = w.lock().unwrap().captured().len();
         a.qps[0].post_send(&wr).unwrap();
         done(&a, wr.wr_id);
-        let r = replies(&w.borrow(), from);
+        let r = replies(&w.lock().unwrap(), from);
         let last = r.iter().rev().find(|x| x.2.is_some()).expect("a reply with an AETH");
         assert_eq!(last.2, Some(i as u32 + 1), "{:?}: {r:?}", wr.opcode);
     }
@@ -81,7 +79,7 @@ fn acks_queued_behind_read_responses_merge() {
     let got = a.cq.wait(33, T).unwrap();
     assert_eq!(got.len(), 33);
     assert!(got.iter().all(|c| c.status == WcStatus::Success));
-    let r = replies(&w.borrow(), 0);
+    let r = replies(&w.lock().unwrap(), 0);
     let acks: Vec<_> = r.iter().filter(|x| x.0 == Opcode::ACKNOWLEDGE).collect();
     assert_eq!(acks.len(), 1, "one ACK for 32 WRITEs: {acks:?}");
     // READ: PSNs 0x40..0x140; the WRITEs 0x140..0x160.
@@ -90,7 +88,7 @@ fn acks_queued_behind_read_responses_merge() {
 }
 
 /// A READ of 4 KiB (PSNs 0x40..0x44, PMTU 1024) is done; then duplicates of it arrive.
-fn after_a_read(rkey_of_read: Option<u32>, len: u32) -> (Rc<RefCell<World>>, Host, Host) {
+fn after_a_read(rkey_of_read: Option<u32>, len: u32) -> (SharedWorld, Host, Host) {
     let (w, a, b) = setup(ConnectOpts::default());
     b.buf.write(0, &pattern(4096, 3)).unwrap();
     let mut rd = send_wr(SendOp::RdmaRead, &a, &b, 0, len, 1);
@@ -102,20 +100,14 @@ fn after_a_read(rkey_of_read: Option<u32>, len: u32) -> (Rc<RefCell<World>>, Hos
     (w, a, b)
 }
 
-fn dup_read(
-    w: &Rc<RefCell<World>>,
-    a: &Host,
-    b: &Host,
-    psn: u32,
-    reth: RethRepr,
-) -> Vec<(Opcode, u32, Option<u32>, Vec<u8>)> {
+fn dup_read(w: &SharedWorld, a: &Host, b: &Host, psn: u32, reth: RethRepr) -> Vec<(Opcode, u32, Option<u32>, Vec<u8>)> {
     let mut h = forged_headers(a, b, Opcode::RDMA_READ_REQUEST, psn);
     h.ext.reth = Some(reth);
-    let from = w.borrow().captured().len();
-    w.borrow_mut().deliver(1, h.emit(&[]));
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 1_000_000_000);
-    replies(&w.borrow(), from)
+    let from = w.lock().unwrap().captured().len();
+    w.lock().unwrap().deliver(1, h.emit(&[]));
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 1_000_000_000);
+    replies(&w.lock().unwrap(), from)
 }
 
 #[test]
@@ -184,8 +176,8 @@ fn a_write_with_immediate_waits_for_a_receive_wqe() {
     let mut wr = send_wr(SendOp::RdmaWriteWithImm, &a, &b, 0, 1000, 1);
     wr.imm_data = 0x1234;
     a.qps[0].post_send(&wr).unwrap();
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 1_000_000_000);
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 1_000_000_000);
     assert!(b.ctx.counter(Counter::tx_rnr_naks) >= 1, "RNR NAKed");
     assert_eq!(b.buf.read(0, 1000).unwrap(), vec![0; 1000], "not placed while refused");
     b.qps[0].post_recv(&RecvWr { wr_id: 9, sg_list: vec![] }).unwrap();

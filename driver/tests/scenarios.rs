@@ -6,14 +6,12 @@ use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{Impairments, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 
 const BUF: usize = 1 << 20;
 const T: u64 = 10_000_000_000; // 10 s of device time
 
-fn setup(link: LinkConfig, seed: u64, o: &ConnectOpts, pa: u32, pb: u32) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), link, seed)));
+fn setup(link: LinkConfig, seed: u64, o: &ConnectOpts, pa: u32, pb: u32) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), link, seed));
     let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, BUF, QpCap::default(), false).unwrap();
     connect(&a, 0, pa, &b, 0, pb, o).unwrap();
@@ -164,7 +162,7 @@ fn lossy_links_keep_data_and_order() {
         let seed = 1000 + i as u64;
         let faults = Impairments { loss: p, reorder: p, duplicate: p, corrupt: p };
         let (w, a, b) = setup(LinkConfig::default(), seed, &ConnectOpts { timeout: 8, ..Default::default() }, 1, 2);
-        w.borrow_mut().set_link_faults(faults);
+        w.lock().unwrap().set_link_faults(faults);
         let n = 20u64;
         let mut expect = Vec::new();
         for k in 0..n {
@@ -183,7 +181,7 @@ fn lossy_links_keep_data_and_order() {
         for (off, data) in expect {
             assert_eq!(b.buf.read(off as usize, data.len()).unwrap(), data, "seed {seed}: data at {off}");
         }
-        let s = w.borrow().link_stats();
+        let s = w.lock().unwrap().link_stats();
         assert!(s.lost > 0 && s.corrupted > 0 && s.reordered > 0, "seed {seed}: faults were injected {s:?}");
     }
 }
@@ -202,8 +200,8 @@ fn rnr_nak_then_success() {
     };
     a.qps[0].post_send(&wr).unwrap();
     // Let it be NAKed a few times, then post the receive.
-    let t0 = w.borrow().now;
-    w.borrow_mut().run_until(t0 + 100_000_000);
+    let t0 = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t0 + 100_000_000);
     assert!(a.ctx.counter(wire::contract::regs::Counter::rx_rnr_naks) >= 1);
     assert!(a.cq.poll(1).unwrap().is_empty());
     b.qps[0].post_recv(&RecvWr { wr_id: 2, sg_list: vec![b.sge(0, 64)] }).unwrap();
@@ -231,7 +229,7 @@ fn rnr_retry_exhausted() {
 fn retry_exhaustion_flushes_the_rest() {
     let o = ConnectOpts { timeout: 5, retry_cnt: 3, ..Default::default() };
     let (w, a, b) = setup(LinkConfig::default(), 6, &o, 1, 2);
-    w.borrow_mut().set_link_faults(Impairments { loss: 1.0, ..Default::default() });
+    w.lock().unwrap().set_link_faults(Impairments { loss: 1.0, ..Default::default() });
     for k in 0..4 {
         a.qps[0].post_send(&write_wr(&a, &b, 0, 100, k)).unwrap();
     }
@@ -278,7 +276,7 @@ fn rkey_and_bounds_violations_touch_nothing() {
 
 #[test]
 fn illegal_modify_qp_transitions_are_rejected() {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 9)));
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 9));
     let a = open_host(&w, 0, 1, 4096, QpCap::default(), false).unwrap();
     let qp = &a.qps[0];
     let rts = QpAttr { qp_state: Some(QpState::Rts), ..Default::default() };
@@ -311,13 +309,13 @@ fn illegal_modify_qp_transitions_are_rejected() {
 
 #[test]
 fn ipv6_and_vlan() {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 10)));
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 10));
     let a = open_host(&w, 0, 1, 65536, QpCap::default(), true).unwrap();
     let b = open_host(&w, 1, 1, 65536, QpCap::default(), true).unwrap();
     // PCP 5: the top bit of the tag's priority is carried too.
     let o = ConnectOpts { vlan: Some((5, 100)), ..Default::default() };
     connect(&a, 0, 5, &b, 0, 6, &o).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     let data = pattern(5000, 3);
     a.buf.write(0, &data).unwrap();
     a.qps[0].post_send(&write_wr(&a, &b, 0, 5000, 1)).unwrap();
@@ -325,7 +323,7 @@ fn ipv6_and_vlan() {
     assert_eq!(b.buf.read(0, 5000).unwrap(), data);
     // No flow label was given: the IPv6 header carries 0, and the UDP source port comes from the label the
     // QP numbers make, each side its own (as rxe does).
-    for (_, node, f) in w.borrow().captured() {
+    for (_, node, f) in w.lock().unwrap().captured() {
         let (from, to) = if *node == 0 { (&a, &b) } else { (&b, &a) };
         let label = wire::roce::flow_label_from_qpns(from.qps[0].qpn, to.qps[0].qpn);
         let h = wire::parse(f).unwrap().hdr;
@@ -335,7 +333,8 @@ fn ipv6_and_vlan() {
         }
         assert_eq!(h.udp_src_port, wire::roce::udp_sport_from_flow_label(label));
     }
-    let tags: Vec<_> = w.borrow().captured().iter().map(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan).collect();
+    let tags: Vec<_> =
+        w.lock().unwrap().captured().iter().map(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan).collect();
     assert!(!tags.is_empty());
     assert!(tags.iter().all(|t| *t == Some(wire::eth::VlanTag { pcp: 5, dei: false, vid: 100 })), "{tags:?}");
     let q = a.qps[0].query().unwrap();
@@ -343,10 +342,10 @@ fn ipv6_and_vlan() {
 
     // Without a VLAN: untagged frames, and QUERY_QP says so.
     let (w, a, b) = setup(LinkConfig::default(), 10, &ConnectOpts::default(), 1, 2);
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     a.qps[0].post_send(&write_wr(&a, &b, 0, 100, 1)).unwrap();
     assert_eq!(one(&a.cq).status, WcStatus::Success);
-    assert!(w.borrow().captured().iter().all(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan.is_none()));
+    assert!(w.lock().unwrap().captured().iter().all(|(_, _, f)| wire::parse(f).unwrap().hdr.eth.vlan.is_none()));
     let q = a.qps[0].query().unwrap();
     assert_eq!((q.vlan, q.vlan_tagged), (0, 0));
 }
@@ -400,8 +399,8 @@ fn sqd_drains_started_work_and_holds_new_work_until_rts() {
     a.buf.write(0, &data).unwrap();
     // 256 packets: still on the wire when the QP goes to SQD.
     a.qps[0].post_send(&write_wr(&a, &b, 0, 32768, 1)).unwrap();
-    let t = w.borrow().now;
-    w.borrow_mut().run_until(t + 200_000);
+    let t = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t + 200_000);
     let sqd = QpAttr { qp_state: Some(QpState::Sqd), ..Default::default() };
     a.qps[0].modify(&sqd, attr::STATE).unwrap();
     let q = a.qps[0].query().unwrap();

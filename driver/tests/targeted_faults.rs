@@ -6,16 +6,14 @@ use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 
 const T: u64 = 10_000_000_000;
 /// PMTU 256: a 1 KiB message is four packets.
 const MTU_256: u8 = 1;
 
-fn setup(timeout: u8) -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 7)));
+fn setup(timeout: u8) -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 7));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     let o = ConnectOpts { path_mtu: MTU_256, timeout, ..Default::default() };
@@ -58,7 +56,7 @@ fn duplicate_write_packet_is_dropped_once_and_not_nakked() {
     let (w, a, b) = setup(14);
     let data = pattern(1024);
     a.buf.write(0x4000, &data).unwrap();
-    w.borrow_mut().fault_frame(0, 1, FrameFault::Duplicate);
+    w.lock().unwrap().fault_frame(0, 1, FrameFault::Duplicate);
     let d = delta(&b, &[Counter::rx_drop_duplicate, Counter::tx_naks_psn_seq, Counter::rx_drop_out_of_seq], || {
         a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 1024)).unwrap();
         complete(&a, WcOpcode::RdmaWrite);
@@ -74,7 +72,7 @@ fn late_packet_gets_one_sequence_nak_then_go_back_n() {
     let data = pattern(2048);
     a.buf.write(0x4000, &data).unwrap();
     // Packet 1 of 8 arrives 3 us late: packets 2..7 overtake it.
-    w.borrow_mut().fault_frame(0, 1, FrameFault::Delay(3_000_000));
+    w.lock().unwrap().fault_frame(0, 1, FrameFault::Delay(3_000_000));
     let cs = [Counter::tx_naks_psn_seq, Counter::rx_drop_out_of_seq];
     let mut rx_naks = 0;
     let d = delta(&b, &cs, || {
@@ -95,12 +93,12 @@ fn duplicate_read_request_regenerates_the_response() {
     let (w, a, b) = setup(14);
     let data = pattern(2048);
     b.buf.write(0, &data).unwrap();
-    w.borrow_mut().fault_frame(0, 0, FrameFault::Duplicate);
+    w.lock().unwrap().fault_frame(0, 0, FrameFault::Duplicate);
     let d = delta(&b, &[Counter::rx_drop_duplicate, Counter::tx_frames], || {
         a.qps[0].post_send(&wr(SendOp::RdmaRead, &a, &b, 2048)).unwrap();
         complete(&a, WcOpcode::RdmaRead);
         // Let the regenerated response drain.
-        w.borrow_mut().run_until(u64::MAX / 2);
+        w.lock().unwrap().run_until(u64::MAX / 2);
     });
     assert_eq!(d, [1, 16], "one duplicate READ, eight response packets sent twice");
     assert_eq!(a.buf.read(0x4000, 2048).unwrap(), data);
@@ -110,13 +108,13 @@ fn duplicate_read_request_regenerates_the_response() {
 fn duplicate_atomic_is_replayed_not_reexecuted() {
     let (w, a, b) = setup(14);
     b.buf.write(0, &10u64.to_le_bytes()).unwrap();
-    w.borrow_mut().fault_frame(0, 0, FrameFault::Duplicate);
+    w.lock().unwrap().fault_frame(0, 0, FrameFault::Duplicate);
     let mut fa = wr(SendOp::AtomicFetchAdd, &a, &b, 8);
     fa.compare_add = 5;
     let d = delta(&b, &[Counter::rx_drop_duplicate, Counter::tx_frames], || {
         a.qps[0].post_send(&fa).unwrap();
         complete(&a, WcOpcode::FetchAdd);
-        w.borrow_mut().run_until(u64::MAX / 2);
+        w.lock().unwrap().run_until(u64::MAX / 2);
     });
     assert_eq!(d, [1, 2], "the duplicate is answered from the saved result");
     assert_eq!(b.buf.read(0, 8).unwrap(), 15u64.to_le_bytes(), "added once");
@@ -129,8 +127,8 @@ fn lost_ack_times_out_and_the_duplicate_is_reacked() {
     let (w, a, b) = setup(8);
     let data = pattern(1024);
     a.buf.write(0x4000, &data).unwrap();
-    w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
-    let t0 = w.borrow().now;
+    w.lock().unwrap().fault_frame(1, 0, FrameFault::Drop);
+    let t0 = w.lock().unwrap().now;
     let da = delta(&a, &[Counter::local_ack_timeouts, Counter::retransmitted_packets], || {
         let db = delta(&b, &[Counter::rx_drop_duplicate, Counter::tx_acks], || {
             a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 1024)).unwrap();
@@ -140,7 +138,7 @@ fn lost_ack_times_out_and_the_duplicate_is_reacked() {
         assert_eq!(db, [4, 5], "all four packets resent as duplicates");
     });
     assert_eq!(da, [1, 4]);
-    assert!(w.borrow().now - t0 >= 1_048_576 * 1000, "completion waited for the ACK timer");
+    assert!(w.lock().unwrap().now - t0 >= 1_048_576 * 1000, "completion waited for the ACK timer");
     assert_eq!(b.buf.read(0, 1024).unwrap(), data);
 }
 
@@ -175,26 +173,26 @@ fn frames_from_a_stranger_or_to_another_ip_are_dropped() {
     let (a_ip, b_ip) = ([10, 0, 0, 1], [10, 0, 0, 2]);
     for (src, dst) in [([10, 0, 0, 9], b_ip), (a_ip, [10, 0, 0, 7])] {
         let d = delta(&b, &[Counter::rx_drop_not_for_us], || {
-            w.borrow_mut().deliver(1, forged_write(&a, &b, src, dst, &[1, 2, 3, 4]));
-            w.borrow_mut().run_until(u64::MAX / 2);
+            w.lock().unwrap().deliver(1, forged_write(&a, &b, src, dst, &[1, 2, 3, 4]));
+            w.lock().unwrap().run_until(u64::MAX / 2);
         });
         assert_eq!(d, [1], "{src:?} -> {dst:?}");
         assert_eq!(b.buf.read(0, 4).unwrap(), [0; 4], "memory untouched");
     }
     // The same frame from the connected peer is executed: the check above is what stopped it.
-    w.borrow_mut().deliver(1, forged_write(&a, &b, a_ip, b_ip, &[1, 2, 3, 4]));
-    w.borrow_mut().run_until(u64::MAX / 2);
+    w.lock().unwrap().deliver(1, forged_write(&a, &b, a_ip, b_ip, &[1, 2, 3, 4]));
+    w.lock().unwrap().run_until(u64::MAX / 2);
     assert_eq!(b.buf.read(0, 4).unwrap(), [1, 2, 3, 4]);
 }
 
 #[test]
 fn ack_req_is_set_every_64_packets_and_at_the_end() {
     let (w, a, b) = setup(14);
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     // 190 packets at PMTU 256.
     a.qps[0].post_send(&wr(SendOp::RdmaWrite, &a, &b, 256 * 190)).unwrap();
     complete(&a, WcOpcode::RdmaWrite);
-    let w = w.borrow();
+    let w = w.lock().unwrap();
     let flags: Vec<bool> = w
         .captured()
         .iter()
@@ -211,13 +209,14 @@ fn rnr_wait_follows_the_timer_in_the_nak() {
     let (w, a, b) = setup(14);
     // The responder asks for 0.96 ms (code 13); the requester's own min_rnr_timer is not what counts.
     b.qps[0].modify(&QpAttr { min_rnr_timer: 13, ..Default::default() }, attr::MIN_RNR_TIMER).unwrap();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     let mut s = wr(SendOp::Send, &a, &b, 8);
     s.remote_addr = 0;
     a.qps[0].post_send(&s).unwrap();
-    let t0 = w.borrow().now;
-    w.borrow_mut().run_until(t0 + 3_000_000_000);
-    let sends: Vec<u64> = w.borrow().captured().iter().filter(|(_, node, _)| *node == 0).map(|(t, _, _)| *t).collect();
+    let t0 = w.lock().unwrap().now;
+    w.lock().unwrap().run_until(t0 + 3_000_000_000);
+    let sends: Vec<u64> =
+        w.lock().unwrap().captured().iter().filter(|(_, node, _)| *node == 0).map(|(t, _, _)| *t).collect();
     assert!(sends.len() >= 3, "resent after each RNR NAK: {sends:?}");
     let wait = wire::contract::verbs::RNR_TIMER_NS[13] * 1000;
     for pair in sends.windows(2) {
@@ -236,15 +235,15 @@ fn frames_to_another_unicast_mac_are_dropped_and_multicast_ones_are_not() {
     let mut f = forged_write(&a, &b, a_ip, b_ip, &[1, 2, 3, 4]);
     f[5] ^= 0x40; // another unicast MAC
     let d = delta(&b, &[Counter::rx_drop_not_for_us], || {
-        w.borrow_mut().deliver(1, f.clone());
-        w.borrow_mut().run_until(u64::MAX / 2);
+        w.lock().unwrap().deliver(1, f.clone());
+        w.lock().unwrap().run_until(u64::MAX / 2);
     });
     assert_eq!(d, [1]);
     assert_eq!(b.buf.read(0, 4).unwrap(), [0; 4]);
     // A multicast destination passes the MAC filter (the IP and QP checks still apply), and is executed.
     let mut m = forged_write(&a, &b, a_ip, b_ip, &[5, 6, 7, 8]);
     m[..6].copy_from_slice(&[0x01, 0x00, 0x5E, 0x00, 0x00, 0x02]);
-    w.borrow_mut().deliver(1, m);
-    w.borrow_mut().run_until(u64::MAX / 2);
+    w.lock().unwrap().deliver(1, m);
+    w.lock().unwrap().run_until(u64::MAX / 2);
     assert_eq!(b.buf.read(0, 4).unwrap(), [5, 6, 7, 8]);
 }

@@ -8,8 +8,6 @@ use driver::pair::{connect, forged_headers, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
 use model::NicConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 use wire::ext::{syndrome, AethRepr, RethRepr};
 use wire::Opcode;
@@ -21,8 +19,8 @@ const MTU_256: u8 = 1;
 const PSN_A: u32 = 0x11;
 const PSN_B: u32 = 0x22;
 
-fn setup() -> (Rc<RefCell<World>>, Host, Host) {
-    let w = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), 3)));
+fn setup() -> (SharedWorld, Host, Host) {
+    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 3));
     let a = open_host(&w, 0, 1, 1 << 20, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 20, QpCap::default(), false).unwrap();
     let o = ConnectOpts { path_mtu: MTU_256, timeout: 8, ..Default::default() };
@@ -51,12 +49,12 @@ fn read_longer_than_the_window_recovers_a_lost_response() {
     let data = pattern(256 * 200, 1);
     b.buf.write(0, &data).unwrap();
     // B sends nothing but this READ's responses: drop the 151st, past the window from the READ's first PSN.
-    w.borrow_mut().fault_frame(1, 150, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 150, FrameFault::Drop);
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);
     assert_eq!(a.buf.read(0, data.len()).unwrap(), data);
     assert_eq!(count(&a, Counter::local_ack_timeouts), 0, "the gap is seen at response 152");
-    let c = w.borrow().nodes[0].nic.check_invariants();
+    let c = w.lock().unwrap().nodes[0].nic.check_invariants();
     assert_eq!(c, Ok(()));
 }
 
@@ -67,7 +65,7 @@ fn read_longer_than_the_window_recovers_a_lost_last_response() {
     let (w, a, b) = setup();
     let data = pattern(256 * 200, 2);
     b.buf.write(0, &data).unwrap();
-    w.borrow_mut().fault_frame(1, 199, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 199, FrameFault::Drop);
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, data.len() as u32, 1)).unwrap();
     let sent_before = count(&b, Counter::tx_frames);
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);
@@ -101,7 +99,7 @@ fn lost_last_read_response_is_retried_from_the_next_response() {
     let (w, a, b) = setup();
     let data = pattern(256 * 8, 4);
     b.buf.write(0, &data).unwrap();
-    w.borrow_mut().fault_frame(1, 3, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 3, FrameFault::Drop);
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 1024, 1)).unwrap();
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 1024, 1024, 2)).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success), (2, WcStatus::Success)]);
@@ -115,7 +113,7 @@ fn lost_last_read_response_is_retried_from_the_next_response() {
 fn lost_atomic_ack_is_retried_from_the_next_ack() {
     let (w, a, b) = setup();
     b.buf.write(0, &100u64.to_le_bytes()).unwrap();
-    w.borrow_mut().fault_frame(1, 0, FrameFault::Drop);
+    w.lock().unwrap().fault_frame(1, 0, FrameFault::Drop);
     for i in 0..2u64 {
         let mut fa = send_wr(SendOp::AtomicFetchAdd, &a, &b, 0, 8, i);
         fa.sg_list[0].addr = a.mr.addr + 0x100 + 8 * i;
@@ -139,7 +137,7 @@ fn ack_beyond_what_was_sent_is_ignored() {
     let mut h = forged_headers(&b, &a, Opcode::ACKNOWLEDGE, PSN_A + 255);
     h.bth.ack_req = false;
     h.ext.aeth = Some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 });
-    w.borrow_mut().deliver(0, h.emit(&[]));
+    w.lock().unwrap().deliver(0, h.emit(&[]));
     assert_eq!(drain(&a), [(1, WcStatus::Success)]);
     assert_eq!(count(&a, Counter::rx_drop_unsent_psn), 1);
     assert_eq!(b.buf.read(0, data.len()).unwrap(), data, "the WRITE really happened");
@@ -178,8 +176,8 @@ fn duplicate_read_is_rechecked_against_the_mr_table() {
     let mut h = forged_headers(&a, &b, Opcode::RDMA_READ_REQUEST, PSN_A);
     h.ext.reth = Some(RethRepr { va, rkey, dma_len: 1024 });
     let sent = count(&b, Counter::tx_frames);
-    w.borrow_mut().deliver(1, h.emit(&[]));
-    w.borrow_mut().run_until(u64::MAX / 2);
+    w.lock().unwrap().deliver(1, h.emit(&[]));
+    w.lock().unwrap().run_until(u64::MAX / 2);
     assert_eq!(count(&b, Counter::rx_drop_duplicate), 1);
     assert_eq!(count(&b, Counter::tx_naks_remote_access), 1);
     assert_eq!(count(&b, Counter::tx_frames) - sent, 1, "the NAK only: no READ response regenerated");
@@ -189,7 +187,7 @@ fn duplicate_read_is_rechecked_against_the_mr_table() {
 #[test]
 fn read_responses_carry_the_reads_own_msn() {
     let (w, a, b) = setup();
-    w.borrow_mut().capture();
+    w.lock().unwrap().capture();
     b.qps[0]
         .post_recv(&RecvWr { wr_id: 7, sg_list: vec![Sge { addr: b.mr.addr, length: 64, lkey: b.mr.lkey }] })
         .unwrap();
@@ -197,7 +195,7 @@ fn read_responses_carry_the_reads_own_msn() {
     a.qps[0].post_send(&send_wr(SendOp::RdmaRead, &a, &b, 0, 256 * 100, 1)).unwrap();
     a.qps[0].post_send(&send_wr(SendOp::Send, &a, &b, 0x80000, 16, 2)).unwrap();
     assert_eq!(drain(&a), [(1, WcStatus::Success), (2, WcStatus::Success)]);
-    let w = w.borrow();
+    let w = w.lock().unwrap();
     let last: Vec<u32> = w
         .captured()
         .iter()
@@ -220,8 +218,8 @@ fn write_longer_than_2_pow_31_is_an_invalid_request() {
     let (w, a, b) = setup();
     let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_FIRST, PSN_A);
     h.ext.reth = Some(RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: (1 << 31) + 256 });
-    w.borrow_mut().deliver(1, h.emit(&[0xAB; 256]));
-    w.borrow_mut().run_until(u64::MAX / 2);
+    w.lock().unwrap().deliver(1, h.emit(&[0xAB; 256]));
+    w.lock().unwrap().run_until(u64::MAX / 2);
     assert_eq!(count(&b, Counter::tx_naks_invalid_req), 1);
     assert_eq!(count(&b, Counter::tx_naks_remote_access), 0);
     assert_eq!(b.buf.read(0, 256).unwrap(), vec![0; 256]);
@@ -236,8 +234,8 @@ fn pkey_matching_follows_the_membership_rule() {
         let mut h = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, psn);
         h.bth.pkey = pkey;
         h.ext.reth = Some(RethRepr { va: b.mr.addr + u64::from(psn), rkey: b.mr.rkey, dma_len: 4 });
-        w.borrow_mut().deliver(1, h.emit(&[1, 2, 3, 4]));
-        w.borrow_mut().run_until(u64::MAX / 2);
+        w.lock().unwrap().deliver(1, h.emit(&[1, 2, 3, 4]));
+        w.lock().unwrap().run_until(u64::MAX / 2);
         let got = b.buf.read(psn as usize, 4).unwrap();
         assert_eq!(got == [1, 2, 3, 4], written, "P_Key {pkey:#x}");
     }

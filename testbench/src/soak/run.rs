@@ -8,9 +8,7 @@ use driver::*;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
 use model::NicConfig;
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
 use wire::contract::regs::Counter;
 
 /// Simulated time a scenario may take before it counts as stalled.
@@ -103,7 +101,7 @@ fn place(sc: &Scenario, rng: &mut Rng) -> (Vec<Placed>, [u64; 2]) {
 pub fn run(sc: &Scenario) -> Result<Stats, String> {
     let mut rng = Rng::new(sc.seed ^ 0x5EED);
     let (placed, size) = place(sc, &mut rng);
-    let world = Rc::new(RefCell::new(World::pair(NicConfig::default(), LinkConfig::default(), sc.seed)));
+    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), sc.seed));
     let cap = QpCap { max_send_wr: 32, max_recv_wr: 32, ..Default::default() };
     let err = |e: Error| format!("set-up: {e}");
     let hosts = [
@@ -146,7 +144,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         req.qps[p.op.qp].post_send(&wr).map_err(err)?;
     }
     let f = sc.faults;
-    world.borrow_mut().set_link_faults(f);
+    world.lock().unwrap().set_link_faults(f);
     let mut expect = Expect::new(&placed, sc.qps, f.loss > 0.0 || f.corrupt > 0.0);
     loop {
         for (h, host) in hosts.iter().enumerate() {
@@ -157,7 +155,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         if expect.done() {
             break;
         }
-        let mut w = world.borrow_mut();
+        let mut w = world.lock().unwrap();
         if !w.step() {
             if expect.settled() {
                 break;
@@ -176,7 +174,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         }
     }
     // Nothing completes twice: let everything in flight settle, then nothing more may arrive.
-    world.borrow_mut().run_until(u64::MAX / 2);
+    world.lock().unwrap().run_until(u64::MAX / 2);
     for (h, host) in hosts.iter().enumerate() {
         if let Some(wc) = host.cq.poll(1).map_err(err)?.first() {
             return Err(format!("host {h}: an extra completion after all were in: {wc:?}"));
