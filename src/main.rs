@@ -9,6 +9,7 @@ mod link;
 mod pcap_check;
 mod perf;
 mod perf_link;
+mod perf_threads;
 mod pingpong;
 mod soak;
 mod verilog;

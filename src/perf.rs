@@ -77,6 +77,10 @@ pub struct PerfArgs {
     pub iters: Option<u32>,
     #[arg(long, default_value_t = 1)]
     pub qps: u32,
+    /// Application threads, each with a QP and a CQ of its own on each side, posting and polling at once
+    /// (the verbs objects are shared across threads as libibverbs' are). Between simulated NICs only.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
     /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
     #[arg(short = 'm', long, default_value_t = 1024)]
     pub pmtu: u32,
@@ -108,6 +112,7 @@ pub struct PerfReport {
     pub size: u32,
     pub iters: u32,
     pub qps: u32,
+    pub threads: u32,
     pub pmtu: u32,
     pub loss: f64,
     /// Bytes of the messages that completed with success, when the data checked out (0 otherwise).
@@ -129,13 +134,13 @@ pub struct PerfReport {
 }
 
 /// Messages kept in flight per QP.
-const DEPTH: u32 = 16;
+pub(crate) const DEPTH: u32 = 16;
 
-fn pattern(n: usize, salt: u32) -> Vec<u8> {
+pub(crate) fn pattern(n: usize, salt: u32) -> Vec<u8> {
     (0..n).map(|i| (i as u32).wrapping_mul(2_654_435_761).wrapping_add(salt).to_be_bytes()[0]).collect()
 }
 
-fn wr_for(op: Op, a: &Host, b: &Host, q: u32, size: u32, id: u64) -> SendWr {
+pub(crate) fn wr_for(op: Op, a: &Host, b: &Host, q: u32, size: u32, id: u64) -> SendWr {
     let off = u64::from(q) * u64::from(size.max(8));
     let sge = Sge { addr: a.mr.addr + off, length: if op == Op::Atomic { 8 } else { size }, lkey: a.mr.lkey };
     SendWr {
@@ -277,6 +282,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         size,
         iters,
         qps: args.qps,
+        threads: 1,
         pmtu: args.pmtu,
         loss: args.faults.loss,
         bytes,
@@ -306,14 +312,14 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
     if args.server || args.peer.is_some() {
         return Err("a peer or --server needs --link".into());
     }
-    let r = measure(args)?;
+    let r = if args.threads > 1 { crate::perf_threads::measure(args)? } else { measure(args)? };
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
         println!("---------------------------------------------------------------------------------------");
         println!(
-            " RDMA {:?} bandwidth (ferrite {} backend)   QPs: {}   PMTU: {}   loss: {}",
-            r.op, r.backend, r.qps, r.pmtu, r.loss
+            " RDMA {:?} bandwidth (ferrite {} backend)   QPs: {}   threads: {}   PMTU: {}   loss: {}",
+            r.op, r.backend, r.qps, r.threads, r.pmtu, r.loss
         );
         println!("---------------------------------------------------------------------------------------");
         println!(

@@ -215,6 +215,22 @@ fn pingpong_between_two_processes_with_loss() {
     assert!(json(&String::from_utf8_lossy(&client.stdout))["retransmitted_packets"].as_u64() > Some(0));
 }
 
+/// `ferrite perf --threads`: threads posting and polling their own queues at once through shared contexts,
+/// under loss; every completion in order and every byte checked.
+#[test]
+fn perf_threads_every_op_with_loss() {
+    for op in ["write", "read", "send", "atomic"] {
+        let args = ["perf", op, "--threads", "3", "--size", "3000", "--iters", "60", "--loss", "0.02", "--json"];
+        let (ok, out) = ferrite(&args);
+        let r = json(&out);
+        assert!(ok, "{op}: {out}");
+        assert_eq!((r["threads"].as_u64(), r["data_ok"].as_bool()), (Some(3), Some(true)), "{op}: {out}");
+        assert_eq!(r["completions_ok"].as_bool(), Some(true), "{op}: {out}");
+        assert!(r["retransmitted_packets"].as_u64() > Some(0), "{op}: the loss cost nothing: {out}");
+    }
+    assert!(!ferrite(&["perf", "write", "--threads", "2", "--qps", "3"]).0);
+}
+
 /// `ferrite perf <op> --link`: every perftest tool's exchange and loop, ferrite on both ends of a real
 /// link (two processes), with 2% loss on the client's side. Each side checks what it can of the data.
 #[test]
