@@ -332,7 +332,8 @@ fn interop_with_the_kernels_vfio() {
             "non-viable-group",
             "open",
             "refuses-edu-as-a-nic",
-            "unbound-function"
+            "unbound-function",
+            "user-memory-dma"
         ],
         "{out}"
     );

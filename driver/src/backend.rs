@@ -24,6 +24,16 @@ pub trait Backend: Send + Sync {
     fn now_ns(&self) -> u64;
     /// True once for each interrupt the device raised since the last call (MSI-X vector 0 on hardware).
     fn take_interrupt(&self) -> bool;
+    /// Maps `len` bytes of this process's memory at `addr` for the device; returns their IOVA. The caller
+    /// keeps the memory alive and in place until `unmap_user` (`Pd::reg_user` ties it to a borrow). A
+    /// device that cannot reach the process's memory (the model, whose memory is its own) refuses.
+    fn map_user(&self, _addr: *const u8, _len: usize) -> Result<u64, Error> {
+        Err(Error::InvalidArgument("this backend's device cannot reach the process's memory: use alloc_buf"))
+    }
+    /// Undoes `map_user`.
+    fn unmap_user(&self, iova: u64) -> Result<(), Error> {
+        Err(Error::Dma { iova, len: 0 })
+    }
 }
 
 /// A simulated `World` shared by its NICs' backends and the code that drives it, across threads.

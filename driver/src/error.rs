@@ -22,6 +22,9 @@ pub enum Error {
     Timeout(&'static str),
     #[error("{0}")]
     Network(&'static str),
+    /// The device's register blocks are not the contract this driver speaks.
+    #[error("{0}")]
+    Contract(String),
     /// A VFIO set-up problem, saying what is missing and what to do.
     #[error("{0}")]
     Vfio(String),

@@ -57,6 +57,63 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Walks BAR0's list of register blocks: each block the driver uses must be where it expects it, of the
+/// contract's major version, and the doorbell layout must be the one it computes with. Blocks of types it does
+/// not know (a newer device's) are skipped; the walk stays inside BAR0 and ends.
+fn probe_blocks(b: &dyn Backend) -> Result<(), Error> {
+    let bad = |what: String| Err(Error::Contract(format!("BAR0 register blocks: {what}")));
+    let known = [
+        (block_type::ID, id::BASE, "ID"),
+        (block_type::CMD, regs::cmd::BASE, "command"),
+        (block_type::COUNTERS, regs::counters::BASE, "counters"),
+        (block_type::DCQCN, regs::dcqcn::BASE, "DCQCN"),
+        (block_type::DOORBELL, doorbell::BASE, "doorbell"),
+    ];
+    let mut seen = Vec::new();
+    let mut at = id::BASE;
+    for _ in 0..64 {
+        let (ty, ver) = (b.mmio_read(at + block::TYPE), b.mmio_read(at + block::VERSION));
+        if let Some(&(_, base, name)) = known.iter().find(|k| k.0 == ty) {
+            if at != base {
+                return bad(format!("the {name} block is at {at:#x}, not {base:#x}"));
+            }
+            if ver >> 16 != regs::VERSION >> 16 {
+                return bad(format!(
+                    "the {name} block is of contract version {ver:#x}, this driver's is {:#x}",
+                    regs::VERSION
+                ));
+            }
+            seen.push(ty);
+        }
+        let next = b.mmio_read(at + block::NEXT);
+        if next == 0 {
+            if let Some((_, _, name)) = known.iter().find(|k| !seen.contains(&k.0)) {
+                return bad(format!("no {name} block"));
+            }
+            let layout = [
+                (doorbell::QP_AREA, doorbell::QP_DB_BASE),
+                (doorbell::CQ_AREA, doorbell::CQ_DB_BASE),
+                (doorbell::STRIDE, doorbell::DB_STRIDE),
+                (doorbell::EQ_AREA, doorbell::EQ_DB),
+            ];
+            for (reg, want) in layout {
+                let got = b.mmio_read(doorbell::BASE + reg);
+                if got != want {
+                    return bad(format!(
+                        "doorbell register {reg:#x} holds {got:#x}, the driver computes with {want:#x}"
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        if next <= at || next >= regs::BAR0_LEN {
+            return bad(format!("the block at {at:#x} points to {next:#x}"));
+        }
+        at = next;
+    }
+    bad("the list does not end".into())
+}
+
 /// How many progress steps a command may take before the driver gives up.
 const CMD_POLL_LIMIT: u32 = 1_000_000;
 
@@ -70,6 +127,7 @@ impl Context {
         if ver >> 16 != regs::VERSION >> 16 {
             return Err(Error::BadDevice(ver));
         }
+        probe_blocks(&*backend)?;
         let r = |o| backend.mmio_read(id::BASE + o);
         let attr = DeviceAttr {
             build_id: r(id::BUILD_ID),
@@ -229,6 +287,20 @@ pub struct Pd {
     pub pdn: u32,
 }
 
+/// An MR over the application's own memory (`Pd::reg_user`): deregistered and unmapped when dropped.
+pub struct UserMr<'a> {
+    ctx: Context,
+    pub mr: Mr,
+    _buf: &'a mut [u8],
+}
+
+impl Drop for UserMr<'_> {
+    fn drop(&mut self) {
+        let _ = self.ctx.command("DEREG_MR", op::DEREG_MR, &ObjInRepr { id: self.mr.lkey }.to_bytes());
+        let _ = self.ctx.dev.backend.unmap_user(self.mr.addr);
+    }
+}
+
 /// A registered memory region.
 #[derive(Debug)]
 pub struct Mr {
@@ -280,6 +352,21 @@ impl Pd {
     /// Registers a whole buffer.
     pub fn reg_buf(&self, buf: &Buffer, access: u32) -> Result<Mr, Error> {
         self.reg_mr(buf.addr, buf.len as u64, access)
+    }
+
+    /// Registers the application's own `buf` (`ibv_reg_mr` on process memory): its pages are mapped for the
+    /// device at a contiguous IOVA (the MR's address) and unmapped when the MR is dropped; the borrow keeps
+    /// the buffer alive and in place meanwhile. Backends whose device cannot reach process memory refuse.
+    pub fn reg_user<'a>(&self, buf: &'a mut [u8], access: u32) -> Result<UserMr<'a>, Error> {
+        let b = &self.ctx.dev.backend;
+        let iova = b.map_user(buf.as_ptr(), buf.len())?;
+        match self.reg_mr(iova, buf.len() as u64, access) {
+            Ok(mr) => Ok(UserMr { ctx: self.ctx.clone(), mr, _buf: buf }),
+            Err(e) => {
+                let _ = b.unmap_user(iova);
+                Err(e)
+            }
+        }
     }
 
     pub fn dereg_mr(&self, mr: Mr) -> Result<(), Error> {

@@ -208,3 +208,11 @@ fn psn_wrap_in_the_middle_of_a_read_with_a_loss() {
     assert_eq!(a.ctx.counter(Counter::local_ack_timeouts), 0, "the gap was seen from the next response");
     assert!(untouched_outside(&a, 0x2000, data.len()));
 }
+
+#[test]
+fn the_model_refuses_to_register_process_memory() {
+    let (_w, a, _b) = setup();
+    let mut mine = vec![0u8; 4096];
+    let r = a.pd.reg_user(&mut mine, access::LOCAL_WRITE);
+    assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("alloc_buf")));
+}

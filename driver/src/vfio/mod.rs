@@ -12,7 +12,7 @@
 pub mod fake;
 mod sys;
 
-pub use sys::{Device, Linux, Memory, Sys};
+pub use sys::{Device, Linux, Memory, Sys, UserPages};
 
 use crate::{Backend, Error};
 use std::collections::BTreeMap;
@@ -250,6 +250,26 @@ impl Function {
             return Err(Error::InvalidArgument("zero-length DMA buffer"));
         }
         let mem = self.sys.alloc(len, self.huge_pages).map_err(|e| io("allocating DMA memory", &self.info.bdf, e))?;
+        self.insert(mem)
+    }
+
+    /// Maps the pages around `[addr, addr + len)` of this process at a fresh IOVA; returns the IOVA of
+    /// `addr`. The caller keeps that memory alive and in place until `unmap_user` (`Pd::reg_user`).
+    pub fn map_user(&self, addr: *const u8, len: usize) -> Result<u64, Error> {
+        if len == 0 {
+            return Err(Error::InvalidArgument("zero-length user buffer"));
+        }
+        let (pages, offset) = UserPages::around(addr, len);
+        Ok(self.insert(Memory::User(pages))? + offset as u64)
+    }
+
+    /// Undoes `map_user` for the IOVA it returned.
+    pub fn unmap_user(&self, iova: u64) -> Result<(), Error> {
+        self.dma_free(iova & !(PAGE - 1))
+    }
+
+    /// Maps `mem` at the next free IOVA (aligned to its size class, a guard page after it).
+    fn insert(&self, mem: Memory) -> Result<u64, Error> {
         let size = mem.len() as u64;
         let mut d = self.dma.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
         let align = if size >= 2 << 20 { 2 << 20 } else { PAGE };
@@ -376,6 +396,12 @@ impl Backend for VfioBackend {
     }
     fn take_interrupt(&self) -> bool {
         self.f.take_irqs().unwrap_or(0) > 0
+    }
+    fn map_user(&self, addr: *const u8, len: usize) -> Result<u64, Error> {
+        self.f.map_user(addr, len)
+    }
+    fn unmap_user(&self, iova: u64) -> Result<(), Error> {
+        self.f.unmap_user(iova)
     }
 }
 

@@ -18,6 +18,31 @@ pub enum Memory {
     Mapped(memmap2::MmapMut),
     /// The twin's memory.
     Heap(Vec<u8>),
+    /// The application's own pages (`Pd::reg_user`), whole pages around its buffer.
+    User(UserPages),
+}
+
+/// Pages of the application's memory, lent to the driver for as long as an MR borrows them.
+pub struct UserPages {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: `UserPages` is a pointer and a length; the memory belongs to a buffer the application lent for
+// the MR's lifetime (`UserMr<'a>` holds the `&'a mut [u8]`), and the driver's accesses to it are serialized
+// by the DMA table's lock.
+unsafe impl Send for UserPages {}
+// SAFETY: as for `Send`: shared access goes through the DMA table's lock.
+unsafe impl Sync for UserPages {}
+
+impl UserPages {
+    /// The pages that hold `[addr, addr + len)`.
+    pub fn around(addr: *const u8, len: usize) -> (Self, usize) {
+        const PAGE: usize = 4096;
+        let start = addr as usize & !(PAGE - 1);
+        let end = (addr as usize + len).div_ceil(PAGE) * PAGE;
+        (UserPages { ptr: start as *mut u8, len: end - start }, addr as usize - start)
+    }
 }
 
 impl Memory {
@@ -25,12 +50,16 @@ impl Memory {
         match self {
             Memory::Mapped(m) => m,
             Memory::Heap(v) => v,
+            // SAFETY: the pages are live and unmoved while the MR that lent them exists (`UserPages`).
+            Memory::User(u) => unsafe { std::slice::from_raw_parts(u.ptr, u.len) },
         }
     }
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         match self {
             Memory::Mapped(m) => m,
             Memory::Heap(v) => v,
+            // SAFETY: as in `as_slice`; the `&mut self` is the only access through the driver.
+            Memory::User(u) => unsafe { std::slice::from_raw_parts_mut(u.ptr, u.len) },
         }
     }
     pub fn len(&self) -> usize {
@@ -75,7 +104,8 @@ pub trait Device: Send + Sync {
     /// until `unmap_dma` of the same range.
     fn map_dma(&self, iova: u64, mem: &Memory) -> io::Result<()>;
     fn unmap_dma(&self, iova: u64, len: usize) -> io::Result<()>;
-    /// Routes MSI vector 0 to an eventfd (`VFIO_DEVICE_SET_IRQS`).
+    /// Routes interrupt vector 0 (MSI-X when the function has it, else MSI) to an eventfd
+    /// (`VFIO_DEVICE_SET_IRQS`).
     fn enable_msi(&mut self) -> io::Result<()>;
     /// Interrupts since the last call (never blocks).
     fn take_irqs(&self) -> io::Result<u64>;
@@ -176,7 +206,10 @@ impl Device for LinuxDevice {
         }
         // SAFETY: `fd` was just returned by eventfd and is owned by nothing else.
         let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        self.dev.interrupts().msi().enable(&[file.as_raw_fd()])?;
+        // MSI-X when the function has it (a ferrite board), MSI otherwise (edu).
+        let irqs = self.dev.interrupts();
+        let kind = if irqs.msi_x().max() > 0 { irqs.msi_x() } else { irqs.msi() };
+        kind.enable(&[file.as_raw_fd()])?;
         self.msi = Some(file);
         Ok(())
     }
@@ -195,7 +228,8 @@ impl Device for LinuxDevice {
 impl Drop for LinuxDevice {
     fn drop(&mut self) {
         if self.msi.is_some() {
-            let _ = self.dev.interrupts().msi().disable();
+            let irqs = self.dev.interrupts();
+            let _ = if irqs.msi_x().max() > 0 { irqs.msi_x().disable() } else { irqs.msi().disable() };
         }
     }
 }

@@ -134,3 +134,91 @@ fn only_a_ferrite_nic_with_a_known_contract_is_taken() {
     let b = VfioBackend::open_with(sys, NIC).unwrap();
     assert!(matches!(Context::open(Box::new(b)), Err(Error::BadDevice(v)) if v == VERSION + 0x1_0000));
 }
+
+/// A twin ferrite NIC whose BAR0 holds the contract's block list, changed by `edit` before `Context::open`
+/// walks it.
+fn open_with_blocks(edit: impl Fn(&mut Vec<u32>)) -> Result<Context, Error> {
+    use wire::contract::regs::{block, block_type, cmd, counters, dcqcn, doorbell, id, VERSION};
+    let s = FakeSys::new().with(NIC, nic(Some("vfio-pci")));
+    let state = s.state.clone();
+    let b = VfioBackend::open_with(Arc::new(s), NIC).unwrap();
+    {
+        let mut st = state.lock().unwrap();
+        let regs = st.regs.get_mut(NIC).unwrap();
+        let chain = [
+            (id::BASE, block_type::ID, cmd::BASE),
+            (cmd::BASE, block_type::CMD, counters::BASE),
+            (counters::BASE, block_type::COUNTERS, dcqcn::BASE),
+            (dcqcn::BASE, block_type::DCQCN, doorbell::BASE),
+            (doorbell::BASE, block_type::DOORBELL, 0),
+        ];
+        for (at, ty, next) in chain {
+            regs[(at + block::TYPE) as usize / 4] = ty;
+            regs[(at + block::VERSION) as usize / 4] = VERSION;
+            regs[(at + block::NEXT) as usize / 4] = next;
+        }
+        for (reg, v) in [
+            (doorbell::QP_AREA, doorbell::QP_DB_BASE),
+            (doorbell::CQ_AREA, doorbell::CQ_DB_BASE),
+            (doorbell::STRIDE, doorbell::DB_STRIDE),
+            (doorbell::EQ_AREA, doorbell::EQ_DB),
+        ] {
+            regs[(doorbell::BASE + reg) as usize / 4] = v;
+        }
+        edit(regs);
+    }
+    Context::open(Box::new(b))
+}
+
+#[test]
+fn the_register_block_list_is_walked_and_checked() {
+    use wire::contract::regs::{block, block_type, cmd, counters, dcqcn, doorbell, VERSION};
+    let err = |edit: &dyn Fn(&mut Vec<u32>)| match open_with_blocks(edit) {
+        Err(Error::Contract(m)) => m,
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("opened"),
+    };
+    let w = |off: u32| off as usize / 4;
+    // A whole list passes the walk; the twin then never answers the first command.
+    assert!(matches!(open_with_blocks(|_| {}), Err(Error::CommandTimeout(_))));
+    assert!(err(&|r| r[w(dcqcn::BASE + block::NEXT)] = 0).contains("no doorbell block"));
+    assert!(err(&|r| r[w(counters::BASE + block::VERSION)] = VERSION + 0x1_0000).contains("counters block"));
+    assert!(err(&|r| r[w(cmd::BASE + block::NEXT)] = cmd::BASE).contains("points to 0x100"));
+    assert!(err(&|r| r[w(counters::BASE + block::NEXT)] = 1 << 30).contains("points to"));
+    assert!(err(&|r| r[w(doorbell::BASE + doorbell::STRIDE)] = 16).contains("computes with 0x8"));
+    // The command block where the counters should be.
+    assert!(err(&|r| r[w(counters::BASE + block::TYPE)] = block_type::CMD).contains("command block is at 0x200"));
+    // A block of a type this driver does not know is skipped.
+    let unknown = |r: &mut Vec<u32>| {
+        r[w(dcqcn::BASE + block::NEXT)] = 0x0480;
+        r[w(0x0480 + block::TYPE)] = 0x4645_00ff;
+        r[w(0x0480 + block::NEXT)] = doorbell::BASE;
+    };
+    assert!(matches!(open_with_blocks(unknown), Err(Error::CommandTimeout(_))));
+}
+
+#[test]
+fn the_applications_own_memory_is_mapped_by_whole_pages_and_unmapped() {
+    let s = FakeSys::new().with(NIC, nic(Some("vfio-pci")));
+    let state = s.state.clone();
+    let f = Function::open_with(Arc::new(s), NIC).unwrap();
+    let mut app = vec![0u8; 10_000];
+    let inside = app[100..].as_ptr();
+    let iova = f.map_user(inside, 5000).unwrap();
+    assert_eq!(iova % PAGE, inside as u64 % PAGE, "the IOVA keeps the offset in the page");
+    let pages = *state.lock().unwrap().maps.get(&(iova & !(PAGE - 1))).unwrap() as u64;
+    assert!(pages.is_multiple_of(PAGE) && pages >= 5000 + iova % PAGE, "{pages}");
+    f.dma_write(iova + 10, b"device wrote").unwrap();
+    assert_eq!(&app[110..122], b"device wrote", "the device's write lands in the application's buffer");
+    app[200] = 42;
+    let mut one = [0u8; 1];
+    f.dma_read(iova + 100, &mut one).unwrap();
+    assert_eq!(one, [42]);
+    let again = f.map_user(inside, 5000).unwrap();
+    assert_ne!(again, iova, "a second mapping of the same pages gets its own IOVA");
+    f.unmap_user(iova).unwrap();
+    f.unmap_user(again).unwrap();
+    assert!(state.lock().unwrap().maps.is_empty());
+    assert!(f.dma_read(iova, &mut one).is_err(), "gone with the unmapping");
+    assert!(f.map_user(inside, 0).is_err());
+}

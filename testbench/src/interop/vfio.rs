@@ -158,6 +158,25 @@ fn round_trip(f: &Function) -> Result<String, String> {
     Ok(format!("{} bytes from IOVA {src:#x} into edu and back to IOVA {dst:#x}; both unmapped", edu::DMA_LEN))
 }
 
+/// The same round trip between two buffers of the application's own (`Function::map_user`, what
+/// `Pd::reg_user` stands on), mapped by whole pages at IOVAs the driver chose.
+fn user_memory(f: &Function) -> Result<String, String> {
+    let e = |e: driver::Error| e.to_string();
+    let src: Vec<u8> = (0..edu::DMA_LEN).map(|i| (i * 13 + 5) as u8).collect();
+    let mut dst = vec![0u8; edu::DMA_LEN];
+    let si = f.map_user(src.as_ptr(), src.len()).map_err(e)?;
+    let di = f.map_user(dst.as_mut_ptr(), dst.len()).map_err(e)?;
+    edu_dma(f, si as u32, edu::BUFFER, 0)?;
+    edu_dma(f, edu::BUFFER, di as u32, edu::DMA_TO_RAM)?;
+    f.unmap_user(si).map_err(e)?;
+    f.unmap_user(di).map_err(e)?;
+    let got = std::hint::black_box(&dst);
+    if *got != src {
+        return Err(format!("{} of {} bytes differ", got.iter().zip(&src).filter(|(a, b)| a != b).count(), src.len()));
+    }
+    Ok(format!("{} bytes from the application's buffer at IOVA {si:#x} through edu into another at {di:#x}", src.len()))
+}
+
 fn msi(f: &Function) -> Result<String, String> {
     let e = |e: driver::Error| e.to_string();
     f.take_irqs().map_err(e)?;
@@ -204,6 +223,7 @@ pub fn guest_checks(a: &GuestArgs) -> Vec<Check> {
             ));
             v.push(check("bar0-registers", registers(&f)));
             v.push(check("dma-round-trip", round_trip(&f)));
+            v.push(check("user-memory-dma", user_memory(&f)));
             v.push(check("msi", msi(&f)));
         }
     }
