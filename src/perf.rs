@@ -268,41 +268,77 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         Op::Atomic => (0..args.qps)
             .all(|q| b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(iters).to_le_bytes()).unwrap_or(false)),
     } && errors.is_empty();
-    let c = |h: &Host, k| h.ctx.counter(k);
     // Goodput counts completed, checked bytes only.
     let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
     let missing: Vec<String> = (0..args.qps as usize)
         .filter(|&q| done[q] < iters)
         .map(|q| format!("qp {:#x}: wr {}..{}", a.qps[q].qpn, done[q], iters - 1))
         .collect();
-    let sim_ns = (sim_ps / 1000).max(1);
-    Ok(PerfReport {
+    Ok(report(
+        args,
+        [&a, &b],
+        Outcome {
+            size,
+            iters,
+            qps: args.qps,
+            threads: 1,
+            bytes,
+            sim_ps,
+            completed: completed as u64,
+            data_ok,
+            completions_ok: in_order && completed == total && errors.is_empty(),
+            missing,
+            errors,
+            wall_s: wall.elapsed().as_secs_f64(),
+        },
+    ))
+}
+
+/// What one run of either loop measured.
+pub(crate) struct Outcome {
+    pub size: u32,
+    pub iters: u32,
+    pub qps: u32,
+    pub threads: u32,
+    /// Bytes of the messages that completed with success, when the data checked out.
+    pub bytes: u64,
+    pub sim_ps: u64,
+    pub completed: u64,
+    pub data_ok: bool,
+    pub completions_ok: bool,
+    pub missing: Vec<String>,
+    pub errors: Vec<String>,
+    pub wall_s: f64,
+}
+
+/// The report of a run between the NICs of `hosts`, with their counters summed.
+pub(crate) fn report(args: &PerfArgs, hosts: [&Host; 2], o: Outcome) -> PerfReport {
+    let c = |k| hosts.iter().map(|h| h.ctx.counter(k)).sum::<u64>();
+    let sim_ns = (o.sim_ps / 1000).max(1);
+    PerfReport {
         op: args.op,
         backend: "model",
-        size,
-        iters,
-        qps: args.qps,
-        threads: 1,
+        size: o.size,
+        iters: o.iters,
+        qps: o.qps,
+        threads: o.threads,
         pmtu: args.pmtu,
         loss: args.faults.loss,
-        bytes,
+        bytes: o.bytes,
         sim_time_ns: sim_ns,
-        goodput_gbps: bytes as f64 * 8.0 / sim_ns as f64,
-        msg_rate_mpps: completed as f64 / sim_ns as f64 * 1000.0,
-        packets: c(&a, Counter::tx_frames) + c(&b, Counter::tx_frames),
-        retransmitted_packets: c(&a, Counter::retransmitted_packets) + c(&b, Counter::retransmitted_packets),
-        naks: c(&a, Counter::rx_naks)
-            + c(&b, Counter::rx_naks)
-            + c(&a, Counter::rx_rnr_naks)
-            + c(&b, Counter::rx_rnr_naks),
-        timeouts: c(&a, Counter::local_ack_timeouts) + c(&b, Counter::local_ack_timeouts),
-        cnps: c(&a, Counter::cnps_sent) + c(&b, Counter::cnps_sent),
-        data_ok,
-        completions_ok: in_order && completed == total && errors.is_empty(),
-        missing,
-        errors,
-        wall_s: wall.elapsed().as_secs_f64(),
-    })
+        goodput_gbps: o.bytes as f64 * 8.0 / sim_ns as f64,
+        msg_rate_mpps: o.completed as f64 / sim_ns as f64 * 1000.0,
+        packets: c(Counter::tx_frames),
+        retransmitted_packets: c(Counter::retransmitted_packets),
+        naks: c(Counter::rx_naks) + c(Counter::rx_rnr_naks),
+        timeouts: c(Counter::local_ack_timeouts),
+        cnps: c(Counter::cnps_sent),
+        data_ok: o.data_ok,
+        completions_ok: o.completions_ok,
+        missing: o.missing,
+        errors: o.errors,
+        wall_s: o.wall_s,
+    }
 }
 
 pub fn run(args: &PerfArgs) -> Result<bool, Error> {

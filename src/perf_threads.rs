@@ -4,13 +4,12 @@
 //! on this backend the threads share the simulation, the driver's locks are per queue). The data is
 //! checked as in the single-threaded run.
 
-use crate::perf::{pattern, wr_for, Op, PerfArgs, PerfReport, DEPTH};
+use crate::perf::{pattern, report, wr_for, Op, Outcome, PerfArgs, PerfReport, DEPTH};
 use crate::Error;
 use driver::pair::open_host;
 use driver::*;
 use model::net::{Impairments, LinkConfig, World};
 use model::NicConfig;
-use wire::contract::regs::Counter;
 
 /// One thread's queues: its requester QP and CQ, and the responder QP and CQ it is connected to.
 struct Lane {
@@ -89,39 +88,31 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             _ => b.buf.read(0, buf_len)? == expect,
         };
     let succeeded: u64 = tallies.iter().map(|t| t.succeeded).sum();
-    let completed: u64 = tallies.iter().map(|t| u64::from(t.done)).sum();
-    let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
-    let sim_ns = (sim_ps / 1000).max(1);
-    let c = |k| a.ctx.counter(k) + b.ctx.counter(k);
-    Ok(PerfReport {
-        op: args.op,
-        backend: "model",
-        size,
-        iters,
-        qps: n,
-        threads: n,
-        pmtu: args.pmtu,
-        loss: args.faults.loss,
-        bytes,
-        sim_time_ns: sim_ns,
-        goodput_gbps: bytes as f64 * 8.0 / sim_ns as f64,
-        msg_rate_mpps: completed as f64 / sim_ns as f64 * 1000.0,
-        packets: c(Counter::tx_frames),
-        retransmitted_packets: c(Counter::retransmitted_packets),
-        naks: c(Counter::rx_naks) + c(Counter::rx_rnr_naks),
-        timeouts: c(Counter::local_ack_timeouts),
-        cnps: c(Counter::cnps_sent),
-        data_ok,
-        completions_ok: tallies.iter().all(|t| t.in_order && t.done == iters) && errors.is_empty(),
-        missing: tallies
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.done < iters)
-            .map(|(i, t)| format!("thread {i}: wr {}..{}", t.done, iters - 1))
-            .collect(),
-        errors,
-        wall_s: wall.elapsed().as_secs_f64(),
-    })
+    let completions_ok = tallies.iter().all(|t| t.in_order && t.done == iters) && errors.is_empty();
+    let missing = tallies
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.done < iters)
+        .map(|(i, t)| format!("thread {i}: wr {}..{}", t.done, iters - 1))
+        .collect();
+    Ok(report(
+        args,
+        [&a, &b],
+        Outcome {
+            size,
+            iters,
+            qps: n,
+            threads: n,
+            bytes: if data_ok { u64::from(size) * succeeded } else { 0 },
+            sim_ps,
+            completed: tallies.iter().map(|t| u64::from(t.done)).sum(),
+            data_ok,
+            completions_ok,
+            missing,
+            errors,
+            wall_s: wall.elapsed().as_secs_f64(),
+        },
+    ))
 }
 
 /// One thread: keeps `DEPTH` in flight on its QP, takes its own completions, and lets the device run

@@ -175,6 +175,36 @@ fn pcap_check_rtl_agrees_with_the_model_at_both_widths() {
     }
 }
 
+/// Runs `ferrite <server args>` and `ferrite <client args>` at once, as two NICs on a dgram link over
+/// 127.0.0.1 (ports `base`, `base + 1`), the client with 2% loss on its side; both outputs, each checked to
+/// have succeeded and parsed as JSON.
+fn two_processes(base: u16, server: &[&str], client: &[&str]) -> [serde_json::Value; 2] {
+    let (a, b) = (format!("127.0.0.1:{base}"), format!("127.0.0.1:{}", base + 1));
+    let bin = env!("CARGO_BIN_EXE_ferrite");
+    let srv = Command::new(bin)
+        .args(server)
+        .args(["--local", &a, "--remote", &b, "--ip", "10.0.0.1/24", "--mac", "02:00:00:00:00:01"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let args: Vec<String> = client.iter().map(|s| s.to_string()).collect();
+    let cli = std::thread::spawn(move || {
+        Command::new(bin)
+            .args(args)
+            .args(["--local", &b, "--remote", &a, "--ip", "10.0.0.2/24", "--mac", "02:00:00:00:00:02"])
+            .args(["--loss", "0.02", "--seed", "7"])
+            .output()
+            .expect("run ferrite")
+    });
+    let srv = srv.expect("run ferrite").wait_with_output().expect("run ferrite");
+    let cli = cli.join().unwrap();
+    [("server", &srv), ("client", &cli)].map(|(name, out)| {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{server:?} {name}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        json(&text)
+    })
+}
+
 /// Two `ferrite pingpong` processes, server and client, on a dgram link over 127.0.0.1 with 2% loss on the
 /// client's side: the out-of-band exchange runs over TCP through the NICs, every message is checked, and
 /// go-back-N recovers what the link drops.
@@ -182,29 +212,11 @@ fn pcap_check_rtl_agrees_with_the_model_at_both_widths() {
 fn pingpong_between_two_processes_with_loss() {
     // Ports from this process's id, so parallel runs of the suite do not collide.
     let base = 42000 + (std::process::id() % 1000) as u16 * 2;
-    let (a, b) = (format!("127.0.0.1:{base}"), format!("127.0.0.1:{}", base + 1));
-    let bin = env!("CARGO_BIN_EXE_ferrite");
     let common = ["-n", "300", "-s", "3000", "--timeout", "60", "--json"];
-    let server = Command::new(bin)
-        .args(["pingpong", "--local", &a, "--remote", &b, "--ip", "10.0.0.1/24", "--mac", "02:00:00:00:00:01"])
-        .args(common)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn();
-    let client = std::thread::spawn(move || {
-        Command::new(bin)
-            .args(["pingpong", "10.0.0.1", "--local", &b, "--remote", &a, "--ip", "10.0.0.2/24"])
-            .args(["--mac", "02:00:00:00:00:02", "--loss", "0.02", "--seed", "7"])
-            .args(common)
-            .output()
-            .expect("run ferrite")
-    });
-    let server = server.expect("run ferrite").wait_with_output().expect("run ferrite");
-    let client = client.join().unwrap();
-    for (name, out) in [("server", &server), ("client", &client)] {
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{name}: {text}{}", String::from_utf8_lossy(&out.stderr));
-        let r = json(&text);
+    let server: Vec<&str> = ["pingpong"].into_iter().chain(common).collect();
+    let client: Vec<&str> = ["pingpong", "10.0.0.1"].into_iter().chain(common).collect();
+    let reports = two_processes(base, &server, &client);
+    for (name, r) in ["server", "client"].into_iter().zip(&reports) {
         assert_eq!(
             (r["pass"].as_bool(), r["iters_sent"].as_u64(), r["iters_received"].as_u64()),
             (Some(true), Some(300), Some(300)),
@@ -212,7 +224,7 @@ fn pingpong_between_two_processes_with_loss() {
         );
         assert_eq!((r["bad_payloads"].as_u64(), r["rx_drop_bad_icrc"].as_u64()), (Some(0), Some(0)), "{name}");
     }
-    assert!(json(&String::from_utf8_lossy(&client.stdout))["retransmitted_packets"].as_u64() > Some(0));
+    assert!(reports[1]["retransmitted_packets"].as_u64() > Some(0));
 }
 
 /// `ferrite perf --threads`: threads posting and polling their own queues at once through shared contexts,
@@ -236,42 +248,21 @@ fn perf_threads_every_op_with_loss() {
 #[test]
 fn perf_link_every_tool_between_two_processes_with_loss() {
     let base = 44000 + (std::process::id() % 1000) as u16 * 2;
-    let (a, b) = (format!("127.0.0.1:{base}"), format!("127.0.0.1:{}", base + 1));
-    let bin = env!("CARGO_BIN_EXE_ferrite");
     let mut retransmitted = 0;
     for (i, op) in ["write", "read", "send", "atomic", "write-lat", "read-lat", "send-lat"].into_iter().enumerate() {
         let port = (18600 + i).to_string();
         let common = ["perf", op, "--link", "-n", "60", "-s", "3000", "-p", &port, "--timeout", "60", "--json"];
-        let server = Command::new(bin)
-            .args(common)
-            .args(["--server", "--local", &a, "--remote", &b, "--ip", "10.0.0.1/24", "--mac", "02:00:00:00:00:01"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn();
-        let (a2, b2, owned) = (a.clone(), b.clone(), common.map(String::from));
-        let client = std::thread::spawn(move || {
-            Command::new(bin)
-                .args(owned)
-                .args(["10.0.0.1", "--local", &b2, "--remote", &a2, "--ip", "10.0.0.2/24"])
-                .args(["--mac", "02:00:00:00:00:02", "--loss", "0.02", "--seed", "7"])
-                .output()
-                .expect("run ferrite")
-        });
-        let server = server.expect("run ferrite").wait_with_output().expect("run ferrite");
-        let client = client.join().unwrap();
-        for (name, out) in [("server", &server), ("client", &client)] {
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "{op} {name}: {text}{}", String::from_utf8_lossy(&out.stderr));
-            let r = json(&text);
+        let server: Vec<&str> = common.into_iter().chain(["--server"]).collect();
+        let client: Vec<&str> = common.into_iter().chain(["10.0.0.1"]).collect();
+        let [s, c] = two_processes(base, &server, &client);
+        for (name, r) in [("server", &s), ("client", &c)] {
             assert_eq!((r["pass"].as_bool(), r["rx_drop_bad_icrc"].as_u64()), (Some(true), Some(0)), "{op} {name}");
             retransmitted += r["retransmitted_packets"].as_u64().unwrap_or(0);
         }
-        let c = json(&String::from_utf8_lossy(&client.stdout));
         // The client always measures; what it checked is named.
         assert!(c["bw"]["iters"].as_u64() == Some(60) || c["lat"]["t_avg"].as_f64() > Some(0.0), "{op}: {c}");
         assert!(!c["checked"].as_str().unwrap_or("").is_empty(), "{op}: {c}");
         if op == "atomic" {
-            let s = json(&String::from_utf8_lossy(&server.stdout));
             assert!(s["checked"].as_str().unwrap_or("").contains("60 fetch-and-adds"), "{s}");
         }
     }
