@@ -7,6 +7,16 @@ fn ferrite(args: &[&str]) -> (bool, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs ferrite for a JSON report; when stdout holds none, the panic shows what ferrite said on stderr.
+fn ferrite_json(args: &[&str]) -> (bool, serde_json::Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(args).output().expect("run ferrite");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("no JSON report ({e}), exit {}:\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr))
+    });
+    (out.status.success(), v, stdout)
+}
+
 fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("bad JSON ({e}): {s}"))
 }
@@ -284,8 +294,7 @@ fn perf_refuses_modes_without_their_link() {
 /// makes its own network namespace) and what `scripts/setup.sh` installs.
 #[test]
 fn interop_with_linux_rxe() {
-    let (ok, out) = ferrite(&["interop", "rxe", "--json", "--work", "target/interop/ci"]);
-    let cases = json(&out);
+    let (ok, cases, out) = ferrite_json(&["interop", "rxe", "--json", "--work", "target/interop/ci"]);
     let cases = cases.as_array().expect("an array of cases");
     assert_eq!(cases.len(), 82, "{out}");
     for c in cases {
@@ -304,8 +313,7 @@ fn interop_with_linux_rxe() {
 /// group, a function that is not a ferrite NIC, a machine without an IOMMU). Needs root and QEMU.
 #[test]
 fn interop_with_the_kernels_vfio() {
-    let (ok, out) = ferrite(&["interop", "vfio", "--json", "--work", "target/interop/ci-vfio"]);
-    let checks = json(&out);
+    let (ok, checks, out) = ferrite_json(&["interop", "vfio", "--json", "--work", "target/interop/ci-vfio"]);
     let checks = checks.as_array().expect("an array of checks");
     let mut names: Vec<&str> = checks.iter().filter_map(|c| c["name"].as_str()).collect();
     names.sort_unstable();

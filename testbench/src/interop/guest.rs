@@ -118,13 +118,17 @@ pub fn build(cache: &Path, spec: &Spec) -> Result<Guest, Error> {
         initramfs: dir.join(format!("initramfs-{}.gz", spec.name)),
         dir: dir.clone(),
     };
+    // One build at a time per cache: two harnesses starting together (the rxe and VFIO runs of one test
+    // binary) would otherwise unpack the same kernel into the same directory at once.
+    fs::create_dir_all(&dir)?;
+    let lock = fs::File::create(dir.join("build.lock"))?;
+    lock.lock()?;
     // What the initramfs holds: a cached one with other contents is built again.
     let stamp = dir.join(format!("contents-{}", spec.name));
     let contents = format!("modules {:?}\ntools {:?}\nrxe {}\n", spec.modules, spec.tools, spec.rxe_provider);
     if guest.kernel.exists() && guest.initramfs.exists() && fs::read_to_string(&stamp).ok() == Some(contents.clone()) {
         return Ok(guest);
     }
-    fs::create_dir_all(&dir)?;
     let kroot = dir.join("kroot");
     if !guest.kernel.exists() {
         sh(Command::new("apt-get").arg("download").arg(&pkg).current_dir(&dir))?;
