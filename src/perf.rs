@@ -78,9 +78,10 @@ pub struct PerfArgs {
     #[arg(long, default_value_t = 1)]
     pub qps: u32,
     /// Application threads, each with a QP and a CQ of its own on each side, posting and polling at once
-    /// (the verbs objects are shared across threads as libibverbs' are). Between simulated NICs only.
-    #[arg(long, default_value_t = 1)]
-    pub threads: u32,
+    /// (the verbs objects are shared across threads as libibverbs' are), the device on a thread of its own.
+    /// Between simulated NICs only.
+    #[arg(long)]
+    pub threads: Option<u32>,
     /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
     #[arg(short = 'm', long, default_value_t = 1024)]
     pub pmtu: u32,
@@ -131,6 +132,9 @@ pub struct PerfReport {
     pub missing: Vec<String>,
     pub errors: Vec<String>,
     pub wall_s: f64,
+    /// With `--threads`: wall time inside the verbs calls (posts, and polls that took something) per
+    /// completed work request, averaged over the threads.
+    pub driver_ns_per_wr: Option<f64>,
 }
 
 /// Messages kept in flight per QP.
@@ -290,6 +294,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             missing,
             errors,
             wall_s: wall.elapsed().as_secs_f64(),
+            driver_ns_per_wr: None,
         },
     ))
 }
@@ -309,6 +314,7 @@ pub(crate) struct Outcome {
     pub missing: Vec<String>,
     pub errors: Vec<String>,
     pub wall_s: f64,
+    pub driver_ns_per_wr: Option<f64>,
 }
 
 /// The report of a run between the NICs of `hosts`, with their counters summed.
@@ -338,17 +344,21 @@ pub(crate) fn report(args: &PerfArgs, hosts: [&Host; 2], o: Outcome) -> PerfRepo
         missing: o.missing,
         errors: o.errors,
         wall_s: o.wall_s,
+        driver_ns_per_wr: o.driver_ns_per_wr,
     }
 }
 
 pub fn run(args: &PerfArgs) -> Result<bool, Error> {
+    if args.link && args.threads.is_some() {
+        return Err("--threads runs between simulated NICs, not on a --link".into());
+    }
     if args.link {
         return crate::perf_link::run(args);
     }
     if args.server || args.peer.is_some() {
         return Err("a peer or --server needs --link".into());
     }
-    let r = if args.threads > 1 { crate::perf_threads::measure(args)? } else { measure(args)? };
+    let r = if args.threads.is_some() { crate::perf_threads::measure(args)? } else { measure(args)? };
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
@@ -384,6 +394,11 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
         }
         let sim_gbps_per_cpu_s = r.bytes as f64 * 8.0 / 1e9 / r.wall_s.max(1e-9);
         println!(" model speed: {:.1} simulated Gb per CPU second ({:.3} s wall)", sim_gbps_per_cpu_s, r.wall_s);
+        if let Some(ns) = r.driver_ns_per_wr {
+            println!(
+                " driver: {ns:.0} ns of verbs calls per work request in each thread (the device on its own thread)"
+            );
+        }
     }
     Ok(r.data_ok && r.completions_ok)
 }

@@ -249,8 +249,11 @@ fn perf_threads_every_op_with_loss() {
         assert_eq!((r["threads"].as_u64(), r["data_ok"].as_bool()), (Some(3), Some(true)), "{op}: {out}");
         assert_eq!(r["completions_ok"].as_bool(), Some(true), "{op}: {out}");
         assert!(r["retransmitted_packets"].as_u64() > Some(0), "{op}: the loss cost nothing: {out}");
+        assert!(r["driver_ns_per_wr"].as_f64() > Some(0.0), "{op}: no driver time: {out}");
     }
     assert!(!ferrite(&["perf", "write", "--threads", "2", "--qps", "3"]).0);
+    assert!(!ferrite(&["perf", "write", "--threads", "0"]).0);
+    assert!(!ferrite(&["perf", "write", "--threads", "2", "--link", "--server"]).0);
 }
 
 /// `ferrite perf <op> --link`: every perftest tool's exchange and loop, ferrite on both ends of a real

@@ -3,9 +3,12 @@
 //!
 //! - `post_send`: one 64-byte RDMA WRITE (WQE encode, the WQE into the send ring, the doorbell), on the model
 //!   backend (the doorbell reaches the model NIC, which notes the new producer index) and on a mock BAR (the
-//!   doorbell is counted and dropped; the ring is the model's host memory either way).
+//!   doorbell is dropped; the ring is the model's host memory either way).
 //! - `post_send_list/8`: eight WRITEs and one doorbell per call, per call.
 //! - `poll_cq`: a hit (one CQE taken, the CQ doorbell written) and a miss (the owner byte of the next slot).
+//! - `post_send_threads/mock_bar/T`: T threads posting WRITEs at once, each to a QP of its own, on the mock
+//!   BAR; the time is the wall time per WR of all of them together, so it falls as 1/T while the driver's
+//!   locks are per queue and there are cores for the threads.
 //!
 //! The send queue fills because nothing consumes it while the clock runs: every `DEPTH` posts the QPs are
 //! reset and reconnected, outside the timed part.
@@ -16,10 +19,12 @@ use driver::*;
 use model::net::{LinkConfig, World};
 use model::NicConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-const DEPTH: u32 = 256;
+const DEPTH: u32 = 4096;
+/// QPs on the posting side, one per thread of the threaded bench.
+const QPS: usize = 4;
 
 struct Rig {
     world: SharedWorld,
@@ -37,7 +42,7 @@ impl Rig {
         let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: 16, ..Default::default() };
         let host = |i| {
             let be = Switchable::new(ModelBackend::new(world.clone(), i), mock.clone(), mmio_writes.clone());
-            open_host_on(Box::new(be), i, 1, 1 << 16, cap, false).expect("host")
+            open_host_on(Box::new(be), i, QPS, 1 << 16, cap, false).expect("host")
         };
         let (a, b) = (host(0), host(1));
         let r = Rig { world, a, b, mock, mmio_writes };
@@ -45,15 +50,20 @@ impl Rig {
         r
     }
 
-    /// Both QPs back to RESET and connected again: empty rings, with the device along.
+    /// Every QP back to RESET and connected again: empty rings, with the device along.
     fn reset(&self) {
         self.mock.store(false, Ordering::Relaxed);
         let to_reset = QpAttr { qp_state: Some(QpState::Reset), ..Default::default() };
         for h in [&self.a, &self.b] {
-            h.qps[0].modify(&to_reset, attr::STATE).expect("reset");
+            for qp in &h.qps {
+                qp.modify(&to_reset, attr::STATE).expect("reset");
+            }
             while !h.cq.poll(64).expect("drain").is_empty() {}
         }
-        connect(&self.a, 0, 1, &self.b, 0, 1, &ConnectOpts::default()).expect("connect");
+        for q in 0..QPS {
+            let psn = q as u32 + 1;
+            connect(&self.a, q, psn, &self.b, q, psn, &ConnectOpts::default()).expect("connect");
+        }
     }
 
     fn write(&self, signaled: bool) -> SendWr {
@@ -126,10 +136,44 @@ fn benches(c: &mut Criterion) {
             total
         })
     });
+    let mut group = c.benchmark_group("post_send_threads/mock_bar");
+    for threads in [1, 2, 4] {
+        group.bench_function(threads.to_string(), |bn| {
+            bn.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut left = iters;
+                while left > 0 {
+                    rig.reset();
+                    rig.mock.store(true, Ordering::Relaxed);
+                    let per_thread = left.div_ceil(threads as u64).min(u64::from(DEPTH));
+                    // Every thread is up before the clock starts; the clock stops when the last is done.
+                    let start = Barrier::new(threads + 1);
+                    let t = std::thread::scope(|s| {
+                        for qp in &rig.a.qps[..threads] {
+                            let start = &start;
+                            let one = &one;
+                            s.spawn(move || {
+                                start.wait();
+                                for _ in 0..per_thread {
+                                    qp.post_send(one).expect("post");
+                                }
+                            });
+                        }
+                        start.wait();
+                        Instant::now()
+                    });
+                    total += t.elapsed();
+                    left = left.saturating_sub(per_thread * threads as u64);
+                }
+                rig.mock.store(false, Ordering::Relaxed);
+                total
+            })
+        });
+    }
+    group.finish();
     // Not a time: MMIO writes per work request, one doorbell per call whatever the list's length.
     for k in [1u64, 8, 32] {
         rig.reset();
-        rig.mock.store(true, Ordering::Relaxed);
         let before = rig.mmio_writes.load(Ordering::Relaxed);
         let list = vec![one.clone(); k as usize];
         rig.a.qps[0].post_send_list(&list).expect("post");

@@ -4,7 +4,8 @@
 use crate::realtime::{DgramLink, RealTime};
 use crate::Error;
 use model::net::World;
-use std::sync::{Arc, Mutex, MutexGuard};
+use model::{HostMemory, PostedWrites};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// A device as the driver sees it.
 pub trait Backend: Send + Sync {
@@ -45,20 +46,29 @@ pub fn shared(world: World) -> SharedWorld {
 }
 
 /// One NIC of a simulated `World`: stepped event by event, or, attached to a real link, in real time.
+/// Host memory is reached through its own handle, outside the world's lock: the driver writes WQEs and
+/// reads CQEs while another thread runs the device, as CPUs do while hardware works; a doorbell rung
+/// while the world is busy is posted for its next step.
 pub struct ModelBackend {
     world: SharedWorld,
     node: usize,
+    mem: HostMemory,
+    posted: PostedWrites,
     realtime: Option<RealTime>,
 }
 
 impl ModelBackend {
     pub fn new(world: SharedWorld, node: usize) -> Self {
-        ModelBackend { world, node, realtime: None }
+        let (mem, posted) = {
+            let w = crate::realtime::lock(&world);
+            (w.nodes[node].mem.clone(), w.nodes[node].posted.clone())
+        };
+        ModelBackend { world, node, mem, posted, realtime: None }
     }
 
     /// The NIC of an attached world (`World::attached`) on `link`, running in real time.
     pub fn attached(world: SharedWorld, link: DgramLink) -> Self {
-        ModelBackend { world, node: 0, realtime: Some(RealTime::new(link)) }
+        ModelBackend { realtime: Some(RealTime::new(link)), ..ModelBackend::new(world, 0) }
     }
 }
 
@@ -70,36 +80,45 @@ impl ModelBackend {
 
 impl Backend for ModelBackend {
     fn mmio_read(&self, off: u32) -> u32 {
-        self.world().nodes[self.node].nic.mmio_read(off)
+        self.world().mmio_read(self.node, off)
     }
 
     fn mmio_write(&self, off: u32, val: u32) {
-        let mut w = self.world();
-        let node = &mut w.nodes[self.node];
-        node.nic.mmio_write(off, val, &mut node.mem);
+        match self.world.try_lock() {
+            Ok(mut w) => w.mmio_write(self.node, off, val),
+            Err(TryLockError::Poisoned(p)) => p.into_inner().mmio_write(self.node, off, val),
+            // The world is busy in another thread: post the write, as PCIe does, for its next step.
+            Err(TryLockError::WouldBlock) => self.posted.post(off, val),
+        }
     }
 
     fn dma_alloc(&self, len: usize) -> Result<u64, Error> {
-        Ok(self.world().nodes[self.node].mem.alloc(len))
+        Ok(self.mem.alloc(len))
     }
 
     fn dma_free(&self, iova: u64) {
-        self.world().nodes[self.node].mem.free(iova);
+        self.mem.free(iova);
     }
 
     fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error> {
-        use model::Dma;
-        self.world().nodes[self.node].mem.dma_read(iova, buf).map_err(|_| Error::Dma { iova, len: buf.len() })
+        self.mem.read(iova, buf).map_err(|_| Error::Dma { iova, len: buf.len() })
     }
 
     fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
-        use model::Dma;
-        self.world().nodes[self.node].mem.dma_write(iova, data).map_err(|_| Error::Dma { iova, len: data.len() })
+        self.mem.write(iova, data).map_err(|_| Error::Dma { iova, len: data.len() })
     }
 
     fn progress(&self) -> bool {
         match &self.realtime {
-            None => self.world().step(),
+            None => match self.world.try_lock() {
+                Ok(mut w) => w.step(),
+                Err(TryLockError::Poisoned(p)) => p.into_inner().step(),
+                // Another thread is running the device (or ringing it): do not queue behind it.
+                Err(TryLockError::WouldBlock) => {
+                    std::thread::yield_now();
+                    true
+                }
+            },
             Some(rt) => {
                 // A real link can always bring something: never idle.
                 rt.pump(&self.world, std::time::Duration::from_millis(1));

@@ -3,7 +3,8 @@
 use crate::events::EventQueue;
 use crate::{Backend, Error};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use wire::contract::cmd::{self, *};
 use wire::contract::cqe::{CqeRepr, CQE_LEN, OWNER};
 use wire::contract::regs::{self, block, block_type, doorbell, id, Counter};
@@ -40,7 +41,9 @@ pub(crate) struct Device {
     mailbox: u64,
     /// The last command token; held for the whole of a command, which owns the one mailbox meanwhile.
     token: Mutex<u8>,
-    qps: Mutex<HashMap<u32, Weak<Mutex<SqShared>>>>,
+    /// The QPs by number, for the completion path: read per CQE by every poller at once, written only when
+    /// a QP is created or destroyed.
+    qps: RwLock<HashMap<u32, Weak<Mutex<SqShared>>>>,
     pub(crate) events: OnceLock<EventQueue>,
 }
 
@@ -54,7 +57,7 @@ pub struct Context {
 /// A lock, whether or not a thread that held it panicked: each holder leaves the state consistent at
 /// every step that can panic.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Walks BAR0's list of register blocks: each block the driver uses must be where it expects it, of the
@@ -148,7 +151,7 @@ impl Context {
             attr,
             mailbox,
             token: Mutex::new(0),
-            qps: Mutex::new(HashMap::new()),
+            qps: RwLock::new(HashMap::new()),
             events: OnceLock::new(),
         };
         let ctx = Context { dev: Arc::new(dev) };
@@ -433,7 +436,7 @@ impl Pd {
         let out = self.ctx.command("CREATE_QP", op::CREATE_QP, &req.to_bytes())?;
         let qpn = ObjOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("CREATE_QP"))?.id;
         let shared = Arc::new(Mutex::new(SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 }));
-        lock(&self.ctx.dev.qps).insert(qpn, Arc::downgrade(&shared));
+        self.ctx.dev.qps.write().unwrap_or_else(PoisonError::into_inner).insert(qpn, Arc::downgrade(&shared));
         Ok(Qp {
             ctx: self.ctx.clone(),
             qpn,
@@ -445,7 +448,7 @@ impl Pd {
             rq_log_size,
             rq_log_stride,
             shared,
-            state: Mutex::new(QpState::Reset),
+            state: AtomicU8::new(QpState::Reset as u8),
         })
     }
 }
@@ -515,7 +518,11 @@ impl Cq {
 
     /// Frees the ring slots a CQE accounts for.
     fn consumed(&self, c: &CqeRepr) {
-        let Some(s) = lock(&self.ctx.dev.qps).get(&c.qp_num).and_then(Weak::upgrade) else { return };
+        let Some(s) =
+            self.ctx.dev.qps.read().unwrap_or_else(PoisonError::into_inner).get(&c.qp_num).and_then(Weak::upgrade)
+        else {
+            return;
+        };
         let mut s = lock(&s);
         // A CQE for WQE i means every WQE up to i is done: each queue completes in order.
         if c.is_recv != 0 {
@@ -624,7 +631,9 @@ pub struct Qp {
     rq_log_stride: u8,
     /// Ring counters, shared with the CQs that retire this QP's WQEs; the per-QP lock.
     shared: Arc<Mutex<SqShared>>,
-    state: Mutex<QpState>,
+    /// The state as the last `modify` set it: read by every post without a lock (a store into a
+    /// neighbouring QP's cache line would otherwise slow every thread posting beside it).
+    state: AtomicU8,
 }
 
 impl Qp {
@@ -664,7 +673,7 @@ impl Qp {
         };
         self.ctx.command("MODIFY_QP", op::MODIFY_QP, &r.to_bytes())?;
         if let Some(s) = a.qp_state.filter(|_| mask & attr::STATE != 0) {
-            *lock(&self.state) = s;
+            self.state.store(s as u8, Ordering::Release);
             if s == QpState::Reset {
                 *lock(&self.shared) = SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 };
             }
@@ -793,12 +802,12 @@ impl Qp {
     }
 
     pub fn state(&self) -> QpState {
-        *lock(&self.state)
+        QpState::from_u8(self.state.load(Ordering::Acquire)).unwrap_or(QpState::Err)
     }
 
     pub fn destroy(self) -> Result<(), Error> {
         self.ctx.command("DESTROY_QP", op::DESTROY_QP, &ObjInRepr { id: self.qpn }.to_bytes())?;
-        lock(&self.ctx.dev.qps).remove(&self.qpn);
+        self.ctx.dev.qps.write().unwrap_or_else(PoisonError::into_inner).remove(&self.qpn);
         self.ctx.dev.backend.dma_free(self.sq);
         self.ctx.dev.backend.dma_free(self.rq);
         Ok(())

@@ -87,3 +87,28 @@ fn one_thread_polls_while_others_post() {
     assert_eq!(next, [PER_QP; QPS], "every WRITE of every thread completed");
     assert_eq!(b.buf.read(0, len).unwrap(), data, "every byte landed");
 }
+
+/// A doorbell rung while another thread is running the device does not wait for it: the write is posted,
+/// as PCIe posts it, and the NIC takes it at its next step.
+#[test]
+fn a_doorbell_rung_while_the_device_runs_is_posted() {
+    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 22));
+    let cap = QpCap { max_send_wr: 16, ..Default::default() };
+    let a = open_host(&world, 0, 1, 4096, cap, false).unwrap();
+    let b = open_host(&world, 1, 1, 4096, cap, false).unwrap();
+    connect(&a, 0, 1, &b, 0, 2, &ConnectOpts::default()).unwrap();
+    a.buf.write(0, &[0x5a; LEN as usize]).unwrap();
+    let busy = world.lock().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (a, b) = (&a, &b);
+        s.spawn(move || tx.send(a.qps[0].post_send(&write(a, 0, 0, b))).unwrap());
+        let posted = rx.recv_timeout(std::time::Duration::from_secs(20));
+        drop(busy);
+        assert!(matches!(posted, Ok(Ok(()))), "post_send waited for the device's thread: {posted:?}");
+    });
+    let wcs = a.cq.wait(1, 100_000_000).unwrap();
+    assert_eq!(wcs.len(), 1, "the posted doorbell reached the NIC");
+    assert_eq!(wcs[0].status, WcStatus::Success);
+    assert_eq!(b.buf.read(0, LEN as usize).unwrap(), vec![0x5a; LEN as usize]);
+}

@@ -9,6 +9,7 @@
 pub mod hostmem;
 pub mod net;
 pub mod nic;
+pub mod posted;
 pub mod rng;
 
 /// Simulated time in picoseconds.
@@ -19,3 +20,4 @@ pub const PS_PER_NS: Time = 1000;
 
 pub use hostmem::{Dma, DmaError, HostMemory};
 pub use nic::{Nic, NicConfig};
+pub use posted::PostedWrites;

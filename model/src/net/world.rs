@@ -4,6 +4,7 @@ use super::link::{Endpoint, FrameFault, Link, LinkConfig, LinkStats};
 use super::switch::{EcnConfig, Switch};
 use crate::hostmem::HostMemory;
 use crate::nic::{Nic, NicConfig};
+use crate::posted::PostedWrites;
 use crate::rng::Rng;
 use crate::Time;
 use pcap_file::pcap::{PcapPacket, PcapWriter};
@@ -17,6 +18,8 @@ use std::time::Duration;
 pub struct Node {
     pub nic: Nic,
     pub mem: HostMemory,
+    /// Register writes the host posted while the world was busy; applied before the next step or read.
+    pub posted: PostedWrites,
     out_link: usize,
     /// Set when the NIC asked to run but had nothing to do: skip it until after this time.
     idle_until: Option<Time>,
@@ -25,7 +28,13 @@ pub struct Node {
 impl Node {
     /// A host whose NIC sends on link `out_link`.
     fn new(cfg: &NicConfig, out_link: usize) -> Self {
-        Node { nic: Nic::new(cfg.clone()), mem: HostMemory::new(), out_link, idle_until: None }
+        Node {
+            nic: Nic::new(cfg.clone()),
+            mem: HostMemory::new(),
+            posted: PostedWrites::default(),
+            out_link,
+            idle_until: None,
+        }
     }
 }
 
@@ -247,8 +256,31 @@ impl World {
         }
     }
 
+    /// Applies the register writes every host posted, in order, at the current time.
+    pub fn apply_posted(&mut self) {
+        for node in &mut self.nodes {
+            for (off, val) in node.posted.take() {
+                node.nic.mmio_write(off, val, &mut node.mem);
+            }
+        }
+    }
+
+    /// A register write to node `n`'s NIC, after the writes posted before it.
+    pub fn mmio_write(&mut self, n: usize, off: u32, val: u32) {
+        self.apply_posted();
+        let node = &mut self.nodes[n];
+        node.nic.mmio_write(off, val, &mut node.mem);
+    }
+
+    /// A register read from node `n`'s NIC; like a PCIe read, it lands after the writes posted before it.
+    pub fn mmio_read(&mut self, n: usize, off: u32) -> u32 {
+        self.apply_posted();
+        self.nodes[n].nic.mmio_read(off)
+    }
+
     /// Processes everything due at the next event time. Returns false when nothing is pending.
     pub fn step(&mut self) -> bool {
+        self.apply_posted();
         let Some(t) = self.next_time() else { return false };
         self.now = self.now.max(t);
         let now = self.now;
@@ -303,6 +335,7 @@ impl World {
 
     /// Runs until `until` or until nothing is pending.
     pub fn run_until(&mut self, until: Time) {
+        self.apply_posted();
         while self.next_time().is_some_and(|t| t <= until) {
             self.step();
         }
