@@ -15,6 +15,7 @@ mod sys;
 pub use sys::{Device, Linux, Memory, Sys, UserPages};
 
 use crate::{Backend, Error};
+use arc_swap::ArcSwap;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -160,23 +161,24 @@ pub fn diagnose(sys: &dyn Sys, bdf: &str) -> Result<(PciFunction, u32), Error> {
     Ok((f, group))
 }
 
-/// The DMA memory handed out, by IOVA.
-struct Dma {
+/// The IOVA allocator: the next free IOVA and the ranges the IOMMU accepts.
+struct IovaSpace {
     next: u64,
     ranges: Vec<std::ops::Range<u64>>,
-    maps: BTreeMap<u64, Memory>,
 }
 
-impl Dma {
-    /// The mapping holding `[iova, iova + len)`, and the offset of `iova` in it.
-    fn find(&mut self, iova: u64, len: usize) -> Result<(&mut Memory, usize), Error> {
-        let (&base, mem) = self.maps.range_mut(..=iova).next_back().ok_or(Error::Dma { iova, len })?;
-        let off = (iova - base) as usize;
-        if off.checked_add(len).is_none_or(|end| end > mem.len()) {
-            return Err(Error::Dma { iova, len });
-        }
-        Ok((mem, off))
-    }
+/// The DMA memory handed out, by IOVA, each mapping behind a lock of its own. The table is read without a
+/// shared lock (each access takes a snapshot; map and unmap publish a new one), so threads on different
+/// queues touch nothing in common on the data path.
+type Maps = BTreeMap<u64, Arc<Mutex<Memory>>>;
+
+/// Runs `f` on the `len` bytes at `iova`, which must lie inside one mapping, under that mapping's lock.
+fn with_dma<R>(maps: &Maps, iova: u64, len: usize, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Error> {
+    let (&base, mem) = maps.range(..=iova).next_back().ok_or(Error::Dma { iova, len })?;
+    let mut mem = mem.lock().map_err(|_| Error::Vfio("DMA mapping poisoned".into()))?;
+    let off = (iova - base) as usize;
+    let end = off.checked_add(len).filter(|&end| end <= mem.len()).ok_or(Error::Dma { iova, len })?;
+    Ok(f(&mut mem.as_mut_slice()[off..end]))
 }
 
 /// A vfio-pci function opened for use: BAR0, DMA memory at IOVAs of our choosing, MSI vector 0.
@@ -185,7 +187,9 @@ pub struct Function {
     pub group: u32,
     sys: Arc<dyn Sys>,
     dev: Box<dyn Device>,
-    dma: Mutex<Dma>,
+    /// Held while mapping or unmapping: allocates IOVAs and publishes `maps`.
+    iovas: Mutex<IovaSpace>,
+    maps: ArcSwap<Maps>,
     start: Instant,
     /// Use 2 MiB pages for allocations of that size or more, when the host has them.
     pub huge_pages: bool,
@@ -220,7 +224,8 @@ impl Function {
             group,
             sys,
             dev,
-            dma: Mutex::new(Dma { next: IOVA_BASE, ranges, maps: BTreeMap::new() }),
+            iovas: Mutex::new(IovaSpace { next: IOVA_BASE, ranges }),
+            maps: ArcSwap::from_pointee(Maps::new()),
             start: Instant::now(),
             huge_pages: true,
         })
@@ -271,7 +276,7 @@ impl Function {
     /// Maps `mem` at the next free IOVA (aligned to its size class, a guard page after it).
     fn insert(&self, mem: Memory) -> Result<u64, Error> {
         let size = mem.len() as u64;
-        let mut d = self.dma.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
+        let mut d = self.iovas.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
         let align = if size >= 2 << 20 { 2 << 20 } else { PAGE };
         let start = d.next.div_ceil(align) * align;
         let fits = |r: &std::ops::Range<u64>| r.start <= start && start.checked_add(size).is_some_and(|e| e <= r.end);
@@ -280,30 +285,30 @@ impl Function {
         }
         self.dev.map_dma(start, &mem).map_err(|e| io("IOMMU map", &self.info.bdf, e))?;
         d.next = start + size.div_ceil(PAGE) * PAGE + PAGE;
-        d.maps.insert(start, mem);
+        let mut maps = Maps::clone(&self.maps.load());
+        maps.insert(start, Arc::new(Mutex::new(mem)));
+        self.maps.store(Arc::new(maps));
         Ok(start)
     }
 
     /// Unmaps and releases what `dma_alloc` returned at `iova`.
     pub fn dma_free(&self, iova: u64) -> Result<(), Error> {
-        let mut d = self.dma.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
-        let mem = d.maps.remove(&iova).ok_or(Error::Dma { iova, len: 0 })?;
-        // The memory is dropped only after the device has lost access to it.
-        self.dev.unmap_dma(iova, mem.len()).map_err(|e| io("IOMMU unmap", &self.info.bdf, e))
+        let _d = self.iovas.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
+        let mut maps = Maps::clone(&self.maps.load());
+        let mem = maps.remove(&iova).ok_or(Error::Dma { iova, len: 0 })?;
+        self.maps.store(Arc::new(maps));
+        // The memory is dropped (with the last snapshot that holds it) only after the device has lost
+        // access to it.
+        let len = mem.lock().map(|m| m.len()).map_err(|_| Error::Vfio("DMA mapping poisoned".into()))?;
+        self.dev.unmap_dma(iova, len).map_err(|e| io("IOMMU unmap", &self.info.bdf, e))
     }
 
     pub fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error> {
-        let mut d = self.dma.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
-        let (mem, off) = d.find(iova, buf.len())?;
-        buf.copy_from_slice(&mem.as_slice()[off..off + buf.len()]);
-        Ok(())
+        with_dma(&self.maps.load(), iova, buf.len(), |m| buf.copy_from_slice(m))
     }
 
     pub fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
-        let mut d = self.dma.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
-        let (mem, off) = d.find(iova, data.len())?;
-        mem.as_mut_slice()[off..off + data.len()].copy_from_slice(data);
-        Ok(())
+        with_dma(&self.maps.load(), iova, data.len(), |m| m.copy_from_slice(data))
     }
 
     /// Interrupts (MSI vector 0) since the last call.
@@ -318,8 +323,8 @@ impl Function {
 
 impl Drop for Function {
     fn drop(&mut self) {
-        if let Ok(d) = self.dma.get_mut() {
-            for (&iova, mem) in d.maps.iter() {
+        for (&iova, mem) in self.maps.load().iter() {
+            if let Ok(mem) = mem.lock() {
                 let _ = self.dev.unmap_dma(iova, mem.len());
             }
         }

@@ -30,9 +30,9 @@ pub struct UserPages {
 
 // SAFETY: `UserPages` is a pointer and a length; the memory belongs to a buffer the application lent for
 // the MR's lifetime (`UserMr<'a>` holds the `&'a mut [u8]`), and the driver's accesses to it are serialized
-// by the DMA table's lock.
+// by its mapping's lock in the DMA table.
 unsafe impl Send for UserPages {}
-// SAFETY: as for `Send`: shared access goes through the DMA table's lock.
+// SAFETY: as for `Send`: shared access goes through its mapping's lock.
 unsafe impl Sync for UserPages {}
 
 impl UserPages {
@@ -191,7 +191,8 @@ impl Device for LinuxDevice {
     fn map_dma(&self, iova: u64, mem: &Memory) -> io::Result<()> {
         let rw = Permissions::new(true, true).ok_or_else(|| io::Error::other("no read-write permission"))?;
         // SAFETY: `mem` is a live mapping of `mem.len()` bytes; the backend owns it and keeps it in place
-        // until it has called `unmap_dma` for this IOVA range (`Dma::free` and `Drop`).
+        // until it has called `unmap_dma` for this IOVA range (`Function::dma_free` and `Drop`; the DMA
+        // table's snapshots hold it until then).
         unsafe { self.dev.iommu().map(iova, mem.len(), mem.as_slice().as_ptr(), rw) }
     }
     fn unmap_dma(&self, iova: u64, len: usize) -> io::Result<()> {
