@@ -41,7 +41,7 @@ pub fn run(_backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Re
     let (a, b) = match devices {
         [] | [DeviceSpec::Model, DeviceSpec::Model] => {
             if let Some(p) = pcap {
-                world.lock().unwrap().tap(p, &[0, 1])?;
+                driver::lock_world(&world).tap(p, &[0, 1])?;
             }
             (
                 open_host(&world, 0, 1, 1 << 20, QpCap::default(), false)?,

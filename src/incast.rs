@@ -83,11 +83,11 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
     let mut last = vec![0u64; args.senders];
     let mut samples = Vec::new();
     let mut errors = 0;
-    let t0 = world.lock().unwrap().now;
+    let t0 = driver::lock_world(&world).now;
     let step_ps = args.sample_us * 1_000_000;
     let end = t0 + args.duration_us * 1_000_000;
     let mut next_sample = t0 + step_ps;
-    while world.lock().unwrap().now < end {
+    while driver::lock_world(&world).now < end {
         for (i, h) in tx.iter().enumerate() {
             while posted[i] - done[i] < u64::from(DEPTH) {
                 h.qps[0].post_send(&wr(h, i, posted[i]))?;
@@ -100,7 +100,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
                 }
             }
         }
-        let now = world.lock().unwrap().now;
+        let now = driver::lock_world(&world).now;
         if now >= next_sample {
             let rates: Vec<f64> = (0..args.senders)
                 .map(|i| (done[i] - last[i]) as f64 * f64::from(MSG) * 8.0 / (args.sample_us as f64 * 1000.0))
@@ -109,7 +109,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
             samples.push(((next_sample - t0) as f64 / 1e6, rates));
             next_sample += step_ps;
         }
-        if !world.lock().unwrap().step() {
+        if !driver::lock_world(&world).step() {
             break;
         }
     }
@@ -121,7 +121,7 @@ pub fn measure(args: &IncastArgs) -> Result<IncastReport, Error> {
         && tx.iter().enumerate().all(|(i, _)| {
             rx.buf.read(i * MSG as usize, MSG as usize).map(|v| v.iter().all(|&b| b == i as u8 + 1)).unwrap_or(false)
         });
-    let w = world.lock().unwrap();
+    let w = driver::lock_world(&world);
     let cnps = (0..n).map(|i| w.nodes[i].nic.counter(wire::contract::regs::Counter::cnps_sent)).sum();
     Ok(IncastReport {
         senders: args.senders,

@@ -106,7 +106,7 @@ impl LinkArgs {
         let nic = NicConfig { port_mbps: self.mbps, ..Default::default() };
         let world = shared(World::attached(nic, link, f.seed));
         if let Some(p) = &f.pcap {
-            world.lock().unwrap().tap_all(p)?;
+            driver::lock_world(&world).tap_all(p)?;
         }
         let dgram = DgramLink::open(self.local, self.remote)?;
         let ctx = Context::open(Box::new(ModelBackend::attached(world, dgram)))?;

@@ -180,7 +180,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         args.faults.seed,
     ));
     if let Some(p) = &args.faults.pcap {
-        world.lock().unwrap().tap(p, &[0, 1])?;
+        driver::lock_world(&world).tap(p, &[0, 1])?;
     }
     let buf_len = (size.max(8) as usize) * args.qps as usize;
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
@@ -197,8 +197,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.op == Op::Atomic {
         b.buf.write(0, &vec![0u8; buf_len])?;
     }
-    world.lock().unwrap().set_link_faults(faults);
-    let t0 = world.lock().unwrap().now;
+    driver::lock_world(&world).set_link_faults(faults);
+    let t0 = driver::lock_world(&world).now;
     let bar = (!args.json && std::io::stderr().is_terminal())
         .then(|| indicatif::ProgressBar::new(u64::from(iters) * u64::from(args.qps)));
     let wall = std::time::Instant::now();
@@ -234,7 +234,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
                 }
             }
         }
-        if wcs.is_empty() && !world.lock().unwrap().step() {
+        if wcs.is_empty() && !driver::lock_world(&world).step() {
             errors.push(format!("stalled after {completed} of {total} completions"));
             break;
         }
@@ -265,7 +265,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.op == Op::Send {
         let _ = b.cq.wait(0, 0);
     }
-    let sim_ps = world.lock().unwrap().now - t0;
+    let sim_ps = driver::lock_world(&world).now - t0;
     let data_ok = match args.op {
         Op::Write | Op::Send | Op::WriteLat | Op::SendLat => b.buf.read(0, buf_len)? == expect,
         Op::Read | Op::ReadLat => a.buf.read(0, buf_len)? == expect,

@@ -70,8 +70,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.op == Op::Atomic {
         b.buf.write(0, &vec![0u8; buf_len])?;
     }
-    let (t0, wall) = (world.lock().map_err(|_| "world poisoned")?.now, std::time::Instant::now());
-    world.lock().map_err(|_| "world poisoned")?.set_link_faults(faults);
+    let (t0, wall) = (driver::lock_world(&world).now, std::time::Instant::now());
+    driver::lock_world(&world).set_link_faults(faults);
     let running = AtomicUsize::new(n as usize);
     let stalled = AtomicBool::new(false);
     let tallies: Vec<Tally> = std::thread::scope(|s| {
@@ -90,7 +90,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         run_device(&world, &running, &stalled);
         handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
     });
-    let sim_ps = world.lock().map_err(|_| "world poisoned")?.now - t0;
+    let sim_ps = driver::lock_world(&world).now - t0;
     let errors: Vec<String> = tallies.iter().flat_map(|t| t.errors.clone()).collect();
     let data_ok = errors.is_empty()
         && match args.op {
@@ -144,7 +144,7 @@ fn run_device(world: &SharedWorld, running: &AtomicUsize, stalled: &AtomicBool) 
     let mut idle = 0u32;
     while running.load(Ordering::Acquire) > 0 {
         let ran = {
-            let mut w = world.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut w = driver::lock_world(world);
             (0..DEVICE_BATCH).take_while(|_| w.step()).count()
         };
         if ran > 0 {

@@ -45,6 +45,12 @@ pub fn shared(world: World) -> SharedWorld {
     Arc::new(Mutex::new(world))
 }
 
+/// The world, whether or not a thread that held it panicked (the simulation never leaves it half-changed
+/// on a panic of the caller's).
+pub fn lock_world(world: &Mutex<World>) -> MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// One NIC of a simulated `World`: stepped event by event, or, attached to a real link, in real time.
 /// Host memory is reached through its own handle, outside the world's lock: the driver writes WQEs and
 /// reads CQEs while another thread runs the device, as CPUs do while hardware works; a doorbell rung
@@ -60,7 +66,7 @@ pub struct ModelBackend {
 impl ModelBackend {
     pub fn new(world: SharedWorld, node: usize) -> Self {
         let (mem, posted) = {
-            let w = crate::realtime::lock(&world);
+            let w = lock_world(&world);
             (w.nodes[node].mem.clone(), w.nodes[node].posted.clone())
         };
         ModelBackend { world, node, mem, posted, realtime: None }
@@ -74,7 +80,7 @@ impl ModelBackend {
 
 impl ModelBackend {
     fn world(&self) -> MutexGuard<'_, World> {
-        crate::realtime::lock(&self.world)
+        lock_world(&self.world)
     }
 }
 

@@ -14,7 +14,7 @@ pub mod realtime;
 mod verbs;
 pub mod vfio;
 
-pub use backend::{shared, Backend, ModelBackend, SharedWorld};
+pub use backend::{lock_world, shared, Backend, ModelBackend, SharedWorld};
 pub use error::Error;
 pub use events::AsyncEvent;
 pub use verbs::*;

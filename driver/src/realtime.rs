@@ -2,10 +2,11 @@
 //! datagram, no header, no FCS. While attached, simulated time follows the wall clock, so the NIC's timers
 //! (ACK timeout, RNR wait, DCQCN) run in real time and a peer outside the process sees a real NIC.
 
+use crate::backend::lock_world as lock;
 use model::net::World;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The longest datagram taken from the link: more than any Ethernet frame the NIC accepts.
@@ -94,10 +95,4 @@ impl RealTime {
             let _ = self.link.sock.send(&f);
         }
     }
-}
-
-/// The world, whether or not a thread that held it panicked (the simulation itself never leaves it
-/// half-changed on a panic of the caller's).
-pub(crate) fn lock(world: &Mutex<World>) -> MutexGuard<'_, World> {
-    world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

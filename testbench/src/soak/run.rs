@@ -144,7 +144,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         req.qps[p.op.qp].post_send(&wr).map_err(err)?;
     }
     let f = sc.faults;
-    world.lock().unwrap().set_link_faults(f);
+    driver::lock_world(&world).set_link_faults(f);
     let mut expect = Expect::new(&placed, sc.qps, f.loss > 0.0 || f.corrupt > 0.0);
     loop {
         for (h, host) in hosts.iter().enumerate() {
@@ -155,7 +155,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         if expect.done() {
             break;
         }
-        let mut w = world.lock().unwrap();
+        let mut w = driver::lock_world(&world);
         if !w.step() {
             if expect.settled() {
                 break;
@@ -174,7 +174,7 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         }
     }
     // Nothing completes twice: let everything in flight settle, then nothing more may arrive.
-    world.lock().unwrap().run_until(u64::MAX / 2);
+    driver::lock_world(&world).run_until(u64::MAX / 2);
     for (h, host) in hosts.iter().enumerate() {
         if let Some(wc) = host.cq.poll(1).map_err(err)?.first() {
             return Err(format!("host {h}: an extra completion after all were in: {wc:?}"));
