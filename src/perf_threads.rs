@@ -178,30 +178,29 @@ fn run_lane(
     while tally.done < iters && tally.errors.is_empty() {
         while posted < iters && posted - tally.done < DEPTH {
             let wr = wr_for(op, a, b, t, size, u64::from(posted));
-            let t0 = Instant::now();
-            let r = if op == Op::Send { lane.peer_qp.post_recv(&recv) } else { Ok(()) };
-            let r = r.and_then(|()| lane.qp.post_send(&wr));
-            tally.driver += t0.elapsed();
+            let (r, took) = timed(|| {
+                let r = if op == Op::Send { lane.peer_qp.post_recv(&recv) } else { Ok(()) };
+                r.and_then(|()| lane.qp.post_send(&wr))
+            });
+            tally.driver += took;
             if let Err(e) = r {
                 tally.errors.push(format!("thread {t}: posting wr {posted}: {e}"));
                 return tally;
             }
             posted += 1;
         }
-        let t0 = Instant::now();
-        let wcs = match lane.cq.poll(64) {
+        let (wcs, took) = timed(|| lane.cq.poll(64));
+        let wcs = match wcs {
             Ok(w) => w,
             Err(e) => {
                 tally.errors.push(format!("thread {t}: {e}"));
                 return tally;
             }
         };
-        let took = t0.elapsed();
-        let t1 = Instant::now();
-        let peer = lane.peer_cq.poll(64).unwrap_or_default();
-        if !peer.is_empty() {
-            tally.driver += t1.elapsed();
-        }
+        let (peer, peer_took) = timed(|| lane.peer_cq.poll(64).unwrap_or_default());
+        // Only polls that took something count: an empty poll is waiting for the device.
+        tally.driver += if wcs.is_empty() { Duration::ZERO } else { took };
+        tally.driver += if peer.is_empty() { Duration::ZERO } else { peer_took };
         for wc in peer {
             if wc.status != WcStatus::Success {
                 tally.errors.push(format!("thread {t}: receive {}: {:?}", wc.wr_id, wc.status));
@@ -214,7 +213,6 @@ fn run_lane(
             std::thread::yield_now();
             continue;
         }
-        tally.driver += took;
         for wc in wcs {
             tally.in_order &= wc.wr_id == u64::from(tally.done);
             match wc.status {
@@ -227,4 +225,10 @@ fn run_lane(
     // The receive completions of the last SENDs.
     while op == Op::Send && !lane.peer_cq.poll(64).unwrap_or_default().is_empty() {}
     tally
+}
+
+/// `f`'s result and the wall time it took.
+fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
+    let t0 = Instant::now();
+    (f(), t0.elapsed())
 }

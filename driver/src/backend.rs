@@ -48,7 +48,7 @@ pub fn shared(world: World) -> SharedWorld {
 /// The world, whether or not a thread that held it panicked (the simulation never leaves it half-changed
 /// on a panic of the caller's).
 pub fn lock_world(world: &Mutex<World>) -> MutexGuard<'_, World> {
-    world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    crate::verbs::lock(world)
 }
 
 /// One NIC of a simulated `World`: stepped event by event, or, attached to a real link, in real time.

@@ -2,6 +2,7 @@
 
 use crate::events::EventQueue;
 use crate::{Backend, Error};
+use model::OwnLine;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
@@ -27,6 +28,10 @@ pub struct DeviceAttr {
     pub max_log_ring: u32,
 }
 
+/// A QP's ring counters behind the per-QP lock, on lines of their own: the posting thread writes them at
+/// every post, and the counters of the QP made next must not share its line.
+type QpRings = OwnLine<Mutex<SqShared>>;
+
 struct SqShared {
     pi: u16,
     /// Oldest WQE not yet known complete.
@@ -43,7 +48,7 @@ pub(crate) struct Device {
     token: Mutex<u8>,
     /// The QPs by number, for the completion path: read per CQE by every poller at once, written only when
     /// a QP is created or destroyed.
-    qps: RwLock<HashMap<u32, Weak<Mutex<SqShared>>>>,
+    qps: RwLock<HashMap<u32, Weak<QpRings>>>,
     pub(crate) events: OnceLock<EventQueue>,
 }
 
@@ -435,7 +440,7 @@ impl Pd {
         };
         let out = self.ctx.command("CREATE_QP", op::CREATE_QP, &req.to_bytes())?;
         let qpn = ObjOutRepr::from_bytes(&out).map_err(|_| Error::CommandTimeout("CREATE_QP"))?.id;
-        let shared = Arc::new(Mutex::new(SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 }));
+        let shared = Arc::new(OwnLine(Mutex::new(SqShared { pi: 0, ci: 0, rq_pi: 0, rq_ci: 0 })));
         self.ctx.dev.qps.write().unwrap_or_else(PoisonError::into_inner).insert(qpn, Arc::downgrade(&shared));
         Ok(Qp {
             ctx: self.ctx.clone(),
@@ -630,7 +635,7 @@ pub struct Qp {
     rq_log_size: u8,
     rq_log_stride: u8,
     /// Ring counters, shared with the CQs that retire this QP's WQEs; the per-QP lock.
-    shared: Arc<Mutex<SqShared>>,
+    shared: Arc<QpRings>,
     /// The state as the last `modify` set it: read by every post without a lock (a store into a
     /// neighbouring QP's cache line would otherwise slow every thread posting beside it).
     state: AtomicU8,

@@ -18,6 +18,6 @@ pub type Time = u64;
 /// Picoseconds per nanosecond.
 pub const PS_PER_NS: Time = 1000;
 
-pub use hostmem::{Dma, DmaError, HostMemory};
+pub use hostmem::{Dma, DmaError, HostMemory, OwnLine, Regions};
 pub use nic::{Nic, NicConfig};
 pub use posted::PostedWrites;

@@ -15,8 +15,7 @@ mod sys;
 pub use sys::{Device, Linux, Memory, Sys, UserPages};
 
 use crate::{Backend, Error};
-use arc_swap::ArcSwap;
-use std::collections::BTreeMap;
+use model::Regions;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -167,29 +166,16 @@ struct IovaSpace {
     ranges: Vec<std::ops::Range<u64>>,
 }
 
-/// The DMA memory handed out, by IOVA, each mapping behind a lock of its own. The table is read without a
-/// shared lock (each access takes a snapshot; map and unmap publish a new one), so threads on different
-/// queues touch nothing in common on the data path.
-type Maps = BTreeMap<u64, Arc<Mutex<Memory>>>;
-
-/// Runs `f` on the `len` bytes at `iova`, which must lie inside one mapping, under that mapping's lock.
-fn with_dma<R>(maps: &Maps, iova: u64, len: usize, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Error> {
-    let (&base, mem) = maps.range(..=iova).next_back().ok_or(Error::Dma { iova, len })?;
-    let mut mem = mem.lock().map_err(|_| Error::Vfio("DMA mapping poisoned".into()))?;
-    let off = (iova - base) as usize;
-    let end = off.checked_add(len).filter(|&end| end <= mem.len()).ok_or(Error::Dma { iova, len })?;
-    Ok(f(&mut mem.as_mut_slice()[off..end]))
-}
-
 /// A vfio-pci function opened for use: BAR0, DMA memory at IOVAs of our choosing, MSI vector 0.
 pub struct Function {
     pub info: PciFunction,
     pub group: u32,
     sys: Arc<dyn Sys>,
     dev: Box<dyn Device>,
-    /// Held while mapping or unmapping: allocates IOVAs and publishes `maps`.
+    /// Held while mapping or unmapping.
     iovas: Mutex<IovaSpace>,
-    maps: ArcSwap<Maps>,
+    /// The DMA memory handed out, by IOVA; threads on different queues touch nothing in common in it.
+    maps: Regions<Memory>,
     start: Instant,
     /// Use 2 MiB pages for allocations of that size or more, when the host has them.
     pub huge_pages: bool,
@@ -225,7 +211,7 @@ impl Function {
             sys,
             dev,
             iovas: Mutex::new(IovaSpace { next: IOVA_BASE, ranges }),
-            maps: ArcSwap::from_pointee(Maps::new()),
+            maps: Regions::new(),
             start: Instant::now(),
             huge_pages: true,
         })
@@ -285,30 +271,26 @@ impl Function {
         }
         self.dev.map_dma(start, &mem).map_err(|e| io("IOMMU map", &self.info.bdf, e))?;
         d.next = start + size.div_ceil(PAGE) * PAGE + PAGE;
-        let mut maps = Maps::clone(&self.maps.load());
-        maps.insert(start, Arc::new(Mutex::new(mem)));
-        self.maps.store(Arc::new(maps));
+        self.maps.insert(start, mem);
         Ok(start)
     }
 
     /// Unmaps and releases what `dma_alloc` returned at `iova`.
     pub fn dma_free(&self, iova: u64) -> Result<(), Error> {
         let _d = self.iovas.lock().map_err(|_| Error::Vfio("DMA table poisoned".into()))?;
-        let mut maps = Maps::clone(&self.maps.load());
-        let mem = maps.remove(&iova).ok_or(Error::Dma { iova, len: 0 })?;
-        self.maps.store(Arc::new(maps));
-        // The memory is dropped (with the last snapshot that holds it) only after the device has lost
+        let mem = self.maps.remove(iova).ok_or(Error::Dma { iova, len: 0 })?;
+        // The memory is dropped (with the last access that holds it) only after the device has lost
         // access to it.
-        let len = mem.lock().map(|m| m.len()).map_err(|_| Error::Vfio("DMA mapping poisoned".into()))?;
+        let len = mem.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len();
         self.dev.unmap_dma(iova, len).map_err(|e| io("IOMMU unmap", &self.info.bdf, e))
     }
 
     pub fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), Error> {
-        with_dma(&self.maps.load(), iova, buf.len(), |m| buf.copy_from_slice(m))
+        self.maps.with(iova, buf.len(), |m| buf.copy_from_slice(m)).ok_or(Error::Dma { iova, len: buf.len() })
     }
 
     pub fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
-        with_dma(&self.maps.load(), iova, data.len(), |m| m.copy_from_slice(data))
+        self.maps.with(iova, data.len(), |m| m.copy_from_slice(data)).ok_or(Error::Dma { iova, len: data.len() })
     }
 
     /// Interrupts (MSI vector 0) since the last call.
@@ -323,11 +305,9 @@ impl Function {
 
 impl Drop for Function {
     fn drop(&mut self) {
-        for (&iova, mem) in self.maps.load().iter() {
-            if let Ok(mem) = mem.lock() {
-                let _ = self.dev.unmap_dma(iova, mem.len());
-            }
-        }
+        self.maps.for_each(|iova, mem| {
+            let _ = self.dev.unmap_dma(iova, mem.len());
+        });
     }
 }
 

@@ -70,6 +70,12 @@ impl Memory {
     }
 }
 
+impl AsMut<[u8]> for Memory {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+}
+
 /// The host: sysfs, device nodes, memory.
 pub trait Sys: Send + Sync {
     /// A sysfs attribute, trimmed.
@@ -191,8 +197,8 @@ impl Device for LinuxDevice {
     fn map_dma(&self, iova: u64, mem: &Memory) -> io::Result<()> {
         let rw = Permissions::new(true, true).ok_or_else(|| io::Error::other("no read-write permission"))?;
         // SAFETY: `mem` is a live mapping of `mem.len()` bytes; the backend owns it and keeps it in place
-        // until it has called `unmap_dma` for this IOVA range (`Function::dma_free` and `Drop`; the DMA
-        // table's snapshots hold it until then).
+        // until it has called `unmap_dma` for this IOVA range (`Function::dma_free` and `Drop`; an access
+        // that began before holds it until then).
         unsafe { self.dev.iommu().map(iova, mem.len(), mem.as_slice().as_ptr(), rw) }
     }
     fn unmap_dma(&self, iova: u64, len: usize) -> io::Result<()> {
