@@ -11,6 +11,7 @@ mod perf;
 mod perf_link;
 mod perf_threads;
 mod pingpong;
+mod profile;
 mod soak;
 mod verilog;
 
@@ -51,6 +52,8 @@ enum Cmd {
     Devices(devices::DevicesArgs),
     /// Seeded random scenarios over the golden model, every completion, byte and atomic checked.
     Soak(soak::SoakArgs),
+    /// A hardware profile's limits, QP context bits and block RAM.
+    Profile(profile::ProfileArgs),
     /// N senders into one receiver through the ECN-marking switch (DCQCN).
     Incast(incast::IncastArgs),
     /// ferrite against real peers in QEMU guests: Linux soft-RoCE (`rxe`), the kernel's VFIO (`vfio`).
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Cmd::Perf(a) => perf::run(&a),
         Cmd::Devices(a) => devices::run(&a),
         Cmd::Soak(a) => soak::run(&a),
+        Cmd::Profile(a) => profile::run(&a),
         Cmd::Incast(a) => incast::run(&a),
         Cmd::Pingpong(a) => pingpong::run(&a),
         Cmd::Interop(a) => interop::run(&a),

@@ -1,8 +1,19 @@
 //! `ferrite soak`: seeded random scenarios over the golden model, checked end to end (`testbench::soak`).
 
+use crate::profile::ProfileName;
 use crate::Error;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
+use testbench::soak::{Follow, Options};
+
+/// How the soak follows each scenario's decisions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FollowArg {
+    /// Record each NIC's own decisions and replay them into a fresh model: every output identical.
+    Exact,
+    /// Take the decisions at other legal times and orders, then replay those: invariants hold, none illegal.
+    Perturb,
+}
 
 #[derive(Args, Debug, Clone)]
 pub struct SoakArgs {
@@ -12,13 +23,24 @@ pub struct SoakArgs {
     /// The first scenario's seed; a failure names its own, which replays it with `--scenarios 1`.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The NICs' hardware profile.
+    #[arg(long, value_enum, default_value = "board")]
+    pub profile: ProfileName,
+    /// Replay every NIC's decisions into a fresh model (the follower) and compare what it produces.
+    #[arg(long, value_enum)]
+    pub follow: Option<FollowArg>,
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &SoakArgs) -> Result<bool, Error> {
+    let follow = args.follow.map(|f| match f {
+        FollowArg::Exact => Follow::Exact,
+        FollowArg::Perturb => Follow::Perturb,
+    });
+    let opts = Options { profile: args.profile.profile(), follow };
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(args.scenarios));
-    let rep = testbench::soak::soak(args.seed, args.scenarios, |seed, r| {
+    let rep = testbench::soak::soak(args.seed, args.scenarios, &opts, |seed, r| {
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -33,8 +55,9 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
         println!(
-            "soak: {} of {} scenarios passed (seeds {}..={}), {} work requests, {:.1} MiB, {} frames, {} retransmitted, \
-             {} ACK timeouts, {} QP pairs out of retries, {:.1} s",
+            "soak ({} profile): {} of {} scenarios passed (seeds {}..={}), {} work requests, {:.1} MiB, {} frames, \
+             {} retransmitted, {} ACK timeouts, {} QP pairs out of retries, {:.1} s",
+            rep.profile,
             rep.passed,
             rep.scenarios,
             rep.first_seed,
@@ -47,8 +70,19 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
             rep.totals.retries_exhausted,
             rep.wall_s
         );
+        if let Some(f) = rep.follow {
+            println!(
+                "follow ({f:?}): {} decisions replayed, {} mismatches, {} illegal decisions",
+                rep.totals.follow_events, rep.totals.follow_mismatches, rep.totals.illegal_decisions
+            );
+        }
         for f in &rep.failures {
-            println!("FAILED seed {} (replay: ferrite soak --seed {} --scenarios 1): {}", f.seed, f.seed, f.error);
+            let follow =
+                args.follow.map_or(String::new(), |f| format!(" --follow {}", format!("{f:?}").to_lowercase()));
+            println!(
+                "FAILED seed {} (replay: ferrite soak --seed {} --scenarios 1 --profile {}{follow}): {}",
+                f.seed, f.seed, rep.profile, f.error
+            );
             println!("  shrunk to {:?}", f.shrunk);
             println!("  which fails with: {}", f.shrunk_error);
         }

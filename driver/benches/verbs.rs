@@ -17,7 +17,6 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use driver::pair::{connect, open_host_on, Host, Switchable};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -36,7 +35,7 @@ struct Rig {
 
 impl Rig {
     fn new() -> Self {
-        let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 1));
+        let world = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 1));
         let mock = Arc::new(AtomicBool::new(false));
         let mmio_writes = Arc::new(AtomicU64::new(0));
         let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: 16, ..Default::default() };

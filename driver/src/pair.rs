@@ -3,9 +3,27 @@
 
 use crate::{send_flags, Buffer, ConnectOpts, Context, Cq, Endpoint, Error, ModelBackend, Mr, Pd, Qp, QpCap};
 use crate::{SendOp, SendWr, Sge, SharedWorld};
+use model::NicConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use wire::contract::profile::Profile;
 use wire::contract::verbs::access;
+
+/// The hardware profile the test suites run the model on: `FERRITE_PROFILE` (`board` or `large`), the board
+/// profile when it is unset. The CI runs the driver's suites on both.
+pub fn profile() -> Profile {
+    match std::env::var("FERRITE_PROFILE") {
+        Ok(name) => {
+            Profile::named(&name).unwrap_or_else(|| panic!("FERRITE_PROFILE={name}: no such profile (board, large)"))
+        }
+        Err(_) => Profile::board(),
+    }
+}
+
+/// A model NIC of `profile()`, checking its invariants and packed QP context after every decision.
+pub fn nic_config() -> NicConfig {
+    NicConfig { checks: true, ..NicConfig::new(profile()) }
+}
 
 /// One host: its context and verbs objects.
 pub struct Host {

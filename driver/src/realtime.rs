@@ -62,8 +62,9 @@ impl RealTime {
     pub fn pump(&self, world: &Mutex<World>, max_wait: Duration) {
         self.exchange(world);
         let due_in = {
-            let w = lock(world);
-            w.next_time().map(|t| t.saturating_sub(w.now) / model::PS_PER_NS)
+            let mut w = lock(world);
+            let now = w.now;
+            w.next_time().map(|t| t.saturating_sub(now) / model::PS_PER_NS)
         };
         let wait = due_in.map_or(max_wait, |ns| max_wait.min(Duration::from_nanos(ns))).min(POLL);
         if !wait.is_zero() {

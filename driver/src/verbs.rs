@@ -12,7 +12,7 @@ use wire::contract::regs::{self, block, block_type, doorbell, id, Counter};
 use wire::contract::verbs::{attr, QpState, QpType, WcOpcode, WcStatus};
 use wire::contract::wqe::*;
 
-/// What the device reports about itself (`ibv_device_attr`, trimmed).
+/// What the device reports about itself (`ibv_device_attr`, trimmed, and the hardware profile's queues).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceAttr {
     pub build_id: u32,
@@ -23,7 +23,16 @@ pub struct DeviceAttr {
     pub max_pd: u32,
     pub max_sge: u32,
     pub max_inline: u32,
+    /// READ/atomic requests a QP executes as responder: the most `max_dest_rd_atomic` may be.
     pub max_qp_rd_atom: u32,
+    /// READ/atomic requests a QP keeps outstanding as requester: the most `max_rd_atomic` may be.
+    pub max_qp_init_rd_atom: u32,
+    /// Send WQEs the device holds per QP between fetching and completing them.
+    pub wqe_window: u32,
+    /// Responses a QP's responder queues.
+    pub resp_queue: u32,
+    /// The device's timer tick (ns).
+    pub tick_ns: u32,
     pub port_mbps: u32,
     pub max_log_ring: u32,
 }
@@ -46,6 +55,8 @@ pub(crate) struct Device {
     mailbox: u64,
     /// The last command token; held for the whole of a command, which owns the one mailbox meanwhile.
     token: Mutex<u8>,
+    /// Held across the two reads of a 64-bit register (the low word latches the high one).
+    latch: Mutex<()>,
     /// The QPs by number, for the completion path: read per CQE by every poller at once, written only when
     /// a QP is created or destroyed.
     qps: RwLock<HashMap<u32, Weak<QpRings>>>,
@@ -146,7 +157,11 @@ impl Context {
             max_pd: r(id::MAX_PD),
             max_sge: r(id::MAX_SGE),
             max_inline: r(id::MAX_INLINE),
-            max_qp_rd_atom: r(id::MAX_RD_ATOMIC),
+            max_qp_rd_atom: r(id::MAX_QP_RD_ATOM),
+            max_qp_init_rd_atom: r(id::MAX_QP_INIT_RD_ATOM),
+            wqe_window: r(id::WQE_WINDOW),
+            resp_queue: r(id::RESP_QUEUE),
+            tick_ns: r(id::TICK_NS),
             port_mbps: r(id::PORT_MBPS),
             max_log_ring: r(id::MAX_LOG_RING),
         };
@@ -156,6 +171,7 @@ impl Context {
             attr,
             mailbox,
             token: Mutex::new(0),
+            latch: Mutex::new(()),
             qps: RwLock::new(HashMap::new()),
             events: OnceLock::new(),
         };
@@ -169,10 +185,13 @@ impl Context {
         self.dev.attr
     }
 
-    /// Reads a device counter.
+    /// Reads a device counter: its low word, which latches the high word, then the high word, under a lock
+    /// so another thread's read cannot come between them.
     pub fn counter(&self, c: Counter) -> u64 {
+        let _pair = lock(&self.dev.latch);
         let b = &self.dev.backend;
-        u64::from(b.mmio_read(c.offset())) | (u64::from(b.mmio_read(c.offset() + 4)) << 32)
+        let lo = b.mmio_read(c.offset());
+        u64::from(lo) | (u64::from(b.mmio_read(c.offset() + 4)) << 32)
     }
 
     /// Writes a DCQCN parameter register.
@@ -339,6 +358,9 @@ impl Pd {
     pub fn reg_mr(&self, addr: u64, len: u64, access: u32) -> Result<Mr, Error> {
         if len == 0 {
             return Err(Error::InvalidArgument("MR length 0"));
+        }
+        if len > 1 << wire::contract::qpc::MR_LEN_BITS {
+            return Err(Error::InvalidArgument("MR longer than the device's 2^48 bytes"));
         }
         if access & !wire::contract::verbs::access::ALL != 0 {
             return Err(Error::InvalidArgument("unknown access flags"));
@@ -647,6 +669,13 @@ impl Qp {
         if mask & attr::STATE != 0 && a.qp_state.is_none() {
             return Err(Error::InvalidArgument("STATE in mask without qp_state"));
         }
+        let dev = self.ctx.dev.attr;
+        if mask & attr::MAX_QP_RD_ATOMIC != 0 && u32::from(a.max_rd_atomic) > dev.max_qp_init_rd_atom {
+            return Err(Error::InvalidArgument("max_rd_atomic above the device's max_qp_init_rd_atom"));
+        }
+        if mask & attr::MAX_DEST_RD_ATOMIC != 0 && u32::from(a.max_dest_rd_atomic) > dev.max_qp_rd_atom {
+            return Err(Error::InvalidArgument("max_dest_rd_atomic above the device's max_qp_rd_atom"));
+        }
         let r = QpAttrsRepr {
             qpn: self.qpn,
             attr_mask: mask,
@@ -810,7 +839,12 @@ impl Qp {
         QpState::from_u8(self.state.load(Ordering::Acquire)).unwrap_or(QpState::Err)
     }
 
+    /// `ibv_destroy_qp`: the QP goes to RESET first (its posted WQEs are dropped without completions, as
+    /// IBTA's RESET does), which the device needs before it destroys a QP.
     pub fn destroy(self) -> Result<(), Error> {
+        if self.state() != QpState::Reset {
+            self.modify(&QpAttr { qp_state: Some(QpState::Reset), ..Default::default() }, attr::STATE)?;
+        }
         self.ctx.command("DESTROY_QP", op::DESTROY_QP, &ObjInRepr { id: self.qpn }.to_bytes())?;
         self.ctx.dev.qps.write().unwrap_or_else(PoisonError::into_inner).remove(&self.qpn);
         self.ctx.dev.backend.dma_free(self.sq);
@@ -865,7 +899,6 @@ impl Default for ConnectOpts {
 }
 
 impl Qp {
-    /// RESET -> INIT -> RTR -> RTS toward `remote`, starting our send PSN at `local_psn`.
     /// RESET -> INIT -> RTR -> RTS for a raw packet QP: it needs only its port.
     pub fn activate_raw(&self) -> Result<(), Error> {
         let init = QpAttr { qp_state: Some(QpState::Init), port_num: 1, ..Default::default() };
@@ -876,7 +909,12 @@ impl Qp {
         Ok(())
     }
 
+    /// RESET -> INIT -> RTR -> RTS toward `remote`, starting our send PSN at `local_psn`. `max_rd_atomic` and
+    /// `max_dest_rd_atomic` above the device's limits are lowered to them, as perftest
+    /// takes the device's when the user gives none.
     pub fn connect(&self, local_psn: u32, remote: &Endpoint, o: &ConnectOpts) -> Result<(), Error> {
+        let dev = self.ctx.dev.attr;
+        let cap = |v: u8, max: u32| v.min(max.min(255) as u8);
         let init =
             QpAttr { qp_state: Some(QpState::Init), qp_access_flags: o.access, port_num: 1, ..Default::default() };
         self.modify(&init, attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS)?;
@@ -885,7 +923,7 @@ impl Qp {
             path_mtu: o.path_mtu,
             dest_qp_num: remote.qpn,
             rq_psn: remote.psn,
-            max_dest_rd_atomic: o.max_dest_rd_atomic.unwrap_or(o.max_rd_atomic),
+            max_dest_rd_atomic: cap(o.max_dest_rd_atomic.unwrap_or(o.max_rd_atomic), dev.max_qp_rd_atom),
             min_rnr_timer: o.min_rnr_timer,
             ah: AddressVector {
                 dgid: remote.gid,
@@ -914,7 +952,7 @@ impl Qp {
             retry_cnt: o.retry_cnt,
             rnr_retry: o.rnr_retry,
             sq_psn: local_psn,
-            max_rd_atomic: o.max_rd_atomic,
+            max_rd_atomic: cap(o.max_rd_atomic, dev.max_qp_init_rd_atom),
             ..Default::default()
         };
         self.modify(

@@ -5,14 +5,13 @@
 use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::Counter;
 use wire::ext::syndrome;
 
 const T: u64 = 10_000_000_000;
 
 fn setup_with(cap: QpCap, o: ConnectOpts) -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 13));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 13));
     let a = open_host(&w, 0, 1, 1 << 16, cap, false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, cap, false).unwrap();
     connect(&a, 0, 0x10, &b, 0, 0x20, &o).unwrap();
@@ -222,7 +221,7 @@ fn a_read_response_for_a_write_is_ignored() {
 /// A response for a QP that cannot send (still in RTR) is dropped for its state, before any PSN check.
 #[test]
 fn responses_for_a_qp_in_rtr_are_dropped_for_its_state() {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 13));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 13));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     let init = QpAttr { qp_state: Some(QpState::Init), port_num: 1, ..Default::default() };

@@ -4,12 +4,11 @@
 use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::{Counter, Dcqcn};
 
 /// Every packet A sends carries ECN CE (traffic class ECN bits 11), as if a switch had marked it.
 fn setup() -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 11));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 11));
     let a = open_host(&w, 0, 1, 1 << 21, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 21, QpCap::default(), false).unwrap();
     let o = ConnectOpts { traffic_class: (26 << 2) | 0b11, ..Default::default() };
@@ -49,10 +48,13 @@ fn notification_point_sends_one_cnp_per_interval_and_the_rate_is_cut_on_each() {
     let (w, a, b) = setup();
     write(&a, &b);
     let cnps = cnp_times(&w.lock().unwrap(), 1);
-    let interval = u64::from(Dcqcn::CNP_INTERVAL_NS.param().default) * 1000;
+    // The interval is 49 ticks, counted from the tick of the CE mark that was answered; a CNP may leave up to
+    // a frame's time later than it was made, so the ticks it leaves in may be one closer.
+    let interval = model::nic::dcqcn::Params::default().cnp_interval();
     assert!(cnps.len() >= 2, "CE on every packet of a long WRITE: {cnps:?}");
     for pair in cnps.windows(2) {
-        assert!(pair[1] - pair[0] >= interval, "CNPs {} ps apart, the interval is {interval} ps", pair[1] - pair[0]);
+        let ticks = model::nic::timer::tick_of(pair[1]) - model::nic::timer::tick_of(pair[0]);
+        assert!(ticks + 1 >= interval, "CNPs {ticks} ticks apart, the interval is {interval}");
     }
     let n = cnps.len() as u64;
     assert_eq!(b.ctx.counter(Counter::cnps_sent), n);
@@ -76,25 +78,27 @@ fn no_cnp_without_the_notification_point_and_no_cut_without_the_reaction_point()
     assert_eq!(a.ctx.counter(Counter::rate_cuts), 0);
 }
 
-/// The notification point's interval at its boundary: a CE-marked packet one picosecond before the interval
-/// ends gets no CNP, one exactly at its end does.
+/// The notification point's interval at its boundary, in timer ticks (50 us: 49 ticks): a CE-marked packet
+/// in the last tick of the interval gets no CNP, one in the first tick after it does.
 #[test]
 fn one_cnp_per_interval_at_the_boundary() {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 11));
+    use model::nic::timer::{tick_of, tick_start};
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 11));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, 1, &b, 0, 2, &ConnectOpts::default()).unwrap();
-    let interval = u64::from(Dcqcn::CNP_INTERVAL_NS.param().default) * 1000;
+    let interval = model::nic::dcqcn::Params::default().cnp_interval();
+    assert_eq!(interval, 49);
     let mut h = driver::pair::forged_headers(&a, &b, wire::Opcode::RDMA_WRITE_ONLY, 1);
     h.ext.reth = Some(wire::ext::RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: 8 });
     h.ip.set_tclass(0b11); // ECN CE
     let frame = h.emit(&[1; 8]);
-    let t0 = w.lock().unwrap().now;
-    for at in [t0, t0 + interval - 1, t0 + interval] {
+    let k = tick_of(w.lock().unwrap().now) + 1;
+    for at in [tick_start(k), tick_start(k + interval) - 1, tick_start(k + interval)] {
         w.lock().unwrap().run_until(at);
         w.lock().unwrap().deliver(1, frame.clone());
         w.lock().unwrap().run_until(at); // processed at `at`
     }
     assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 3);
-    assert_eq!(b.ctx.counter(Counter::cnps_sent), 2, "CNPs at t0 and at t0 + interval, none between");
+    assert_eq!(b.ctx.counter(Counter::cnps_sent), 2, "CNPs in tick k and in tick k + 49, none in tick k + 48");
 }

@@ -4,13 +4,12 @@
 use driver::pair::{connect, Switchable};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[test]
 fn one_doorbell_per_call() {
-    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 5));
+    let world = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 5));
     let writes = Arc::new(AtomicU64::new(0));
     let cap = QpCap { max_send_wr: 64, max_recv_wr: 64, ..Default::default() };
     let host = |i| {

@@ -5,7 +5,6 @@
 use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, Impairments, LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::Counter;
 use wire::ext::{syndrome, AethRepr};
 use wire::{BthRepr, ExtHeaders, Opcode, Psn, RoceHeaders};
@@ -17,7 +16,7 @@ const PSN_B: u32 = 0x200;
 const UNTOUCHED: u8 = 0xEE;
 
 fn setup_with(o: ConnectOpts, psn_a: u32) -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 9));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 9));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, psn_a, &b, 0, PSN_B, &o).unwrap();

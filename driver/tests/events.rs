@@ -4,13 +4,12 @@
 use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::Counter;
 
 const T: u64 = 1_000_000_000;
 
 fn setup(cap: QpCap) -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 3));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 3));
     let a = open_host(&w, 0, 1, 1 << 16, cap, false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, cap, false).unwrap();
     connect(&a, 0, 0x31, &b, 0, 0x41, &ConnectOpts::default()).unwrap();

@@ -5,7 +5,6 @@
 use driver::pair::{connect, open_host, send_wr, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 use wire::arp::{self, ArpRepr};
 use wire::contract::regs::Counter;
 use wire::eth::{ethertype, EthernetRepr};
@@ -22,7 +21,7 @@ struct Side {
 }
 
 fn setup() -> (SharedWorld, Vec<Host>) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 5));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 5));
     let hosts: Vec<_> = (0..2).map(|i| open_host(&w, i, 1, 1 << 16, QpCap::default(), false).unwrap()).collect();
     connect(&hosts[0], 0, 1, &hosts[1], 0, 2, &ConnectOpts::default()).unwrap();
     w.lock().unwrap().capture();

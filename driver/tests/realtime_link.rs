@@ -5,7 +5,6 @@ use driver::pair::{open_host_on, send_wr, Host};
 use driver::realtime::DgramLink;
 use driver::*;
 use model::net::{Impairments, LinkConfig, World};
-use model::NicConfig;
 use std::net::UdpSocket;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Duration;
@@ -30,7 +29,7 @@ fn host(i: usize, sock: UdpSocket, loss: f64, seed: u64, tx: Sender<Hello>, rx: 
     // a 1 MiB READ's responses would leave in one burst and overflow the peer's socket buffer).
     let faults = Impairments { loss, ..Default::default() };
     let link = LinkConfig { gbps: 1.0, faults, ..Default::default() };
-    let nic = NicConfig { port_mbps: 1000, ..Default::default() };
+    let nic = model::NicConfig { port_mbps: 1000, ..driver::pair::nic_config() };
     let w = shared(World::attached(nic, link, seed));
     let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
     let h = open_host_on(Box::new(backend), i, 1, 1 << 22, QpCap::default(), false).unwrap();
@@ -97,7 +96,7 @@ fn rdma_across_a_real_link_with_loss() {
 #[test]
 fn arp_across_a_real_link() {
     let (sa, peer) = sockets();
-    let w = shared(World::attached(NicConfig::default(), LinkConfig::default(), 1));
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), 1));
     let a = open_host_on(
         Box::new(ModelBackend::attached(w, DgramLink::from_socket(sa).unwrap())),
         0,
@@ -129,7 +128,7 @@ fn arp_across_a_real_link() {
 fn tcp_through_the_nics() {
     let (sa, sb) = sockets();
     let attach = |i: usize, sock: UdpSocket| {
-        let w = shared(World::attached(NicConfig::default(), LinkConfig::default(), i as u64));
+        let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), i as u64));
         let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
         let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
         let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();

@@ -4,7 +4,6 @@
 use driver::pair::{connect, forged_headers, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::Counter;
 use wire::ext::{AtomicEthRepr, RethRepr};
 use wire::Opcode;
@@ -13,7 +12,7 @@ use wire::Opcode;
 const PSN_A: u32 = 0x40;
 
 fn setup(o: ConnectOpts) -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 17));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 17));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, PSN_A, &b, 0, 0x80, &o).unwrap();
@@ -167,7 +166,7 @@ fn lengths_are_checked_at_their_boundaries() {
 /// A request for a QP that cannot receive (still in RESET) is dropped and counted, with no answer.
 #[test]
 fn requests_for_a_qp_that_cannot_receive_are_dropped() {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 17));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 17));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 2, 1 << 16, QpCap::default(), false).unwrap();
     connect(&a, 0, PSN_A, &b, 0, 0x80, &ConnectOpts::default()).unwrap();

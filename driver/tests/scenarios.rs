@@ -5,13 +5,12 @@
 use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{Impairments, LinkConfig, World};
-use model::NicConfig;
 
 const BUF: usize = 1 << 20;
 const T: u64 = 10_000_000_000; // 10 s of device time
 
 fn setup(link: LinkConfig, seed: u64, o: &ConnectOpts, pa: u32, pb: u32) -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), link, seed));
+    let w = shared(World::pair(driver::pair::nic_config(), link, seed));
     let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, BUF, QpCap::default(), false).unwrap();
     connect(&a, 0, pa, &b, 0, pb, o).unwrap();
@@ -276,14 +275,18 @@ fn rkey_and_bounds_violations_touch_nothing() {
 
 #[test]
 fn illegal_modify_qp_transitions_are_rejected() {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 9));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 9));
     let a = open_host(&w, 0, 1, 4096, QpCap::default(), false).unwrap();
     let qp = &a.qps[0];
     let rts = QpAttr { qp_state: Some(QpState::Rts), ..Default::default() };
     let err = qp.modify(&rts, attr::STATE).unwrap_err();
     assert!(matches!(err, Error::Command { status: wire::contract::cmd::Status::BadState, .. }), "{err}");
-    // RESET -> INIT without the required ACCESS_FLAGS.
-    let init = QpAttr { qp_state: Some(QpState::Init), ..Default::default() };
+    // RESET -> INIT without the required ACCESS_FLAGS; with them, but on port 0 (the device has port 1 only).
+    let mut init = QpAttr { qp_state: Some(QpState::Init), ..Default::default() };
+    let all = attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS;
+    let err = qp.modify(&init, all).unwrap_err();
+    assert!(matches!(err, Error::Command { status: wire::contract::cmd::Status::BadParam, .. }), "port 0: {err}");
+    init.port_num = 1;
     assert!(qp.modify(&init, attr::STATE | attr::PKEY_INDEX | attr::PORT).is_err());
     assert_eq!(qp.query().unwrap().qp_state, QpState::Reset as u8, "refused modify changes nothing");
     qp.modify(&init, attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS).unwrap();
@@ -309,7 +312,7 @@ fn illegal_modify_qp_transitions_are_rejected() {
 
 #[test]
 fn ipv6_and_vlan() {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 10));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 10));
     let a = open_host(&w, 0, 1, 65536, QpCap::default(), true).unwrap();
     let b = open_host(&w, 1, 1, 65536, QpCap::default(), true).unwrap();
     // PCP 5: the top bit of the tag's priority is carried too.

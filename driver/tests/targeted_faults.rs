@@ -5,7 +5,6 @@
 use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::Counter;
 
 const T: u64 = 10_000_000_000;
@@ -13,7 +12,7 @@ const T: u64 = 10_000_000_000;
 const MTU_256: u8 = 1;
 
 fn setup(timeout: u8) -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 7));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 7));
     let a = open_host(&w, 0, 1, 1 << 16, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 16, QpCap::default(), false).unwrap();
     let o = ConnectOpts { path_mtu: MTU_256, timeout, ..Default::default() };

@@ -4,7 +4,6 @@
 use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
-use model::NicConfig;
 
 fn assert_send_sync<T: Send + Sync>() {}
 
@@ -38,7 +37,7 @@ fn write(h: &Host, q: usize, i: u32, peer: &Host) -> SendWr {
 
 #[test]
 fn one_thread_polls_while_others_post() {
-    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 21));
+    let world = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 21));
     let len = QPS * PER_QP as usize * LEN as usize;
     let cap = QpCap { max_send_wr: 16, ..Default::default() };
     let a = open_host(&world, 0, QPS, len, cap, false).unwrap();
@@ -92,7 +91,7 @@ fn one_thread_polls_while_others_post() {
 /// as PCIe posts it, and the NIC takes it at its next step.
 #[test]
 fn a_doorbell_rung_while_the_device_runs_is_posted() {
-    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 22));
+    let world = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 22));
     let cap = QpCap { max_send_wr: 16, ..Default::default() };
     let a = open_host(&world, 0, 1, 4096, cap, false).unwrap();
     let b = open_host(&world, 1, 1, 4096, cap, false).unwrap();

@@ -7,7 +7,6 @@
 use driver::pair::{connect, forged_headers, open_host, send_wr, Host};
 use driver::*;
 use model::net::{FrameFault, LinkConfig, World};
-use model::NicConfig;
 use wire::contract::regs::Counter;
 use wire::ext::{syndrome, AethRepr, RethRepr};
 use wire::Opcode;
@@ -20,7 +19,7 @@ const PSN_A: u32 = 0x11;
 const PSN_B: u32 = 0x22;
 
 fn setup() -> (SharedWorld, Host, Host) {
-    let w = shared(World::pair(NicConfig::default(), LinkConfig::default(), 3));
+    let w = shared(World::pair(driver::pair::nic_config(), LinkConfig::default(), 3));
     let a = open_host(&w, 0, 1, 1 << 20, QpCap::default(), false).unwrap();
     let b = open_host(&w, 1, 1, 1 << 20, QpCap::default(), false).unwrap();
     let o = ConnectOpts { path_mtu: MTU_256, timeout: 8, ..Default::default() };

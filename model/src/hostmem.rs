@@ -1,6 +1,7 @@
 //! Host memory as the NIC sees it: an IOVA space with allocated regions. The NIC touches it only through
 //! the `Dma` trait; a read or write outside every region is a DMA error, never a panic.
 
+use crate::follow::{HostOp, TraceLog};
 use arc_swap::ArcSwap;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -13,10 +14,12 @@ pub struct DmaError {
     pub len: usize,
 }
 
-/// What the NIC can do to host memory.
+/// What the NIC can do to host memory. A read can fail (a PCIe read completes with an error); a write
+/// cannot report failure (PCIe writes are posted: one to an unmapped address is lost, and only the IOMMU
+/// sees it), so nothing the NIC does may depend on how a write went.
 pub trait Dma {
     fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), DmaError>;
-    fn dma_write(&mut self, iova: u64, data: &[u8]) -> Result<(), DmaError>;
+    fn dma_write(&mut self, iova: u64, data: &[u8]);
 }
 
 /// Memory regions by base address, each behind a lock of its own; the table itself is read without a
@@ -110,6 +113,10 @@ pub struct HostMemory {
     regions: Arc<Regions<Vec<u8>>>,
     /// The next free IOVA; held while a region is added.
     next: Arc<Mutex<u64>>,
+    /// NIC writes that reached no region (what an IOMMU would report as faults).
+    faults: Arc<std::sync::atomic::AtomicU64>,
+    /// Where the host's own operations are journaled, while a trace is recorded (`World::trace`).
+    journal: Arc<std::sync::OnceLock<TraceLog>>,
 }
 
 const PAGE: u64 = 4096;
@@ -117,7 +124,12 @@ const BASE: u64 = 0x1_0000_0000;
 
 impl HostMemory {
     pub fn new() -> Self {
-        HostMemory { regions: Arc::default(), next: Arc::new(Mutex::new(BASE)) }
+        HostMemory {
+            regions: Arc::default(),
+            next: Arc::new(Mutex::new(BASE)),
+            faults: Arc::default(),
+            journal: Arc::default(),
+        }
     }
 
     /// Allocates `len` zeroed bytes and returns their IOVA (page aligned, with a guard page after).
@@ -126,12 +138,32 @@ impl HostMemory {
         let iova = *next;
         *next += ((len as u64).div_ceil(PAGE).max(1) + 1) * PAGE;
         self.regions.insert(iova, vec![0; len]);
+        self.note(|| HostOp::Alloc { iova, len });
         iova
+    }
+
+    /// Allocates `len` zeroed bytes at `iova` (a follower's copy of memory another run allocated).
+    pub fn alloc_at(&self, iova: u64, len: usize) {
+        let mut next = unpoison(self.next.lock());
+        *next = (*next).max(iova + ((len as u64).div_ceil(PAGE).max(1) + 1) * PAGE);
+        self.regions.insert(iova, vec![0; len]);
     }
 
     /// Frees a region by its base IOVA; returns false if there is none.
     pub fn free(&self, iova: u64) -> bool {
+        self.note(|| HostOp::Free { iova });
         self.regions.remove(iova).is_some()
+    }
+
+    /// Journals the host's operations on this memory (not the NIC's) into `log` from now on.
+    pub fn journal(&self, log: TraceLog) {
+        let _ = self.journal.set(log);
+    }
+
+    fn note(&self, op: impl FnOnce() -> HostOp) {
+        if let Some(log) = self.journal.get() {
+            crate::follow::lock(log).host(op());
+        }
     }
 
     /// Copies `buf.len()` bytes from `iova`.
@@ -141,7 +173,17 @@ impl HostMemory {
 
     /// Copies `data` to `iova`; the bytes land together (no reader sees half of them).
     pub fn write(&self, iova: u64, data: &[u8]) -> Result<(), DmaError> {
+        self.note(|| HostOp::Write { iova, data: data.to_vec() });
+        self.store(iova, data)
+    }
+
+    fn store(&self, iova: u64, data: &[u8]) -> Result<(), DmaError> {
         self.regions.with(iova, data.len(), |b| b.copy_from_slice(data)).ok_or(DmaError { iova, len: data.len() })
+    }
+
+    /// NIC writes that reached no region so far.
+    pub fn faults(&self) -> u64 {
+        self.faults.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -156,8 +198,10 @@ impl Dma for HostMemory {
         self.read(iova, buf)
     }
 
-    fn dma_write(&mut self, iova: u64, data: &[u8]) -> Result<(), DmaError> {
-        self.write(iova, data)
+    fn dma_write(&mut self, iova: u64, data: &[u8]) {
+        if self.store(iova, data).is_err() {
+            self.faults.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
@@ -170,8 +214,10 @@ mod tests {
         let mut m = HostMemory::new();
         let a = m.alloc(100);
         let b = m.alloc(10);
-        m.dma_write(a + 96, &[1, 2, 3, 4]).unwrap();
-        assert!(m.dma_write(a + 97, &[1, 2, 3, 4]).is_err());
+        m.dma_write(a + 96, &[1, 2, 3, 4]);
+        assert_eq!(m.faults(), 0);
+        m.dma_write(a + 97, &[1, 2, 3, 4]);
+        assert_eq!(m.faults(), 1, "a write past the region is lost, and counted");
         assert!(m.dma_read(b - 1, &mut [0; 1]).is_err());
         let mut buf = [0; 4];
         m.dma_read(a + 96, &mut buf).unwrap();

@@ -3,14 +3,18 @@
 //! NICs through links and an ECN-marking switch.
 //!
 //! The NIC sees only what hardware sees: MMIO, host memory via DMA, Ethernet frames. All time is simulated
-//! (picoseconds), and every random choice comes from a seed, so a run is exact and repeatable.
+//! (picoseconds), and every random choice comes from a seed, so a run is exact and repeatable. The NIC takes
+//! no step on its own: each is a decision, taken by the model's scheduler (`sched`) or read from another
+//! implementation's trace and checked (`follow`).
 //! It knows nothing about verbs objects on the host side: that is the driver's business.
 
+pub mod follow;
 pub mod hostmem;
 pub mod net;
 pub mod nic;
 pub mod posted;
 pub mod rng;
+pub mod sched;
 
 /// Simulated time in picoseconds.
 pub type Time = u64;

@@ -2,10 +2,12 @@
 
 use super::link::{Endpoint, FrameFault, Link, LinkConfig, LinkStats};
 use super::switch::{EcnConfig, Switch};
+use crate::follow::{lock, Trace, TraceLog};
 use crate::hostmem::HostMemory;
-use crate::nic::{Nic, NicConfig};
+use crate::nic::{Decision, Effect, Nic, NicConfig};
 use crate::posted::PostedWrites;
 use crate::rng::Rng;
+use crate::sched::{self, Policy, Sched};
 use crate::Time;
 use pcap_file::pcap::{PcapPacket, PcapWriter};
 use std::cmp::Reverse;
@@ -14,15 +16,16 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::time::Duration;
 
-/// A host: its NIC and its memory.
+/// A host: its NIC, its memory, and the scheduler that takes the NIC's decisions.
 pub struct Node {
     pub nic: Nic,
     pub mem: HostMemory,
     /// Register writes the host posted while the world was busy; applied before the next step or read.
     pub posted: PostedWrites,
+    pub sched: Sched,
     out_link: usize,
-    /// Set when the NIC asked to run but had nothing to do: skip it until after this time.
-    idle_until: Option<Time>,
+    /// The NIC's trace, while recording (`World::trace`).
+    trace: Option<TraceLog>,
 }
 
 impl Node {
@@ -32,9 +35,15 @@ impl Node {
             nic: Nic::new(cfg.clone()),
             mem: HostMemory::new(),
             posted: PostedWrites::default(),
+            sched: Sched::new(Policy::Exact),
             out_link,
-            idle_until: None,
+            trace: None,
         }
+    }
+
+    /// A host-side decision (a register access) at `now`.
+    fn host_decision(&mut self, now: Time, d: Decision) -> Effect {
+        sched::apply(&mut self.nic, &mut self.mem, now, d, self.trace.as_ref())
     }
 }
 
@@ -243,13 +252,10 @@ impl World {
     }
 
     /// Earliest pending event, if any.
-    pub fn next_time(&self) -> Option<Time> {
+    pub fn next_time(&mut self) -> Option<Time> {
         let ev = self.events.peek().map(|Reverse(a)| a.time);
-        let nic = self
-            .nodes
-            .iter()
-            .filter_map(|n| n.nic.next_event().map(|t| t.max(self.now)).filter(|&t| n.idle_until.is_none_or(|i| t > i)))
-            .min();
+        let now = self.now;
+        let nic = self.nodes.iter_mut().filter_map(|n| n.sched.next_time(&n.nic, now)).min();
         match (ev, nic) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -258,9 +264,10 @@ impl World {
 
     /// Applies the register writes every host posted, in order, at the current time.
     pub fn apply_posted(&mut self) {
+        let now = self.now;
         for node in &mut self.nodes {
             for (off, val) in node.posted.take() {
-                node.nic.mmio_write(off, val, &mut node.mem);
+                node.host_decision(now, Decision::MmioWrite { off, val });
             }
         }
     }
@@ -268,14 +275,49 @@ impl World {
     /// A register write to node `n`'s NIC, after the writes posted before it.
     pub fn mmio_write(&mut self, n: usize, off: u32, val: u32) {
         self.apply_posted();
-        let node = &mut self.nodes[n];
-        node.nic.mmio_write(off, val, &mut node.mem);
+        let now = self.now;
+        self.nodes[n].host_decision(now, Decision::MmioWrite { off, val });
     }
 
     /// A register read from node `n`'s NIC; like a PCIe read, it lands after the writes posted before it.
     pub fn mmio_read(&mut self, n: usize, off: u32) -> u32 {
         self.apply_posted();
-        self.nodes[n].nic.mmio_read(off)
+        let now = self.now;
+        match self.nodes[n].host_decision(now, Decision::MmioRead { off }) {
+            Effect::Value(v) => v,
+            _ => 0,
+        }
+    }
+
+    /// Starts recording node `n`'s trace (its decisions, their outputs, and what its host does to memory),
+    /// from now on. Start before the host does anything, so a follower starts from the same state.
+    pub fn trace(&mut self, n: usize) {
+        let log: TraceLog = Default::default();
+        let node = &mut self.nodes[n];
+        node.nic.record_outputs(true);
+        node.mem.journal(log.clone());
+        node.trace = Some(log);
+    }
+
+    /// Node `n`'s trace so far, with its counters as they are now.
+    pub fn take_trace(&mut self, n: usize) -> Option<Trace> {
+        let node = &mut self.nodes[n];
+        let log = node.trace.as_ref()?;
+        let mut t = std::mem::take(&mut *lock(log));
+        t.counters = node.nic.counters().to_vec();
+        Some(t)
+    }
+
+    /// Sets how node `n`'s scheduler decides.
+    pub fn set_policy(&mut self, n: usize, policy: Policy) {
+        self.nodes[n].sched = Sched::new(policy);
+    }
+
+    /// Turns every NIC's checks after each decision on or off (`Nic::set_checks`).
+    pub fn set_checks(&mut self, on: bool) {
+        for n in &mut self.nodes {
+            n.nic.set_checks(on);
+        }
     }
 
     /// Processes everything due at the next event time. Returns false when nothing is pending.
@@ -287,11 +329,7 @@ impl World {
         while self.events.peek().is_some_and(|Reverse(a)| a.time <= now) {
             let Some(Reverse(a)) = self.events.pop() else { break };
             match a.to {
-                Endpoint::Nic(i) => {
-                    let node = &mut self.nodes[i];
-                    node.idle_until = None;
-                    node.nic.receive(now, &a.frame, &mut node.mem);
-                }
+                Endpoint::Nic(i) => self.nodes[i].sched.arrive(now, a.frame),
                 Endpoint::External => self.external_out.push(a.frame),
                 Endpoint::Switch(port) => {
                     if let Some(mut sw) = self.switch.take() {
@@ -309,25 +347,14 @@ impl World {
             }
         }
         for i in 0..self.nodes.len() {
-            let due = self.nodes[i].nic.next_event().is_some_and(|t| t <= now);
-            if !due || self.nodes[i].idle_until.is_some_and(|u| u >= now) {
-                continue;
-            }
             let node = &mut self.nodes[i];
-            match node.nic.step(now, &mut node.mem) {
-                Some(frame) => {
-                    let link = node.out_link;
-                    if let Some(c) = self.captured.as_mut() {
-                        c.push((now, i, frame.clone()));
-                    }
-                    self.send_on(link, now, frame);
+            let frames = node.sched.run(&mut node.nic, &mut node.mem, now, node.trace.as_ref());
+            let link = node.out_link;
+            for (at, frame) in frames {
+                if let Some(c) = self.captured.as_mut() {
+                    c.push((at, i, frame.clone()));
                 }
-                None => {
-                    // Nothing could go out although the NIC asked to run: do not spin on it at this instant.
-                    if node.nic.next_event().is_some_and(|t| t <= now) {
-                        node.idle_until = Some(now);
-                    }
-                }
+                self.send_on(link, at, frame);
             }
         }
         true

@@ -1,52 +1,61 @@
-//! Command execution: read the mailbox, check, act, write status and output. A refused command changes nothing.
+//! Command execution: read the mailbox, check, act, write status and output. A refused command changes
+//! nothing. The command unit runs a command as a decision of its own after the doorbell started it (STATUS
+//! busy meanwhile); what a command starts that takes long (a flush) goes on in the background.
 
 use super::cq::Cq;
 use super::dcqcn::Rp;
 use super::qp::{ModifyError, Qp, Ring};
-use super::{Nic, MAX_LOG_RING};
+use super::{Nic, Output};
 use crate::hostmem::Dma;
 use wire::contract::cmd::*;
-use wire::contract::verbs::{QpState, QpType};
+use wire::contract::verbs::{attr, QpState, QpType};
 use wire::contract::wqe::{MAX_LOG_STRIDE, MIN_RQ_LOG_STRIDE, MIN_SQ_LOG_STRIDE};
 
 type CmdResult = Result<Vec<u8>, (Status, u32)>;
 
 impl Nic {
-    pub(super) fn exec_command(&mut self, mem: &mut dyn Dma) -> Status {
+    /// Runs the command in the mailbox; its status goes to STATUS (busy cleared) and, with its output, to the
+    /// mailbox. Only a mailbox that cannot be read fails as such: the NIC's writes cannot fail (PCIe writes
+    /// are posted).
+    pub(super) fn exec_command(&mut self, mem: &mut dyn Dma) {
         let mut mb = [0u8; MAILBOX_LEN];
-        if mem.dma_read(self.mailbox, &mut mb).is_err() {
-            return Status::BadMailbox;
-        }
-        let opcode = CmdHeader::new_unchecked(&mb[..]).opcode();
-        let input = &mb[IN..OUT_HDR];
-        let result = match opcode {
-            op::SET_PORT => self.cmd_set_port(input),
-            op::SET_GID => self.cmd_set_gid(input),
-            op::ALLOC_PD => self.cmd_alloc_pd(),
-            op::DEALLOC_PD => self.cmd_dealloc_pd(input),
-            op::REG_MR => self.cmd_reg_mr(input),
-            op::DEREG_MR => self.cmd_dereg_mr(input),
-            op::CREATE_CQ => self.cmd_create_cq(input),
-            op::DESTROY_CQ => self.cmd_destroy_cq(input),
-            op::CREATE_QP => self.cmd_create_qp(input),
-            op::MODIFY_QP => self.cmd_modify_qp(input, mem),
-            op::QUERY_QP => self.cmd_query_qp(input),
-            op::DESTROY_QP => self.cmd_destroy_qp(input),
-            op::CREATE_EQ => self.cmd_create_eq(input),
-            _ => Err((Status::BadOp, u32::from(opcode))),
+        let (opcode, result) = if mem.dma_read(self.mailbox, &mut mb).is_err() {
+            (0, Err((Status::BadMailbox, 0)))
+        } else {
+            let opcode = CmdHeader::new_unchecked(&mb[..]).opcode();
+            let input = &mb[IN..OUT_HDR];
+            let r = match opcode {
+                op::SET_PORT => self.cmd_set_port(input),
+                op::SET_GID => self.cmd_set_gid(input),
+                op::ALLOC_PD => self.cmd_alloc_pd(),
+                op::DEALLOC_PD => self.cmd_dealloc_pd(input),
+                op::REG_MR => self.cmd_reg_mr(input),
+                op::DEREG_MR => self.cmd_dereg_mr(input),
+                op::CREATE_CQ => self.cmd_create_cq(input),
+                op::DESTROY_CQ => self.cmd_destroy_cq(input),
+                op::CREATE_QP => self.cmd_create_qp(input),
+                op::MODIFY_QP => self.cmd_modify_qp(input),
+                op::QUERY_QP => self.cmd_query_qp(input),
+                op::DESTROY_QP => self.cmd_destroy_qp(input),
+                op::CREATE_EQ => self.cmd_create_eq(input),
+                _ => Err((Status::BadOp, u32::from(opcode))),
+            };
+            (opcode, r)
         };
         let (status, syndrome, out) = match result {
             Ok(out) => (Status::Ok, 0, out),
             Err((s, syn)) => (s, syn, Vec::new()),
         };
-        let hdr = CmdOutHeaderRepr { status: status as u8, syndrome };
-        let mut tail = vec![0u8; MAILBOX_LEN - OUT_HDR];
-        let _ = hdr.write_to(&mut tail);
-        tail[OUT - OUT_HDR..OUT - OUT_HDR + out.len()].copy_from_slice(&out);
-        if mem.dma_write(self.mailbox + OUT_HDR as u64, &tail).is_err() {
-            return Status::BadMailbox;
+        if status != Status::BadMailbox {
+            let hdr = CmdOutHeaderRepr { status: status as u8, syndrome };
+            let mut tail = vec![0u8; MAILBOX_LEN - OUT_HDR];
+            let _ = hdr.write_to(&mut tail);
+            tail[OUT - OUT_HDR..OUT - OUT_HDR + out.len()].copy_from_slice(&out);
+            mem.dma_write(self.mailbox + OUT_HDR as u64, &tail);
         }
-        status
+        self.emit(|| Output::Command { opcode, status, syndrome, out });
+        self.cmd.busy = false;
+        self.cmd.status = status as u8;
     }
 
     fn cmd_set_port(&mut self, input: &[u8]) -> CmdResult {
@@ -89,7 +98,10 @@ impl Nic {
         if !self.pd_valid(r.pdn) {
             return Err((Status::BadResource, r.pdn));
         }
-        if r.access & !wire::contract::verbs::access::ALL != 0 || r.iova.checked_add(r.length).is_none() {
+        if r.access & !wire::contract::verbs::access::ALL != 0
+            || r.iova.checked_add(r.length).is_none()
+            || r.length > 1 << wire::contract::qpc::MR_LEN_BITS
+        {
             return Err((Status::BadParam, 1));
         }
         let key = self.mrs.register(r.pdn, r.iova, r.length, r.access).ok_or((Status::NoResources, 0))?;
@@ -107,7 +119,7 @@ impl Nic {
 
     fn cmd_create_cq(&mut self, input: &[u8]) -> CmdResult {
         let r = CreateCqRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
-        if r.log_size > MAX_LOG_RING || r.ring_iova == 0 {
+        if r.log_size > self.cfg.profile.max_log_ring || r.ring_iova == 0 {
             return Err((Status::BadParam, 1));
         }
         let i = (1..self.cqs.len()).find(|&i| self.cqs[i].is_none()).ok_or((Status::NoResources, 0))?;
@@ -117,7 +129,7 @@ impl Nic {
 
     fn cmd_create_eq(&mut self, input: &[u8]) -> CmdResult {
         let r = CreateCqRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
-        if r.log_size > MAX_LOG_RING || r.ring_iova == 0 {
+        if r.log_size > self.cfg.profile.max_log_ring || r.ring_iova == 0 {
             return Err((Status::BadParam, 1));
         }
         if self.eq.is_some() {
@@ -153,8 +165,9 @@ impl Nic {
             return Err((Status::BadResource, 1));
         }
         let stride_ok = |s: u8, min: u8| (min..=MAX_LOG_STRIDE).contains(&s);
-        if r.sq_log_size > MAX_LOG_RING
-            || r.rq_log_size > MAX_LOG_RING
+        let max_log = self.cfg.profile.max_log_ring;
+        if r.sq_log_size > max_log
+            || r.rq_log_size > max_log
             || !stride_ok(r.sq_log_stride, MIN_SQ_LOG_STRIDE)
             || !stride_ok(r.rq_log_stride, MIN_RQ_LOG_STRIDE)
             || r.sq_iova == 0
@@ -164,7 +177,7 @@ impl Nic {
         }
         // QPN 0 and 1 are the special QPs of IB; never handed out.
         let i = (2..self.qps.len()).find(|&i| self.qps[i].is_none()).ok_or((Status::NoResources, 0))?;
-        let rp = Rp::new(self.cfg.port_mbps, &self.dcqcn);
+        let rp = Rp::new(self.line, &self.dcqcn);
         let mut qp = Qp::new(i as u32, r.pdn, rp);
         qp.qp_type = qp_type;
         qp.send_cqn = r.send_cqn;
@@ -177,22 +190,27 @@ impl Nic {
         Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
     }
 
-    fn cmd_modify_qp(&mut self, input: &[u8], mem: &mut dyn Dma) -> CmdResult {
+    fn cmd_modify_qp(&mut self, input: &[u8]) -> CmdResult {
         let a = QpAttrsRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?;
-        let max_rd = self.cfg.max_rd_atomic;
-        if u32::from(a.max_rd_atomic) > max_rd || u32::from(a.max_dest_rd_atomic) > max_rd {
+        let p = self.cfg.profile;
+        let mask = a.attr_mask;
+        let over = |set: u32, v: u8, max: u32| mask & set != 0 && u32::from(v) > max;
+        if over(attr::MAX_QP_RD_ATOMIC, a.max_rd_atomic, p.max_qp_init_rd_atom)
+            || over(attr::MAX_DEST_RD_ATOMIC, a.max_dest_rd_atomic, p.max_qp_rd_atom)
+        {
             return Err((Status::BadParam, 3));
         }
-        if a.attr_mask & wire::contract::verbs::attr::AV != 0 && self.gid(a.sgid_index).is_none() {
+        if mask & attr::AV != 0 && self.gid(a.sgid_index).is_none() {
             return Err((Status::BadParam, 4));
         }
         let qp = self.qp_mut(a.qpn).ok_or((Status::BadResource, a.qpn))?;
+        let was_err = qp.state == QpState::Err;
         qp.modify(&a).map_err(|e| match e {
-            ModifyError::Rule(_) => (Status::BadState, a.attr_mask),
-            ModifyError::BadValue(_) => (Status::BadParam, a.attr_mask),
+            ModifyError::Rule(_) => (Status::BadState, mask),
+            ModifyError::BadValue(_) => (Status::BadParam, mask),
         })?;
-        if qp.state == QpState::Err {
-            self.flush(a.qpn, mem);
+        if qp.state == QpState::Err && !was_err {
+            self.enter_err(a.qpn);
         }
         Ok(Vec::new())
     }
@@ -203,15 +221,17 @@ impl Nic {
         Ok(qp.query().to_bytes().to_vec())
     }
 
+    /// DESTROY_QP takes a QP in RESET, or one in ERR whose flush is over: nothing of it is left in the NIC,
+    /// so its QPN is free the moment the command completes.
     fn cmd_destroy_qp(&mut self, input: &[u8]) -> CmdResult {
         let qpn = ObjInRepr::from_bytes(input).map_err(|_| (Status::BadParam, 0))?.id;
-        match self.qps.get_mut(qpn as usize) {
-            Some(slot @ Some(_)) => {
-                *slot = None;
-                self.set_active(qpn, false);
-                Ok(Vec::new())
-            }
-            _ => Err((Status::BadResource, qpn)),
+        let qp = self.qp(qpn).ok_or((Status::BadResource, qpn))?;
+        let quiet = qp.state == QpState::Reset || (qp.state == QpState::Err && !self.flush_pending(qpn));
+        if !quiet {
+            return Err((Status::BadState, qpn));
         }
+        self.qps[qpn as usize] = None;
+        self.set_active(qpn, false);
+        Ok(Vec::new())
     }
 }

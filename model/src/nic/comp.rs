@@ -1,15 +1,18 @@
 //! Completer: match ACKs, NAKs, READ responses and atomic ACKs to send WQEs; retire WQEs in SQ order with
-//! CQEs; run the local ACK timer, RNR waits and go-back-N; move the QP to ERR and flush on fatal errors.
+//! CQEs; run the local ACK timer, RNR waits and go-back-N; move the QP to ERR on fatal errors (`flush`
+//! completes what is left).
 
-use super::qp::{Qp, WqeData};
+use super::qp::{Qp, Sge, WqeData};
+use super::req::read_desc;
+use super::timer::{ack_timeout_ticks, tick_of, ticks_for_ns, Tick};
 use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::cqe::CqeRepr;
 use wire::contract::eqe::EventKind;
 use wire::contract::regs::Counter;
-use wire::contract::verbs::{local_ack_timeout_ns, QpState, WcOpcode, WcStatus, RNR_RETRY_INFINITE, RNR_TIMER_NS};
-use wire::contract::wqe::{send_flags, RecvCtrlRepr, SendOp};
+use wire::contract::verbs::{QpState, WcStatus, RNR_RETRY_INFINITE, RNR_TIMER_NS};
+use wire::contract::wqe::send_flags;
 use wire::ext::{AethKind, AethRepr};
 use wire::{OpKind, Position, Psn, RocePacket};
 
@@ -26,7 +29,11 @@ fn nak_status(code: u8) -> WcStatus {
 /// Restarts sending at `psn` (go-back-N).
 fn rewind(qp: &mut Qp, psn: Psn) {
     let r = &mut qp.req;
-    let idx = r.wqes.iter().position(|w| !w.acked && (w.contains(psn) || w.first_psn.is_none()));
+    let from = r.oldest;
+    let idx = (from..r.wqes.len()).find(|&i| {
+        let w = &r.wqes[i];
+        !w.acked && (w.contains(psn) || w.first_psn.is_none())
+    });
     if let Some(i) = idx {
         r.cursor = i;
         r.cursor_psn = r.wqes[i].first_psn.map_or(r.psn, |_| psn);
@@ -47,18 +54,13 @@ fn complete_to(qp: &mut Qp, psn: Psn) {
     }
 }
 
-/// Whether a started WQE still waits for its acknowledgement or answer.
-fn outstanding(qp: &Qp) -> bool {
-    qp.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked)
-}
-
 /// Keeps the local ACK timer armed while work is outstanding: restarted after progress (or when it is not
 /// running), left alone otherwise, so stale responses cannot postpone a retry. Stopped when nothing is left.
-fn rearm_timer(qp: &mut Qp, now: Time, progressed: bool) {
-    if !outstanding(qp) {
+fn rearm_timer(qp: &mut Qp, tick: Tick, progressed: bool) {
+    if !qp.req.outstanding() {
         qp.req.timer = None;
     } else if (progressed || qp.req.timer.is_none()) && qp.req.rnr_wait.is_none() {
-        qp.req.timer = local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000);
+        qp.req.timer = ack_timeout_ticks(qp.attrs.timeout).map(|t| tick + t);
     }
 }
 
@@ -75,8 +77,10 @@ fn progress(qp: &mut Qp) {
 fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
     let mut progressed = false;
     let mut gap = false;
-    for w in qp.req.wqes.iter_mut() {
+    let mut i = qp.req.oldest;
+    while let Some(w) = qp.req.wqes.get(i) {
         if w.acked {
+            i += 1;
             continue;
         }
         let (Some(first), Some(last)) = (w.first_psn, w.last_psn()) else { break };
@@ -91,9 +95,10 @@ fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
             gap = true;
             break;
         }
-        w.acked = true;
+        qp.req.finish(i, None);
         qp.req.comp_psn = last.add(1);
         progressed = true;
+        i += 1;
     }
     if progressed {
         let p = qp.req.comp_psn;
@@ -105,7 +110,7 @@ fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
 
 /// Responses show that the PSN at `comp_psn` was lost (a later PSN was answered): go back to it now, once per
 /// gap, rather than wait for the ACK timer (rxe's COMPST_ERROR_RETRY). Counts against `retry_cnt`.
-fn retry_gap(qp: &mut Qp, now: Time) {
+fn retry_gap(qp: &mut Qp, tick: Tick) {
     let p = qp.req.comp_psn;
     if qp.req.gap_retry == Some(p) {
         return;
@@ -117,7 +122,7 @@ fn retry_gap(qp: &mut Qp, now: Time) {
     }
     qp.req.retry_left -= 1;
     rewind(qp, p);
-    rearm_timer(qp, now, true);
+    rearm_timer(qp, tick, true);
 }
 
 /// Whether `psn` was ever sent: a response at or past `high_psn` answers nothing and is ignored (as rxe).
@@ -131,10 +136,8 @@ fn sent(nic: &mut Nic, qpn: u32, psn: Psn) -> bool {
 
 /// Marks the oldest unfinished WQE failed with `status`, so it completes in order and the QP goes to ERR.
 fn fail_oldest(qp: &mut Qp, status: WcStatus, vendor: u8) {
-    if let Some(w) = qp.req.wqes.iter_mut().find(|w| !w.acked) {
-        w.acked = true;
-        w.error = Some((status, vendor));
-    }
+    let i = qp.req.oldest;
+    qp.req.finish(i, Some((status, vendor)));
     qp.req.timer = None;
     qp.req.rnr_wait = None;
 }
@@ -154,6 +157,7 @@ impl Nic {
             if cqe.status != WcStatus::Success as u8 {
                 self.count(Counter::error_cqes);
             }
+            self.emit(|| super::Output::Cqe { cqn, cqe });
             if fire {
                 self.raise(EventKind::Completion, cqn, mem);
             }
@@ -164,30 +168,28 @@ impl Nic {
         }
         let qpn = cqe.qp_num;
         if self.qp(qpn).is_some_and(|q| q.state != QpState::Err) {
-            if let Some(q) = self.qp_mut(qpn) {
-                q.state = QpState::Err;
-            }
+            self.enter_err(qpn);
             self.raise(EventKind::QpFatal, qpn, mem);
-            self.flush(qpn, mem);
         }
     }
 
-    /// Retires acknowledged WQEs from the front of the SQ, writing CQEs in order.
+    /// Retires finished WQEs from the front of the window, writing CQEs in SQ order (each WQE's `wr_id` read
+    /// from its slot again). A failed WQE moves the QP to ERR.
     pub(super) fn retire(&mut self, qpn: u32, mem: &mut dyn Dma) {
         loop {
             let Some(qp) = self.qp_mut(qpn) else { return };
-            if !qp.req.wqes.front().is_some_and(|w| w.acked) {
+            if qp.flushing || !qp.req.wqes.front().is_some_and(|w| w.acked) {
                 return;
             }
-            let Some(w) = qp.req.wqes.pop_front() else { return };
-            qp.req.cursor = qp.req.cursor.saturating_sub(1);
+            let Some(w) = qp.req.pop() else { return };
             let signaled = qp.sig_all || w.flags & send_flags::SIGNALED != 0;
             let (status, vendor) = w.error.unwrap_or((WcStatus::Success, 0));
             let cqn = qp.send_cqn;
             let failed = status != WcStatus::Success;
             if signaled || failed {
+                let wr_id = read_desc(qp, w.index, mem).map_or(0, |d| d.wr_id);
                 let cqe = CqeRepr {
-                    wr_id: w.wr_id,
+                    wr_id,
                     byte_len: if w.op.is_atomic() { 8 } else { w.len },
                     qp_num: qpn,
                     wqe_index: w.index,
@@ -199,65 +201,19 @@ impl Nic {
                 self.push_cqe(cqn, cqe, mem);
             }
             if failed {
-                if let Some(qp) = self.qp_mut(qpn) {
-                    qp.state = QpState::Err;
-                }
-                self.flush(qpn, mem);
+                self.enter_err(qpn);
                 return;
             }
         }
     }
 
-    /// ERR: complete every outstanding send and receive WQE with WR_FLUSH_ERR and drop transport state.
-    pub(crate) fn flush(&mut self, qpn: u32, mem: &mut dyn Dma) {
-        self.fetch_send_wqes(qpn, mem);
-        let Some(qp) = self.qp_mut(qpn) else { return };
-        qp.flushing = true;
-        let send_cqn = qp.send_cqn;
-        let recv_cqn = qp.recv_cqn;
-        let wqes: Vec<_> = qp.req.wqes.drain(..).collect();
-        qp.req.cursor = 0;
-        qp.req.timer = None;
-        qp.req.rnr_wait = None;
-        qp.resp.out.clear();
-        let recv_in_progress = qp.resp.recv.take();
-        let rq = qp.rq.clone();
-        if let Some(qp) = self.qp_mut(qpn) {
-            qp.rq.ci = qp.rq.pi;
-        }
-        for w in wqes {
-            let cqe = CqeRepr {
-                wr_id: w.wr_id,
-                qp_num: qpn,
-                wqe_index: w.index,
-                opcode: w.op.wc_opcode() as u8,
-                status: WcStatus::WrFlushErr as u8,
-                ..Default::default()
-            };
-            self.push_cqe(send_cqn, cqe, mem);
-        }
-        let flush_recv = |wr_id: u64, index: u16| CqeRepr {
-            wr_id,
-            qp_num: qpn,
-            wqe_index: index,
-            opcode: WcOpcode::Recv as u8,
-            status: WcStatus::WrFlushErr as u8,
-            is_recv: 1,
-            ..Default::default()
-        };
-        if let Some(ctx) = recv_in_progress {
-            self.push_cqe(recv_cqn, flush_recv(ctx.wr_id, ctx.index), mem);
-        }
-        let mut i = rq.ci;
-        while i != rq.pi {
-            let mut hdr = [0u8; RecvCtrlRepr::LEN];
-            let wr_id = match mem.dma_read(rq.addr(i), &mut hdr) {
-                Ok(()) => RecvCtrlRepr::from_bytes(&hdr).map(|r| r.wr_id).unwrap_or(0),
-                Err(_) => 0,
-            };
-            self.push_cqe(recv_cqn, flush_recv(wr_id, i), mem);
-            i = i.wrapping_add(1);
-        }
+    /// Places `data` at message offset `off` of scatter list `sges` (DMA writes, recorded per QP). False if
+    /// the list is shorter than the data; a write itself cannot fail (PCIe writes are posted).
+    pub(super) fn scatter(&mut self, qpn: u32, sges: &[Sge], off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
+        super::qp::walk_sges(sges, off, data.len(), |addr, a, b| {
+            self.place(qpn, addr, &data[a..b], mem);
+            true
+        })
     }
 }
 
@@ -265,6 +221,7 @@ impl Nic {
 /// ignored; otherwise its kind's handler runs, then the ACK timer is re-armed (restarted if `comp_psn` moved;
 /// left alone during an RNR wait) and the finished WQEs retire.
 pub(super) fn on_response(nic: &mut Nic, qpn: u32, kind: OpKind, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+    let tick = tick_of(now);
     let psn = pkt.hdr.bth.psn;
     if !sent(nic, qpn, psn) {
         return;
@@ -273,35 +230,35 @@ pub(super) fn on_response(nic: &mut Nic, qpn: u32, kind: OpKind, pkt: &RocePacke
     match kind {
         OpKind::Ack => {
             if let Some(aeth) = pkt.hdr.ext.aeth {
-                on_ack(nic, qpn, psn, aeth, now);
+                on_ack(nic, qpn, psn, aeth, tick);
             }
         }
-        OpKind::ReadResponse => on_read_response(nic, qpn, pkt, now, mem),
-        OpKind::AtomicAck => on_atomic_ack(nic, qpn, pkt, now, mem),
+        OpKind::ReadResponse => on_read_response(nic, qpn, pkt, tick, mem),
+        OpKind::AtomicAck => on_atomic_ack(nic, qpn, pkt, tick, mem),
         _ => {}
     }
     if let Some(qp) = nic.qp_mut(qpn) {
         if qp.req.rnr_wait.is_none() {
             let progressed = qp.req.comp_psn != before;
-            rearm_timer(qp, now, progressed);
+            rearm_timer(qp, tick, progressed);
         }
     }
     nic.retire(qpn, mem);
 }
 
 /// An ACK or NAK (opcode ACKNOWLEDGE).
-fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time) {
+fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
     match aeth.kind() {
         AethKind::Ack { .. } => {
             if ack_through(qp, psn) {
-                retry_gap(qp, now);
+                retry_gap(qp, tick);
             }
             nic.count(Counter::rx_acks);
         }
         AethKind::RnrNak { timer } => {
             if ack_through(qp, psn.sub(1)) {
-                retry_gap(qp, now);
+                retry_gap(qp, tick);
             } else if qp.attrs.rnr_retry != RNR_RETRY_INFINITE && qp.req.rnr_left == 0 {
                 fail_oldest(qp, WcStatus::RnrRetryExcErr, aeth.syndrome);
             } else {
@@ -309,7 +266,8 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time) {
                     qp.req.rnr_left -= 1;
                 }
                 qp.req.timer = None;
-                qp.req.rnr_wait = Some((now + RNR_TIMER_NS[usize::from(timer & 31)] * 1000, psn));
+                let wait = ticks_for_ns(RNR_TIMER_NS[usize::from(timer & 31)]);
+                qp.req.rnr_wait = Some((tick + wait, psn));
             }
             nic.count(Counter::rx_rnr_naks);
         }
@@ -322,14 +280,14 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time) {
                 qp.req.retry_left -= 1;
                 let p = qp.req.comp_psn;
                 rewind(qp, p);
-                rearm_timer(qp, now, true);
+                rearm_timer(qp, tick, true);
             }
             nic.count(Counter::rx_naks);
         }
         AethKind::Nak { code } => {
             // A fatal NAK names the request at `psn`; everything before it was executed.
             if ack_through(qp, psn.sub(1)) {
-                retry_gap(qp, now);
+                retry_gap(qp, tick);
             } else {
                 fail_oldest(qp, nak_status(code), aeth.syndrome);
             }
@@ -343,94 +301,86 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, now: Time) {
 
 /// Places a READ response and completes the READ on its last packet. Each in-order response moves
 /// `comp_psn`, so a later rewind asks only for what is still missing.
-fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
     let Some(qp) = nic.qp_mut(qpn) else { return };
     // A response implicitly acknowledges every earlier SEND/WRITE; an earlier READ/atomic left unanswered
     // is a gap.
     if ack_through(qp, psn.sub(1)) {
-        retry_gap(qp, now);
+        retry_gap(qp, tick);
         return;
     }
     let pmtu = qp.attrs.path_mtu();
-    let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
-    let w = &qp.req.wqes[i];
-    if w.op != SendOp::RdmaRead || !w.contains(psn) {
+    let i = qp.req.oldest;
+    let Some(w) = qp.req.wqes.get(i) else { return };
+    if w.op != wire::contract::wqe::SendOp::RdmaRead || !w.contains(psn) {
         return; // Stale or unexpected response: drop.
     }
-    let first = w.first_psn.unwrap_or(psn);
-    let expected = first.add(w.resp_pkts);
+    let (first, npkts, len, index) = (w.first_psn.unwrap_or(psn), w.npkts, w.len, w.index);
+    // comp_psn is the READ's first response not yet placed.
+    let expected = qp.req.comp_psn;
     if psn.before(expected) {
         return; // Duplicate.
     }
     if psn.after(expected) {
         // Responses were lost: go back to the first missing one, once per gap.
-        retry_gap(qp, now);
+        retry_gap(qp, tick);
         return;
     }
-    let k = w.resp_pkts;
-    let info = match pkt.hdr.bth.opcode.info() {
-        Some(i) => i,
-        None => return,
-    };
-    let want = super::req::position(k, w.npkts);
+    let k = psn.diff(first) as u32;
+    let Some(info) = pkt.hdr.bth.opcode.info() else { return };
+    let want = super::req::position(k, npkts);
     let off = k * pmtu;
-    let expect_len = if matches!(want, Position::Last | Position::Only) { w.len - off.min(w.len) } else { pmtu };
+    let expect_len = if matches!(want, Position::Last | Position::Only) { len - off.min(len) } else { pmtu };
     if info.position != want || pkt.payload.len() as u32 != expect_len {
         fail_oldest(qp, WcStatus::BadRespErr, 0);
         return;
     }
-    let WqeData::Sges(sges) = &w.data else { return };
-    let ok = scatter(sges, off, pkt.payload, mem);
-    let w = &mut qp.req.wqes[i];
-    w.resp_pkts += 1;
-    if !ok {
-        w.acked = true;
-        w.error = Some((WcStatus::LocProtErr, 0));
-    } else if w.resp_pkts == w.npkts {
-        w.acked = true;
+    let sges = match read_desc(qp, index, mem).map(|d| d.data) {
+        Some(WqeData::Sges(s)) => Some(s),
+        _ => None,
+    };
+    let placed = sges.is_some_and(|s| nic.scatter(qpn, &s, off, pkt.payload, mem));
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    if !placed {
+        qp.req.finish(i, Some((WcStatus::LocProtErr, 0)));
+    } else if k + 1 == npkts {
+        qp.req.finish(i, None);
     }
     complete_to(qp, psn.add(1));
     progress(qp);
 }
 
 /// Writes an atomic's original value to the local buffer and completes it.
-fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
+fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
     let Some(qp) = nic.qp_mut(qpn) else { return };
     if ack_through(qp, psn.sub(1)) {
-        retry_gap(qp, now);
+        retry_gap(qp, tick);
         return;
     }
-    let Some(i) = qp.req.wqes.iter().position(|w| !w.acked) else { return };
-    let w = &qp.req.wqes[i];
+    let i = qp.req.oldest;
+    let Some(w) = qp.req.wqes.get(i) else { return };
     if !w.op.is_atomic() || w.first_psn != Some(psn) {
         return; // Stale: a duplicate answer to an atomic already completed.
     }
     let orig = pkt.hdr.ext.atomic_ack_eth.map_or(0, |a| a.orig);
-    let ok = match &w.data {
-        WqeData::Sges(s) => scatter(s, 0, &orig.to_le_bytes(), mem),
-        WqeData::Inline(_) => false,
+    let sges = match read_desc(qp, w.index, mem).map(|d| d.data) {
+        Some(WqeData::Sges(s)) => Some(s),
+        _ => None,
     };
-    let w = &mut qp.req.wqes[i];
-    w.acked = true;
-    if !ok {
-        w.error = Some((WcStatus::LocProtErr, 0));
-    }
+    let placed = sges.is_some_and(|s| nic.scatter(qpn, &s, 0, &orig.to_le_bytes(), mem));
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    qp.req.finish(i, (!placed).then_some((WcStatus::LocProtErr, 0)));
     complete_to(qp, psn.add(1));
     progress(qp);
 }
 
-/// Copies `data` into scatter list `sges` at message offset `off`.
-pub(super) fn scatter(sges: &[super::qp::Sge], off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
-    super::qp::walk_sges(sges, off, data.len(), |addr, a, b| mem.dma_write(addr, &data[a..b]).is_ok())
-}
-
 /// The local ACK timer fired: go back to the oldest unanswered PSN, and keep the timer running.
-pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) {
+pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, tick: Tick, mem: &mut dyn Dma) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
     qp.req.timer = None;
-    if !outstanding(qp) {
+    if !qp.req.outstanding() {
         return;
     }
     if qp.req.retry_left == 0 {
@@ -440,18 +390,18 @@ pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         let p = qp.req.comp_psn;
         rewind(qp, p);
         qp.req.gap_retry = None;
-        rearm_timer(qp, now, true);
+        rearm_timer(qp, tick, true);
     }
     nic.count(Counter::local_ack_timeouts);
     nic.retire(qpn, mem);
 }
 
 /// The RNR wait is over: resend from the NAKed PSN, with the ACK timer running again.
-pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32, now: Time) {
+pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32, tick: Tick) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
     if let Some((_, psn)) = qp.req.rnr_wait.take() {
         rewind(qp, psn);
-        rearm_timer(qp, now, true);
+        rearm_timer(qp, tick, true);
     }
     nic.count(Counter::rnr_timeouts);
 }

@@ -1,9 +1,9 @@
-//! Completion queues: CQEs written into a host ring with the owner bit written last.
+//! Completion queues: CQEs written into a host ring, each in one write with the owner byte last.
 
 use crate::hostmem::Dma;
-use wire::contract::cqe::{owner_for, CqeRepr, CQE_LEN, OWNER};
+use wire::contract::cqe::{owner_for, CqeRepr, CQE_LEN};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cq {
     pub iova: u64,
     pub log_size: u8,
@@ -46,23 +46,17 @@ impl Cq {
         Cq { iova, log_size, pi: 0, ci: 0, overrun: false, armed: None }
     }
 
-    /// Writes one CQE; returns false (and marks the CQ overrun) when the ring is full or DMA fails.
+    /// Writes one CQE: one 64-byte DMA write, the owner byte its last byte. False (and the CQ marked overrun)
+    /// when the ring is full.
     pub fn push(&mut self, mut cqe: CqeRepr, mem: &mut dyn Dma) -> bool {
         if self.overrun || self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
             self.overrun = true;
             return false;
         }
         let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
-        let addr = self.iova + slot * CQE_LEN as u64;
         cqe.owner = owner_for(self.pi, self.log_size);
-        let bytes = cqe.to_bytes();
-        let ok =
-            mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
-        if ok {
-            self.pi = self.pi.wrapping_add(1);
-        } else {
-            self.overrun = true;
-        }
-        ok
+        mem.dma_write(self.iova + slot * CQE_LEN as u64, &cqe.to_bytes());
+        self.pi = self.pi.wrapping_add(1);
+        true
     }
 }

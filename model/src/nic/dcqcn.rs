@@ -1,20 +1,39 @@
-//! DCQCN: the notification point (CNP pacing) and the reaction point (per-QP rate), after Zhu et al.,
-//! "Congestion Control for Large-Scale RDMA Deployments" (SIGCOMM 2015) and its authors' simulator:
+//! DCQCN: the notification point (CNP pacing) and the reaction point (per-QP rate and pacer), after Zhu et
+//! al., "Congestion Control for Large-Scale RDMA Deployments" (SIGCOMM 2015) and its authors' simulator, in
+//! the integers hardware uses:
 //!
-//! - a CNP cuts the rate, at most once per `RATE_REDUCE_PERIOD_NS`: RT <- RC, RC <- RC (1 - alpha/2);
-//! - alpha has a timer of its own (period K), started by the first CNP and never stopped, at line rate too:
-//!   alpha <- (1-g) alpha + g when a CNP arrived in the period, alpha <- (1-g) alpha when none did;
-//! - the rate rises on timer expiries (period T) and byte-counter events (every B bytes) counted since the
-//!   last cut: F steps of fast recovery (RC <- (RT + RC)/2) while both counts are at most F, then additive
-//!   increase (RT += R_AI) while one of them is, then hyper increase (RT += i R_HAI, i = min(T, BC) - F).
+//! - rates RC and RT in Mb/s with 8 fractional bits; alpha in units of 2^-20 (`ALPHA_ONE` = 1.0);
+//! - a CNP cuts the rate, at most once per reduce period while the rate is limited: RT <- RC,
+//!   RC <- RC - (RC alpha) / 2 (one multiply);
+//! - alpha has a timer of its own (period K), started by a CNP: alpha <- alpha - alpha >> G + (CNP in the
+//!   period ? 2^20 >> G : 0), the exact update with g = 2^-G. The timer stops once a period passes without a
+//!   CNP and alpha's decay step has reached zero (alpha < 2^G units, 0.024% for G = 8): nothing changes
+//!   after that until the next CNP, which starts it again;
+//! - the rate rises on rate-timer expiries (period T) and byte-counter events (every B bytes) counted since
+//!   the last cut: fast recovery (RC <- (RT + RC) / 2) while both counts are at most F, additive increase
+//!   (RT += R_AI) while one of them is, hyper increase (RT += i R_HAI, i = min(T, BC) - F) past both;
+//! - the pacer is a credit in millibits: RC adds RC x 1.024 bits (RC x 4 in these units) each tick, up to one
+//!   tick's worth; a frame may go when the credit is not negative and takes its wire bytes x 8000.
 //!
-//! Rates are in Mb/s, times in picoseconds.
+//! Periods are whole ticks (`timer`); the timers are the QP's `Alpha` and `Rate` timers.
 
-use crate::Time;
+use super::timer::{ticks_for_ns, Tick};
 use wire::contract::regs::Dcqcn;
 
+/// alpha = 1.0.
+pub const ALPHA_ONE: u32 = 1 << 20;
+/// Fractional bits of a rate.
+pub const RATE_FRAC: u32 = 8;
+/// Millibits a frame byte costs the pacer.
+const MILLIBITS_PER_BYTE: i64 = 8000;
+
+/// A rate in Mb/s as the reaction point holds it.
+pub const fn rate_q8(mbps: u32) -> u32 {
+    mbps << RATE_FRAC
+}
+
 /// The parameter registers (small and `Copy`: taken by value where a QP is borrowed alongside).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Params {
     pub regs: [u32; Dcqcn::ALL.len()],
 }
@@ -33,292 +52,208 @@ impl Params {
     pub fn get(&self, p: Dcqcn) -> u32 {
         self.regs[p as usize]
     }
-    fn ns(&self, p: Dcqcn) -> Time {
-        Time::from(self.get(p)) * 1000
+    /// G: alpha's gain is 2^-G (1 to 20).
+    fn g(&self) -> u32 {
+        self.get(Dcqcn::G_SHIFT).clamp(1, 20)
     }
-    /// The alpha gain g.
-    fn g(&self) -> f64 {
-        1.0 / f64::from(1u32 << self.get(Dcqcn::G_SHIFT).min(20))
+    fn alpha_init(&self) -> u32 {
+        self.get(Dcqcn::ALPHA_INIT).min(1024) << 10
+    }
+    /// K in ticks.
+    pub fn alpha_period(&self) -> Tick {
+        ticks_for_ns(u64::from(self.get(Dcqcn::ALPHA_TIMER_NS)))
+    }
+    /// T in ticks.
+    pub fn rate_period(&self) -> Tick {
+        ticks_for_ns(u64::from(self.get(Dcqcn::RATE_TIMER_NS)))
+    }
+    /// The reduce period in ticks (0: every CNP may cut).
+    fn reduce_period(&self) -> Tick {
+        u64::from(self.get(Dcqcn::RATE_REDUCE_PERIOD_NS)).div_ceil(1024)
+    }
+    /// The notification point's CNP interval per QP, in ticks (0: a CNP for every CE mark).
+    pub fn cnp_interval(&self) -> Tick {
+        u64::from(self.get(Dcqcn::CNP_INTERVAL_NS)).div_ceil(1024)
     }
 }
 
 /// Reaction-point state of one QP.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rp {
-    /// Current rate (Mb/s).
-    pub rc: f64,
-    /// Target rate (Mb/s).
-    pub rt: f64,
-    pub alpha: f64,
-    /// Rate-timer expiries since the last cut.
-    pub t_cnt: u32,
-    /// Byte-counter events since the last cut.
-    pub bc_cnt: u32,
+    /// Current rate (Mb/s, 8 fractional bits).
+    pub rc: u32,
+    /// Target rate.
+    pub rt: u32,
+    /// alpha in 2^-20 units.
+    pub alpha: u32,
+    /// Rate-timer expiries since the last cut (saturating).
+    pub t_cnt: u16,
+    /// Byte-counter events since the last cut (saturating).
+    pub bc_cnt: u16,
     /// Bytes sent toward the next byte-counter event.
-    bytes: u64,
-    /// Next alpha update; `None` until the first CNP.
-    next_alpha: Option<Time>,
-    /// Next rate-timer expiry (while `active`).
-    next_rate: Time,
-    last_cut: Option<Time>,
+    pub bytes: u32,
+    /// Deadline of the alpha timer; `None` until a CNP starts it, and once it stopped.
+    pub alpha_timer: Option<Tick>,
+    /// Deadline of the rate timer, while the rate is limited.
+    pub rate_timer: Option<Tick>,
+    /// Tick of the last cut, while it can still hold back the next one (forgotten at the first rate-timer
+    /// expiry a reduce period after it, and when the rate is back at line rate).
+    pub cut_at: Option<Tick>,
     /// A CNP arrived in the current alpha period.
-    cnp_since_alpha: bool,
-    line_mbps: f64,
-    /// True while the rate is below line rate (limited); false before the first CNP and after recovery.
+    pub cnp_since_alpha: bool,
+    /// The rate is limited (below line rate): false before the first CNP and after recovery.
     pub active: bool,
+    /// Pacer credit, millibits (0 at line rate).
+    pub credit: i32,
+    /// The tick `credit` was brought up to (0 at line rate).
+    pub credited: Tick,
 }
 
 impl Rp {
-    pub fn new(line_mbps: u32, p: &Params) -> Self {
-        let line = f64::from(line_mbps);
+    /// A reaction point at line rate `line` (Mb/s, 8 fractional bits).
+    pub fn new(line: u32, p: &Params) -> Self {
         Rp {
             rc: line,
             rt: line,
-            alpha: f64::from(p.get(Dcqcn::ALPHA_INIT)) / 1024.0,
+            alpha: p.alpha_init(),
             t_cnt: 0,
             bc_cnt: 0,
             bytes: 0,
-            next_alpha: None,
-            next_rate: 0,
-            last_cut: None,
+            alpha_timer: None,
+            rate_timer: None,
+            cut_at: None,
             cnp_since_alpha: false,
-            line_mbps: line,
             active: false,
+            credit: 0,
+            credited: 0,
         }
     }
 
-    /// A CNP arrived for this QP. Returns true when the rate was cut.
-    pub fn on_cnp(&mut self, now: Time, p: &Params) -> bool {
-        self.catch_up(now, p);
-        self.cnp_since_alpha = true;
-        if self.next_alpha.is_none() {
-            self.next_alpha = Some(now + p.ns(Dcqcn::ALPHA_TIMER_NS).max(1000));
+    /// The current rate in Mb/s.
+    pub fn rate_mbps(&self) -> f64 {
+        f64::from(self.rc) / f64::from(1u32 << RATE_FRAC)
+    }
+
+    /// Credit the pacer adds per tick at the current rate, which is also the most it holds.
+    fn refill(&self) -> i64 {
+        i64::from(self.rc) * 4
+    }
+
+    /// The pacer's credit at tick `now`.
+    fn credit_at(&self, now: Tick) -> i64 {
+        let gained = self.refill().saturating_mul(now.saturating_sub(self.credited).min(1 << 40) as i64);
+        (i64::from(self.credit) + gained).min(self.refill())
+    }
+
+    /// Brings the credit up to `now` (before the rate changes or a frame is charged).
+    fn settle(&mut self, now: Tick) {
+        self.credit = self.credit_at(now).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+        self.credited = now;
+    }
+
+    /// Whether the pacer lets a frame go at tick `now`.
+    pub fn may_send(&self, now: Tick) -> bool {
+        !self.active || self.credit_at(now) >= 0
+    }
+
+    /// The first tick at or after `now` at which `may_send` holds.
+    pub fn send_tick(&self, now: Tick) -> Tick {
+        let c = self.credit_at(now);
+        if !self.active || c >= 0 {
+            return now;
         }
-        if self.last_cut.is_some_and(|t| now < t + p.ns(Dcqcn::RATE_REDUCE_PERIOD_NS)) {
+        now + ((-c) as u64).div_ceil(self.refill().max(1) as u64)
+    }
+
+    /// A CNP arrived at tick `now`. Returns true when the rate was cut.
+    pub fn on_cnp(&mut self, now: Tick, p: &Params) -> bool {
+        self.cnp_since_alpha = true;
+        if self.alpha_timer.is_none() {
+            self.alpha_timer = Some(now + p.alpha_period());
+        }
+        if self.cut_at.is_some_and(|c| now < c + p.reduce_period()) {
             return false;
         }
-        self.active = true;
+        self.settle(now);
+        if !self.active {
+            self.active = true;
+            self.credit = 0;
+        }
         self.rt = self.rc;
-        self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(f64::from(p.get(Dcqcn::MIN_RATE_MBPS)));
+        let cut = ((u64::from(self.rc) * u64::from(self.alpha)) >> 21) as u32;
+        self.rc = (self.rc - cut).max(rate_q8(p.get(Dcqcn::MIN_RATE_MBPS)));
         self.t_cnt = 0;
         self.bc_cnt = 0;
         self.bytes = 0;
-        self.last_cut = Some(now);
-        self.next_rate = now + p.ns(Dcqcn::RATE_TIMER_NS).max(1000);
+        self.cut_at = Some(now);
+        self.rate_timer = Some(now + p.rate_period());
         true
     }
 
-    /// Counts bytes sent; every B bytes is an increase event.
-    pub fn on_sent(&mut self, now: Time, bytes: usize, p: &Params) {
+    /// The alpha timer fired: one update, then the next period (or a stop, when nothing can change).
+    pub fn on_alpha_timer(&mut self, p: &Params) {
+        let Some(deadline) = self.alpha_timer else { return };
+        let g = p.g();
+        let step = self.alpha >> g;
+        let cnp = self.cnp_since_alpha;
+        self.alpha = self.alpha - step + if cnp { ALPHA_ONE >> g } else { 0 };
+        self.cnp_since_alpha = false;
+        self.alpha_timer = (cnp || step != 0).then_some(deadline + p.alpha_period());
+    }
+
+    /// The rate timer fired: an increase event, and the next period while the rate is limited.
+    pub fn on_rate_timer(&mut self, now: Tick, line: u32, p: &Params) {
+        let Some(deadline) = self.rate_timer else { return };
+        self.rate_timer = Some(deadline + p.rate_period());
+        if self.cut_at.is_some_and(|c| now >= c + p.reduce_period()) {
+            self.cut_at = None;
+        }
+        self.t_cnt = self.t_cnt.saturating_add(1);
+        self.increase(now, line, p);
+    }
+
+    /// A frame of `wire_bytes` (overhead included) left at tick `now`: the pacer is charged, and every B
+    /// bytes is an increase event.
+    pub fn on_sent(&mut self, now: Tick, wire_bytes: usize, line: u32, p: &Params) {
         if !self.active {
             return;
         }
-        self.catch_up(now, p);
-        self.bytes += bytes as u64;
-        let b = u64::from(p.get(Dcqcn::BYTE_COUNTER).max(1));
+        self.settle(now);
+        let cost = wire_bytes as i64 * MILLIBITS_PER_BYTE;
+        self.credit = (i64::from(self.credit) - cost).max(i64::from(i32::MIN)) as i32;
+        self.bytes = self.bytes.saturating_add(wire_bytes as u32);
+        let b = p.get(Dcqcn::BYTE_COUNTER).max(1);
         while self.bytes >= b && self.active {
             self.bytes -= b;
-            self.bc_cnt += 1;
-            self.increase(p);
+            self.bc_cnt = self.bc_cnt.saturating_add(1);
+            self.increase(now, line, p);
         }
     }
 
-    /// Applies every alpha update and rate-timer expiry due up to `now`.
-    pub fn catch_up(&mut self, now: Time, p: &Params) {
-        if let Some(mut t) = self.next_alpha.filter(|&t| t <= now) {
-            let k = p.ns(Dcqcn::ALPHA_TIMER_NS).max(1000);
-            let g = p.g();
-            // The first period due may have seen a CNP; the rest saw none (a CNP catches up first).
-            self.alpha = (1.0 - g) * self.alpha + if self.cnp_since_alpha { g } else { 0.0 };
-            self.cnp_since_alpha = false;
-            t += k;
-            if t <= now {
-                let quiet = (now - t) / k + 1;
-                self.alpha *= (1.0 - g).powf(quiet as f64);
-                t += quiet * k;
-            }
-            self.next_alpha = Some(t);
-        }
-        let kt = p.ns(Dcqcn::RATE_TIMER_NS).max(1000);
-        while self.active && self.next_rate <= now {
-            self.next_rate += kt;
-            self.t_cnt += 1;
-            self.increase(p);
-        }
-    }
-
-    fn increase(&mut self, p: &Params) {
+    fn increase(&mut self, now: Tick, line: u32, p: &Params) {
+        self.settle(now);
         let f = p.get(Dcqcn::F);
-        let (lo, hi) = (self.t_cnt.min(self.bc_cnt), self.t_cnt.max(self.bc_cnt));
-        if lo > f {
-            self.rt += f64::from(lo - f) * f64::from(p.get(Dcqcn::RHAI_MBPS));
+        let (lo, hi) = (u32::from(self.t_cnt.min(self.bc_cnt)), u32::from(self.t_cnt.max(self.bc_cnt)));
+        let rt = if lo > f {
+            u64::from(self.rt) + u64::from(lo - f) * u64::from(rate_q8(p.get(Dcqcn::RHAI_MBPS)))
         } else if hi > f {
-            self.rt += f64::from(p.get(Dcqcn::RAI_MBPS));
-        }
-        self.rt = self.rt.min(self.line_mbps);
-        self.rc = ((self.rt + self.rc) / 2.0).min(self.line_mbps);
-        if self.rc >= self.line_mbps - 0.5 {
-            // Back at line rate: leave the limiter (alpha's timer keeps running).
-            self.rc = self.line_mbps;
+            u64::from(self.rt) + u64::from(rate_q8(p.get(Dcqcn::RAI_MBPS)))
+        } else {
+            u64::from(self.rt)
+        };
+        self.rt = rt.min(u64::from(line)) as u32;
+        self.rc = ((self.rt + self.rc) >> 1).min(line);
+        if self.rc + (1 << (RATE_FRAC - 1)) >= line {
+            // Within half a Mb/s of line rate: leave the limiter (alpha's timer keeps running).
+            self.rc = line;
             self.active = false;
+            self.rate_timer = None;
+            self.cut_at = None;
+            self.credit = 0;
+            self.credited = 0;
         }
-    }
-
-    /// Picoseconds one frame of `bytes` occupies at the current rate.
-    pub fn gap(&self, bytes: usize) -> Time {
-        ((bytes as f64 * 8.0 * 1.0e6) / self.rc.max(1.0)) as Time
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const US: Time = 1_000_000;
-    const G: f64 = 1.0 / 256.0;
-
-    fn close(a: f64, b: f64, what: &str) {
-        assert!((a - b).abs() < 1e-6, "{what}: got {a}, expected {b}");
-    }
-
-    #[test]
-    fn cut_then_recover_to_line_rate() {
-        let p = Params::default();
-        let mut rp = Rp::new(100_000, &p);
-        assert!(rp.on_cnp(0, &p));
-        close(rp.rc, 50_000.0, "alpha starts at 1: the first cut halves");
-        assert!(!rp.on_cnp(US, &p), "a second CNP within the 4 us reduce period is ignored");
-        rp.catch_up(200_000 * US, &p);
-        assert_eq!(rp.rc, 100_000.0);
-        assert!(!rp.active);
-    }
-
-    /// The paper's equations by hand, with the default parameters (K = T = 55 us, F = 5, R_AI = 40 Mb/s,
-    /// g = 1/256): a CNP at 0, one at 56 us, then none until 500 us.
-    #[test]
-    fn rate_and_alpha_follow_the_paper() {
-        let p = Params::default();
-        let mut rp = Rp::new(100_000, &p);
-        assert!(rp.on_cnp(0, &p));
-        close(rp.rc, 50_000.0, "RC(1 - 1/2)");
-        close(rp.rt, 100_000.0, "RT = RC before the cut");
-        rp.catch_up(55 * US, &p);
-        close(rp.rc, 75_000.0, "fast recovery 1 at 55 us");
-        close(rp.alpha, 1.0, "a CNP in [0, 55): (1-g) 1 + g");
-        assert!(rp.on_cnp(56 * US, &p));
-        close(rp.rt, 75_000.0, "RT = RC");
-        close(rp.rc, 37_500.0, "cut with alpha 1");
-        // Rate timer from the cut: 111, 166, 221, 276, 331 us are fast recovery toward 75 000.
-        let mut rc = 37_500.0;
-        for k in 1..=5 {
-            rp.catch_up((56 + 55 * k) * US, &p);
-            rc = (75_000.0 + rc) / 2.0;
-            close(rp.rc, rc, &format!("fast recovery step {k}"));
-            close(rp.rt, 75_000.0, "RT held during fast recovery");
-        }
-        // 386, 441, 496 us: additive increase (no bytes sent, so no hyper increase).
-        let mut rt = 75_000.0;
-        for k in 6..=8 {
-            rp.catch_up((56 + 55 * k) * US, &p);
-            rt += 40.0;
-            rc = (rt + rc) / 2.0;
-            close(rp.rt, rt, &format!("additive step {k}"));
-            close(rp.rc, rc, &format!("additive step {k}"));
-        }
-        // Alpha: 110 us saw the CNP at 56 (stays 1); 165 .. 495 us saw none: seven decays.
-        rp.catch_up(499 * US, &p);
-        let alpha = (1.0 - G).powi(7);
-        close(rp.alpha, alpha, "alpha after seven quiet periods");
-        assert!(rp.on_cnp(500 * US, &p));
-        close(rp.rc, rc * (1.0 - alpha / 2.0), "the cut at 500 us uses the decayed alpha");
-    }
-
-    /// Alpha keeps its timer while the flow is back at line rate, so a later cut is gentler.
-    #[test]
-    fn alpha_decays_at_line_rate() {
-        let p = Params::default();
-        let mut rp = Rp::new(100_000, &p);
-        assert!(rp.on_cnp(0, &p));
-        // Time passes in small steps, as it does while the QP sends.
-        for t in (0..=10_000).step_by(5) {
-            rp.catch_up(t * US, &p);
-        }
-        assert!(!rp.active, "recovered within 10 ms");
-        // Ticks at 55 us (the CNP's period: stays 1), then 110 .. 9955 us: 180 quiet periods.
-        close(rp.alpha, (1.0 - G).powi(180), "alpha at 10 ms");
-        assert!(rp.on_cnp(10_000 * US, &p));
-        close(rp.rc, 100_000.0 * (1.0 - (1.0 - G).powi(180) / 2.0), "the cut uses the decayed alpha");
-    }
-
-    /// Hyper increase: i = min(T, BC) - F, with F steps of fast recovery first.
-    #[test]
-    fn hyper_increase_steps() {
-        let mut p = Params::default();
-        p.regs[Dcqcn::BYTE_COUNTER as usize] = 1000;
-        let mut rp = Rp::new(100_000, &p);
-        assert!(rp.on_cnp(0, &p));
-        assert!(rp.on_cnp(10 * US, &p), "second cut, past the reduce period");
-        close(rp.rt, 50_000.0, "RT");
-        close(rp.rc, 25_000.0, "RC");
-        let mut steps = vec![];
-        let mut record = |rp: &Rp, before: f64| steps.push(rp.rt - before);
-        for _ in 0..6 {
-            let before = rp.rt;
-            rp.on_sent(20 * US, 1000, &p);
-            record(&rp, before);
-        }
-        for k in 1..=7 {
-            let before = rp.rt;
-            rp.catch_up((10 + 55 * k) * US, &p);
-            record(&rp, before);
-        }
-        let before = rp.rt;
-        rp.on_sent(400 * US, 1000, &p);
-        record(&rp, before);
-        // BC 1..5 fast recovery, BC 6 additive; T 1..5 additive (BC > F), T 6 hyper i = 1, T 7 hyper
-        // i = min(7, 6) - 5 = 1; then BC 7: i = min(7, 7) - 5 = 2.
-        let want = [0.0, 0.0, 0.0, 0.0, 0.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 200.0, 200.0, 400.0];
-        assert_eq!(steps, want);
-    }
-
-    /// A long quiet stretch applied in one call equals the same time in small steps (the closed form of the
-    /// quiet periods), and a CNP exactly one reduce period after the last cut cuts again.
-    #[test]
-    fn catch_up_in_one_call_or_in_steps_agree() {
-        let p = Params::default();
-        let (mut one, mut steps) = (Rp::new(100_000, &p), Rp::new(100_000, &p));
-        assert!(one.on_cnp(0, &p) && steps.on_cnp(0, &p));
-        assert!(one.on_cnp(4 * US, &p), "at the end of the 4 us reduce period the next CNP cuts");
-        assert!(steps.on_cnp(4 * US, &p));
-        one.catch_up(3_000 * US, &p);
-        for t in (5..=3_000).step_by(5) {
-            steps.catch_up(t * US, &p);
-        }
-        close(one.alpha, steps.alpha, "alpha");
-        close(one.alpha, (1.0 - G).powi(53), "alpha after 53 quiet periods (110 .. 2970 us)");
-        close(one.rc, steps.rc, "rate");
-        // The next alpha period is where it would have been: one more quiet tick by 3025 us, none before.
-        for rp in [&mut one, &mut steps] {
-            rp.catch_up(3_024 * US, &p);
-            close(rp.alpha, (1.0 - G).powi(53), "no tick before 3025 us");
-            rp.catch_up(3_025 * US, &p);
-            close(rp.alpha, (1.0 - G).powi(54), "the tick at 3025 us");
-        }
-    }
-
-    /// Several byte-counter events in one call, and the pacing gap of a frame at the current rate.
-    #[test]
-    fn byte_counter_events_and_the_pacing_gap() {
-        let mut p = Params::default();
-        p.regs[Dcqcn::BYTE_COUNTER as usize] = 1000;
-        let mut rp = Rp::new(100_000, &p);
-        assert!(rp.on_cnp(0, &p));
-        rp.on_sent(US, 3500, &p);
-        assert_eq!(rp.bc_cnt, 3, "3500 bytes are three events of 1000");
-        rp.on_sent(US, 500, &p);
-        assert_eq!(rp.bc_cnt, 4, "the 500 left over count toward the next");
-        let mut at_10g = Rp::new(100_000, &p);
-        at_10g.rc = 10_000.0;
-        assert_eq!(at_10g.gap(1250), 1_000_000, "1250 bytes at 10 Gb/s take 1 us");
-    }
-}
+mod tests;

@@ -4,10 +4,10 @@
 use super::Nic;
 use crate::hostmem::Dma;
 use wire::contract::cqe::owner_for;
-use wire::contract::eqe::{EqeRepr, EventKind, EQE_LEN, OWNER};
+use wire::contract::eqe::{EqeRepr, EventKind, EQE_LEN};
 use wire::contract::regs::Counter;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Eq {
     pub iova: u64,
     pub log_size: u8,
@@ -24,20 +24,16 @@ impl Eq {
         Eq { iova, log_size, pi: 0, ci: 0, armed: false }
     }
 
-    /// Writes one EQE, owner byte last; false when the ring is full or DMA fails.
+    /// Writes one EQE: one 16-byte DMA write, the owner byte its last byte. False when the ring is full.
     fn push(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) -> bool {
         if self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
             return false;
         }
         let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
-        let addr = self.iova + slot * EQE_LEN as u64;
         let bytes = EqeRepr { kind: kind as u8, obj, owner: owner_for(self.pi, self.log_size) }.to_bytes();
-        let ok =
-            mem.dma_write(addr, &bytes[..OWNER]).is_ok() && mem.dma_write(addr + OWNER as u64, &bytes[OWNER..]).is_ok();
-        if ok {
-            self.pi = self.pi.wrapping_add(1);
-        }
-        ok
+        mem.dma_write(self.iova + slot * EQE_LEN as u64, &bytes);
+        self.pi = self.pi.wrapping_add(1);
+        true
     }
 }
 
@@ -55,14 +51,11 @@ impl Nic {
         }
         let fire = std::mem::take(&mut eq.armed);
         self.count(Counter::events);
+        self.emit(|| super::Output::Eqe { kind, obj });
         if fire {
             self.irq = true;
             self.count(Counter::interrupts);
+            self.emit(|| super::Output::Interrupt);
         }
-    }
-
-    /// True once per interrupt: the MSI-X message (a harness callback in simulation).
-    pub fn take_irq(&mut self) -> bool {
-        std::mem::take(&mut self.irq)
     }
 }

@@ -1,28 +1,36 @@
-//! The NIC: registers, commands, doorbells and the transmit scheduler. The engine is split as rxe splits it:
-//! `recv` (checks and dispatch), `req` (WQE -> packets), `resp` (the responder's check chain), `comp`
-//! (ACK matching and completions), plus `qp`, `mr`, `cq` and `dcqcn`.
+//! The NIC: registers, commands, doorbells, and the decisions that drive it. The engine is split as rxe
+//! splits it: `recv` (checks and dispatch), `req` (WQE -> packets), `resp` (the responder's check chain),
+//! `comp` (ACK matching and completions), plus `qp`, `mr`, `cq`, `eq`, `dcqcn`, `flush` and `timer`.
 //!
-//! The NIC sees only what hardware sees: MMIO, host memory through `Dma`, and Ethernet frames. Time is
-//! given by the caller (`step`), so a run is exact and repeatable.
+//! The NIC sees only what hardware sees: MMIO, host memory through `Dma`, and Ethernet frames. It does
+//! nothing on its own: every step is a `Decision` (a register access, a command run, a WQE fetched, a stream
+//! picked to send, a frame accepted, a timer fired, a WQE flushed) applied with `apply`, which checks that
+//! the decision was legal. Who decides is outside: the model's own scheduler (`crate::sched`), or an
+//! implementation whose decisions the model follows (`crate::follow`). State is bounded by the hardware
+//! profile in `NicConfig` and packs into the QP context layout (`context`).
 
 mod cmd;
 mod comp;
+pub mod context;
 pub mod cq;
 pub mod dcqcn;
+mod decision;
 pub mod eq;
+mod flush;
 pub mod mr;
 pub mod qp;
 mod raw;
 mod recv;
 mod req;
 mod resp;
+pub mod timer;
 
-use crate::hostmem::Dma;
+pub use decision::{Decision, Effect, Illegal, Output, Stream, TxPick};
+
 use crate::Time;
-use std::cell::Cell;
 use std::collections::VecDeque;
+use wire::contract::profile::Profile;
 use wire::contract::regs::{self, block, block_type, Counter, Dcqcn};
-use wire::contract::verbs::QpType;
 use wire::eth::EthernetRepr;
 use wire::ipv4::Ipv4Repr;
 use wire::ipv6::{gid_to_ipv4, Ipv6Repr};
@@ -32,33 +40,28 @@ use cq::Cq;
 use mr::MrTable;
 use qp::Qp;
 
-/// Size and speed of a NIC instance.
-#[derive(Debug, Clone)]
+/// A NIC instance: its hardware profile and port, and whether the simulation checks it as it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NicConfig {
-    pub max_qp: u32,
-    pub max_cq: u32,
-    pub max_mr: u32,
-    pub max_pd: u32,
-    pub max_sge: u32,
-    pub max_inline: u32,
-    pub max_rd_atomic: u32,
+    pub profile: Profile,
     pub port_mbps: u32,
     pub build_id: u32,
+    /// Check the invariants and the packed QP context after every decision (`Nic::set_checks`; always in
+    /// debug builds). A property of the simulation, not of the device.
+    pub checks: bool,
+}
+
+impl NicConfig {
+    /// A 100 Gb/s port with the limits of `profile`.
+    pub fn new(profile: Profile) -> Self {
+        NicConfig { profile, port_mbps: 100_000, build_id: 0, checks: false }
+    }
 }
 
 impl Default for NicConfig {
+    /// The board profile.
     fn default() -> Self {
-        NicConfig {
-            max_qp: 1024,
-            max_cq: 1024,
-            max_mr: 4096,
-            max_pd: 256,
-            max_sge: 16,
-            max_inline: 512,
-            max_rd_atomic: 16,
-            port_mbps: 100_000,
-            build_id: 0,
-        }
+        NicConfig::new(Profile::board())
     }
 }
 
@@ -70,16 +73,26 @@ pub const MAX_PKTS_PER_ACK: u32 = 64;
 pub const WIRE_OVERHEAD: usize = 24;
 /// GID table entries.
 pub const GID_TABLE_LEN: usize = 16;
-/// Largest ring, log2 entries.
-pub const MAX_LOG_RING: u8 = 15;
+
+/// The command unit: the command the doorbell started, until it has run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct CmdUnit {
+    busy: bool,
+    token: u8,
+    status: u8,
+}
 
 /// The golden-model NIC.
 pub struct Nic {
     pub cfg: NicConfig,
     counters: Vec<u64>,
+    /// The high word latched by the last read of a 64-bit register's low word.
+    hi_latch: u32,
     pub(crate) dcqcn: dcqcn::Params,
+    /// The port's line rate (Mb/s, 8 fractional bits).
+    pub(crate) line: u32,
     mailbox: u64,
-    cmd_status: u32,
+    cmd: CmdUnit,
     pub(crate) mac: [u8; 6],
     gids: [Option<[u8; 16]>; GID_TABLE_LEN],
     pds: Vec<bool>,
@@ -89,47 +102,56 @@ pub struct Nic {
     /// The interrupt line: set when an armed EQ gets an EQE, cleared by `take_irq`.
     irq: bool,
     qps: Vec<Option<Box<Qp>>>,
-    /// The port is busy serialising until this time.
-    tx_free_at: Time,
     /// Frames that go out ahead of all QP traffic: CNPs, and the NIC's own ARP and ICMP echo replies.
-    pub(crate) ctrl_queue: VecDeque<Vec<u8>>,
+    ctrl_queue: VecDeque<Vec<u8>>,
     /// QPNs in use, ascending.
     active: Vec<u32>,
-    rr: usize,
-    ip_ident: u16,
     now: Time,
-    /// `next_event`'s answer since the last mutation (every `&mut self` entry point clears it).
-    next_event_memo: Cell<Option<Option<Time>>>,
+    /// What the decisions produced, while recording (`record_outputs`).
+    outputs: Option<Vec<Output>>,
+    /// The QP context layouts of the profile, for the packed-context checks.
+    layout: wire::contract::qpc::QpContext,
+    /// Check invariants and the packed context after every decision (`set_checks`).
+    checks: bool,
+    /// The first check that failed.
+    check_failure: Option<String>,
 }
 
 impl Nic {
     pub fn new(cfg: NicConfig) -> Self {
+        let p = cfg.profile;
         Nic {
             counters: vec![0; Counter::ALL.len()],
+            hi_latch: 0,
             dcqcn: dcqcn::Params::default(),
+            line: dcqcn::rate_q8(cfg.port_mbps.max(1)),
             mailbox: 0,
-            cmd_status: 0,
+            cmd: CmdUnit::default(),
             mac: [0; 6],
             gids: [None; GID_TABLE_LEN],
-            pds: vec![false; cfg.max_pd as usize],
-            mrs: MrTable::new(cfg.max_mr as usize),
-            cqs: vec![None; cfg.max_cq as usize],
+            pds: vec![false; p.max_pd as usize],
+            mrs: MrTable::new(p.max_mr as usize),
+            cqs: vec![None; p.max_cq as usize],
             eq: None,
             irq: false,
-            qps: (0..cfg.max_qp).map(|_| None).collect(),
-            tx_free_at: 0,
+            qps: (0..p.max_qp).map(|_| None).collect(),
             ctrl_queue: VecDeque::new(),
             active: Vec::new(),
-            rr: 0,
-            ip_ident: 0,
             now: 0,
-            next_event_memo: Cell::new(None),
+            outputs: None,
+            layout: wire::contract::qpc::qp_context(&p),
+            checks: cfg.checks || cfg!(debug_assertions),
+            check_failure: None,
             cfg,
         }
     }
 
     pub fn counter(&self, c: Counter) -> u64 {
         self.counters[c as usize]
+    }
+    /// Every counter, in register order.
+    pub fn counters(&self) -> &[u64] {
+        &self.counters
     }
     pub(crate) fn count(&mut self, c: Counter) {
         self.counters[c as usize] += 1;
@@ -138,12 +160,20 @@ impl Nic {
         self.counters[c as usize] += n;
     }
 
-    /// A 32-bit register read.
-    pub fn mmio_read(&self, off: u32) -> u32 {
+    /// A 32-bit register read. Reading the low word of a 64-bit register latches its high word.
+    pub fn mmio_read(&mut self, off: u32) -> u32 {
+        let v = self.read_register(off);
+        self.emit(|| Output::Register { off, val: v });
+        v
+    }
+
+    fn read_register(&mut self, off: u32) -> u32 {
         use regs::{cmd, counters, dcqcn, doorbell, id};
         let c = &self.cfg;
+        let p = &c.profile;
         let in_block = |base: u32| off.checked_sub(base).filter(|o| *o < 0x100);
         if let Some(o) = in_block(id::BASE) {
+            let now_ns = self.now / crate::PS_PER_NS;
             return match o {
                 block::TYPE => block_type::ID,
                 block::VERSION => regs::VERSION,
@@ -156,18 +186,26 @@ impl Nic {
                         | regs::feature::DCQCN
                         | regs::feature::SEND_WITH_INV
                 }
-                id::MAX_QP => c.max_qp,
-                id::MAX_CQ => c.max_cq,
-                id::MAX_MR => c.max_mr,
-                id::MAX_PD => c.max_pd,
-                id::MAX_SGE => c.max_sge,
-                id::MAX_INLINE => c.max_inline,
-                id::MAX_RD_ATOMIC => c.max_rd_atomic,
+                id::MAX_QP => p.max_qp,
+                id::MAX_CQ => p.max_cq,
+                id::MAX_MR => p.max_mr,
+                id::MAX_PD => p.max_pd,
+                id::MAX_SGE => p.max_sge,
+                id::MAX_INLINE => p.max_inline,
+                id::MAX_QP_RD_ATOM => p.max_qp_rd_atom,
+                id::MAX_QP_INIT_RD_ATOM => p.max_qp_init_rd_atom,
+                id::WQE_WINDOW => p.wqe_window,
+                id::RESP_QUEUE => p.resp_queue,
+                id::CTRL_QUEUE => p.ctrl_queue,
+                id::TICK_NS => timer::TICK_NS,
                 id::PORT_MBPS => c.port_mbps,
                 id::MAX_MTU => u32::from(wire::contract::verbs::MAX_MTU_ENUM),
-                id::MAX_LOG_RING => u32::from(MAX_LOG_RING),
-                id::TIME_NS_LO => (self.now / 1000) as u32,
-                id::TIME_NS_HI => ((self.now / 1000) >> 32) as u32,
+                id::MAX_LOG_RING => u32::from(p.max_log_ring),
+                id::TIME_NS_LO => {
+                    self.hi_latch = (now_ns >> 32) as u32;
+                    now_ns as u32
+                }
+                id::TIME_NS_HI => self.hi_latch,
                 _ => 0,
             };
         }
@@ -178,7 +216,10 @@ impl Nic {
                 block::NEXT => counters::BASE,
                 cmd::MAILBOX_LO => self.mailbox as u32,
                 cmd::MAILBOX_HI => (self.mailbox >> 32) as u32,
-                cmd::STATUS => self.cmd_status,
+                cmd::STATUS => {
+                    let busy = if self.cmd.busy { cmd::STATUS_BUSY } else { 0 };
+                    busy | (u32::from(self.cmd.token) << 8) | u32::from(self.cmd.status)
+                }
                 _ => 0,
             };
         }
@@ -192,9 +233,10 @@ impl Nic {
                     let i = ((o - counters::FIRST) / 8) as usize;
                     let v = self.counters.get(i).copied().unwrap_or(0);
                     if (o - counters::FIRST).is_multiple_of(8) {
+                        self.hi_latch = (v >> 32) as u32;
                         v as u32
                     } else {
-                        (v >> 32) as u32
+                        self.hi_latch
                     }
                 }
                 _ => 0,
@@ -225,9 +267,9 @@ impl Nic {
         0
     }
 
-    /// A 32-bit register write. Doorbells and commands act at once.
-    pub fn mmio_write(&mut self, off: u32, val: u32, mem: &mut dyn Dma) {
-        self.next_event_memo.set(None);
+    /// A 32-bit register write: a doorbell only moves a producer counter, a command doorbell starts the
+    /// command unit; what follows are decisions of their own (`FetchSq`, `Command`).
+    pub fn mmio_write(&mut self, off: u32, val: u32) {
         use regs::{cmd, doorbell};
         match off {
             o if o == cmd::BASE + cmd::MAILBOX_LO => self.mailbox = (self.mailbox & !0xFFFF_FFFF) | u64::from(val),
@@ -235,18 +277,32 @@ impl Nic {
                 self.mailbox = (self.mailbox & 0xFFFF_FFFF) | (u64::from(val) << 32)
             }
             o if o == cmd::BASE + cmd::DOORBELL => {
-                let status = self.exec_command(mem);
-                self.cmd_status = ((val & 0xFF) << 8) | status as u32;
+                if self.cmd.busy {
+                    self.count(Counter::cmd_doorbells_ignored);
+                } else {
+                    self.cmd = CmdUnit { busy: true, token: val as u8, status: 0 };
+                }
             }
             o if (Dcqcn::ALL[0].offset()..Dcqcn::ALL[0].offset() + 4 * Dcqcn::ALL.len() as u32).contains(&o) => {
                 self.dcqcn.regs[((o - Dcqcn::ALL[0].offset()) / 4) as usize] = val;
             }
-            o if (doorbell::QP_DB_BASE..doorbell::QP_DB_BASE + self.cfg.max_qp * doorbell::DB_STRIDE).contains(&o) => {
+            o if (doorbell::QP_DB_BASE..doorbell::QP_DB_BASE + self.cfg.profile.max_qp * doorbell::DB_STRIDE)
+                .contains(&o) =>
+            {
                 let qpn = (o - doorbell::QP_DB_BASE) / doorbell::DB_STRIDE;
-                let reg = (o - doorbell::QP_DB_BASE) % doorbell::DB_STRIDE;
-                self.qp_doorbell(qpn, reg, val as u16, mem);
+                let Some(qp) = self.qp_mut(qpn) else { return };
+                if qp.state == wire::contract::verbs::QpState::Reset {
+                    return; // Posting to a RESET QP is refused by the driver; the device ignores it.
+                }
+                match (o - doorbell::QP_DB_BASE) % doorbell::DB_STRIDE {
+                    doorbell::QP_SQ_PI => qp.sq.pi = val as u16,
+                    doorbell::QP_RQ_PI => qp.rq.pi = val as u16,
+                    _ => {}
+                }
             }
-            o if (doorbell::CQ_DB_BASE..doorbell::CQ_DB_BASE + self.cfg.max_cq * doorbell::DB_STRIDE).contains(&o) => {
+            o if (doorbell::CQ_DB_BASE..doorbell::CQ_DB_BASE + self.cfg.profile.max_cq * doorbell::DB_STRIDE)
+                .contains(&o) =>
+            {
                 let cqn = ((o - doorbell::CQ_DB_BASE) / doorbell::DB_STRIDE) as usize;
                 if let Some(Some(cq)) = self.cqs.get_mut(cqn) {
                     match (o - doorbell::CQ_DB_BASE) % doorbell::DB_STRIDE {
@@ -269,25 +325,6 @@ impl Nic {
         }
     }
 
-    fn qp_doorbell(&mut self, qpn: u32, reg: u32, pi: u16, mem: &mut dyn Dma) {
-        let Some(Some(qp)) = self.qps.get_mut(qpn as usize) else { return };
-        if qp.state == wire::contract::verbs::QpState::Reset {
-            return; // Posting to a RESET QP is refused by the driver; the device ignores it.
-        }
-        match reg {
-            regs::doorbell::QP_SQ_PI => {
-                qp.sq.pi = pi;
-                self.fetch_send_wqes(qpn, mem);
-                self.retire(qpn, mem);
-            }
-            regs::doorbell::QP_RQ_PI => qp.rq.pi = pi,
-            _ => {}
-        }
-        if self.qp(qpn).is_some_and(|q| q.state == wire::contract::verbs::QpState::Err || q.flushing) {
-            self.flush(qpn, mem);
-        }
-    }
-
     pub(crate) fn qp(&self, qpn: u32) -> Option<&Qp> {
         self.qps.get(qpn as usize)?.as_deref()
     }
@@ -295,22 +332,26 @@ impl Nic {
         self.qps.get_mut(qpn as usize)?.as_deref_mut()
     }
 
+    /// QP `qpn`'s state, for tests and the follower's reports.
+    pub fn qp_state(&self, qpn: u32) -> Option<&Qp> {
+        self.qp(qpn)
+    }
+
     /// The port's GID at `index`.
     fn gid(&self, index: u8) -> Option<[u8; 16]> {
         self.gids.get(usize::from(index)).copied().flatten()
     }
 
-    /// Headers for a packet of `qp` to its peer.
-    pub(crate) fn headers(&mut self, qpn: u32, opcode: Opcode, psn: Psn, ack_req: bool) -> Option<RoceHeaders> {
-        let ident = self.ip_ident;
-        self.ip_ident = self.ip_ident.wrapping_add(1);
+    /// Headers for a packet of `qp` to its peer; `None` when its source GID is not (or no longer) set.
+    /// IPv4 packets carry DF and an identification of 0 (RFC 6864: an atomic datagram's is never used).
+    pub(crate) fn headers(&self, qpn: u32, opcode: Opcode, psn: Psn, ack_req: bool) -> Option<RoceHeaders> {
         let qp = self.qp(qpn)?;
         let a = &qp.attrs;
         let sgid = self.gid(a.sgid_index)?;
         let ttl = if a.hop_limit == 0 { 64 } else { a.hop_limit };
         let ip = match (gid_to_ipv4(&sgid), gid_to_ipv4(&a.dgid)) {
             (Some(src), Some(dst)) => {
-                IpRepr::V4(Ipv4Repr { src, dst, tos: a.traffic_class, ttl, ident, payload_len: 0 })
+                IpRepr::V4(Ipv4Repr { src, dst, tos: a.traffic_class, ttl, ident: 0, payload_len: 0 })
             }
             _ => IpRepr::V6(Ipv6Repr {
                 src: sgid,
@@ -321,129 +362,19 @@ impl Nic {
                 payload_len: 0,
             }),
         };
-        let fl = if a.flow_label != 0 { a.flow_label } else { wire::roce::flow_label_from_qpns(qpn, a.dest_qpn) };
         Some(RoceHeaders {
             eth: EthernetRepr { dst: a.dmac, src: self.mac, vlan: a.vlan, ethertype: 0 },
             ip,
-            udp_src_port: wire::roce::udp_sport_from_flow_label(fl),
+            udp_src_port: a.udp_sport,
             bth: BthRepr { opcode, dest_qp: a.dest_qpn, psn, ack_req, ..Default::default() },
             ext: ExtHeaders::default(),
         })
     }
 
-    fn serialize_time(&self, frame_len: usize) -> Time {
+    /// Picoseconds the port takes to serialise a frame of `frame_len` bytes.
+    pub fn serialize_time(&self, frame_len: usize) -> Time {
         let bits = ((frame_len.max(60) + WIRE_OVERHEAD) * 8) as u64;
         bits * 1_000_000 / u64::from(self.cfg.port_mbps.max(1))
-    }
-
-    /// Runs the NIC at time `now`: timers, then at most one frame onto the wire if the port is free.
-    pub fn step(&mut self, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-        self.next_event_memo.set(None);
-        self.now = now;
-        self.service_timers(now, mem);
-        if now < self.tx_free_at {
-            return None;
-        }
-        let frame = self.pick_frame(now, mem);
-        self.debug_check();
-        let frame = frame?;
-        self.tx_free_at = now + self.serialize_time(frame.len());
-        self.count(Counter::tx_frames);
-        self.count_n(Counter::tx_bytes, frame.len() as u64);
-        Some(frame)
-    }
-
-    fn pick_frame(&mut self, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-        if let Some(f) = self.ctrl_queue.pop_front() {
-            return Some(f);
-        }
-        let n = self.active.len();
-        for k in 0..n {
-            let qpn = self.active[(self.rr + k) % n];
-            let Some(qp) = self.qp(qpn) else { continue };
-            if qp.qp_type == QpType::RawPacket {
-                if raw::ready_at(qp).is_some_and(|t| t <= now) {
-                    if let Some(f) = raw::next_frame(self, qpn, mem) {
-                        self.rr = (self.rr + k + 1) % n;
-                        return Some(f);
-                    }
-                }
-                continue;
-            }
-            let resp_ready = resp::ready_at(qp).is_some_and(|t| t <= now);
-            let req_ready = req::ready_at(qp).is_some_and(|t| t <= now);
-            let f = if resp_ready {
-                resp::next_frame(self, qpn, now, mem)
-            } else if req_ready {
-                req::next_frame(self, qpn, now, mem)
-            } else {
-                None
-            };
-            if f.is_some() {
-                self.rr = (self.rr + k + 1) % n;
-                return f;
-            }
-        }
-        None
-    }
-
-    /// The earliest time `step` has something to do, if any.
-    pub fn next_event(&self) -> Option<Time> {
-        if let Some(t) = self.next_event_memo.get() {
-            return t;
-        }
-        let t = self.compute_next_event();
-        self.next_event_memo.set(Some(t));
-        t
-    }
-
-    fn compute_next_event(&self) -> Option<Time> {
-        let mut t: Option<Time> = None;
-        let mut consider = |x: Option<Time>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t: Time| t.min(x)));
-            }
-        };
-        if !self.ctrl_queue.is_empty() {
-            consider(Some(self.tx_free_at));
-        }
-        for qp in self.active.iter().filter_map(|&q| self.qp(q)) {
-            if qp.qp_type == QpType::RawPacket {
-                consider(raw::ready_at(qp).map(|x| x.max(self.tx_free_at)));
-                continue;
-            }
-            consider(resp::ready_at(qp).map(|x| x.max(self.tx_free_at)));
-            consider(req::ready_at(qp).map(|x| x.max(self.tx_free_at)));
-            consider(qp.req.timer);
-            consider(qp.req.rnr_wait.map(|(t, _)| t));
-        }
-        t
-    }
-
-    fn service_timers(&mut self, now: Time, mem: &mut dyn Dma) {
-        for i in 0..self.active.len() {
-            let qpn = self.active[i];
-            let Some(qp) = self.qp(qpn) else { continue };
-            let timer_due = qp.req.timer.is_some_and(|t| t <= now);
-            let rnr_due = qp.req.rnr_wait.is_some_and(|(t, _)| t <= now);
-            if timer_due {
-                comp::on_timeout(self, qpn, now, mem);
-            }
-            if rnr_due {
-                comp::on_rnr_timer(self, qpn, now);
-            }
-            if self.qp(qpn).is_some_and(|q| q.req.wqes.front().is_some_and(|w| w.acked)) {
-                self.retire(qpn, mem);
-            }
-        }
-    }
-
-    /// Delivers one frame from the wire.
-    pub fn receive(&mut self, now: Time, frame: &[u8], mem: &mut dyn Dma) {
-        self.next_event_memo.set(None);
-        self.now = now;
-        recv::receive(self, now, frame, mem);
-        self.debug_check();
     }
 
     pub(crate) fn build_cnp(&mut self, qpn: u32) -> Option<Vec<u8>> {
@@ -455,26 +386,80 @@ impl Nic {
         Some(h.emit(&[]))
     }
 
-    /// Current DCQCN rate of a QP in Mb/s (after applying timers up to `now`).
-    pub fn qp_rate_mbps(&mut self, qpn: u32, now: Time) -> Option<f64> {
-        self.next_event_memo.set(None);
-        let params = self.dcqcn;
-        let qp = self.qp_mut(qpn)?;
-        qp.rp.catch_up(now, &params);
-        Some(qp.rp.rc)
-    }
-
-    /// Checks every QP's requester/completer invariants (`ReqState`); the first one broken, if any.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        self.active.iter().filter_map(|&q| self.qp(q)).try_for_each(Qp::check_req_invariants)
-    }
-
-    /// Debug builds stop at the first event that breaks an invariant.
-    fn debug_check(&self) {
-        #[cfg(debug_assertions)]
-        if let Err(e) = self.check_invariants() {
-            panic!("model invariant broken at t={} ps: {e}", self.now);
+    /// Queues a frame of the NIC's own for the port; dropped (counted) when the control queue is full.
+    pub(crate) fn queue_control(&mut self, frame: Vec<u8>) {
+        if self.ctrl_queue.len() >= self.cfg.profile.ctrl_queue as usize {
+            self.count(Counter::ctrl_drop_full);
+        } else {
+            self.ctrl_queue.push_back(frame);
         }
+    }
+
+    /// Places payload bytes in host memory for QP `qpn`: every data write the NIC makes comes through here.
+    pub(crate) fn place(&mut self, qpn: u32, iova: u64, data: &[u8], mem: &mut dyn crate::hostmem::Dma) {
+        mem.dma_write(iova, data);
+        self.emit(|| Output::Data { qpn, iova, bytes: data.to_vec() });
+    }
+
+    /// Records an output while recording.
+    pub(crate) fn emit(&mut self, f: impl FnOnce() -> Output) {
+        if let Some(o) = self.outputs.as_mut() {
+            o.push(f());
+        }
+    }
+
+    /// Starts (or stops) keeping what every decision produces, for `take_outputs`.
+    pub fn record_outputs(&mut self, on: bool) {
+        self.outputs = on.then(Vec::new);
+    }
+
+    /// What the decisions produced since the last call, in order.
+    pub fn take_outputs(&mut self) -> Vec<Output> {
+        self.outputs.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Current DCQCN rate of a QP in Mb/s.
+    pub fn qp_rate_mbps(&self, qpn: u32) -> Option<f64> {
+        Some(self.qp(qpn)?.rp.rate_mbps())
+    }
+
+    /// Checks every QP's requester/completer invariants (`ReqState`) and the profile's bounds; the first one
+    /// broken, if any.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if let Some(e) = &self.check_failure {
+            return Err(e.clone());
+        }
+        if self.ctrl_queue.len() > self.cfg.profile.ctrl_queue as usize {
+            return Err("control queue past its depth".into());
+        }
+        self.active.iter().filter_map(|&q| self.qp(q)).try_for_each(|q| self.check_qp(q))
+    }
+
+    fn check_qp(&self, q: &Qp) -> Result<(), String> {
+        let p = &self.cfg.profile;
+        let bound = |what: &str, n: usize, max: u32| {
+            if n > max as usize {
+                Err(format!("QP {:#x}: {what} holds {n}, past the profile's {max}", q.qpn))
+            } else {
+                Ok(())
+            }
+        };
+        bound("the WQE window", q.req.wqes.len(), p.wqe_window)?;
+        bound("the response queue", q.resp.out.len(), p.resp_queue)?;
+        bound("the responder's resources", q.resp.resources.len(), p.max_qp_rd_atom)?;
+        q.check_req_invariants()
+    }
+
+    /// Turns the checks run after every decision on or off (on in debug builds): the invariants of the QP
+    /// the decision touched, and its packed context unpacking to the same state. The first failure is kept
+    /// and reported by `check_invariants`.
+    pub fn set_checks(&mut self, on: bool) {
+        self.checks = on;
+    }
+
+    /// The first check that failed after a decision, if any (`set_checks`).
+    pub fn check_failure(&self) -> Option<&str> {
+        self.check_failure.as_deref()
     }
 
     /// QPNs in use, ascending.
@@ -490,6 +475,10 @@ impl Nic {
             Err(i) if on => self.active.insert(i, qpn),
             _ => {}
         }
-        self.rr = 0;
+    }
+
+    /// True once per interrupt: the MSI-X message (a harness callback in simulation).
+    pub fn take_irq(&mut self) -> bool {
+        std::mem::take(&mut self.irq)
     }
 }

@@ -1,8 +1,10 @@
 //! Queue pair state: attributes, the state machine (RESET/INIT/RTR/RTS/SQD/SQE/ERR), and the per-role state
-//! the requester (`req`), completer (`comp`) and responder (`resp`) keep.
+//! the requester (`req`), completer (`comp`) and responder (`resp`) keep. Every piece is bounded by the
+//! hardware profile (the WQE window, the responder's resources and response queue) and packs into the QP
+//! context layout of `wire::contract::qpc` (`context`).
 
 use super::dcqcn::Rp;
-use crate::Time;
+use super::timer::Tick;
 use std::collections::VecDeque;
 use wire::contract::cmd::QpAttrsRepr;
 use wire::contract::verbs::{attr, check_modify, mtu_bytes, QpState, QpType, TransitionError, WcStatus};
@@ -11,8 +13,11 @@ use wire::eth::VlanTag;
 use wire::ext::AethRepr;
 use wire::Psn;
 
+/// P_Keys in the port's table: one, the default.
+pub const PKEY_TABLE_LEN: u16 = 1;
+
 /// Attributes set through MODIFY_QP.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Attrs {
     pub access: u32,
     pub pmtu: u32,
@@ -30,8 +35,10 @@ pub struct Attrs {
     pub dmac: [u8; 6],
     pub vlan: Option<VlanTag>,
     pub dgid: [u8; 16],
-    pub pkey_index: u16,
+    /// The port, once set (there is one: port 1).
     pub port_num: u8,
+    /// The UDP source port of every packet, computed when the address or the destination QP is set.
+    pub udp_sport: u16,
 }
 
 impl Attrs {
@@ -42,7 +49,7 @@ impl Attrs {
 }
 
 /// A host ring (SQ or RQ) as the NIC tracks it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ring {
     pub iova: u64,
     pub log_size: u8,
@@ -60,6 +67,10 @@ impl Ring {
     }
     pub fn pending(&self) -> u16 {
         self.pi.wrapping_sub(self.ci)
+    }
+    /// Whether the producer counter describes a ring the driver could have filled (at most its size ahead).
+    pub fn sane(&self) -> bool {
+        u32::from(self.pending()) <= 1 << self.log_size
     }
 }
 
@@ -100,25 +111,40 @@ pub enum WqeData {
     Inline(Vec<u8>),
 }
 
-/// A fetched send WQE and its transport progress.
-#[derive(Debug, Clone)]
-pub struct SendWqe {
-    pub index: u16,
+impl Default for WqeData {
+    fn default() -> Self {
+        WqeData::Sges(Vec::new())
+    }
+}
+
+/// What a send WQE's slot in the SQ says beyond the transport state: read from the SQ again whenever a
+/// packet or a completion needs it (the slot is the driver's until the WQE completes), never kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WqeDesc {
     pub wr_id: u64,
-    pub op: SendOp,
-    pub flags: u8,
     pub imm: u32,
     pub remote_va: u64,
     pub rkey: u32,
     pub swap_add: u64,
     pub compare: u64,
     pub data: WqeData,
+    /// Message length: the SGEs' or the inline bytes'.
+    pub len: u32,
+}
+
+/// A send WQE in the requester's window: fetched, not yet completed. Its transport state only; the rest is
+/// in its SQ slot (`WqeDesc`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendWqe {
+    /// Its SQ counter (the window's entries are consecutive).
+    pub index: u16,
+    pub op: SendOp,
+    pub flags: u8,
+    /// Message length in bytes.
     pub len: u32,
     /// First PSN, assigned when the WQE is first sent.
     pub first_psn: Option<Psn>,
     pub npkts: u32,
-    /// READ: response packets placed so far.
-    pub resp_pkts: u32,
     /// Fully acknowledged (or answered, or failed); ready to retire in SQ order.
     pub acked: bool,
     /// Completion status when the WQE failed, with the vendor syndrome.
@@ -139,12 +165,17 @@ impl SendWqe {
             None => false,
         }
     }
+    /// A started READ or atomic not yet answered: one of the `max_rd_atomic` outstanding.
+    fn holds_rd_atomic(&self) -> bool {
+        self.op.is_read_or_atomic() && self.first_psn.is_some() && !self.acked
+    }
 }
 
 /// Requester + completer state (rxe's `qp->req` and `qp->comp`).
 ///
-/// PSNs are assigned to WQEs in SQ order when a WQE is first sent, so the started WQEs are a prefix of `wqes`
-/// and their PSN ranges are contiguous. Three cursors walk that PSN space, never past one another:
+/// The window `wqes` holds the fetched WQEs not yet retired, at most the profile's `wqe_window`. PSNs are
+/// assigned to WQEs in SQ order when a WQE is first sent, so the started WQEs are a prefix of the window and
+/// their PSN ranges are contiguous. Three cursors walk that PSN space, never past one another:
 ///
 /// ```text
 ///   comp_psn  <=  cursor_psn  <=  psn            (go-back-N moves cursor_psn back to comp_psn or later)
@@ -152,7 +183,7 @@ impl SendWqe {
 /// ```
 ///
 /// `Qp::check_req_invariants` states these and the rest in code; debug builds check them after every event.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReqState {
     /// Fetched WQEs not yet retired, oldest first. A WQE is retired (its CQE written) once it and every
     /// older one are `acked`.
@@ -172,38 +203,108 @@ pub struct ReqState {
     /// RNR retries left before RNR_RETRY_EXC_ERR; reset to `rnr_retry` on progress.
     pub rnr_left: u8,
     /// Local ACK timer deadline. Armed whenever a started WQE is unacknowledged and no RNR wait runs.
-    pub timer: Option<Time>,
+    pub timer: Option<Tick>,
     /// RNR wait: (deadline, PSN to resume at). The ACK timer is stopped meanwhile.
-    pub rnr_wait: Option<(Time, Psn)>,
+    pub rnr_wait: Option<(Tick, Psn)>,
     /// Packets sent since the last one with AckReq set.
     pub pkts_since_ackreq: u32,
-    /// Pacer: earliest time of the next data packet.
-    pub next_send: Time,
     /// A response showed a gap at this PSN and we already went back to it: later responses showing the same
     /// gap do not rewind again (one retry per gap, as rxe). Cleared on progress.
     pub gap_retry: Option<Psn>,
     /// One past the highest PSN ever sent. A response for a PSN at or after it answers nothing we sent and is
     /// ignored; a packet sent below it is a retransmission.
     pub high_psn: Psn,
+    /// Started READ and atomic WQEs not yet answered (at most `max_rd_atomic`).
+    pub rd_atomic: u8,
+    /// Index into `wqes` of the oldest WQE not yet `acked` (`wqes.len()` when every one is).
+    pub oldest: usize,
+}
+
+impl ReqState {
+    /// Marks window entry `i` finished (acknowledged, answered or failed with `error`), keeping the
+    /// outstanding-READ count and the oldest-unfinished index.
+    pub fn finish(&mut self, i: usize, error: Option<(WcStatus, u8)>) {
+        let Some(w) = self.wqes.get_mut(i) else { return };
+        if w.acked {
+            return;
+        }
+        if w.holds_rd_atomic() {
+            self.rd_atomic -= 1;
+        }
+        w.acked = true;
+        if error.is_some() {
+            w.error = error;
+        }
+        self.settle_oldest();
+    }
+
+    /// Moves `oldest` past finished entries.
+    pub fn settle_oldest(&mut self) {
+        while self.wqes.get(self.oldest).is_some_and(|w| w.acked) {
+            self.oldest += 1;
+        }
+    }
+
+    /// Puts a fetched WQE at the end of the window.
+    pub fn push(&mut self, w: SendWqe) {
+        self.wqes.push_back(w);
+        self.settle_oldest();
+    }
+
+    /// Takes the oldest entry off the window (it must be finished).
+    pub fn pop(&mut self) -> Option<SendWqe> {
+        let w = self.wqes.pop_front()?;
+        self.cursor = self.cursor.saturating_sub(1);
+        self.oldest = self.oldest.saturating_sub(1);
+        Some(w)
+    }
+
+    /// Assigns window entry `i` its PSNs from `psn` on (its first packet goes out).
+    pub fn start(&mut self, i: usize, npkts: u32) {
+        let psn = self.psn;
+        let Some(w) = self.wqes.get_mut(i) else { return };
+        w.first_psn = Some(psn);
+        w.npkts = npkts;
+        self.psn = psn.add(npkts);
+        if w.holds_rd_atomic() {
+            self.rd_atomic += 1;
+        }
+    }
+
+    /// The oldest unfinished entry, if any.
+    pub fn oldest_unfinished(&self) -> Option<&SendWqe> {
+        self.wqes.get(self.oldest)
+    }
+
+    /// Whether a started WQE still waits for its acknowledgement or answer (started WQEs are a prefix, so
+    /// only the oldest unfinished one can be).
+    pub fn outstanding(&self) -> bool {
+        self.oldest_unfinished().is_some_and(|w| w.first_psn.is_some())
+    }
 }
 
 /// One responder resource: a READ or atomic request kept for duplicate handling.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resource {
     pub first_psn: Psn,
-    pub last_psn: Psn,
-    pub va: u64,
-    pub len: u32,
-    pub rkey: u32,
-    /// Original value for an atomic (replayed for a duplicate).
-    pub atomic_orig: Option<u64>,
     /// The MSN this request completed (READ responses and atomic ACKs carry it, replays too).
     pub msn: u32,
+    pub kind: ResourceKind,
+}
+
+/// What a resource keeps of its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceKind {
+    /// A READ: the range and key a duplicate must stay within.
+    Read { last_psn: Psn, va: u64, len: u32, rkey: u32 },
+    /// An atomic: the original value a duplicate is answered with.
+    Atomic { orig: u64 },
 }
 
 /// A response the responder owes, sent in PSN order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RespItem {
+    /// An ACK or a NAK the QP survives (PSN sequence error, RNR).
     Ack {
         psn: Psn,
         aeth: AethRepr,
@@ -213,14 +314,14 @@ pub enum RespItem {
         aeth: AethRepr,
         orig: u64,
     },
-    /// READ responses still to send: the next PSN, VA and remaining bytes; `base_psn` is the READ's first
-    /// PSN and `msn` its own MSN. As in rxe, a response is FIRST (or ONLY) at `base_psn` and LAST (or ONLY)
-    /// when `resid` fits one packet, so a duplicate asking for part of the READ ends where it asks to.
+    /// READ responses still to send: the next PSN, VA and remaining bytes, and the READ's own MSN. As in
+    /// rxe, a response is FIRST (or ONLY) at the READ's first PSN (`at_base`: the next one is there) and LAST
+    /// (or ONLY) when `resid` fits one packet, so a duplicate asking for part of the READ ends where it asks.
     Read {
         psn: Psn,
         va: u64,
         resid: u32,
-        base_psn: Psn,
+        at_base: bool,
         msn: u32,
     },
     /// A NAK that ends the connection (class B/C/D errors): sent after every response owed for earlier
@@ -231,17 +332,16 @@ pub enum RespItem {
     },
 }
 
-/// The receive WQE a multi-packet SEND is filling.
-#[derive(Debug, Clone)]
+/// The receive WQE a multi-packet SEND is filling: always the one before the RQ's consumer counter. Its
+/// scatter list is read from the RQ again for each packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecvCtx {
     pub index: u16,
-    pub wr_id: u64,
-    pub sges: Vec<Sge>,
     pub offset: u32,
 }
 
 /// Responder state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RespState {
     /// Expected PSN.
     pub epsn: Psn,
@@ -249,21 +349,45 @@ pub struct RespState {
     pub nak_sent: bool,
     /// Kind of the multi-packet message in progress (after FIRST/MIDDLE).
     pub in_msg: Option<wire::OpKind>,
-    /// WRITE in progress: next VA, remaining bytes, rkey.
+    /// WRITE in progress: next VA, remaining bytes.
     pub write_va: u64,
     pub write_resid: u32,
-    pub write_rkey: u32,
     /// Total length of the WRITE in progress (RETH DMA length).
     pub write_len: u32,
     pub recv: Option<RecvCtx>,
+    /// READ and atomic requests kept for duplicates, oldest first (at most `max_dest_rd_atomic`).
     pub resources: VecDeque<Resource>,
+    /// Responses owed, oldest first (at most the profile's `resp_queue`).
     pub out: VecDeque<RespItem>,
+    /// The coalesced ACK: the newest plain ACK owed, sent after everything in `out`. A later ACK replaces
+    /// it; anything else queued behind it moves it into `out` first.
+    pub ack: Option<(Psn, AethRepr)>,
     /// A fatal NAK is queued: no further request is executed; the QP enters ERR once it is sent.
     pub fatal: bool,
 }
 
+impl RespState {
+    /// Whether `n` more items fit `out` (the coalesced ACK moving in first, if there is one), at depth `depth`.
+    pub fn room(&self, n: usize, depth: usize) -> bool {
+        self.out.len() + usize::from(self.ack.is_some()) + n <= depth
+    }
+
+    /// Queues `item` behind everything owed (callers check `room` first).
+    pub fn queue(&mut self, item: RespItem) {
+        if let Some((psn, aeth)) = self.ack.take() {
+            self.out.push_back(RespItem::Ack { psn, aeth });
+        }
+        self.out.push_back(item);
+    }
+
+    /// Whether anything is owed.
+    pub fn owes(&self) -> bool {
+        !self.out.is_empty() || self.ack.is_some()
+    }
+}
+
 /// A queue pair.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Qp {
     pub qpn: u32,
     pub qp_type: QpType,
@@ -278,8 +402,9 @@ pub struct Qp {
     pub req: ReqState,
     pub resp: RespState,
     pub rp: Rp,
-    pub last_cnp_sent: Option<Time>,
-    /// The send side hit an error: the QP is flushing.
+    /// Tick of the last CNP this QP sent (notification point).
+    pub last_cnp: Option<Tick>,
+    /// The QP is in ERR and its outstanding WQEs are being completed with WR_FLUSH_ERR (`flush`).
     pub flushing: bool,
 }
 
@@ -300,7 +425,7 @@ impl Qp {
             req: ReqState::default(),
             resp: RespState::default(),
             rp,
-            last_cnp_sent: None,
+            last_cnp: None,
             flushing: false,
         }
     }
@@ -346,12 +471,15 @@ impl Qp {
         if mask & attr::MAX_DEST_RD_ATOMIC != 0 && a.max_dest_rd_atomic > 16 {
             return Err(ModifyError::BadValue("max_dest_rd_atomic"));
         }
+        if mask & attr::PKEY_INDEX != 0 && a.pkey_index >= PKEY_TABLE_LEN {
+            return Err(ModifyError::BadValue("pkey_index"));
+        }
+        if mask & attr::PORT != 0 && a.port_num != 1 {
+            return Err(ModifyError::BadValue("port_num"));
+        }
         let t = &mut self.attrs;
         if mask & attr::ACCESS_FLAGS != 0 {
             t.access = a.qp_access_flags;
-        }
-        if mask & attr::PKEY_INDEX != 0 {
-            t.pkey_index = a.pkey_index;
         }
         if mask & attr::PORT != 0 {
             t.port_num = a.port_num;
@@ -373,11 +501,19 @@ impl Qp {
         if mask & attr::DEST_QPN != 0 {
             t.dest_qpn = a.dest_qp_num;
         }
+        if mask & (attr::AV | attr::DEST_QPN) != 0 {
+            let fl =
+                if t.flow_label != 0 { t.flow_label } else { wire::roce::flow_label_from_qpns(self.qpn, t.dest_qpn) };
+            t.udp_sport = wire::roce::udp_sport_from_flow_label(fl);
+        }
         if mask & attr::RQ_PSN != 0 {
             self.resp.epsn = Psn::new(a.rq_psn);
         }
         if mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             t.max_dest_rd_atomic = a.max_dest_rd_atomic;
+            while self.resp.resources.len() > usize::from(a.max_dest_rd_atomic.max(1)) {
+                self.resp.resources.pop_front();
+            }
         }
         if mask & attr::MIN_RNR_TIMER != 0 {
             t.min_rnr_timer = a.min_rnr_timer;
@@ -451,7 +587,7 @@ impl Qp {
             vlan_tagged: u8::from(t.vlan.is_some()),
             dgid_hi,
             dgid_lo,
-            pkey_index: t.pkey_index,
+            pkey_index: 0,
             port_num: t.port_num,
             sq_draining: u8::from(self.sq_draining()),
         }
@@ -479,6 +615,11 @@ impl Qp {
         if r.high_psn.diff(r.comp_psn) < 0 || r.psn.diff(r.high_psn) < 0 {
             return fail("high_psn outside comp_psn..=psn");
         }
+        // The window's entries are consecutive SQ slots ending where the fetch stopped.
+        let head = self.sq.ci.wrapping_sub(r.wqes.len() as u16);
+        if r.wqes.iter().enumerate().any(|(i, w)| w.index != head.wrapping_add(i as u16)) {
+            return fail("window entries are not the SQ slots before the fetch counter");
+        }
         // Started WQEs: a prefix, with contiguous PSN ranges ending at `psn`.
         let started = r.wqes.iter().take_while(|w| w.first_psn.is_some()).count();
         if r.wqes.iter().skip(started).any(|w| w.first_psn.is_some()) {
@@ -490,33 +631,38 @@ impl Qp {
             if next.is_some_and(|n: Psn| n != first) {
                 return fail("PSN ranges of started WQEs not contiguous");
             }
-            if w.op == SendOp::RdmaRead && w.resp_pkts > w.npkts {
-                return fail("more READ responses placed than the READ has");
-            }
             next = Some(first.add(w.npkts));
         }
         if next.is_some_and(|n| n != r.psn) {
             return fail("psn is not the end of the last started WQE");
         }
-        // comp_psn lies in the oldest unfinished started WQE (or at `psn` when none is left).
-        if let Some(w) = r.wqes.iter().take(started).find(|w| !w.acked && w.error.is_none()) {
+        // comp_psn lies in the oldest unfinished started WQE (or at `psn` when none is left). A QP that is
+        // flushing has stopped: what is left of its window is completed as it is.
+        if let Some(w) = r.wqes.iter().take(started).find(|w| !w.acked && w.error.is_none() && !self.flushing) {
             let first = w.first_psn.unwrap_or_default();
             if r.comp_psn.diff(first) < 0 || first.add(w.npkts).diff(r.comp_psn) <= 0 {
                 return fail("comp_psn outside the oldest unfinished WQE");
             }
-            if w.op == SendOp::RdmaRead && r.comp_psn != first.add(w.resp_pkts) {
-                return fail("comp_psn is not the READ's first missing response");
-            }
-            if r.timer.is_none() && r.rnr_wait.is_none() && !self.flushing {
+            if r.timer.is_none() && r.rnr_wait.is_none() {
                 return fail("work outstanding with no ACK timer and no RNR wait");
             }
+        }
+        // The counters kept in place of scans.
+        if usize::from(r.rd_atomic) != r.wqes.iter().filter(|w| w.holds_rd_atomic()).count() {
+            return fail("rd_atomic is not the number of outstanding READs and atomics");
+        }
+        if r.oldest != r.wqes.iter().position(|w| !w.acked).unwrap_or(r.wqes.len()) {
+            return fail("oldest is not the oldest unfinished WQE");
+        }
+        if self.resp.recv.is_some_and(|c| c.index != self.rq.ci.wrapping_sub(1)) {
+            return fail("the receive in progress is not the last RQ entry taken");
         }
         Ok(())
     }
 
     /// SQD with started WQEs still unacknowledged.
     pub fn sq_draining(&self) -> bool {
-        self.state == QpState::Sqd && self.req.wqes.iter().any(|w| w.first_psn.is_some() && !w.acked)
+        self.state == QpState::Sqd && self.req.outstanding()
     }
 }
 
@@ -659,30 +805,27 @@ mod tests {
     fn wqe(op: SendOp, first: Option<u32>, npkts: u32) -> SendWqe {
         SendWqe {
             index: 0,
-            wr_id: 0,
             op,
             flags: 0,
-            imm: 0,
-            remote_va: 0,
-            rkey: 0,
-            swap_add: 0,
-            compare: 0,
-            data: WqeData::Sges(Vec::new()),
             len: npkts * 256,
             first_psn: first.map(Psn::new),
             npkts,
-            resp_pkts: 0,
             acked: false,
             error: None,
         }
     }
 
-    /// Two WRITEs of 4 PSNs from 10 in flight, a READ of 4 after them not yet sent; comp_psn at 12.
+    /// Two WRITEs of 4 PSNs from 10 in flight, a READ of 4 after them not yet sent; comp_psn at 12. The
+    /// window holds SQ slots 5, 6 and 7.
     fn consistent() -> Qp {
         let mut q = qp_in_init();
+        q.sq.ci = 8;
         let r = &mut q.req;
         r.wqes.extend([wqe(SendOp::RdmaWrite, Some(10), 4), wqe(SendOp::RdmaWrite, Some(14), 4)]);
         r.wqes.push_back(wqe(SendOp::RdmaRead, None, 0));
+        for (i, w) in r.wqes.iter_mut().enumerate() {
+            w.index = 5 + i as u16;
+        }
         (r.psn, r.cursor, r.cursor_psn, r.comp_psn, r.high_psn) =
             (Psn::new(18), 2, Psn::new(18), Psn::new(12), Psn::new(18));
         r.timer = Some(1);
@@ -700,6 +843,33 @@ mod tests {
         assert!(!wqe(SendOp::RdmaWrite, None, 0).contains(Psn::new(0)));
     }
 
+    /// The window's bookkeeping: finishing keeps the outstanding-READ count and the oldest unfinished entry,
+    /// popping shifts both cursors, and a READ counts from its start to its answer.
+    #[test]
+    fn the_window_keeps_its_counters() {
+        let mut r = ReqState::default();
+        r.push(wqe(SendOp::RdmaRead, None, 0));
+        r.push(wqe(SendOp::RdmaWrite, None, 0));
+        let mut failed = wqe(SendOp::Send, None, 0);
+        failed.acked = true;
+        r.push(failed);
+        assert_eq!((r.oldest, r.rd_atomic), (0, 0));
+        r.start(0, 3);
+        assert_eq!((r.rd_atomic, r.psn, r.wqes[0].first_psn), (1, Psn::new(3), Some(Psn::new(0))));
+        assert!(r.outstanding());
+        r.finish(1, None);
+        assert_eq!(r.oldest, 0, "the READ before it is still out");
+        r.finish(0, Some((WcStatus::LocProtErr, 0)));
+        assert_eq!((r.oldest, r.rd_atomic), (3, 0), "past the finished and the pre-failed entries");
+        assert_eq!(r.wqes[0].error, Some((WcStatus::LocProtErr, 0)));
+        r.finish(0, Some((WcStatus::RemOpErr, 0)));
+        assert_eq!(r.wqes[0].error, Some((WcStatus::LocProtErr, 0)), "a finished entry keeps its status");
+        r.cursor = 2;
+        assert!(r.pop().is_some());
+        assert_eq!((r.cursor, r.oldest, r.wqes.len()), (1, 2, 2));
+        assert!(!r.outstanding());
+    }
+
     /// Each invariant of `ReqState`, broken on its own, is reported.
     #[test]
     fn requester_invariants_catch_each_broken_rule() {
@@ -707,43 +877,34 @@ mod tests {
         // Finished WRITE and READ not yet retired (every READ response in): comp_psn at the end.
         let mut q = consistent();
         let r = &mut q.req;
-        (r.wqes[0].acked, r.wqes[1].acked, r.wqes[1].op, r.wqes[1].resp_pkts) = (true, true, SendOp::RdmaRead, 4);
-        (r.comp_psn, r.timer) = (Psn::new(18), None);
+        (r.wqes[0].acked, r.wqes[1].acked, r.wqes[1].op) = (true, true, SendOp::RdmaRead);
+        (r.comp_psn, r.timer, r.oldest) = (Psn::new(18), None, 2);
         assert_eq!(q.check_req_invariants(), Ok(()));
-        type Break = (fn(&mut ReqState), &'static str);
-        let breaks: [Break; 10] = [
-            (|r| r.cursor = 4, "cursor past the queue"),
-            (|r| r.cursor_psn = Psn::new(11), "cursor_psn outside"),
-            (|r| r.high_psn = Psn::new(19), "high_psn outside"),
+        type Break = (fn(&mut Qp), &'static str);
+        let breaks: [Break; 13] = [
+            (|q| q.req.cursor = 4, "cursor past the queue"),
+            (|q| q.req.cursor_psn = Psn::new(11), "cursor_psn outside"),
+            (|q| q.req.high_psn = Psn::new(19), "high_psn outside"),
             (
-                |r| {
-                    r.wqes[1].first_psn = None;
-                    r.wqes[2].first_psn = Some(Psn::new(14));
+                |q| {
+                    q.req.wqes[1].first_psn = None;
+                    q.req.wqes[2].first_psn = Some(Psn::new(14));
                 },
                 "started out of SQ order",
             ),
-            (|r| r.wqes[1].first_psn = Some(Psn::new(15)), "not contiguous"),
-            (|r| r.psn = Psn::new(20), "psn is not the end"),
-            (|r| r.comp_psn = Psn::new(9), "comp_psn outside"),
-            (|r| r.timer = None, "no ACK timer"),
-            (
-                |r| {
-                    r.wqes[0].op = SendOp::RdmaRead;
-                    r.wqes[0].resp_pkts = 1;
-                },
-                "first missing response",
-            ),
-            (
-                |r| {
-                    r.wqes[1].op = SendOp::RdmaRead;
-                    r.wqes[1].resp_pkts = 5;
-                },
-                "more READ responses placed",
-            ),
+            (|q| q.req.wqes[1].first_psn = Some(Psn::new(15)), "not contiguous"),
+            (|q| q.req.psn = Psn::new(20), "psn is not the end"),
+            (|q| q.req.comp_psn = Psn::new(9), "comp_psn outside"),
+            (|q| q.req.timer = None, "no ACK timer"),
+            (|q| q.sq.ci = 9, "not the SQ slots"),
+            (|q| q.req.wqes[1].index = 7, "not the SQ slots"),
+            (|q| q.req.rd_atomic = 1, "rd_atomic"),
+            (|q| q.req.oldest = 1, "oldest"),
+            (|q| q.resp.recv = Some(RecvCtx { index: 3, offset: 0 }), "receive in progress"),
         ];
         for (spoil, what) in breaks {
             let mut q = consistent();
-            spoil(&mut q.req);
+            spoil(&mut q);
             let e = q.check_req_invariants().expect_err(what);
             assert!(e.contains(what), "{what}: {e}");
         }

@@ -4,10 +4,10 @@
 //! WQE. That QP's send WQEs (SEND only) go out as whole frames, padded to the Ethernet minimum.
 
 use super::qp::{walk_sges, Qp, WqeData};
-use super::resp::{fetch_recv_wqe, recv_cqe};
+use super::req::read_desc;
+use super::resp::{read_recv_wqe, RecvDone};
 use super::Nic;
 use crate::hostmem::Dma;
-use crate::Time;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{QpState, QpType, WcOpcode, WcStatus};
 use wire::contract::wqe::SendOp;
@@ -34,14 +34,15 @@ impl Nic {
 pub(super) fn receive(nic: &mut Nic, frame: &[u8], mem: &mut dyn Dma) {
     if let Some((eth, req)) = arp::parse_frame(frame) {
         if req.oper == arp::REQUEST && nic.owns_ipv4(req.tpa) {
-            nic.ctrl_queue.push_back(arp::reply_frame(&eth, &req, nic.mac));
+            let mac = nic.mac;
+            nic.queue_control(arp::reply_frame(&eth, &req, mac));
             nic.count(Counter::arp_replies);
             return;
         }
     }
     if let Some(req) = icmp::parse_echo_request(frame) {
         if nic.owns_ipv4(req.dst) {
-            nic.ctrl_queue.push_back(icmp::echo_reply(frame, &req));
+            nic.queue_control(icmp::echo_reply(frame, &req));
             nic.count(Counter::icmp_echo_replies);
             return;
         }
@@ -57,70 +58,66 @@ pub(super) fn receive(nic: &mut Nic, frame: &[u8], mem: &mut dyn Dma) {
     }
     let cqn = qp.recv_cqn;
     let index = qp.rq.ci;
-    let ctx = fetch_recv_wqe(nic, qp, mem);
+    let wqe = read_recv_wqe(nic, qp, index, mem);
     if let Some(q) = nic.qp_mut(qpn) {
         q.rq.ci = q.rq.ci.wrapping_add(1);
     }
     nic.count(Counter::rq_wqes);
-    let status = match &ctx {
-        Ok(c) => {
-            let room: u64 = c.sges.iter().map(|s| u64::from(s.length)).sum();
-            let placed = room >= frame.len() as u64
-                && walk_sges(&c.sges, 0, frame.len(), |addr, a, b| mem.dma_write(addr, &frame[a..b]).is_ok());
-            if placed {
-                WcStatus::Success
+    let (wr_id, status) = match wqe {
+        Ok((wr_id, sges)) => {
+            let room: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+            if room >= frame.len() as u64 && nic.scatter(qpn, &sges, 0, frame, mem) {
+                (wr_id, WcStatus::Success)
             } else {
-                WcStatus::LocLenErr
+                (wr_id, WcStatus::LocLenErr)
             }
         }
-        Err(_) => WcStatus::LocProtErr,
+        Err(wr_id) => (wr_id, WcStatus::LocProtErr),
     };
-    let ctx = ctx.unwrap_or_else(|wr_id| super::qp::RecvCtx { index, wr_id, sges: Vec::new(), offset: 0 });
-    let len = if status == WcStatus::Success { frame.len() as u32 } else { 0 };
-    nic.push_cqe(cqn, recv_cqe(qpn, &ctx, WcOpcode::Recv, status, len, 0, 0), mem);
+    let byte_len = if status == WcStatus::Success { frame.len() as u32 } else { 0 };
+    let done = RecvDone { index, wr_id, opcode: WcOpcode::Recv, status, byte_len, imm: 0, flags: 0 };
+    nic.push_cqe(cqn, done.cqe(qpn), mem);
     if status == WcStatus::Success {
         nic.count(Counter::raw_rx_frames);
     } else {
         // As for any QP, an error completion ends it: the QP enters ERR and what is posted is flushed.
-        if let Some(q) = nic.qp_mut(qpn) {
-            q.state = QpState::Err;
-        }
-        nic.flush(qpn, mem);
+        nic.enter_err(qpn);
     }
 }
 
-/// When the raw packet QP `qp` may send: at once, while it is in RTS with a WQE fetched.
-pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
-    (qp.state == QpState::Rts && !qp.flushing && !qp.req.wqes.is_empty()).then_some(0)
+/// Whether the raw packet QP `qp` may send: while it is in RTS with a WQE fetched.
+pub(super) fn sendable(qp: &Qp) -> bool {
+    qp.state == QpState::Rts && !qp.flushing && !qp.req.wqes.is_empty()
 }
 
 /// The next frame of raw packet QP `qpn`; its WQE completes as the frame leaves.
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, mem: &mut dyn Dma) -> Option<Vec<u8>> {
     let qp = nic.qp_mut(qpn)?;
-    let w = qp.req.wqes.front_mut()?;
-    w.acked = true;
-    let len = w.len as usize;
+    let w = qp.req.wqes.front()?;
+    let (op, len, failed) = (w.op, w.len as usize, w.error.is_some());
+    let desc = read_desc(qp, w.index, mem);
     let mut frame = vec![0u8; len];
-    let error = if w.error.is_some() {
+    let error = if failed {
         None
-    } else if w.op != SendOp::Send {
+    } else if op != SendOp::Send {
         Some(WcStatus::LocQpOpErr)
     } else if !(wire::eth::HEADER_LEN..=MAX_FRAME_LEN).contains(&len) {
         Some(WcStatus::LocLenErr)
     } else {
-        let ok = match &w.data {
-            WqeData::Inline(b) => {
-                frame.copy_from_slice(b);
+        let ok = match desc.map(|d| d.data) {
+            Some(WqeData::Inline(b)) if b.len() == len => {
+                frame.copy_from_slice(&b);
                 true
             }
-            WqeData::Sges(sges) => walk_sges(sges, 0, len, |addr, a, b| mem.dma_read(addr, &mut frame[a..b]).is_ok()),
+            Some(WqeData::Sges(sges)) => {
+                walk_sges(&sges, 0, len, |addr, a, b| mem.dma_read(addr, &mut frame[a..b]).is_ok())
+            }
+            _ => false,
         };
         (!ok).then_some(WcStatus::LocProtErr)
     };
-    if let Some(e) = error {
-        w.error = Some((e, 0));
-    }
-    let sent = w.error.is_none();
+    let sent = !failed && error.is_none();
+    qp.req.finish(0, error.map(|e| (e, 0)));
     nic.retire(qpn, mem);
     if !sent {
         return None;

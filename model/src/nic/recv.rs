@@ -2,6 +2,7 @@
 //! (notification point) and CNPs (reaction point), and dispatch requests to `resp`, responses to `comp`.
 //! Frames that are not RoCEv2 go to `raw`.
 
+use super::timer::tick_of;
 use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
@@ -64,7 +65,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
         let params = nic.dcqcn;
         if params.get(Dcqcn::ENABLE) != 0 {
             if let Some(qp) = nic.qp_mut(qpn) {
-                if qp.rp.on_cnp(now, &params) {
+                if qp.rp.on_cnp(tick_of(now), &params) {
                     nic.count(Counter::rate_cuts);
                 }
             }
@@ -87,18 +88,18 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     }
 }
 
-/// CE-marked packet for `qpn`: send one CNP to its peer, at most once per interval.
+/// CE-marked packet for `qpn`: send one CNP to its peer, at most once per interval (in ticks).
 fn notification_point(nic: &mut Nic, qpn: u32, now: Time) {
     if nic.dcqcn.get(Dcqcn::NP_ENABLE) == 0 {
         return;
     }
-    let interval = Time::from(nic.dcqcn.get(Dcqcn::CNP_INTERVAL_NS)) * 1000;
+    let (tick, interval) = (tick_of(now), nic.dcqcn.cnp_interval());
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    if qp.last_cnp_sent.is_some_and(|t| now < t + interval) {
+    if qp.last_cnp.is_some_and(|t| tick < t + interval) {
         return;
     }
-    qp.last_cnp_sent = Some(now);
+    qp.last_cnp = Some(tick);
     if let Some(f) = nic.build_cnp(qpn) {
-        nic.ctrl_queue.push_back(f);
+        nic.queue_control(f);
     }
 }

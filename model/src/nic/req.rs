@@ -1,40 +1,46 @@
-//! Requester: fetch send WQEs from the SQ ring, turn them into packets (segmentation at the PMTU, padding,
-//! AckReq policy), and keep the go-back-N cursor. Completion and retransmission decisions live in `comp`.
+//! Requester: fetch send WQEs from the SQ ring into the QP's window, turn them into packets (segmentation
+//! at the PMTU, padding, AckReq policy), and keep the go-back-N cursor. A WQE's descriptor is read from its
+//! SQ slot again for every packet, first or retransmitted. Completion and retransmission decisions live in
+//! `comp`.
 
-use super::qp::{Qp, SendWqe, Sge, WqeData};
+use super::qp::{Qp, SendWqe, Sge, WqeData, WqeDesc};
+use super::timer::{ack_timeout_ticks, tick_of};
 use super::{Nic, MAX_PKTS_PER_ACK, MAX_UNACKED_PSNS, WIRE_OVERHEAD};
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::regs::Counter;
-use wire::contract::verbs::{access, local_ack_timeout_ns, WcStatus, MAX_MSG_LEN};
+use wire::contract::verbs::{access, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::*;
 use wire::ext::{AtomicEthRepr, RethRepr};
 use wire::{Opcode, Position};
 
-/// When the requester of `qp` may send its next packet, or `None` if it has nothing sendable.
-pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
+/// The send flags the NIC acts on (the rest of the byte is ignored).
+const SEND_FLAGS: u8 = send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE;
+
+/// Whether the requester of `qp` has a packet it may send, pacer aside.
+pub(super) fn sendable(qp: &Qp) -> bool {
     let r = &qp.req;
     if r.rnr_wait.is_some() {
-        return None;
+        return false;
     }
-    let w = r.wqes.get(r.cursor)?;
+    let Some(w) = r.wqes.get(r.cursor) else { return false };
     if !qp.can_send(w) || w.acked || r.cursor_psn.diff(r.comp_psn) >= MAX_UNACKED_PSNS {
-        return None;
+        return false;
     }
     if w.first_psn.is_none() {
-        let earlier = || r.wqes.iter().take(r.cursor).filter(|x| !x.acked && x.op.is_read_or_atomic());
-        if w.flags & send_flags::FENCE != 0 && earlier().next().is_some() {
-            return None;
+        // A new WQE: a fence waits for every READ and atomic before it, and at most max_rd_atomic run.
+        if w.flags & send_flags::FENCE != 0 && r.rd_atomic > 0 {
+            return false;
         }
-        if w.op.is_read_or_atomic() && earlier().count() >= usize::from(qp.attrs.max_rd_atomic.max(1)) {
-            return None;
+        if w.op.is_read_or_atomic() && r.rd_atomic >= qp.attrs.max_rd_atomic.max(1) {
+            return false;
         }
     }
-    Some(r.next_send)
+    true
 }
 
 /// Number of packets (and PSNs) a WQE uses.
-fn packets_for(op: SendOp, len: u32, pmtu: u32) -> u32 {
+pub(super) fn packets_for(op: SendOp, len: u32, pmtu: u32) -> u32 {
     if op.is_atomic() {
         1
     } else {
@@ -86,25 +92,29 @@ fn gather(data: &WqeData, off: u32, dst: &mut [u8], mem: &dyn Dma) -> bool {
     }
 }
 
-/// Builds the next packet of `qpn`'s requester. Callers check `ready_at` first.
+/// Builds the next packet of `qpn`'s requester, reading its WQE from the SQ. Callers check readiness first.
+/// A WQE whose slot or data cannot be read fails (no packet).
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-    let params = nic.dcqcn;
+    let tick = tick_of(now);
+    let (params, line) = (nic.dcqcn, nic.line);
     let qp = nic.qp_mut(qpn)?;
     let pmtu = qp.attrs.path_mtu();
     let cursor = qp.req.cursor;
-    let next_psn = qp.req.psn;
-    let w = qp.req.wqes.get_mut(cursor)?;
+    let w = qp.req.wqes.get(cursor)?;
     if w.first_psn.is_none() {
-        w.first_psn = Some(next_psn);
-        w.npkts = packets_for(w.op, w.len, pmtu);
-        qp.req.psn = next_psn.add(w.npkts);
+        let n = packets_for(w.op, w.len, pmtu);
+        qp.req.start(cursor, n);
     }
     let w = &qp.req.wqes[cursor];
+    let (index, op, flags, len, npkts) = (w.index, w.op, w.flags, w.len, w.npkts);
     let first = w.first_psn?;
+    let Some(desc) = read_desc(qp, index, mem) else {
+        qp.req.finish(cursor, Some((WcStatus::LocQpOpErr, 0)));
+        return None;
+    };
     let psn = qp.req.cursor_psn;
     let k = psn.diff(first).max(0) as u32;
-    let pos = position(k, w.npkts);
-    let (op, flags, imm, npkts) = (w.op, w.flags, w.imm, w.npkts);
+    let pos = position(k, npkts);
     let off = k * pmtu;
     let mut reth = None;
     let mut atomic = None;
@@ -112,19 +122,24 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     // Where the cursor goes once this packet is out, and whether it finishes the WQE.
     let (next_cursor_psn, last_of_wqe) = match op {
         SendOp::RdmaRead => {
-            reth = Some(RethRepr { va: w.remote_va + u64::from(off), rkey: w.rkey, dma_len: w.len - off.min(w.len) });
+            reth = Some(RethRepr { va: desc.remote_va + u64::from(off), rkey: desc.rkey, dma_len: len - off.min(len) });
             (first.add(npkts), true)
         }
         SendOp::AtomicCmpSwp | SendOp::AtomicFetchAdd => {
-            atomic = Some(AtomicEthRepr { va: w.remote_va, rkey: w.rkey, swap_add: w.swap_add, compare: w.compare });
+            atomic = Some(AtomicEthRepr {
+                va: desc.remote_va,
+                rkey: desc.rkey,
+                swap_add: desc.swap_add,
+                compare: desc.compare,
+            });
             (psn.add(1), true)
         }
         _ => {
-            payload_len = pmtu.min(w.len.saturating_sub(off));
+            payload_len = pmtu.min(len.saturating_sub(off));
             if matches!(op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm)
                 && matches!(pos, Position::First | Position::Only)
             {
-                reth = Some(RethRepr { va: w.remote_va, rkey: w.rkey, dma_len: w.len });
+                reth = Some(RethRepr { va: desc.remote_va, rkey: desc.rkey, dma_len: len });
             }
             (psn.add(1), k + 1 >= npkts)
         }
@@ -137,16 +152,13 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     h.ext.reth = reth;
     h.ext.atomic_eth = atomic;
     if info.has(wire::opcode::hdr::IMMDT) {
-        h.ext.immdt = Some(imm);
+        h.ext.immdt = Some(desc.imm);
     }
     if info.has(wire::opcode::hdr::IETH) {
-        h.ext.ieth = Some(imm);
+        h.ext.ieth = Some(desc.imm);
     }
-    let data = &nic.qp(qpn)?.req.wqes[cursor].data;
-    let Some(frame) = h.emit_with(payload_len as usize, |dst| gather(data, off, dst, mem)) else {
-        let x = &mut nic.qp_mut(qpn)?.req.wqes[cursor];
-        x.acked = true;
-        x.error = Some((WcStatus::LocProtErr, 0));
+    let Some(frame) = h.emit_with(payload_len as usize, |dst| gather(&desc.data, off, dst, mem)) else {
+        nic.qp_mut(qpn)?.req.finish(cursor, Some((WcStatus::LocProtErr, 0)));
         return None;
     };
     let qp = nic.qp_mut(qpn)?;
@@ -160,127 +172,144 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         qp.req.high_psn = qp.req.cursor_psn;
     }
     if qp.req.timer.is_none() {
-        qp.req.timer = local_ack_timeout_ns(qp.attrs.timeout).map(|ns| now + ns * 1000);
+        qp.req.timer = ack_timeout_ticks(qp.attrs.timeout).map(|t| tick + t);
     }
-    pace(qp, now, frame.len(), &params);
+    qp.rp.on_sent(tick, frame.len() + WIRE_OVERHEAD, line, &params);
     if retransmit {
         nic.count(Counter::retransmitted_packets);
     }
     Some(frame)
 }
 
-/// Advances the DCQCN pacer of `qp` past one frame.
-pub(super) fn pace(qp: &mut Qp, now: Time, frame_len: usize, params: &super::dcqcn::Params) {
-    let wire_len = frame_len + WIRE_OVERHEAD;
-    qp.rp.on_sent(now, wire_len, params);
-    qp.req.next_send = if qp.rp.active { qp.req.next_send.max(now) + qp.rp.gap(wire_len) } else { now };
+/// Reads the descriptor of the WQE in SQ slot `index` again.
+pub(super) fn read_desc(qp: &Qp, index: u16, mem: &dyn Dma) -> Option<WqeDesc> {
+    let mut buf = vec![0u8; 1usize << qp.sq.log_stride];
+    mem.dma_read(qp.sq.addr(index), &mut buf).ok()?;
+    parse_send_slot(&buf, u32::MAX, u32::MAX).ok().map(|(_, _, d)| d)
+}
+
+/// Parses a send WQE slot: its opcode, flags and descriptor, or the status a malformed one completes with.
+fn parse_send_slot(buf: &[u8], max_sge: u32, max_inline: u32) -> Result<(SendOp, u8, WqeDesc), WcStatus> {
+    let ctrl = SendCtrlRepr::from_bytes(buf).map_err(|_| WcStatus::LocQpOpErr)?;
+    let op = SendOp::from_u8(ctrl.opcode).ok_or(WcStatus::LocQpOpErr)?;
+    let remote = RemoteSegRepr::from_bytes(&buf[REMOTE..]).unwrap_or_default();
+    let atom = AtomicSegRepr::from_bytes(&buf[ATOMIC..]).unwrap_or_default();
+    let mut d = WqeDesc {
+        wr_id: ctrl.wr_id,
+        imm: ctrl.imm,
+        remote_va: remote.va,
+        rkey: remote.rkey,
+        swap_add: atom.swap_add,
+        compare: atom.compare,
+        data: WqeData::Sges(Vec::new()),
+        len: 0,
+    };
+    let room = buf.len() - SEND_DATA;
+    let n = usize::from(ctrl.len);
+    if ctrl.flags & send_flags::INLINE != 0 {
+        if n > room || n as u32 > max_inline || op.is_read_or_atomic() {
+            return Err(WcStatus::LocLenErr);
+        }
+        d.data = WqeData::Inline(buf[SEND_DATA..SEND_DATA + n].to_vec());
+        d.len = n as u32;
+        return Ok((op, ctrl.flags, d));
+    }
+    if n * DATA_SEG_LEN > room || n as u32 > max_sge {
+        return Err(WcStatus::LocLenErr);
+    }
+    let mut sges = Vec::with_capacity(n);
+    let mut total: u64 = 0;
+    for i in 0..n {
+        let s = DataSegRepr::from_bytes(&buf[SEND_DATA + i * DATA_SEG_LEN..]).unwrap_or_default();
+        if s.length != 0 {
+            total += u64::from(s.length);
+            sges.push(Sge { addr: s.addr, lkey: s.lkey, length: s.length });
+        }
+    }
+    d.len = total.min(u64::from(u32::MAX)) as u32;
+    d.data = WqeData::Sges(sges);
+    Ok((op, ctrl.flags, d))
 }
 
 impl Nic {
-    /// Reads every posted send WQE into the requester's queue, validating it; a bad WQE is kept with its
-    /// error so it completes in SQ order.
-    pub(super) fn fetch_send_wqes(&mut self, qpn: u32, mem: &mut dyn Dma) {
-        let max_sge = self.cfg.max_sge;
-        let max_inline = self.cfg.max_inline;
-        loop {
-            let Some(qp) = self.qp(qpn) else { return };
-            if qp.sq.pending() == 0 || qp.sq.pending() > 1 << qp.sq.log_size {
-                return;
-            }
-            let index = qp.sq.ci;
-            let stride = 1usize << qp.sq.log_stride;
-            let mut buf = vec![0u8; stride];
-            let read_ok = mem.dma_read(qp.sq.addr(index), &mut buf).is_ok();
-            let pdn = qp.pdn;
-            let wqe = self.decode_send_wqe(index, &buf, read_ok, pdn, max_sge, max_inline);
-            let qp = match self.qp_mut(qpn) {
-                Some(q) => q,
-                None => return,
-            };
-            qp.sq.ci = qp.sq.ci.wrapping_add(1);
-            qp.req.wqes.push_back(wqe);
-            self.count(Counter::sq_wqes);
-        }
+    /// Whether the fetch unit may bring `qp`'s next send WQE into its window.
+    pub(super) fn can_fetch(&self, qp: &Qp) -> bool {
+        use wire::contract::verbs::QpState;
+        !matches!(qp.state, QpState::Reset | QpState::Err)
+            && !qp.flushing
+            && qp.sq.pending() > 0
+            && qp.sq.sane()
+            && qp.req.wqes.len() < self.cfg.profile.wqe_window as usize
     }
 
-    fn decode_send_wqe(
-        &self,
-        index: u16,
-        buf: &[u8],
-        read_ok: bool,
-        pdn: u32,
-        max_sge: u32,
-        max_inline: u32,
-    ) -> SendWqe {
+    /// Reads the next posted send WQE of `qpn` into the window, validating it; a bad WQE is kept with its
+    /// error so it completes in SQ order.
+    pub(super) fn fetch_send_wqe(&mut self, qpn: u32, mem: &mut dyn Dma) {
+        let Some(qp) = self.qp(qpn) else { return };
+        let index = qp.sq.ci;
+        let mut buf = vec![0u8; 1usize << qp.sq.log_stride];
+        let read_ok = mem.dma_read(qp.sq.addr(index), &mut buf).is_ok();
+        let w = self.decode_send_wqe(index, &buf, read_ok, qp.pdn);
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        qp.sq.ci = qp.sq.ci.wrapping_add(1);
+        qp.req.push(w);
+        self.count(Counter::sq_wqes);
+    }
+
+    /// The transport state of the send WQE in `buf` (slot `index`), with the status it fails with if the
+    /// slot was unreadable or the WQE breaks a limit or names memory it may not use.
+    fn decode_send_wqe(&self, index: u16, buf: &[u8], read_ok: bool, pdn: u32) -> SendWqe {
         let ctrl = SendCtrlRepr::from_bytes(buf).unwrap_or_default();
-        let remote = RemoteSegRepr::from_bytes(&buf[REMOTE..]).unwrap_or_default();
-        let atom = AtomicSegRepr::from_bytes(&buf[ATOMIC..]).unwrap_or_default();
         let mut w = SendWqe {
             index,
-            wr_id: ctrl.wr_id,
             op: SendOp::from_u8(ctrl.opcode).unwrap_or(SendOp::Send),
-            flags: ctrl.flags,
-            imm: ctrl.imm,
-            remote_va: remote.va,
-            rkey: remote.rkey,
-            swap_add: atom.swap_add,
-            compare: atom.compare,
-            data: WqeData::Sges(Vec::new()),
+            flags: ctrl.flags & SEND_FLAGS,
             len: 0,
             first_psn: None,
             npkts: 0,
-            resp_pkts: 0,
             acked: false,
             error: None,
         };
-        let fail = |mut w: SendWqe, s: WcStatus| {
-            w.acked = true;
-            w.error = Some((s, 0));
-            w
+        let checked = if read_ok {
+            parse_send_slot(buf, self.cfg.profile.max_sge, self.cfg.profile.max_inline)
+                .and_then(|(op, _, d)| self.check_send_data(op, &d, pdn).map(|()| d))
+        } else {
+            Err(WcStatus::LocQpOpErr)
         };
-        if !read_ok || SendOp::from_u8(ctrl.opcode).is_none() {
-            return fail(w, WcStatus::LocQpOpErr);
-        }
-        let room = buf.len() - SEND_DATA;
-        if ctrl.flags & send_flags::INLINE != 0 {
-            let n = usize::from(ctrl.len);
-            if n > room || n as u32 > max_inline || w.op.is_read_or_atomic() {
-                return fail(w, WcStatus::LocLenErr);
+        match checked {
+            Ok(d) => w.len = d.len,
+            Err(s) => {
+                w.acked = true;
+                w.error = Some((s, 0));
             }
-            w.data = WqeData::Inline(buf[SEND_DATA..SEND_DATA + n].to_vec());
-            w.len = n as u32;
-            return w;
         }
-        let n = usize::from(ctrl.len);
-        if n * DATA_SEG_LEN > room || n as u32 > max_sge {
-            return fail(w, WcStatus::LocLenErr);
-        }
-        let needed = if w.op.is_read_or_atomic() { access::LOCAL_WRITE } else { 0 };
-        let mut sges = Vec::with_capacity(n);
-        let mut total: u64 = 0;
-        for i in 0..n {
-            let d = DataSegRepr::from_bytes(&buf[SEND_DATA + i * DATA_SEG_LEN..]).unwrap_or_default();
-            if d.length == 0 {
-                continue;
-            }
-            if self.mrs.check(d.lkey, pdn, d.addr, u64::from(d.length), needed).is_err() {
-                return fail(w, WcStatus::LocProtErr);
-            }
-            total += u64::from(d.length);
-            sges.push(Sge { addr: d.addr, lkey: d.lkey, length: d.length });
-        }
-        if total > u64::from(MAX_MSG_LEN) || (w.op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
-            return fail(w, WcStatus::LocLenErr);
-        }
-        w.len = total as u32;
-        w.data = WqeData::Sges(sges);
         w
+    }
+
+    /// The local keys and the length of a send WQE's data: each SGE within its MR, of the QP's PD, writable
+    /// where a READ or atomic lands; at most 2^31 bytes, exactly 8 for an atomic.
+    fn check_send_data(&self, op: SendOp, d: &WqeDesc, pdn: u32) -> Result<(), WcStatus> {
+        if let WqeData::Sges(sges) = &d.data {
+            let needed = if op.is_read_or_atomic() { access::LOCAL_WRITE } else { 0 };
+            for s in sges {
+                if self.mrs.check(s.lkey, pdn, s.addr, u64::from(s.length), needed).is_err() {
+                    return Err(WcStatus::LocProtErr);
+                }
+            }
+            let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+            if total > u64::from(MAX_MSG_LEN) || (op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
+                return Err(WcStatus::LocLenErr);
+            }
+        }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nic::dcqcn::{rate_q8, Params, Rp};
+    use crate::nic::timer::TICK_PS;
     use crate::nic::NicConfig;
 
     /// A 128-byte send WQE slot: the 48-byte header, then room for five SGEs or 80 bytes of inline data.
@@ -298,22 +327,25 @@ mod tests {
         b
     }
 
-    /// A NIC with one MR of 4 GiB at 0x1_0000_0000 (registered, never touched) and one without local write.
-    fn nic() -> (Nic, u32, u32) {
-        let mut n = Nic::new(NicConfig { max_sge: 4, max_inline: 64, ..Default::default() });
+    /// A NIC allowing `max_sge` SGEs and `max_inline` inline bytes, with one MR of 4 GiB at 0x1_0000_0000
+    /// (registered, never touched) and one without local write.
+    fn nic_with(max_sge: u32, max_inline: u32) -> (Nic, u32, u32) {
+        let mut cfg = NicConfig::default();
+        (cfg.profile.max_sge, cfg.profile.max_inline) = (max_sge, max_inline);
+        let mut n = Nic::new(cfg);
         let big = n.mrs.register(PD, 0x1_0000_0000, 1 << 32, access::ALL).unwrap();
         let ro = n.mrs.register(PD, 0x3_0000_0000, 4096, access::REMOTE_READ).unwrap();
         (n, big, ro)
     }
 
     fn decode(n: &Nic, b: &[u8]) -> Option<WcStatus> {
-        n.decode_send_wqe(0, b, true, PD, n.cfg.max_sge, n.cfg.max_inline).error.map(|e| e.0)
+        n.decode_send_wqe(0, b, true, PD).error.map(|e| e.0)
     }
 
     /// The send WQE decoder's bounds, each at its limit and one past it.
     #[test]
     fn send_wqe_bounds() {
-        let (n, big, ro) = nic();
+        let (n, big, ro) = nic_with(4, 64);
         let base = 0x1_0000_0000u64;
         let inline = send_flags::INLINE;
         let cases: Vec<(Vec<u8>, Option<WcStatus>, &str)> = vec![
@@ -338,27 +370,27 @@ mod tests {
             assert_eq!(decode(&n, &b), want, "{what}");
         }
         // Inline data beyond the slot, with a large max_inline: the slot holds 80 bytes.
-        let b = slot(SendOp::Send, inline, 81, &[]);
-        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 4, 1024).error.map(|e| e.0), Some(WcStatus::LocLenErr));
-        let b = slot(SendOp::Send, inline, 80, &[]);
-        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 4, 1024).error, None);
+        let (wide, big, _) = nic_with(16, 1024);
+        assert_eq!(decode(&wide, &slot(SendOp::Send, inline, 81, &[])), Some(WcStatus::LocLenErr));
+        assert_eq!(decode(&wide, &slot(SendOp::Send, inline, 80, &[])), None);
         // SGEs beyond the slot, with a large max_sge: five fit, six do not.
-        let b = slot(SendOp::Send, 0, 5, &[(base, big, 1); 5]);
-        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 16, 64).error, None);
-        let b = slot(SendOp::Send, 0, 6, &[(base, big, 1); 5]);
-        assert_eq!(n.decode_send_wqe(0, &b, true, PD, 16, 64).error.map(|e| e.0), Some(WcStatus::LocLenErr));
+        assert_eq!(decode(&wide, &slot(SendOp::Send, 0, 5, &[(base, big, 1); 5])), None);
+        assert_eq!(decode(&wide, &slot(SendOp::Send, 0, 6, &[(base, big, 1); 5])), Some(WcStatus::LocLenErr));
         // An unknown opcode, or a slot the device could not read.
         let mut b = slot(SendOp::Send, 0, 0, &[]);
         b[0] = 0xFF;
         assert_eq!(decode(&n, &b), Some(WcStatus::LocQpOpErr));
         let b = slot(SendOp::Send, 0, 0, &[]);
-        assert_eq!(n.decode_send_wqe(0, &b, false, PD, 4, 64).error.map(|e| e.0), Some(WcStatus::LocQpOpErr));
-        // What decodes is what was written.
-        let b = slot(SendOp::Send, 0, 3, &[(base, big, 10), (base, big, 0), (base + 64, big, 20)]);
-        let w = n.decode_send_wqe(0, &b, true, PD, 4, 64);
-        assert_eq!((w.len, w.wr_id), (30, 7));
+        assert_eq!(n.decode_send_wqe(0, &b, false, PD).error.map(|e| e.0), Some(WcStatus::LocQpOpErr));
+        // What decodes is what was written; flags the NIC does not know are dropped.
+        let b =
+            slot(SendOp::Send, 0xF0 | send_flags::FENCE, 3, &[(base, big, 10), (base, big, 0), (base + 64, big, 20)]);
+        let w = n.decode_send_wqe(9, &b, true, PD);
+        assert_eq!((w.index, w.len, w.flags, w.error), (9, 30, send_flags::FENCE, None));
+        let (op, _, d) = parse_send_slot(&b, 4, 64).unwrap();
+        assert_eq!((op, d.wr_id, d.len), (SendOp::Send, 7, 30));
         assert_eq!(
-            w.data,
+            d.data,
             WqeData::Sges(vec![
                 Sge { addr: base, lkey: big, length: 10 },
                 Sge { addr: base + 64, lkey: big, length: 20 }
@@ -366,25 +398,37 @@ mod tests {
         );
     }
 
-    /// The pacer: unlimited, a frame may follow at once; after a cut, frames are spaced by their wire length
-    /// (frame plus preamble, SFD and gap) at the current rate, queueing behind one another; the bytes feed
-    /// the reaction point's byte counter.
+    /// The pacer: unlimited, frames may follow at once; after a cut, a tick's worth of credit at the current
+    /// rate lets frames go until it runs out, then the next one waits for the ticks that pay for it; the bytes
+    /// feed the reaction point's byte counter.
     #[test]
-    fn pacing_spaces_frames_at_the_current_rate() {
-        let p = crate::nic::dcqcn::Params::default();
-        let mut qp = Qp::new(1, PD, crate::nic::dcqcn::Rp::new(100_000, &p));
-        pace(&mut qp, 1_000, 1000, &p);
-        assert_eq!(qp.req.next_send, 1_000, "at line rate nothing waits");
-        assert!(qp.rp.on_cnp(2_000, &p));
-        let gap = ((1000 + WIRE_OVERHEAD) as f64 * 8.0e6 / qp.rp.rc) as Time;
-        assert!(gap > 100_000, "{gap} ps for 1 KiB below line rate");
-        pace(&mut qp, 2_000, 1000, &p);
-        assert_eq!(qp.req.next_send, 2_000 + gap);
-        pace(&mut qp, 2_000, 1000, &p);
-        assert_eq!(qp.req.next_send, 2_000 + 2 * gap, "the second frame queues behind the first");
-        let before = qp.rp.bc_cnt;
+    fn pacing_spends_credit_at_the_current_rate() {
+        let p = Params::default();
+        let line = rate_q8(100_000);
+        let mut rp = Rp::new(line, &p);
+        rp.on_sent(0, 1000, line, &p);
+        assert!(rp.may_send(0), "at line rate nothing waits");
+        assert!(rp.on_cnp(10, &p));
+        assert_eq!(rp.rate_mbps(), 50_000.0, "alpha starts at 1: the cut halves");
+        // 50 Gb/s is 51.2 Mbit, 6400 bytes, per 1.024 us tick.
+        assert!(rp.may_send(10), "a cut starts with no credit, which is not negative");
+        rp.on_sent(10, 4000, line, &p);
+        assert!(!rp.may_send(10), "4000 bytes spent with nothing saved");
+        assert_eq!(rp.send_tick(10), 11, "one tick pays 6400 bytes");
+        assert!(rp.may_send(11));
+        rp.on_sent(11, 2000, line, &p);
+        rp.on_sent(11, 2000, line, &p);
+        assert!(!rp.may_send(11), "6400 - 4000 + ... spent past zero");
+        // Long idle saves at most one tick's worth.
+        assert!(rp.may_send(1000));
+        rp.on_sent(1000, 6400, line, &p);
+        assert!(rp.may_send(1000), "exactly the saved tick");
+        rp.on_sent(1000, 1, line, &p);
+        assert!(!rp.may_send(1000));
         let bc = p.get(wire::contract::regs::Dcqcn::BYTE_COUNTER) as usize;
-        pace(&mut qp, 3_000, bc, &p);
-        assert_eq!(qp.rp.bc_cnt, before + 1, "the byte counter saw the bytes");
+        let before = rp.bc_cnt;
+        rp.on_sent(1001, bc, line, &p);
+        assert_eq!(rp.bc_cnt, before + 1, "the byte counter saw the bytes");
+        assert_eq!(TICK_PS, 1_024_000);
     }
 }

@@ -1,9 +1,13 @@
 //! Responder: the check chain CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_RESOURCE -> CHK_LENGTH -> CHK_RKEY
 //! -> EXECUTE, one function per step, each returning the next step or the NAK it ends in. Duplicates (incl.
 //! READ regeneration and atomic replay), ACK coalescing and the in-order response queue live here too.
+//!
+//! The response queue is bounded (the profile's `resp_queue`) with one coalesced ACK behind it. A request
+//! whose response would not fit is dropped before anything executes (`rx_drop_resp_queue_full`): the
+//! requester retries it. The queue's last place is kept for a fatal NAK, which therefore always fits.
 
 use super::mr::{KeyError, LOCAL_WRITE, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE};
-use super::qp::{Qp, RecvCtx, Resource, RespItem, Sge};
+use super::qp::{Qp, RecvCtx, Resource, ResourceKind, RespItem, Sge};
 use super::Nic;
 use crate::hostmem::Dma;
 use crate::Time;
@@ -28,10 +32,27 @@ enum Nak {
     Rnr,
 }
 
+impl Nak {
+    fn is_fatal(self) -> bool {
+        self != Nak::Rnr
+    }
+}
+
+/// Whether the responder of `qpn` can queue one more response that is not a fatal NAK (the last place is
+/// that one's). When it cannot, the request is dropped here, counted.
+fn has_room(nic: &mut Nic, qpn: u32) -> bool {
+    let depth = nic.cfg.profile.resp_queue as usize;
+    let ok = nic.qp(qpn).is_some_and(|q| q.resp.room(1, depth - 1));
+    if !ok {
+        nic.count(Counter::rx_drop_resp_queue_full);
+    }
+    ok
+}
+
 /// Entry point for a request packet addressed to `qpn`.
 pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let Some(info) = pkt.hdr.bth.opcode.info() else { return };
-    let Some(qp) = nic.qp_mut(qpn) else { return };
+    let Some(qp) = nic.qp(qpn) else { return };
     if !qp.can_receive() || qp.flushing || qp.resp.fatal {
         nic.count(Counter::rx_drop_qp_state);
         return;
@@ -40,11 +61,12 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
     let psn = pkt.hdr.bth.psn;
     let d = psn.diff(qp.resp.epsn);
     if d > 0 {
-        if !qp.resp.nak_sent {
+        if !qp.resp.nak_sent && has_room(nic, qpn) {
+            let Some(qp) = nic.qp_mut(qpn) else { return };
             qp.resp.nak_sent = true;
             let aeth = AethRepr { syndrome: syndrome::NAK_PSN_SEQ_ERR, msn: qp.resp.msn };
             let epsn = qp.resp.epsn;
-            queue_ack(qp, epsn, aeth);
+            qp.resp.queue(RespItem::Ack { psn: epsn, aeth });
             nic.count(Counter::tx_naks_psn_seq);
         }
         nic.count(Counter::rx_drop_out_of_seq);
@@ -63,6 +85,7 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
         .and_then(|()| chk_length(qp, info, pkt))
         .and_then(|()| chk_rkey(nic, qpn, info, pkt));
     match verdict {
+        Ok(()) if (info.kind == OpKind::ReadRequest || info.is_atomic()) && !has_room(nic, qpn) => {}
         Ok(()) => execute(nic, qpn, info, pkt, now, mem),
         Err(nak) => send_nak(nic, qpn, nak),
     }
@@ -178,18 +201,10 @@ fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<
     }
 }
 
-fn queue_ack(qp: &mut Qp, psn: Psn, aeth: AethRepr) {
-    let is_ack = |a: &AethRepr| a.syndrome & 0x60 == 0;
-    if is_ack(&aeth) {
-        if let Some(RespItem::Ack { psn: p, aeth: a }) = qp.resp.out.back_mut() {
-            if is_ack(a) {
-                *p = psn;
-                *a = aeth;
-                return;
-            }
-        }
-    }
-    qp.resp.out.push_back(RespItem::Ack { psn, aeth });
+/// Owes a plain ACK: it takes the coalesced ACK's place (an older one there is merged into it).
+fn queue_ack(qp: &mut Qp, psn: Psn) {
+    let aeth = ack_aeth(qp);
+    qp.resp.ack = Some((psn, aeth));
 }
 
 fn ack_aeth(qp: &Qp) -> AethRepr {
@@ -205,40 +220,50 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
     match info.kind {
         OpKind::Send | OpKind::Write => {
             let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-            let aeth = ack_aeth(qp);
             let prev = qp.resp.epsn.sub(1);
-            queue_ack(qp, prev, aeth);
+            queue_ack(qp, prev);
         }
         OpKind::ReadRequest => {
             let Some(reth) = pkt.hdr.ext.reth else { return Ok(()) };
-            let found = qp
-                .resp
-                .resources
-                .iter()
-                .rev()
-                .find(|r| r.atomic_orig.is_none() && psn.diff(r.first_psn) >= 0 && r.last_psn.diff(psn) >= 0);
-            let Some(r) = found.copied() else { return Ok(()) };
+            let found = qp.resp.resources.iter().rev().find_map(|r| match r.kind {
+                ResourceKind::Read { last_psn, va, len, rkey }
+                    if psn.diff(r.first_psn) >= 0 && last_psn.diff(psn) >= 0 =>
+                {
+                    Some((r.first_psn, r.msn, last_psn, va, len, rkey))
+                }
+                _ => None,
+            });
+            let Some((first_psn, msn, r_last, r_va, r_len, r_rkey)) = found else { return Ok(()) };
             // Ignored unless it asks for part of the original READ, by its R_Key, within its PSNs.
             let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
             let pmtu = qp.attrs.path_mtu();
             let last_psn = psn.add(reth.dma_len.div_ceil(pmtu).max(1) - 1);
-            if reth.va < r.va || end_va > r.va + u64::from(r.len) || reth.rkey != r.rkey || last_psn.after(r.last_psn) {
+            if reth.va < r_va || end_va > r_va + u64::from(r_len) || reth.rkey != r_rkey || last_psn.after(r_last) {
                 return Ok(());
             }
             let len = u64::from(reth.dma_len);
             if len > 0 && nic.mrs.check(reth.rkey, pdn, reth.va, len, REMOTE_READ).is_err() {
                 return Err(Nak::RemoteAccess);
             }
+            if !has_room(nic, qpn) {
+                return Ok(());
+            }
             let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-            let (base_psn, msn) = (r.first_psn, r.msn);
-            qp.resp.out.push_back(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, base_psn, msn });
+            let at_base = psn == first_psn;
+            qp.resp.queue(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, at_base, msn });
         }
         OpKind::CompareSwap | OpKind::FetchAdd => {
-            let found = qp.resp.resources.iter().rev().find(|r| r.first_psn == psn && r.atomic_orig.is_some());
-            if let Some(r) = found.copied() {
-                let aeth = AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: r.msn };
+            let found = qp.resp.resources.iter().rev().find_map(|r| match r.kind {
+                ResourceKind::Atomic { orig } if r.first_psn == psn => Some((r.msn, orig)),
+                _ => None,
+            });
+            if let Some((msn, orig)) = found {
+                if !has_room(nic, qpn) {
+                    return Ok(());
+                }
+                let aeth = AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn };
                 let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-                qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig: r.atomic_orig.unwrap_or(0) });
+                qp.resp.queue(RespItem::AtomicAck { psn, aeth, orig });
             }
         }
         _ => {}
@@ -246,15 +271,15 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
     Ok(())
 }
 
-/// Takes the next receive WQE off the RQ and checks its scatter list.
-pub(super) fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCtx, u64> {
-    let index = qp.rq.ci;
+/// Reads the receive WQE in RQ slot `index` and checks its scatter list: its `wr_id` and SGEs, or the `wr_id`
+/// alone when the WQE is malformed or names memory it may not write.
+pub(super) fn read_recv_wqe(nic: &Nic, qp: &Qp, index: u16, mem: &dyn Dma) -> Result<(u64, Vec<Sge>), u64> {
     let stride = 1usize << qp.rq.log_stride;
     let mut buf = vec![0u8; stride];
     mem.dma_read(qp.rq.addr(index), &mut buf).map_err(|_| 0u64)?;
     let ctrl = RecvCtrlRepr::from_bytes(&buf).map_err(|_| 0u64)?;
     let n = usize::from(ctrl.num_sge);
-    if n as u32 > nic.cfg.max_sge {
+    if n as u32 > nic.cfg.profile.max_sge {
         return Err(ctrl.wr_id);
     }
     let mut sges = Vec::with_capacity(n);
@@ -268,29 +293,34 @@ pub(super) fn fetch_recv_wqe(nic: &Nic, qp: &Qp, mem: &dyn Dma) -> Result<RecvCt
         nic.mrs.check(d.lkey, qp.pdn, d.addr, u64::from(d.length), LOCAL_WRITE).map_err(|_| ctrl.wr_id)?;
         sges.push(Sge { addr: d.addr, lkey: d.lkey, length: d.length });
     }
-    Ok(RecvCtx { index, wr_id: ctrl.wr_id, sges, offset: 0 })
+    Ok((ctrl.wr_id, sges))
 }
 
-pub(super) fn recv_cqe(
-    qpn: u32,
-    ctx: &RecvCtx,
-    opcode: WcOpcode,
-    status: WcStatus,
-    byte_len: u32,
-    imm: u32,
-    flags: u8,
-) -> CqeRepr {
-    CqeRepr {
-        wr_id: ctx.wr_id,
-        byte_len,
-        imm_data: imm,
-        qp_num: qpn,
-        wqe_index: ctx.index,
-        opcode: opcode as u8,
-        status: status as u8,
-        wc_flags: flags,
-        is_recv: 1,
-        ..Default::default()
+/// A receive completion of the WQE in RQ slot `index`.
+pub(super) struct RecvDone {
+    pub index: u16,
+    pub wr_id: u64,
+    pub opcode: WcOpcode,
+    pub status: WcStatus,
+    pub byte_len: u32,
+    pub imm: u32,
+    pub flags: u8,
+}
+
+impl RecvDone {
+    pub fn cqe(&self, qpn: u32) -> CqeRepr {
+        CqeRepr {
+            wr_id: self.wr_id,
+            byte_len: self.byte_len,
+            imm_data: self.imm,
+            qp_num: qpn,
+            wqe_index: self.index,
+            opcode: self.opcode as u8,
+            status: self.status as u8,
+            wc_flags: self.flags,
+            is_recv: 1,
+            ..Default::default()
+        }
     }
 }
 
@@ -300,22 +330,36 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
     match info.kind {
         OpKind::Send => {
             let Some(qp) = nic.qp(qpn) else { return };
-            let mut ctx = match qp.resp.recv.clone() {
-                Some(c) => c,
-                None => match fetch_recv_wqe(nic, qp, mem) {
-                    Ok(c) => c,
-                    Err(wr_id) => {
-                        let ctx = RecvCtx { index: qp.rq.ci, wr_id, sges: Vec::new(), offset: 0 };
-                        let cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::LocQpOpErr, 0, 0, 0);
-                        let cqn = qp.recv_cqn;
-                        if let Some(q) = nic.qp_mut(qpn) {
-                            q.rq.ci = q.rq.ci.wrapping_add(1);
-                        }
-                        nic.push_cqe(cqn, cqe, mem);
-                        send_nak(nic, qpn, Nak::RemoteOp);
-                        return;
-                    }
+            let cqn = qp.recv_cqn;
+            let done = |index, wr_id, status, byte_len| RecvDone {
+                index,
+                wr_id,
+                opcode: WcOpcode::Recv,
+                status,
+                byte_len,
+                imm: 0,
+                flags: 0,
+            };
+            let (ctx, wr_id, sges) = match qp.resp.recv {
+                Some(c) => match read_recv_wqe(nic, qp, c.index, mem) {
+                    Ok((wr_id, s)) => (c, wr_id, Some(s)),
+                    Err(wr_id) => (c, wr_id, None),
                 },
+                None => {
+                    let index = qp.rq.ci;
+                    match read_recv_wqe(nic, qp, index, mem) {
+                        Ok((wr_id, s)) => (RecvCtx { index, offset: 0 }, wr_id, Some(s)),
+                        Err(wr_id) => {
+                            let cqe = done(index, wr_id, WcStatus::LocQpOpErr, 0).cqe(qpn);
+                            if let Some(q) = nic.qp_mut(qpn) {
+                                q.rq.ci = q.rq.ci.wrapping_add(1);
+                            }
+                            nic.push_cqe(cqn, cqe, mem);
+                            send_nak(nic, qpn, Nak::RemoteOp);
+                            return;
+                        }
+                    }
+                }
             };
             if info.starts_message() {
                 if let Some(q) = nic.qp_mut(qpn) {
@@ -323,9 +367,9 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 }
                 nic.count(Counter::rq_wqes);
             }
-            if !super::comp::scatter(&ctx.sges, ctx.offset, pkt.payload, mem) {
-                let cqn = nic.qp(qpn).map_or(0, |q| q.recv_cqn);
-                let cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::LocLenErr, ctx.offset, 0, 0);
+            let placed = sges.is_some_and(|s| nic.scatter(qpn, &s, ctx.offset, pkt.payload, mem));
+            if !placed {
+                let cqe = done(ctx.index, wr_id, WcStatus::LocLenErr, ctx.offset).cqe(qpn);
                 if let Some(q) = nic.qp_mut(qpn) {
                     q.resp.recv = None;
                 }
@@ -333,18 +377,17 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 send_nak(nic, qpn, Nak::InvalidRequest);
                 return;
             }
-            ctx.offset += pkt.payload.len() as u32;
+            let offset = ctx.offset + pkt.payload.len() as u32;
             if info.ends_message() {
                 let (imm, flags) = if let Some(i) = pkt.hdr.ext.immdt { (i, wc_flags::WITH_IMM) } else { (0, 0) };
-                let cqn = nic.qp(qpn).map_or(0, |q| q.recv_cqn);
-                let mut cqe = recv_cqe(qpn, &ctx, WcOpcode::Recv, WcStatus::Success, ctx.offset, imm, flags);
+                let mut cqe = RecvDone { imm, flags, ..done(ctx.index, wr_id, WcStatus::Success, offset) }.cqe(qpn);
                 cqe.se = u8::from(pkt.hdr.bth.solicited);
                 nic.push_cqe(cqn, cqe, mem);
                 if let Some(q) = nic.qp_mut(qpn) {
                     q.resp.recv = None;
                 }
             } else if let Some(q) = nic.qp_mut(qpn) {
-                q.resp.recv = Some(ctx);
+                q.resp.recv = Some(RecvCtx { index: ctx.index, offset });
             }
         }
         OpKind::Write => {
@@ -352,7 +395,6 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             if let Some(r) = pkt.hdr.ext.reth.filter(|_| info.starts_message()) {
                 qp.resp.write_va = r.va;
                 qp.resp.write_resid = r.dma_len;
-                qp.resp.write_rkey = r.rkey;
                 qp.resp.write_len = r.dma_len;
             }
             let va = qp.resp.write_va;
@@ -360,23 +402,28 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             qp.resp.write_va += n as u64;
             qp.resp.write_resid -= (n as u32).min(qp.resp.write_resid);
             let total = qp.resp.write_len;
-            if n > 0 && mem.dma_write(va, pkt.payload).is_err() {
-                send_nak(nic, qpn, Nak::RemoteAccess);
-                return;
+            if n > 0 {
+                nic.place(qpn, va, pkt.payload, mem);
             }
             if let (true, Some(imm)) = (info.ends_message(), pkt.hdr.ext.immdt) {
                 let Some(qp) = nic.qp(qpn) else { return };
-                let ctx = match fetch_recv_wqe(nic, qp, mem) {
-                    Ok(c) => c,
-                    Err(wr_id) => RecvCtx { index: qp.rq.ci, wr_id, sges: Vec::new(), offset: 0 },
-                };
+                let index = qp.rq.ci;
+                let wr_id = read_recv_wqe(nic, qp, index, mem).map_or_else(|w| w, |(w, _)| w);
                 let cqn = qp.recv_cqn;
                 if let Some(q) = nic.qp_mut(qpn) {
                     q.rq.ci = q.rq.ci.wrapping_add(1);
                 }
                 nic.count(Counter::rq_wqes);
-                let mut cqe =
-                    recv_cqe(qpn, &ctx, WcOpcode::RecvRdmaWithImm, WcStatus::Success, total, imm, wc_flags::WITH_IMM);
+                let d = RecvDone {
+                    index,
+                    wr_id,
+                    opcode: WcOpcode::RecvRdmaWithImm,
+                    status: WcStatus::Success,
+                    byte_len: total,
+                    imm,
+                    flags: wc_flags::WITH_IMM,
+                };
+                let mut cqe = d.cqe(qpn);
                 cqe.se = u8::from(pkt.hdr.bth.solicited);
                 nic.push_cqe(cqn, cqe, mem);
             }
@@ -389,8 +436,9 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
             let msn = qp.resp.msn;
             let (va, len, rkey) = (reth.va, reth.dma_len, reth.rkey);
-            push_resource(qp, Resource { first_psn: psn, last_psn: last, va, len, rkey, atomic_orig: None, msn });
-            qp.resp.out.push_back(RespItem::Read { psn, va, resid: len, base_psn: psn, msn });
+            let kind = ResourceKind::Read { last_psn: last, va, len, rkey };
+            push_resource(qp, Resource { first_psn: psn, msn, kind });
+            qp.resp.queue(RespItem::Read { psn, va, resid: len, at_base: true, msn });
             qp.resp.epsn = last.add(1);
             qp.resp.nak_sent = false;
             return;
@@ -412,25 +460,13 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             } else {
                 orig.wrapping_add(a.swap_add)
             };
-            if mem.dma_write(a.va, &new.to_le_bytes()).is_err() {
-                send_nak(nic, qpn, Nak::RemoteAccess);
-                return;
-            }
+            nic.place(qpn, a.va, &new.to_le_bytes(), mem);
             let Some(qp) = nic.qp_mut(qpn) else { return };
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
             let msn = qp.resp.msn;
-            let r = Resource {
-                first_psn: psn,
-                last_psn: psn,
-                va: a.va,
-                len: 8,
-                rkey: a.rkey,
-                atomic_orig: Some(orig),
-                msn,
-            };
-            push_resource(qp, r);
+            push_resource(qp, Resource { first_psn: psn, msn, kind: ResourceKind::Atomic { orig } });
             let aeth = ack_aeth(qp);
-            qp.resp.out.push_back(RespItem::AtomicAck { psn, aeth, orig });
+            qp.resp.queue(RespItem::AtomicAck { psn, aeth, orig });
             qp.resp.epsn = psn.add(1);
             qp.resp.nak_sent = false;
             return;
@@ -446,8 +482,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
         qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
     }
     if pkt.hdr.bth.ack_req {
-        let aeth = ack_aeth(qp);
-        queue_ack(qp, psn, aeth);
+        queue_ack(qp, psn);
     }
 }
 
@@ -466,8 +501,15 @@ fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak) {
     }
 }
 
-/// Queues `nak` with PSN `psn` behind what the responder already owes.
+/// Queues `nak` with PSN `psn` behind what the responder already owes. An RNR NAK that does not fit is not
+/// sent (the request is dropped, counted); a fatal one always fits.
 fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
+    if nak == Nak::Rnr {
+        nic.count(Counter::rx_drop_no_rq_wqe);
+        if !has_room(nic, qpn) {
+            return;
+        }
+    }
     let Some(qp) = nic.qp_mut(qpn) else { return };
     let (syn, counter) = match nak {
         Nak::Rnr => (syndrome::RNR_NAK | (qp.attrs.min_rnr_timer & 0x1F), Counter::tx_rnr_naks),
@@ -476,32 +518,41 @@ fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
         Nak::RemoteOp => (syndrome::NAK_REMOTE_OP, Counter::tx_naks_remote_op),
     };
     let aeth = AethRepr { syndrome: syn, msn: qp.resp.msn };
-    if nak == Nak::Rnr {
-        qp.resp.nak_sent = true;
-        qp.resp.out.push_back(RespItem::Ack { psn, aeth });
-    } else {
+    if nak.is_fatal() {
         // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
         // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
         qp.resp.fatal = true;
-        qp.resp.out.push_back(RespItem::FatalNak { psn, aeth });
+        qp.resp.queue(RespItem::FatalNak { psn, aeth });
+    } else {
+        qp.resp.nak_sent = true;
+        qp.resp.queue(RespItem::Ack { psn, aeth });
     }
     nic.count(counter);
 }
 
-/// When the responder of `qp` has something to send.
-pub(super) fn ready_at(qp: &Qp) -> Option<Time> {
-    match qp.resp.out.front()? {
-        RespItem::Read { .. } => Some(qp.req.next_send),
-        RespItem::Ack { .. } | RespItem::AtomicAck { .. } | RespItem::FatalNak { .. } => Some(0),
-    }
+/// Whether the responder of `qp` owes a response (pacer aside).
+pub(super) fn sendable(qp: &Qp) -> bool {
+    qp.resp.owes()
+}
+
+/// Whether its next response is a READ response, which the pacer spaces; ACKs and NAKs go at once.
+pub(super) fn paced(qp: &Qp) -> bool {
+    matches!(qp.resp.out.front(), Some(RespItem::Read { .. }))
 }
 
 /// Sends the responder's next packet, in PSN order.
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-    let params = nic.dcqcn;
+    let tick = super::timer::tick_of(now);
+    let (params, line) = (nic.dcqcn, nic.line);
     let qp = nic.qp_mut(qpn)?;
     let pmtu = qp.attrs.path_mtu();
-    let item = qp.resp.out.front_mut()?.clone();
+    let Some(item) = qp.resp.out.front().cloned() else {
+        let (psn, aeth) = qp.resp.ack.take()?;
+        let mut h = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false)?;
+        h.ext.aeth = Some(aeth);
+        nic.count(Counter::tx_acks);
+        return Some(h.emit(&[]));
+    };
     match item {
         RespItem::Ack { psn, aeth } => {
             qp.resp.out.pop_front();
@@ -519,24 +570,25 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         }
         RespItem::FatalNak { psn, aeth } => {
             qp.resp.out.clear();
-            qp.state = wire::contract::verbs::QpState::Err;
+            qp.resp.ack = None;
             let frame = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false).map(|mut h| {
                 h.ext.aeth = Some(aeth);
                 h.emit(&[])
             });
-            nic.flush(qpn, mem);
+            nic.enter_err(qpn);
             frame
         }
-        RespItem::Read { psn, va, resid, base_psn, msn } => {
+        RespItem::Read { psn, va, resid, at_base, msn } => {
             let done = resid <= pmtu;
-            let pos = Position::of(psn == base_psn, done);
+            let pos = Position::of(at_base, done);
             let len = resid.min(pmtu);
             let mut payload = vec![0u8; len as usize];
             let ok = len == 0 || mem.dma_read(va, &mut payload).is_ok();
-            if let Some(RespItem::Read { psn: p, va: v, resid: r, .. }) = qp.resp.out.front_mut() {
+            if let Some(RespItem::Read { psn: p, va: v, resid: r, at_base: b, .. }) = qp.resp.out.front_mut() {
                 *p = psn.add(1);
                 *v = va + u64::from(len);
                 *r = resid - len;
+                *b = false;
             }
             if done {
                 qp.resp.out.pop_front();
@@ -544,6 +596,7 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             if !ok {
                 // The MR went away under the READ: a remote access error ends the connection here.
                 qp.resp.out.clear();
+                qp.resp.ack = None;
                 nak_at(nic, qpn, Nak::RemoteAccess, psn);
                 return None;
             }
@@ -559,7 +612,7 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             }
             let frame = h.emit(&payload);
             let qp = nic.qp_mut(qpn)?;
-            super::req::pace(qp, now, frame.len(), &params);
+            qp.rp.on_sent(tick, frame.len() + super::WIRE_OVERHEAD, line, &params);
             Some(frame)
         }
     }
@@ -576,11 +629,13 @@ mod tests {
     /// A NIC allowing 4 SGEs, an MR of 1 MiB at `base`, an MR without local write, and a QP whose RQ has slots
     /// of 2^`log_stride` bytes (64: room for three SGEs after the 16-byte header; 128: seven) with one receive
     /// WQE of `sges` posted.
-    fn posted_in(log_stride: u8, num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<RecvCtx, u64> {
+    fn posted_in(log_stride: u8, num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<(u64, Vec<Sge>), u64> {
         let stride = 1usize << log_stride;
-        let mut mem = HostMemory::new();
+        let mem = HostMemory::new();
         let base = mem.alloc(1 << 20);
-        let mut n = Nic::new(NicConfig { max_sge: 4, ..Default::default() });
+        let mut cfg = NicConfig::default();
+        cfg.profile.max_sge = 4;
+        let mut n = Nic::new(cfg);
         let rw = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::ALL).unwrap();
         let ro = n.mrs.register(PD, base, 1 << 20, wire::contract::verbs::access::REMOTE_READ).unwrap();
         let ring = mem.alloc(stride * 4);
@@ -590,28 +645,28 @@ mod tests {
             let d = DataSegRepr { addr: base + off, lkey: if writable { rw } else { ro }, length };
             slot[RECV_DATA + i * DATA_SEG_LEN..][..DATA_SEG_LEN].copy_from_slice(&d.to_bytes());
         }
-        mem.dma_write(ring, &slot).unwrap();
+        mem.write(ring, &slot).unwrap();
         let mut qp = Qp::new(1, PD, crate::nic::dcqcn::Rp::new(100_000, &Default::default()));
         qp.rq = super::super::qp::Ring { iova: ring, log_size: 2, log_stride, pi: 1, ci: 0 };
-        fetch_recv_wqe(&n, &qp, &mem)
+        read_recv_wqe(&n, &qp, 0, &mem)
     }
 
-    fn posted(num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<RecvCtx, u64> {
+    fn posted(num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<(u64, Vec<Sge>), u64> {
         posted_in(6, num_sge, sges)
     }
 
     /// The receive WQE decoder's bounds: SGEs against the slot and max_sge, local write, zero-length SGEs.
     #[test]
     fn receive_wqe_bounds() {
-        let got = posted(3, &[(0, true, 10), (100, true, 0), (200, true, 20)]).unwrap();
-        assert_eq!((got.wr_id, got.sges.len()), (5, 2), "a zero-length SGE is skipped");
-        assert_eq!((got.sges[0].length, got.sges[1].length), (10, 20));
-        assert_eq!(posted(3, &[(0, true, 1); 3]).map(|r| r.sges.len()), Ok(3), "three SGEs fill a 64-byte slot");
+        let (wr_id, sges) = posted(3, &[(0, true, 10), (100, true, 0), (200, true, 20)]).unwrap();
+        assert_eq!((wr_id, sges.len()), (5, 2), "a zero-length SGE is skipped");
+        assert_eq!((sges[0].length, sges[1].length), (10, 20));
+        assert_eq!(posted(3, &[(0, true, 1); 3]).map(|r| r.1.len()), Ok(3), "three SGEs fill a 64-byte slot");
         assert_eq!(posted(4, &[(0, true, 1); 3]).err(), Some(5), "four SGEs do not fit a 64-byte slot");
-        assert_eq!(posted_in(7, 4, &[(0, true, 1); 4]).map(|r| r.sges.len()), Ok(4), "max_sge SGEs");
+        assert_eq!(posted_in(7, 4, &[(0, true, 1); 4]).map(|r| r.1.len()), Ok(4), "max_sge SGEs");
         assert_eq!(posted_in(7, 5, &[(0, true, 1); 5]).err(), Some(5), "past max_sge, in a slot that holds them");
         assert_eq!(posted(1, &[(0, false, 8)]).err(), Some(5), "no local write");
         assert_eq!(posted(1, &[(1 << 20, true, 8)]).err(), Some(5), "outside the MR");
-        assert!(posted(0, &[]).unwrap().sges.is_empty(), "no SGE at all is a receive of 0 bytes");
+        assert!(posted(0, &[]).unwrap().1.is_empty(), "no SGE at all is a receive of 0 bytes");
     }
 }

@@ -1,10 +1,12 @@
 //! The soak: `n` scenarios from consecutive seeds, each run and checked; a failure is shrunk and reported
 //! with the seed that replays it (`ferrite soak --seed S --scenarios 1`).
 
+mod follow;
 mod run;
 mod scenario;
 
-pub use run::{run, Stats};
+pub use follow::{Follow, Followed};
+pub use run::{record, run, Options, Stats};
 pub use scenario::{Kind, Op, Scenario};
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -25,6 +27,8 @@ pub struct Failure {
 /// What a soak did.
 #[derive(Debug, Default, Serialize)]
 pub struct Report {
+    pub profile: &'static str,
+    pub follow: Option<Follow>,
     pub first_seed: u64,
     pub scenarios: u64,
     pub passed: u64,
@@ -37,8 +41,8 @@ pub struct Report {
 }
 
 /// Runs a scenario, turning a panic anywhere below into an error.
-pub fn check(sc: &Scenario) -> Result<Stats, String> {
-    match catch_unwind(AssertUnwindSafe(|| run(sc))) {
+pub fn check(sc: &Scenario, opts: &Options) -> Result<Stats, String> {
+    match catch_unwind(AssertUnwindSafe(|| run(sc, opts))) {
         Ok(r) => r,
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
@@ -48,12 +52,12 @@ pub fn check(sc: &Scenario) -> Result<Stats, String> {
 }
 
 /// Soaks `n` scenarios from seed `first` on; `progress` is told after each.
-pub fn soak(first: u64, n: u64, mut progress: impl FnMut(u64, &Result<Stats, String>)) -> Report {
+pub fn soak(first: u64, n: u64, opts: &Options, mut progress: impl FnMut(u64, &Result<Stats, String>)) -> Report {
     let t0 = std::time::Instant::now();
-    let mut rep = Report { first_seed: first, ..Default::default() };
+    let mut rep = Report { profile: opts.profile.name, follow: opts.follow, first_seed: first, ..Default::default() };
     for seed in first..first.saturating_add(n) {
         let sc = Scenario::generate(seed);
-        let r = check(&sc);
+        let r = check(&sc, opts);
         progress(seed, &r);
         rep.scenarios += 1;
         match r {
@@ -62,8 +66,8 @@ pub fn soak(first: u64, n: u64, mut progress: impl FnMut(u64, &Result<Stats, Str
                 rep.totals += s;
             }
             Err(error) => {
-                let shrunk = sc.shrink(SHRINK_BUDGET, |s| check(s).is_err());
-                let shrunk_error = check(&shrunk).err().unwrap_or_default();
+                let shrunk = sc.shrink(SHRINK_BUDGET, |s| check(s, opts).is_err());
+                let shrunk_error = check(&shrunk, opts).err().unwrap_or_default();
                 rep.failures.push(Failure { seed, error, shrunk, shrunk_error });
             }
         }

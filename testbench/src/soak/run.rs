@@ -2,17 +2,33 @@
 //! request completes exactly once, in order, with success; the data arrived intact; each atomic executed
 //! once; the run ends; and the model's requester/completer invariants held after every event.
 
+use super::follow::{follow, Follow};
 use super::scenario::{Kind, Op, Scenario};
 use driver::pair::{connect, open_host, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
+use model::sched::Policy;
 use model::NicConfig;
 use std::collections::VecDeque;
+use wire::contract::profile::Profile;
 use wire::contract::regs::Counter;
 
 /// Simulated time a scenario may take before it counts as stalled.
 const MAX_SIM_PS: u64 = 120 * 1_000_000_000_000;
+
+/// How a scenario runs: the NICs' hardware profile, and whether (and how) their decisions are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    pub profile: Profile,
+    pub follow: Option<Follow>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { profile: Profile::board(), follow: None }
+    }
+}
 
 /// What a passing run did, for the summary (a soak adds them up).
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -24,6 +40,10 @@ pub struct Stats {
     pub timeouts: u64,
     /// QP pairs whose retries ran out (RETRY_EXC_ERR), counted only where frames could be dropped.
     pub retries_exhausted: u64,
+    /// With `--follow`: decisions replayed into the followers, streams that differed, decisions refused.
+    pub follow_events: u64,
+    pub follow_mismatches: u64,
+    pub illegal_decisions: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -34,6 +54,9 @@ impl std::ops::AddAssign for Stats {
         self.retransmitted += o.retransmitted;
         self.timeouts += o.timeouts;
         self.retries_exhausted += o.retries_exhausted;
+        self.follow_events += o.follow_events;
+        self.follow_mismatches += o.follow_mismatches;
+        self.illegal_decisions += o.illegal_decisions;
     }
 }
 
@@ -97,11 +120,42 @@ fn place(sc: &Scenario, rng: &mut Rng) -> (Vec<Placed>, [u64; 2]) {
     (placed, next)
 }
 
-/// Runs `sc`; an error says what went wrong first.
-pub fn run(sc: &Scenario) -> Result<Stats, String> {
+/// Runs `sc`; an error says what went wrong first. Every NIC checks its invariants and its packed QP context
+/// after every decision; with `opts.follow`, each NIC's decisions are then replayed into a fresh model.
+pub fn run(sc: &Scenario, opts: &Options) -> Result<Stats, String> {
+    let (mut stats, traces) = drive(sc, opts)?;
+    let cfg = NicConfig::new(opts.profile);
+    for (n, trace) in traces.iter().enumerate() {
+        let (f, r) = follow(trace, &cfg, n);
+        stats.follow_events += f.events;
+        stats.follow_mismatches += f.mismatches;
+        stats.illegal_decisions += f.illegal;
+        r?;
+    }
+    Ok(stats)
+}
+
+/// Runs `sc` on `profile` with the model's own scheduler and gives back both NICs' traces.
+pub fn record(sc: &Scenario, profile: Profile) -> Result<Vec<model::follow::Trace>, String> {
+    drive(sc, &Options { profile, follow: Some(Follow::Exact) }).map(|(_, t)| t)
+}
+
+/// Runs `sc`: its stats, and each NIC's trace when `opts.follow` asks for them.
+fn drive(sc: &Scenario, opts: &Options) -> Result<(Stats, Vec<model::follow::Trace>), String> {
     let mut rng = Rng::new(sc.seed ^ 0x5EED);
     let (placed, size) = place(sc, &mut rng);
-    let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), sc.seed));
+    let cfg = NicConfig::new(opts.profile);
+    let mut w = World::pair(cfg.clone(), LinkConfig::default(), sc.seed);
+    w.set_checks(std::env::var("NOCHK").is_err());
+    if let Some(f) = opts.follow {
+        for n in 0..2 {
+            w.trace(n);
+            if f == Follow::Perturb {
+                w.set_policy(n, Policy::Perturb(Rng::new(sc.seed.wrapping_mul(31) ^ n as u64)));
+            }
+        }
+    }
+    let world = shared(w);
     let cap = QpCap { max_send_wr: 32, max_recv_wr: 32, ..Default::default() };
     let err = |e: Error| format!("set-up: {e}");
     let hosts = [
@@ -109,9 +163,9 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
         open_host(&world, 1, sc.qps, size[1].max(64) as usize, cap, false).map_err(err)?,
     ];
     let mtu = wire::contract::verbs::mtu_enum(sc.pmtu).ok_or("bad PMTU")?;
-    let opts = ConnectOpts { path_mtu: mtu, timeout: 12, ..Default::default() };
+    let conn = ConnectOpts { path_mtu: mtu, timeout: 12, ..Default::default() };
     for q in 0..sc.qps {
-        connect(&hosts[0], q, 0x100 * q as u32 + 1, &hosts[1], q, 0xFF_FF00 + q as u32, &opts).map_err(err)?;
+        connect(&hosts[0], q, 0x100 * q as u32 + 1, &hosts[1], q, 0xFF_FF00 + q as u32, &conn).map_err(err)?;
     }
     // Sources and atomic targets, then receive WQEs, then the work requests, all in op order.
     for p in &placed {
@@ -170,7 +224,9 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
             ));
         }
         for (i, n) in w.nodes.iter().enumerate() {
-            n.nic.check_invariants().map_err(|e| format!("node {i}: {e}"))?;
+            if let Some(e) = n.nic.check_failure() {
+                return Err(format!("node {i}: {e}"));
+            }
         }
     }
     // Nothing completes twice: let everything in flight settle, then nothing more may arrive.
@@ -182,14 +238,17 @@ pub fn run(sc: &Scenario) -> Result<Stats, String> {
     }
     check_memory(&hosts, &placed, &expect.status)?;
     let c = |k| hosts[0].ctx.counter(k) + hosts[1].ctx.counter(k);
-    Ok(Stats {
+    let stats = Stats {
         ops: placed.len() as u64,
         bytes: placed.iter().map(|p| u64::from(p.op.len)).sum(),
         frames: c(Counter::tx_frames),
         retransmitted: c(Counter::retransmitted_packets),
         timeouts: c(Counter::local_ack_timeouts),
         retries_exhausted: expect.broken.iter().filter(|&&b| b).count() as u64,
-    })
+        ..Default::default()
+    };
+    let traces = (0..2).filter_map(|n| driver::lock_world(&world).take_trace(n)).collect();
+    Ok((stats, traces))
 }
 
 /// (requester, responder) of an op.

@@ -11,6 +11,8 @@ pub mod cmd;
 pub mod cqe;
 pub mod eqe;
 pub mod pci;
+pub mod profile;
+pub mod qpc;
 pub mod regs;
 pub mod verbs;
 pub mod wqe;

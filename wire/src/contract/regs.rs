@@ -1,5 +1,7 @@
 //! BAR0 register map: a linked list of blocks, each starting with `TYPE`, `VERSION`, `NEXT`
-//! (byte offset of the next block, 0 = last). All registers are 32 bits wide, little-endian.
+//! (byte offset of the next block, 0 = last). All registers are 32 bits wide, little-endian. A 64-bit value
+//! (a counter, the time) is a LO/HI pair: reading LO latches HI, so read LO, then HI, and the two halves
+//! are of one moment.
 
 /// Common block header.
 pub mod block {
@@ -18,7 +20,8 @@ pub mod block_type {
 }
 
 /// Contract version carried by every block (major << 16 | minor). The driver refuses another major.
-pub const VERSION: u32 = 0x0001_0000;
+/// 2: commands run in the background (`cmd::STATUS_BUSY`), 64-bit reads latch, the profile registers.
+pub const VERSION: u32 = 0x0002_0000;
 
 /// Identity block at offset 0: what this NIC is and how big its tables are.
 pub mod id {
@@ -33,17 +36,27 @@ pub mod id {
     pub const MAX_PD: u32 = 0x20;
     pub const MAX_SGE: u32 = 0x24;
     pub const MAX_INLINE: u32 = 0x28;
-    /// Max outstanding READ/atomic per QP, both directions.
-    pub const MAX_RD_ATOMIC: u32 = 0x2C;
+    /// READ/atomic requests a QP executes as responder (`max_qp_rd_atom`, bounds `max_dest_rd_atomic`).
+    pub const MAX_QP_RD_ATOM: u32 = 0x2C;
     /// Port line rate in Mb/s.
     pub const PORT_MBPS: u32 = 0x30;
     /// Largest PMTU enum value supported (5 = 4096).
     pub const MAX_MTU: u32 = 0x34;
     /// log2 of the largest ring (entries).
     pub const MAX_LOG_RING: u32 = 0x38;
-    /// Free-running time in nanoseconds, low and high words.
+    /// Free-running time in nanoseconds, low and high words (reading LO latches HI).
     pub const TIME_NS_LO: u32 = 0x3C;
     pub const TIME_NS_HI: u32 = 0x40;
+    /// READ/atomic requests a QP keeps outstanding as requester (`max_qp_init_rd_atom`, bounds `max_rd_atomic`).
+    pub const MAX_QP_INIT_RD_ATOM: u32 = 0x44;
+    /// Send WQEs the requester holds per QP (fetched, not yet completed).
+    pub const WQE_WINDOW: u32 = 0x48;
+    /// Responses a QP's responder queues besides its coalesced ACK.
+    pub const RESP_QUEUE: u32 = 0x4C;
+    /// Frames of the NIC's own (CNPs, ARP, ICMP echo replies) queued for the port.
+    pub const CTRL_QUEUE: u32 = 0x50;
+    /// The timer tick in nanoseconds: every timer of the NIC counts in these.
+    pub const TICK_NS: u32 = 0x54;
 }
 
 /// Feature bits in `id::FEATURES`.
@@ -56,7 +69,9 @@ pub mod feature {
 }
 
 /// Command interface (see `cmd`). Write the mailbox IOVA, then `DOORBELL` with a token; poll `STATUS`
-/// until `BUSY` clears and its token matches. The command's status and output are in the mailbox.
+/// until `BUSY` clears and its token matches. The command's status and output are in the mailbox. A command
+/// runs in the background: MMIO goes on meanwhile. A doorbell rung while one is busy is ignored (counted in
+/// `cmd_doorbells_ignored`).
 pub mod cmd {
     pub const BASE: u32 = 0x0100;
     pub const MAILBOX_LO: u32 = 0x0C;
@@ -119,6 +134,14 @@ counters! {
     raw_rx_frames, raw_tx_frames,
     /// Frames for the raw packet QP dropped because it had no receive WQE posted.
     raw_rx_drop_no_wqe,
+    /// SENDs and WRITEs with immediate that found no receive WQE (answered with an RNR NAK).
+    rx_drop_no_rq_wqe,
+    /// Requests dropped unexecuted because the responder's response queue was full (the requester retries).
+    rx_drop_resp_queue_full,
+    /// Frames of the NIC's own (CNPs, ARP and ICMP echo replies) dropped because the control queue was full.
+    ctrl_drop_full,
+    /// Command doorbells rung while a command was still running: ignored.
+    cmd_doorbells_ignored,
 }
 
 /// DCQCN parameters: one register each at `BASE + 0x10 + 4 * index`, with the documented default.

@@ -1,0 +1,85 @@
+//! Flush: a QP in ERR completes every outstanding WQE with WR_FLUSH_ERR, in the background, one WQE per
+//! `Flush` decision, so a long flush never holds up a command, a doorbell or another QP. Order: the send
+//! WQEs in the window, then those still in the SQ, then the receive WQE a SEND was filling, then the RQ;
+//! WQEs posted to the QP while it is in ERR are flushed the same way. Each WQE's `wr_id` is read from its
+//! slot.
+
+use super::req::read_desc;
+use super::Nic;
+use crate::hostmem::Dma;
+use wire::contract::cqe::CqeRepr;
+use wire::contract::verbs::{QpState, WcOpcode, WcStatus};
+use wire::contract::wqe::{RecvCtrlRepr, SendCtrlRepr, SendOp};
+
+impl Nic {
+    /// Moves `qpn` to ERR: nothing more is sent or executed, timers stop, responses owed are dropped; the
+    /// flush starts.
+    pub(crate) fn enter_err(&mut self, qpn: u32) {
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        qp.state = QpState::Err;
+        qp.flushing = true;
+        qp.req.timer = None;
+        qp.req.rnr_wait = None;
+        qp.resp.out.clear();
+        qp.resp.ack = None;
+    }
+
+    /// Whether `qpn` has WQEs left to flush.
+    pub(crate) fn flush_pending(&self, qpn: u32) -> bool {
+        self.qp(qpn).is_some_and(|q| {
+            q.flushing
+                && (!q.req.wqes.is_empty()
+                    || (q.sq.pending() > 0 && q.sq.sane())
+                    || q.resp.recv.is_some()
+                    || (q.rq.pending() > 0 && q.rq.sane()))
+        })
+    }
+
+    /// Completes the next outstanding WQE of `qpn` with WR_FLUSH_ERR. Callers check `flush_pending` first.
+    pub(crate) fn flush_one(&mut self, qpn: u32, mem: &mut dyn Dma) {
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        let (send_cqn, recv_cqn) = (qp.send_cqn, qp.recv_cqn);
+        let flushed = |wr_id, wqe_index, opcode: WcOpcode, is_recv| CqeRepr {
+            wr_id,
+            qp_num: qpn,
+            wqe_index,
+            opcode: opcode as u8,
+            status: WcStatus::WrFlushErr as u8,
+            is_recv,
+            ..Default::default()
+        };
+        let (cqn, cqe) = if !qp.req.wqes.is_empty() {
+            qp.req.finish(0, None);
+            let Some(w) = qp.req.pop() else { return };
+            let wr_id = read_desc(qp, w.index, mem).map_or(0, |d| d.wr_id);
+            (send_cqn, flushed(wr_id, w.index, w.op.wc_opcode(), 0))
+        } else if qp.sq.pending() > 0 && qp.sq.sane() {
+            let index = qp.sq.ci;
+            qp.sq.ci = index.wrapping_add(1);
+            let mut hdr = [0u8; SendCtrlRepr::LEN];
+            let ctrl = match mem.dma_read(qp.sq.addr(index), &mut hdr) {
+                Ok(()) => SendCtrlRepr::from_bytes(&hdr).unwrap_or_default(),
+                Err(_) => SendCtrlRepr::default(),
+            };
+            let op = SendOp::from_u8(ctrl.opcode).unwrap_or(SendOp::Send);
+            (send_cqn, flushed(ctrl.wr_id, index, op.wc_opcode(), 0))
+        } else {
+            let index = match qp.resp.recv.take() {
+                Some(ctx) => ctx.index,
+                None if qp.rq.pending() > 0 && qp.rq.sane() => {
+                    let i = qp.rq.ci;
+                    qp.rq.ci = i.wrapping_add(1);
+                    i
+                }
+                None => return,
+            };
+            let mut hdr = [0u8; RecvCtrlRepr::LEN];
+            let wr_id = match mem.dma_read(qp.rq.addr(index), &mut hdr) {
+                Ok(()) => RecvCtrlRepr::from_bytes(&hdr).map(|r| r.wr_id).unwrap_or(0),
+                Err(_) => 0,
+            };
+            (recv_cqn, flushed(wr_id, index, WcOpcode::Recv, 1))
+        };
+        self.push_cqe(cqn, cqe, mem);
+    }
+}
