@@ -11,10 +11,12 @@ setup:
 demo: setup
 	cargo run --release --quiet -- demo
 
-## The whole test suite (what CI runs): formatting, every test, then clippy (it reuses the release build).
+## The whole test suite (what CI runs): formatting, every test (the driver's on both hardware profiles), then
+## clippy (it reuses the release build).
 test: setup
 	cargo fmt --all --check
 	cargo test --release --workspace --all-targets
+	FERRITE_PROFILE=large cargo test --release -p ferrite-driver --tests
 	cargo clippy --release --workspace --all-targets -- -D warnings
 
 ## Model speed and bandwidth figures for BENCHMARKS.md.

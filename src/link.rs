@@ -3,6 +3,7 @@
 //! host's own TCP/IP through it, and the seeded faults on ferrite's side.
 
 use crate::device::DeviceSpec;
+use crate::profile::ProfileName;
 use crate::Error;
 use clap::Args;
 use driver::netdev::Stack;
@@ -34,6 +35,9 @@ pub struct LinkArgs {
     /// Link and port rate in Mb/s: what the path to the peer carries without bursts it would drop.
     #[arg(long, default_value_t = 1000)]
     pub mbps: u32,
+    /// The model NIC's hardware profile: its limits and queue sizes (`ferrite profile`).
+    #[arg(long, value_enum, default_value = "board")]
+    pub profile: ProfileName,
 }
 
 /// Seeded faults and the capture, shared by the tools on a real link and on simulated ones.
@@ -103,7 +107,7 @@ impl LinkArgs {
             return Attached::on(ctx, mac, ip, prefix);
         }
         let link = LinkConfig { gbps: f64::from(self.mbps) / 1000.0, faults, ..Default::default() };
-        let nic = NicConfig { port_mbps: self.mbps, ..Default::default() };
+        let nic = NicConfig { port_mbps: self.mbps, ..NicConfig::new(self.profile.profile()) };
         let world = shared(World::attached(nic, link, f.seed));
         if let Some(p) = &f.pcap {
             driver::lock_world(&world).tap_all(p)?;

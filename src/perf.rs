@@ -87,6 +87,7 @@ pub struct PerfArgs {
     pub pmtu: u32,
     #[command(flatten)]
     pub faults: FaultArgs,
+    /// Rate of the simulated links and ports (Gb/s, 0.001 to 1000).
     #[arg(long, default_value_t = 100.0)]
     pub link_gbps: f64,
     #[arg(long, default_value_t = 1000)]
@@ -96,6 +97,14 @@ pub struct PerfArgs {
 }
 
 impl PerfArgs {
+    /// The simulated NICs: the profile chosen, ports at `--link-gbps`, which must be a rate the links can run.
+    pub fn nic(&self) -> Result<NicConfig, Error> {
+        if !(0.001..=1000.0).contains(&self.link_gbps) {
+            return Err("--link-gbps must be between 0.001 and 1000".into());
+        }
+        Ok(NicConfig { port_mbps: (self.link_gbps * 1000.0) as u32, ..NicConfig::new(self.net.profile.profile()) })
+    }
+
     /// The message size: given, or perftest's default for the op.
     pub fn size(&self) -> u32 {
         match self.op {
@@ -174,11 +183,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         return Err("--size above 1 GiB".into());
     }
     let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, faults: Impairments::default() };
-    let world = shared(World::pair(
-        NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() },
-        link,
-        args.faults.seed,
-    ));
+    let world = shared(World::pair(args.nic()?, link, args.faults.seed));
     if let Some(p) = &args.faults.pcap {
         driver::lock_world(&world).tap(p, &[0, 1])?;
     }
@@ -266,12 +271,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         let _ = b.cq.wait(0, 0);
     }
     let sim_ps = driver::lock_world(&world).now - t0;
-    let data_ok = match args.op {
-        Op::Write | Op::Send | Op::WriteLat | Op::SendLat => b.buf.read(0, buf_len)? == expect,
-        Op::Read | Op::ReadLat => a.buf.read(0, buf_len)? == expect,
-        Op::Atomic => (0..args.qps)
-            .all(|q| b.buf.read(q as usize * 8, 8).map(|v| v == u64::from(iters).to_le_bytes()).unwrap_or(false)),
-    } && errors.is_empty();
+    let data_ok = data_arrived(args.op, [&a, &b], args.qps, size, iters, &expect)? && errors.is_empty();
     // Goodput counts completed, checked bytes only.
     let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
     let missing: Vec<String> = (0..args.qps as usize)
@@ -297,6 +297,33 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             driver_ns_per_wr: None,
         },
     ))
+}
+
+/// Whether every QP's messages left what they should where they land: the bytes a WRITE, SEND or READ moves
+/// (a 0-byte message moves none, which is nothing to check, not a mismatch), or the count of fetch-and-adds
+/// of 1 at each QP's target.
+pub(crate) fn data_arrived(
+    op: Op,
+    hosts: [&Host; 2],
+    qps: u32,
+    size: u32,
+    iters: u32,
+    expect: &[u8],
+) -> Result<bool, Error> {
+    let [a, b] = hosts;
+    let (stride, len) = (size.max(8) as usize, size as usize);
+    for q in 0..qps {
+        let at = q as usize * stride;
+        let ok = match op {
+            Op::Atomic => b.buf.read(q as usize * 8, 8)? == u64::from(iters).to_le_bytes(),
+            Op::Read | Op::ReadLat => a.buf.read(at, len)? == expect[at..at + len],
+            _ => b.buf.read(at, len)? == expect[at..at + len],
+        };
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// What one run of either loop measured.

@@ -10,7 +10,6 @@ use crate::Error;
 use driver::pair::open_host;
 use driver::*;
 use model::net::{Impairments, LinkConfig, World};
-use model::NicConfig;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -48,8 +47,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     }
     let faults = args.faults.check()?;
     let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, faults: Impairments::default() };
-    let nic = NicConfig { port_mbps: (args.link_gbps * 1000.0) as u32, ..Default::default() };
-    let world = shared(World::pair(nic, link, args.faults.seed));
+    let world = shared(World::pair(args.nic()?, link, args.faults.seed));
     let buf_len = size.max(8) as usize * n as usize;
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
     let (a, b) = (open_host(&world, 0, 1, buf_len, cap, false)?, open_host(&world, 1, 1, buf_len, cap, false)?);
@@ -92,14 +90,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     });
     let sim_ps = driver::lock_world(&world).now - t0;
     let errors: Vec<String> = tallies.iter().flat_map(|t| t.errors.clone()).collect();
-    let data_ok = errors.is_empty()
-        && match args.op {
-            Op::Read => a.buf.read(0, buf_len)? == expect,
-            Op::Atomic => (0..n as usize).all(|q| {
-                b.buf.read(q * size.max(8) as usize, 8).map(|v| v == u64::from(iters).to_le_bytes()).unwrap_or(false)
-            }),
-            _ => b.buf.read(0, buf_len)? == expect,
-        };
+    let data_ok = errors.is_empty() && crate::perf::data_arrived(args.op, [&a, &b], n, size, iters, &expect)?;
     let succeeded: u64 = tallies.iter().map(|t| t.succeeded).sum();
     let completed: u64 = tallies.iter().map(|t| u64::from(t.done)).sum();
     let driver = tallies.iter().map(|t| t.driver).sum::<Duration>();

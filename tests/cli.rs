@@ -283,6 +283,72 @@ fn perf_link_every_tool_between_two_processes_with_loss() {
 }
 
 /// The latency modes need a peer; a peer needs `--link`.
+/// A 0-byte WRITE that completed has nothing to check, which is not a mismatch; messages shorter than their
+/// 8-byte slot are checked on the bytes they move.
+#[test]
+fn perf_checks_what_zero_and_short_messages_move() {
+    let (ok, v, out) = ferrite_json(&["perf", "write", "--size", "0", "--iters", "1", "--json"]);
+    assert!(ok, "{out}");
+    assert_eq!(
+        (v["data_ok"].as_bool(), v["completions_ok"].as_bool(), v["bytes"].as_u64()),
+        (Some(true), Some(true), Some(0))
+    );
+    for op in ["write", "read", "send"] {
+        let (ok, v, out) = ferrite_json(&["perf", op, "--size", "3", "--iters", "4", "--qps", "2", "--json"]);
+        assert!(ok && v["data_ok"] == true, "{op}: {out}");
+    }
+}
+
+/// A link rate the simulated links cannot run is refused before anything runs, with the option named.
+#[test]
+fn perf_refuses_a_link_rate_it_cannot_run() {
+    for rate in ["0", "-1", "2000", "NaN"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrite"))
+            .args(["perf", "write", "--iters", "1", &format!("--link-gbps={rate}")])
+            .output()
+            .expect("run ferrite");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--link-gbps {rate}: {err}");
+        assert!(err.contains("--link-gbps"), "--link-gbps {rate}: {err}");
+    }
+    let (ok, v, out) = ferrite_json(&["perf", "write", "--iters", "4", "--link-gbps", "0.5", "--json"]);
+    assert!(ok && v["data_ok"] == true, "a slow link runs: {out}");
+}
+
+/// `ferrite profile`: each profile's limits, its QP context bits and the block RAM of its tables; the board
+/// profile's within 64 DP16KD.
+#[test]
+fn profile_reports_limits_context_bits_and_block_ram() {
+    let (ok, b, out) = ferrite_json(&["profile", "board", "--json"]);
+    assert!(ok, "{out}");
+    assert_eq!(
+        (b["max_qp"].as_u64(), b["max_sge"].as_u64(), b["max_qp_rd_atom"].as_u64()),
+        (Some(256), Some(4), Some(4))
+    );
+    let dp16kd = b["dp16kd"].as_u64().unwrap();
+    assert!(dp16kd <= 64, "{dp16kd} DP16KD");
+    let tables = b["tables"].as_array().unwrap();
+    let sum: u64 = tables.iter().map(|t| t["dp16kd"].as_u64().unwrap()).sum();
+    assert_eq!(sum, dp16kd, "the total is the tables'");
+    assert!(tables.iter().any(|t| t["table"] == "qp_attr") && b["bits_per_qp"].as_u64().unwrap() > 1000);
+    let (ok, l, _) = ferrite_json(&["profile", "large", "--json"]);
+    assert!(ok && l["max_qp"] == 16384 && l["ramb36"].as_u64() > b["ramb36"].as_u64());
+}
+
+/// `ferrite soak --follow`: every NIC's decisions replayed into a fresh model, as recorded and perturbed.
+#[test]
+fn soak_follows_recorded_and_perturbed_decisions() {
+    for mode in ["exact", "perturb"] {
+        let (ok, v, out) = ferrite_json(&["soak", "--scenarios", "3", "--seed", "7", "--follow", mode, "--json"]);
+        assert!(ok, "{mode}: {out}");
+        assert!(v["follow_events"].as_u64().unwrap() > 1000, "{mode}: {out}");
+        assert_eq!((v["follow_mismatches"].as_u64(), v["illegal_decisions"].as_u64()), (Some(0), Some(0)), "{mode}");
+        assert_eq!(v["follow"], mode);
+    }
+    let (ok, v, _) = ferrite_json(&["soak", "--scenarios", "2", "--profile", "large", "--json"]);
+    assert!(ok && v["profile"] == "large" && v["passed"] == 2);
+}
+
 #[test]
 fn perf_refuses_modes_without_their_link() {
     for args in [&["perf", "write-lat"][..], &["perf", "write", "--server"], &["perf", "send", "--link"]] {

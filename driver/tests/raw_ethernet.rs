@@ -61,18 +61,11 @@ fn run(w: &SharedWorld) {
     w.lock().unwrap().run_until(t + 1_000_000_000);
 }
 
-fn arp_request(from_mac: [u8; 6], from_ip: [u8; 4], for_ip: [u8; 4]) -> Vec<u8> {
-    let mut f = vec![0u8; 60];
-    EthernetRepr { dst: [0xff; 6], src: from_mac, vlan: None, ethertype: ethertype::ARP }.emit(&mut f);
-    ArpRepr { oper: arp::REQUEST, sha: from_mac, spa: from_ip, tha: [0; 6], tpa: for_ip }.emit(&mut f[14..]);
-    f
-}
-
 #[test]
 fn the_nic_answers_arp_for_its_own_address_only() {
     let (w, h) = setup();
     let peer = [0x52, 0x54, 0, 0, 0, 9];
-    w.lock().unwrap().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 2]));
+    w.lock().unwrap().deliver(1, arp::request_frame(peer, [10, 0, 0, 9], [10, 0, 0, 2]));
     run(&w);
     let out = from_node(&w.lock().unwrap(), 1);
     assert_eq!(out.len(), 1);
@@ -82,7 +75,7 @@ fn the_nic_answers_arp_for_its_own_address_only() {
     assert_eq!(h[1].ctx.counter(Counter::arp_replies), 1);
 
     // For another address, or a reply: not answered, and with no raw packet QP, dropped and counted.
-    w.lock().unwrap().deliver(1, arp_request(peer, [10, 0, 0, 9], [10, 0, 0, 3]));
+    w.lock().unwrap().deliver(1, arp::request_frame(peer, [10, 0, 0, 9], [10, 0, 0, 3]));
     run(&w);
     assert_eq!(from_node(&w.lock().unwrap(), 1).len(), 1);
     assert_eq!(h[1].ctx.counter(Counter::arp_replies), 1);
@@ -161,7 +154,7 @@ fn frames_that_are_not_roce_reach_the_raw_qp_and_roce_does_not() {
     assert!(b.cq.wait(1, 1_000_000).unwrap().is_empty());
     assert_eq!(b.host.ctx.counter(Counter::raw_rx_frames), 2);
     // ARP for its address is still the NIC's, not the raw QP's.
-    w.lock().unwrap().deliver(1, arp_request(a.host.mac, [10, 0, 0, 1], [10, 0, 0, 2]));
+    w.lock().unwrap().deliver(1, arp::request_frame(a.host.mac, [10, 0, 0, 1], [10, 0, 0, 2]));
     run(&w);
     assert_eq!(b.host.ctx.counter(Counter::arp_replies), 1);
     assert!(b.cq.wait(1, 1_000_000).unwrap().is_empty());

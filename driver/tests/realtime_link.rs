@@ -107,12 +107,7 @@ fn arp_across_a_real_link() {
     )
     .unwrap();
     let me = [0x52, 0x54, 0, 0, 0, 9];
-    let mut req = vec![0u8; 60];
-    let eth = wire::eth::EthernetRepr { dst: [0xff; 6], src: me, vlan: None, ethertype: wire::eth::ethertype::ARP };
-    eth.emit(&mut req);
-    let ask =
-        wire::arp::ArpRepr { oper: wire::arp::REQUEST, sha: me, spa: [10, 0, 0, 9], tha: [0; 6], tpa: [10, 0, 0, 1] };
-    ask.emit(&mut req[14..]);
+    let req = wire::arp::request_frame(me, [10, 0, 0, 9], [10, 0, 0, 1]);
     peer.send(&req).unwrap();
     assert!(a.cq.wait(1, 50_000_000).unwrap().is_empty()); // 50 ms of the NIC running in real time
     peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

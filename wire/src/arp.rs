@@ -84,6 +84,16 @@ pub fn parse_frame(frame: &[u8]) -> Option<(EthernetRepr, ArpRepr)> {
     Some((EthernetRepr::parse(&f), ArpRepr::parse(f.payload())?))
 }
 
+/// A broadcast request from `sha` at `spa`: who has `tpa`? Padded to the 60-byte Ethernet minimum.
+pub fn request_frame(sha: MacAddr, spa: Ipv4Addr, tpa: Ipv4Addr) -> Vec<u8> {
+    let e = EthernetRepr { dst: [0xff; 6], src: sha, vlan: None, ethertype: ethertype::ARP };
+    let req = ArpRepr { oper: REQUEST, sha, spa, tha: [0; 6], tpa };
+    let mut f = vec![0u8; (e.header_len() + ArpRepr::LEN).max(crate::eth::MIN_FRAME_LEN)];
+    e.emit(&mut f);
+    req.emit(&mut f[e.header_len()..]);
+    f
+}
+
 /// The reply the owner of `mac` sends to the request `req` (received with Ethernet header `eth`): addressed
 /// to the requester, in the same VLAN, padded to the 60-byte Ethernet minimum.
 pub fn reply_frame(eth: &EthernetRepr, req: &ArpRepr, mac: MacAddr) -> Vec<u8> {
@@ -106,6 +116,14 @@ mod tests {
         0x52, 0x54, 0x00, 0x12, 0x34, 0x56, 10, 0, 0, 2, // sender
         0, 0, 0, 0, 0, 0, 10, 0, 0, 1, // target
     ];
+
+    #[test]
+    fn a_request_is_what_linux_sends_padded() {
+        let f = request_frame([0x52, 0x54, 0x00, 0x12, 0x34, 0x56], [10, 0, 0, 2], [10, 0, 0, 1]);
+        assert_eq!(f.len(), 60);
+        assert_eq!(&f[..42], &REQUEST_FRAME[..]);
+        assert!(f[42..].iter().all(|&b| b == 0));
+    }
 
     #[test]
     fn a_request_and_its_reply() {

@@ -18,6 +18,7 @@ impl Nic {
     /// mailbox. Only a mailbox that cannot be read fails as such: the NIC's writes cannot fail (PCIe writes
     /// are posted).
     pub(super) fn exec_command(&mut self, mem: &mut dyn Dma) {
+        self.cmd.qpn = None;
         let mut mb = [0u8; MAILBOX_LEN];
         let (opcode, result) = if mem.dma_read(self.mailbox, &mut mb).is_err() {
             (0, Err((Status::BadMailbox, 0)))
@@ -187,6 +188,7 @@ impl Nic {
         qp.sig_all = r.sq_sig_all != 0;
         self.qps[i] = Some(Box::new(qp));
         self.set_active(i as u32, true);
+        self.cmd.qpn = Some(i as u32);
         Ok(ObjOutRepr { id: i as u32 }.to_bytes().to_vec())
     }
 
@@ -203,6 +205,7 @@ impl Nic {
         if mask & attr::AV != 0 && self.gid(a.sgid_index).is_none() {
             return Err((Status::BadParam, 4));
         }
+        self.cmd.qpn = Some(a.qpn);
         let qp = self.qp_mut(a.qpn).ok_or((Status::BadResource, a.qpn))?;
         let was_err = qp.state == QpState::Err;
         qp.modify(&a).map_err(|e| match e {
@@ -233,5 +236,149 @@ impl Nic {
         self.qps[qpn as usize] = None;
         self.set_active(qpn, false);
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hostmem::HostMemory;
+    use crate::nic::{Decision, NicConfig};
+    use wire::contract::regs::{cmd, Counter};
+
+    /// A bare NIC and its host memory, with a mailbox.
+    struct Bench {
+        nic: Nic,
+        mem: HostMemory,
+        mailbox: u64,
+        token: u8,
+    }
+
+    impl Bench {
+        fn new() -> Self {
+            let mem = HostMemory::new();
+            let mailbox = mem.alloc(MAILBOX_LEN);
+            let mut nic = Nic::new(NicConfig::default());
+            nic.mmio_write(cmd::BASE + cmd::MAILBOX_LO, mailbox as u32);
+            nic.mmio_write(cmd::BASE + cmd::MAILBOX_HI, (mailbox >> 32) as u32);
+            Bench { nic, mem, mailbox, token: 0 }
+        }
+
+        /// Writes the command into the mailbox and rings the doorbell; the command is not run yet.
+        fn ring(&mut self, opcode: u16, input: &[u8]) {
+            let mut mb = vec![0u8; MAILBOX_LEN];
+            let _ = CmdHeaderRepr { opcode }.write_to(&mut mb);
+            mb[IN..IN + input.len()].copy_from_slice(input);
+            self.mem.write(self.mailbox, &mb).unwrap();
+            self.token = self.token.wrapping_add(1);
+            self.nic.mmio_write(cmd::BASE + cmd::DOORBELL, u32::from(self.token));
+        }
+
+        /// Rings and runs a command: its status and output.
+        fn run(&mut self, opcode: u16, input: &[u8]) -> (Status, Vec<u8>) {
+            self.ring(opcode, input);
+            self.nic.apply(0, &Decision::Command, &mut self.mem).unwrap();
+            let mut mb = vec![0u8; MAILBOX_LEN];
+            self.mem.read(self.mailbox, &mut mb).unwrap();
+            let s = Status::from_u8(CmdOutHeaderRepr::from_bytes(&mb[OUT_HDR..]).unwrap().status);
+            (s, mb[OUT..].to_vec())
+        }
+
+        fn id(&mut self, opcode: u16, input: &[u8]) -> u32 {
+            let (s, out) = self.run(opcode, input);
+            assert_eq!(s, Status::Ok, "command {opcode:#x}");
+            ObjOutRepr::from_bytes(&out).unwrap().id
+        }
+
+        /// A PD, a CQ and an RC QP in RESET.
+        fn qp(&mut self) -> u32 {
+            let pdn = self.id(op::ALLOC_PD, &[]);
+            let ring = self.mem.alloc(4096);
+            let cqn = self.id(op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: ring }.to_bytes());
+            let (sq, rq) = (self.mem.alloc(4096), self.mem.alloc(4096));
+            let c = CreateQpRepr {
+                pdn,
+                send_cqn: cqn,
+                recv_cqn: cqn,
+                sq_log_size: 4,
+                sq_log_stride: 7,
+                rq_log_size: 4,
+                rq_log_stride: 6,
+                sq_iova: sq,
+                rq_iova: rq,
+                sq_sig_all: 0,
+                qp_type: QpType::Rc as u8,
+            };
+            self.id(op::CREATE_QP, &c.to_bytes())
+        }
+
+        fn modify(&mut self, qpn: u32, state: QpState) -> Status {
+            let a = QpAttrsRepr { qpn, attr_mask: attr::STATE, qp_state: state as u8, ..Default::default() };
+            self.run(op::MODIFY_QP, &a.to_bytes()).0
+        }
+    }
+
+    /// A command runs as a decision of its own: STATUS is busy from the doorbell until then, a second
+    /// doorbell meanwhile is ignored and counted, and a command decision with none pending is refused.
+    #[test]
+    fn commands_run_in_the_background() {
+        let mut b = Bench::new();
+        b.ring(op::ALLOC_PD, &[]);
+        let busy = b.nic.mmio_read(cmd::BASE + cmd::STATUS);
+        assert_eq!((busy & cmd::STATUS_BUSY, (busy >> 8) & 0xFF), (cmd::STATUS_BUSY, 1));
+        b.nic.mmio_write(cmd::BASE + cmd::DOORBELL, 9);
+        assert_eq!(b.nic.counter(Counter::cmd_doorbells_ignored), 1);
+        b.nic.apply(0, &Decision::Command, &mut b.mem).unwrap();
+        let done = b.nic.mmio_read(cmd::BASE + cmd::STATUS);
+        assert_eq!(done, 1 << 8, "not busy, token 1 (the ignored doorbell's 9 lost), status OK");
+        let e = b.nic.apply(0, &Decision::Command, &mut b.mem).unwrap_err();
+        assert!(e.reason.contains("no command is pending"), "{e}");
+    }
+
+    /// DESTROY_QP takes a QP in RESET, or in ERR once its flush is over; not one that is running.
+    #[test]
+    fn destroy_needs_a_quiet_qp() {
+        let mut b = Bench::new();
+        let qpn = b.qp();
+        let input = ObjInRepr { id: qpn }.to_bytes();
+        let init = QpAttrsRepr {
+            qpn,
+            attr_mask: attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS,
+            qp_state: QpState::Init as u8,
+            port_num: 1,
+            ..Default::default()
+        };
+        assert_eq!(b.run(op::MODIFY_QP, &init.to_bytes()).0, Status::Ok);
+        assert_eq!(b.run(op::DESTROY_QP, &input).0, Status::BadState, "INIT");
+        // In ERR with a posted receive WQE: busy until the flush has completed it.
+        b.nic.mmio_write(wire::contract::regs::doorbell::qp(qpn, wire::contract::regs::doorbell::QP_RQ_PI), 1);
+        assert_eq!(b.modify(qpn, QpState::Err), Status::Ok);
+        assert!(b.nic.flush_pending(qpn));
+        assert_eq!(b.run(op::DESTROY_QP, &input).0, Status::BadState, "ERR, flushing");
+        b.nic.apply(0, &Decision::Flush { qpn }, &mut b.mem).unwrap();
+        assert!(!b.nic.flush_pending(qpn));
+        assert_eq!(b.run(op::DESTROY_QP, &input).0, Status::Ok, "ERR, flushed");
+        assert_eq!(b.run(op::DESTROY_QP, &input).0, Status::BadResource, "gone");
+        let again = b.qp();
+        assert_eq!(again, qpn, "its number is free at once");
+        assert_eq!(b.run(op::DESTROY_QP, &ObjInRepr { id: again }.to_bytes()).0, Status::Ok, "RESET");
+    }
+
+    /// A 64-bit register's high word is the one latched by the read of its low word.
+    #[test]
+    fn reading_a_low_word_latches_the_high_word() {
+        let mut b = Bench::new();
+        let c = Counter::tx_bytes;
+        b.nic.counters[c as usize] = 0x1_FFFF_FFFF;
+        assert_eq!(b.nic.mmio_read(c.offset()), 0xFFFF_FFFF);
+        b.nic.counters[c as usize] = 0x2_0000_0000;
+        assert_eq!(b.nic.mmio_read(c.offset() + 4), 1, "the high word of the value the low word came from");
+        assert_eq!(b.nic.mmio_read(c.offset()), 0);
+        assert_eq!(b.nic.mmio_read(c.offset() + 4), 2);
+        use wire::contract::regs::id;
+        b.nic.now = (5u64 << 32) * crate::PS_PER_NS + 7_000;
+        assert_eq!(b.nic.mmio_read(id::TIME_NS_LO), 7);
+        b.nic.now += 1u64 << 45;
+        assert_eq!(b.nic.mmio_read(id::TIME_NS_HI), 5, "latched at the low word's read");
     }
 }

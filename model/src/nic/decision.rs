@@ -203,8 +203,8 @@ impl Nic {
         }
     }
 
-    /// After a decision: the invariants and the packed context of the QPs it touched (every QP after a
-    /// command). The first failure is kept.
+    /// After a decision: the invariants and the packed context of the QP it touched (for a command, the QP
+    /// it created or modified). The first failure is kept.
     fn check_after(&mut self, d: &Decision) {
         if self.check_failure.is_some() {
             return;
@@ -213,7 +213,7 @@ impl Nic {
             Decision::FetchSq { qpn } | Decision::Timer { qpn, .. } | Decision::Flush { qpn } => vec![*qpn],
             Decision::Tx(TxPick::Qp { qpn, .. }) => vec![*qpn],
             Decision::Rx(f) => wire::parse_headers(f).map(|h| vec![h.hdr.bth.dest_qp]).unwrap_or_default(),
-            Decision::Command => self.active.clone(),
+            Decision::Command => self.cmd.qpn.into_iter().collect(),
             _ => Vec::new(),
         };
         for qpn in qpns {

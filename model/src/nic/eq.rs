@@ -59,3 +59,41 @@ impl Nic {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hostmem::{DmaError, HostMemory};
+
+    /// Host memory that keeps every write the NIC makes, and passes it on.
+    struct Writes(Vec<(u64, usize)>, HostMemory);
+
+    impl Dma for Writes {
+        fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+            self.1.dma_read(iova, buf)
+        }
+        fn dma_write(&mut self, iova: u64, data: &[u8]) {
+            self.0.push((iova, data.len()));
+            self.1.dma_write(iova, data);
+        }
+    }
+
+    /// An EQE is one 16-byte write, the owner byte last; an armed EQ raises the interrupt once.
+    #[test]
+    fn an_eqe_is_one_write_with_the_owner_byte_last() {
+        let mem = HostMemory::new();
+        let ring = mem.alloc(4 * EQE_LEN);
+        let mut nic = Nic::new(crate::nic::NicConfig::default());
+        nic.eq = Some(Eq::new(ring, 2));
+        nic.eq.as_mut().unwrap().armed = true;
+        let mut w = Writes(Vec::new(), mem.clone());
+        nic.raise(EventKind::CqError, 3, &mut w);
+        nic.raise(EventKind::QpFatal, 4, &mut w);
+        assert_eq!(w.0, [(ring, EQE_LEN), (ring + EQE_LEN as u64, EQE_LEN)]);
+        let mut e = [0u8; EQE_LEN];
+        mem.read(ring, &mut e).unwrap();
+        assert_eq!(EqeRepr::from_bytes(&e).unwrap(), EqeRepr { kind: 1, obj: 3, owner: 1 });
+        assert_eq!(e[EQE_LEN - 1], 1, "the owner byte is the last");
+        assert!(nic.take_irq() && !nic.take_irq(), "one interrupt: the EQ disarms");
+    }
+}

@@ -80,6 +80,8 @@ struct CmdUnit {
     busy: bool,
     token: u8,
     status: u8,
+    /// The QP the last command created or modified, for the checks after it.
+    qpn: Option<u32>,
 }
 
 /// The golden-model NIC.
@@ -280,7 +282,7 @@ impl Nic {
                 if self.cmd.busy {
                     self.count(Counter::cmd_doorbells_ignored);
                 } else {
-                    self.cmd = CmdUnit { busy: true, token: val as u8, status: 0 };
+                    self.cmd = CmdUnit { busy: true, token: val as u8, status: 0, qpn: None };
                 }
             }
             o if (Dcqcn::ALL[0].offset()..Dcqcn::ALL[0].offset() + 4 * Dcqcn::ALL.len() as u32).contains(&o) => {
