@@ -24,6 +24,9 @@ pub struct InteropArgs {
     /// Run only the cases whose names contain this (the guest's ping runs in every boot).
     #[arg(long)]
     pub only: Option<String>,
+    /// The hardware profile of ferrite's NIC.
+    #[arg(long, value_enum, default_value = "board")]
+    pub profile: crate::profile::ProfileName,
     #[arg(long)]
     pub json: bool,
 }
@@ -41,6 +44,7 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
         cache: std::path::absolute(&a.cache)?,
         work: std::path::absolute(a.work.clone().unwrap_or_else(|| "target/interop/run".into()))?,
         only: a.only.clone(),
+        profile: a.profile.profile().name.into(),
     };
     let results = testbench::interop::rxe(&o)?;
     let pass = results.iter().all(|r| r.pass);

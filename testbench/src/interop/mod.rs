@@ -40,6 +40,8 @@ pub struct Options {
     pub work: PathBuf,
     /// Only the cases whose names contain this.
     pub only: Option<String>,
+    /// The hardware profile of ferrite's NIC (`board` or `large`).
+    pub profile: String,
 }
 
 /// One case's outcome.
@@ -260,7 +262,7 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path) -> (
     cmd.args(["--local", &format!("127.0.0.1:{FERRITE_PORT}"), "--remote", &format!("127.0.0.1:{GUEST_PORT}")])
         .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string(), "-s", &c.size.to_string()])
         .args(["-n", &c.iters.to_string(), "-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
-        .args(["--loss", &c.loss.to_string(), "--seed", "1", "--pcap"])
+        .args(["--loss", &c.loss.to_string(), "--seed", "1", "--profile", &o.profile, "--pcap"])
         .arg(pcap);
     match cmd.output() {
         Err(e) => (false, format!("could not run ferrite: {e}")),

@@ -233,7 +233,7 @@ impl FloatRp {
 /// The integer reaction point against the paper's equations in floating point, tick by tick over 20 ms:
 /// CNPs every 40 ticks for the first 3 ms (congestion), then none while the rate recovers, a full-size
 /// frame every tick the rate is limited (so the byte counter runs too). Stated tolerance: the rate within
-/// 0.1% of the float version's, alpha within 2^-12, at every tick.
+/// 0.001% of the float version's, alpha within 2^-12, at every tick (measured on 2026-12-02: 6e-7 and 8e-5).
 #[test]
 fn the_integer_trajectory_tracks_the_float_one() {
     let mut p = Params::default();
@@ -268,7 +268,7 @@ fn the_integer_trajectory_tracks_the_float_one() {
         let rate = (mbps(fx.rc) - fl.rc).abs() / fl.rc;
         let alpha = (f64::from(fx.alpha) / f64::from(ALPHA_ONE) - fl.alpha).abs();
         worst = (worst.0.max(rate), worst.1.max(alpha));
-        assert!(rate < 1e-3, "tick {tick}: rate {} vs {} Mb/s", mbps(fx.rc), fl.rc);
+        assert!(rate < 1e-5, "tick {tick}: rate {} vs {} Mb/s", mbps(fx.rc), fl.rc);
         assert!(alpha < 1.0 / 4096.0, "tick {tick}: alpha {} vs {}", fx.alpha, fl.alpha);
     }
     assert!(!fx.active, "recovered by 20 ms");
