@@ -66,6 +66,22 @@ fn a_dma_write_that_lands_nowhere_changes_nothing_on_the_wire() {
     assert_eq!(w.lock().unwrap().nodes[1].mem.faults(), 1);
 }
 
+/// A WRITE whose source the requester's DMA read cannot reach: the WQE fails with a local protection error
+/// as its packet is built, completes at once, and the QP flushes what follows.
+#[test]
+fn a_gather_that_reaches_no_memory_fails_its_wqe() {
+    let (_w, a, b) = pair();
+    let gone = a.pd.reg_mr(0x7_0000_0000, 4096, wire::contract::verbs::access::ALL).unwrap();
+    let mut wr = send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 1);
+    wr.sg_list[0] = Sge { addr: gone.addr, length: 64, lkey: gone.lkey };
+    a.qps[0].post_send_list(&[wr, send_wr(SendOp::RdmaWrite, &a, &b, 0, 64, 2)]).unwrap();
+    let c = a.cq.wait(2, T).unwrap();
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        [(1, WcStatus::LocProtErr), (2, WcStatus::WrFlushErr)]
+    );
+}
+
 /// A SEND with no receive WQE posted: an RNR NAK, counted as a receive dropped for want of a buffer; once a
 /// WQE is posted the retry lands.
 #[test]

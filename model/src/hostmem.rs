@@ -116,7 +116,7 @@ pub struct HostMemory {
     /// NIC writes that reached no region (what an IOMMU would report as faults).
     faults: Arc<std::sync::atomic::AtomicU64>,
     /// Where the host's own operations are journaled, while a trace is recorded (`World::trace`).
-    journal: Arc<std::sync::OnceLock<TraceLog>>,
+    journal: Arc<arc_swap::ArcSwapOption<Mutex<crate::follow::Trace>>>,
 }
 
 const PAGE: u64 = 4096;
@@ -155,13 +155,13 @@ impl HostMemory {
         self.regions.remove(iova).is_some()
     }
 
-    /// Journals the host's operations on this memory (not the NIC's) into `log` from now on.
-    pub fn journal(&self, log: TraceLog) {
-        let _ = self.journal.set(log);
+    /// Journals the host's operations on this memory (not the NIC's) into `log` from now on (`None`: stops).
+    pub fn journal(&self, log: Option<TraceLog>) {
+        self.journal.store(log);
     }
 
     fn note(&self, op: impl FnOnce() -> HostOp) {
-        if let Some(log) = self.journal.get() {
+        if let Some(log) = self.journal.load().as_ref() {
             crate::follow::lock(log).host(op());
         }
     }

@@ -98,12 +98,14 @@ fn illegal_decisions_are_refused_naming_the_event() {
     early.events.insert(before + 1, at);
     let e = refused(&early, &cfg);
     assert!(e.starts_with(&format!("event {} ", before + 1)) && e.contains("(early)"), "{e}");
-    // A decision stamped before the one before it.
+    // A decision stamped before the NIC decision before it.
     let mut back = trace.clone();
-    back.events[timer_at].time = tick_start(due) - 1;
-    if back.events[..timer_at].iter().any(|e| e.time > tick_start(due) - 1) {
-        assert!(refused(&back, &cfg).contains("before the decision before it"));
-    }
+    let nic_events: Vec<usize> =
+        (0..back.events.len()).filter(|&i| matches!(back.events[i].event, Event::Nic(_))).collect();
+    let k = nic_events.windows(2).find(|w| back.events[w[0]].time > 0).map(|w| w[1]).expect("two stamped decisions");
+    back.events[k].time = 0;
+    let e = refused(&back, &cfg);
+    assert!(e.starts_with(&format!("event {k} ")) && e.contains("before the decision before it"), "{e}");
     // The same timer not fired for longer than the tolerance: the next decision (a register read, legal in
     // itself) is refused for it.
     let mut late = trace.clone();
@@ -126,6 +128,43 @@ fn illegal_decisions_are_refused_naming_the_event() {
     let mut cmd = trace.clone();
     cmd.events.insert(0, model::follow::Stamped { time: t, event: Event::Nic(Decision::Command) });
     assert!(refused(&cmd, &cfg).contains("no command is pending"));
+    // A frame accepted that never arrived, and one accepted out of its arrival order.
+    let rx = trace.events.iter().position(|e| matches!(e.event, Event::Nic(Decision::Rx(_)))).expect("a frame taken");
+    let mut ghost = trace.clone();
+    ghost.events.retain(|e| !matches!(e.event, Event::Arrive(_)));
+    let e = refused(&ghost, &cfg);
+    assert!(e.contains("no frame has arrived"), "{e}");
+    let mut swapped = trace.clone();
+    let arrivals: Vec<usize> = (0..rx).filter(|&i| matches!(swapped.events[i].event, Event::Arrive(_))).collect();
+    if let [.., a, b] = arrivals[..] {
+        let (x, y) = (swapped.events[a].event.clone(), swapped.events[b].event.clone());
+        if x != y {
+            (swapped.events[a].event, swapped.events[b].event) = (y, x);
+            assert!(refused(&swapped, &cfg).contains("the next frame to arrive was another"));
+        }
+    }
+    // At the end: the trace as recorded is quiet; one that stops short (frames arrived and not taken, or a
+    // timer not fired) is not.
+    let mut f = Follower::new(cfg.clone());
+    f.follow(&trace).unwrap();
+    assert!(f.quiet(trace.end).is_ok(), "the recorded run ended quiet");
+    let last_rx = trace.events.iter().rposition(|e| matches!(e.event, Event::Nic(Decision::Rx(_)))).unwrap();
+    let mut short = trace.clone();
+    short.events.truncate(last_rx);
+    let mut f = Follower::new(cfg.clone());
+    f.follow(&short).unwrap();
+    let e = f.quiet(short.events[last_rx - 1].time).unwrap_err().to_string();
+    assert!(e.contains("never accepted") || e.contains("never fired") || e.contains("to send"), "{e}");
+    let mut early_end = trace.clone();
+    early_end.events.truncate(timer_at);
+    let mut f = Follower::new(cfg.clone());
+    f.follow(&early_end).unwrap();
+    let e = f.quiet(tick_start(due)).unwrap_err().to_string();
+    assert!(e.contains("never fired") || e.contains("never accepted") || e.contains("to send"), "{e}");
+    // A trace of another NIC.
+    let mut other = cfg.clone();
+    other.profile = Profile::large();
+    assert!(Follower::new(other).follow(&trace).unwrap_err().to_string().contains("recorded from a NIC"));
 }
 
 /// The comparison fails on a changed output, naming the stream, the event and both sides decoded.
@@ -149,4 +188,18 @@ fn a_changed_output_is_a_mismatch_with_both_sides_decoded() {
     let i = cqe.iter().position(|(_, o)| matches!(o, Output::Cqe { .. })).unwrap();
     cqe.remove(i);
     assert!(!compare(&cqe, f.outputs()).is_empty(), "a missing CQE");
+    // A CQE with the owner bit of the wrong pass: the CQE stream still matches, the ring's discipline not.
+    let mut owner = trace.outputs.clone();
+    if let (_, Output::Cqe { cqe, .. }) = &mut owner[i] {
+        cqe.owner ^= 1;
+    }
+    let m = compare(&owner, f.outputs());
+    assert!(m.len() == 1 && matches!(m[0].stream, model::follow::StreamKey::Ring { .. }), "{m:?}");
+    assert!(m[0].to_string().contains("owner bit"));
+    // A counter that differs at the end, named.
+    let mut counters = trace.counters.clone();
+    counters[0] += 1;
+    let m = model::follow::compare_counters(&counters, f.nic.counters());
+    assert!(m.len() == 1 && m[0].want.starts_with("rx_frames"), "{m:?}");
+    assert!(!model::follow::compare_counters(&counters[1..], f.nic.counters()).is_empty(), "a counter missing");
 }

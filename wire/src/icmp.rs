@@ -1,8 +1,8 @@
 //! ICMP echo over IPv4 (RFC 792): the NIC answers echo requests to its own addresses itself, so `ping`
 //! reaches it; every other ICMP message goes to the host.
 
-use crate::eth::{ethertype, EthernetFrame};
-use crate::ipv4::{self, Ipv4Addr, Ipv4Packet};
+use crate::eth::{ethertype, EthernetFrame, EthernetRepr, MacAddr};
+use crate::ipv4::{self, Ipv4Addr, Ipv4Packet, Ipv4Repr};
 
 /// ICMP type of an echo reply.
 pub const ECHO_REPLY: u8 = 0;
@@ -60,6 +60,25 @@ pub fn parse_echo_request(frame: &[u8]) -> Option<EchoRequest> {
     })
 }
 
+/// The echo request `ping` sends from `src` (its MAC and IPv4 address) to `dst`, with identifier `ident`,
+/// sequence number `seq` and `data`, TTL 64, padded to the Ethernet minimum.
+pub fn echo_request(src: (MacAddr, Ipv4Addr), dst: (MacAddr, Ipv4Addr), ident: u16, seq: u16, data: &[u8]) -> Vec<u8> {
+    let eth = EthernetRepr { dst: dst.0, src: src.0, vlan: None, ethertype: ethertype::IPV4 };
+    let icmp_len = IcmpEcho::<&[u8]>::LEN + data.len();
+    let ip = Ipv4Repr { src: src.1, dst: dst.1, tos: 0, ttl: 64, ident: seq, payload_len: icmp_len as u16 };
+    let at = eth.header_len();
+    let mut f = vec![0u8; (at + ipv4::HEADER_LEN + icmp_len).max(crate::eth::MIN_FRAME_LEN)];
+    eth.emit(&mut f);
+    ip.emit_protocol(&mut f[at..], ipv4::PROTO_ICMP);
+    let icmp = &mut f[at + ipv4::HEADER_LEN..at + ipv4::HEADER_LEN + icmp_len];
+    IcmpEchoRepr { icmp_type: ECHO_REQUEST, code: 0, checksum: 0, ident, seq }
+        .emit(&mut IcmpEcho::new_unchecked(&mut *icmp));
+    icmp[IcmpEcho::<&[u8]>::LEN..].copy_from_slice(data);
+    let c = ipv4::checksum(icmp);
+    IcmpEcho::new_unchecked(icmp).set_checksum(c);
+    f
+}
+
 /// The echo reply to `req`, the request in `frame`: MAC and IP addresses swapped, TTL `REPLY_TTL`, the same
 /// identifier, sequence number and data, both checksums recomputed, padded to the Ethernet minimum.
 pub fn echo_reply(frame: &[u8], req: &EchoRequest) -> Vec<u8> {
@@ -100,6 +119,25 @@ mod tests {
         f[36..38].copy_from_slice(&c.to_be_bytes());
         f.resize(60, 0); // Ethernet padding: not part of the datagram
         f
+    }
+
+    /// The request built here is Linux's, byte for byte (but the IPv4 identification, ours the sequence number).
+    #[test]
+    fn a_request_as_ping_sends_it() {
+        let mut want = request();
+        let f = echo_request(
+            ([0x52, 0x54, 0, 0x12, 0x34, 0x56], [10, 0, 0, 2]),
+            ([2, 0, 0, 0, 0, 1], [10, 0, 0, 1]),
+            0x1c2b,
+            1,
+            &[1, 2, 3, 4, 5, 6, 7, 8],
+        );
+        want[18..20].copy_from_slice(&[0, 1]);
+        want[24..26].fill(0);
+        let c = ipv4::checksum(&want[14..34]);
+        want[24..26].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(f, want);
+        assert!(parse_echo_request(&f).is_some());
     }
 
     #[test]

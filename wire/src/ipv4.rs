@@ -179,6 +179,11 @@ impl Ipv4Repr {
 
     /// Writes a 20-byte header with DF set, protocol UDP and a correct checksum.
     pub fn emit(&self, buf: &mut [u8]) {
+        self.emit_protocol(buf, PROTO_UDP);
+    }
+
+    /// Writes a 20-byte header with DF set, protocol `protocol` and a correct checksum.
+    pub fn emit_protocol(&self, buf: &mut [u8], protocol: u8) {
         let b = &mut buf[..HEADER_LEN];
         b[field::VER_IHL] = 0x45;
         b[field::TOS] = self.tos;
@@ -186,7 +191,7 @@ impl Ipv4Repr {
         set_be(&mut b[field::IDENT], u64::from(self.ident));
         set_be(&mut b[field::FLAGS_FRAG], 0x4000);
         b[field::TTL] = self.ttl;
-        b[field::PROTOCOL] = PROTO_UDP;
+        b[field::PROTOCOL] = protocol;
         set_be(&mut b[field::CHECKSUM], 0);
         b[field::SRC].copy_from_slice(&self.src);
         b[field::DST].copy_from_slice(&self.dst);

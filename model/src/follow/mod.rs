@@ -12,10 +12,10 @@
 mod compare;
 mod replay;
 
-pub use compare::{compare, Mismatch, StreamKey};
+pub use compare::{compare, compare_counters, decode, Mismatch, StreamKey};
 pub use replay::{Follower, Refusal};
 
-use crate::nic::{Decision, Output};
+use crate::nic::{Decision, NicConfig, Output};
 use crate::Time;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -31,6 +31,8 @@ pub enum HostOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     Host(HostOp),
+    /// A frame reached the NIC's port (what the implementation's `Rx` decisions must take, in order).
+    Arrive(Vec<u8>),
     Nic(Decision),
 }
 
@@ -41,18 +43,28 @@ pub struct Stamped {
     pub event: Event,
 }
 
-/// A NIC's run: its events in order, what each NIC event produced, and its counters at the end.
+/// A NIC's run: its configuration, its events in order, what each NIC event produced, and its counters and
+/// time at the end.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
+    /// The NIC the trace was recorded from (a follower must be the same).
+    pub config: Option<NicConfig>,
     pub events: Vec<Stamped>,
     /// Outputs, each with the index of the event that produced it.
     pub outputs: Vec<(usize, Output)>,
-    /// The NIC's counters once the run was over (a quiet point).
+    /// The NIC's counters when the trace was taken.
     pub counters: Vec<u64>,
+    /// When the trace was taken: the implementation had run to here.
+    pub end: Time,
     time: Time,
 }
 
 impl Trace {
+    /// An empty trace of a NIC of `config`.
+    pub fn new(config: NicConfig) -> Self {
+        Trace { config: Some(config), ..Default::default() }
+    }
+
     /// Appends a NIC decision taken at `time` and what it produced.
     pub fn decision(&mut self, time: Time, d: Decision, outputs: Vec<Output>) {
         let i = self.events.len();
@@ -64,6 +76,24 @@ impl Trace {
     /// Appends a host memory operation.
     pub fn host(&mut self, op: HostOp) {
         self.events.push(Stamped { time: self.time, event: Event::Host(op) });
+    }
+
+    /// Appends a frame's arrival at the port at `time`.
+    pub fn arrive(&mut self, time: Time, frame: Vec<u8>) {
+        self.time = self.time.max(time);
+        self.events.push(Stamped { time: self.time, event: Event::Arrive(frame) });
+    }
+
+    /// What has been recorded so far, leaving the trace to go on from here.
+    pub fn take(&mut self) -> Trace {
+        Trace {
+            config: self.config.clone(),
+            events: std::mem::take(&mut self.events),
+            outputs: std::mem::take(&mut self.outputs),
+            counters: Vec::new(),
+            end: self.time,
+            time: self.time,
+        }
     }
 
     /// NIC decisions in the trace.

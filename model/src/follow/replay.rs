@@ -6,6 +6,7 @@ use crate::hostmem::HostMemory;
 use crate::nic::timer::tick_of;
 use crate::nic::{Decision, Illegal, Nic, NicConfig, Output};
 use crate::Time;
+use std::collections::VecDeque;
 
 /// A decision the follower refused: where in the trace, when, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,10 @@ pub struct Follower {
     pub nic: Nic,
     mem: HostMemory,
     outputs: Vec<(usize, Output)>,
+    /// Frames that reached the port and were not yet accepted, oldest first.
+    arrived: VecDeque<Vec<u8>>,
+    /// Where the trace got to: its last event's index and time.
+    at: (usize, Time),
 }
 
 impl Follower {
@@ -38,20 +43,38 @@ impl Follower {
         let mut nic = Nic::new(cfg);
         nic.record_outputs(true);
         nic.set_checks(true);
-        Follower { nic, mem: HostMemory::new(), outputs: Vec::new() }
+        Follower { nic, mem: HostMemory::new(), outputs: Vec::new(), arrived: VecDeque::new(), at: (0, 0) }
     }
 
     /// Replays `trace`: host operations into the follower's memory, decisions into its NIC, each checked
     /// for legality (a timer left unfired past its tolerance is refused at the next decision). Stops at the
     /// first refusal. Returns the number of decisions applied.
     pub fn follow(&mut self, trace: &Trace) -> Result<usize, Refusal> {
+        if let Some(cfg) =
+            trace.config.as_ref().filter(|c| c.profile != self.nic.cfg.profile || c.port_mbps != self.nic.cfg.port_mbps)
+        {
+            let reason = format!("it was recorded from a NIC of {cfg:?}, this one is of {:?}", self.nic.cfg);
+            return Err(Refusal { event: 0, time: 0, illegal: Illegal { decision: "the trace".into(), reason } });
+        }
         let mut decisions = 0;
         let mut last = 0;
         for (i, e) in trace.events.iter().enumerate() {
+            self.at = (i, e.time);
             match &e.event {
                 Event::Host(op) => self.host(op),
+                Event::Arrive(frame) => self.arrived.push_back(frame.clone()),
                 Event::Nic(d) => {
                     let refuse = |illegal| Refusal { event: i, time: e.time, illegal };
+                    if let Decision::Rx(frame) = d {
+                        if self.arrived.front() != Some(frame) {
+                            let reason = match self.arrived.front() {
+                                None => "no frame has arrived to be accepted".to_string(),
+                                Some(f) => format!("the next frame to arrive was another ({} bytes)", f.len()),
+                            };
+                            return Err(refuse(Illegal { decision: d.to_string(), reason }));
+                        }
+                        self.arrived.pop_front();
+                    }
                     if e.time < last {
                         return Err(refuse(Illegal {
                             decision: d.to_string(),
@@ -78,6 +101,35 @@ impl Follower {
             }
         }
         Ok(decisions)
+    }
+
+    /// At a quiet point (the implementation has run to time `end` and has nothing to do): every frame that
+    /// arrived was accepted, no timer was left unfired, and nothing is waiting for a decision (a command, a
+    /// WQE to fetch or flush, a stream with something its pacer lets go).
+    pub fn quiet(&self, end: Time) -> Result<(), Refusal> {
+        let tick = tick_of(end);
+        let n = &self.nic;
+        let left = if !self.arrived.is_empty() {
+            Some(format!("{} frames arrived and were never accepted", self.arrived.len()))
+        } else if let Some((qpn, timer, deadline)) = n.timers().find(|t| t.2 <= tick) {
+            Some(format!("the {timer:?} timer of QP {qpn:#x}, due at tick {deadline}, never fired"))
+        } else if n.command_pending() {
+            Some("a command was never run".into())
+        } else if let Some(qpn) = n.fetchable_qps().next() {
+            Some(format!("QP {qpn:#x} has posted WQEs never fetched"))
+        } else if let Some(qpn) = n.flushing_qps().next() {
+            Some(format!("QP {qpn:#x} has WQEs never flushed"))
+        } else {
+            n.ready_picks(tick, 0).first().map(|p| format!("{p:?} has something to send"))
+        };
+        match left {
+            None => Ok(()),
+            Some(reason) => Err(Refusal {
+                event: self.at.0,
+                time: end,
+                illegal: Illegal { decision: "the end of the trace".into(), reason },
+            }),
+        }
     }
 
     fn host(&mut self, op: &HostOp) {

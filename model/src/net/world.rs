@@ -289,22 +289,25 @@ impl World {
         }
     }
 
-    /// Starts recording node `n`'s trace (its decisions, their outputs, and what its host does to memory),
-    /// from now on. Start before the host does anything, so a follower starts from the same state.
+    /// Starts recording node `n`'s trace (its decisions, their outputs, the frames that reach it, and what its
+    /// host does to memory), from now on. Start before the host does anything, so a follower starts from the
+    /// same state.
     pub fn trace(&mut self, n: usize) {
-        let log: TraceLog = Default::default();
         let node = &mut self.nodes[n];
+        let log: TraceLog = std::sync::Arc::new(std::sync::Mutex::new(Trace::new(node.nic.cfg.clone())));
         node.nic.record_outputs(true);
-        node.mem.journal(log.clone());
+        node.mem.journal(Some(log.clone()));
         node.trace = Some(log);
     }
 
-    /// Node `n`'s trace so far, with its counters as they are now.
+    /// Node `n`'s trace so far, with its counters and the time as they are now; recording goes on.
     pub fn take_trace(&mut self, n: usize) -> Option<Trace> {
+        let now = self.now;
         let node = &mut self.nodes[n];
         let log = node.trace.as_ref()?;
-        let mut t = std::mem::take(&mut *lock(log));
+        let mut t = lock(log).take();
         t.counters = node.nic.counters().to_vec();
+        t.end = t.end.max(now);
         Some(t)
     }
 
@@ -329,7 +332,13 @@ impl World {
         while self.events.peek().is_some_and(|Reverse(a)| a.time <= now) {
             let Some(Reverse(a)) = self.events.pop() else { break };
             match a.to {
-                Endpoint::Nic(i) => self.nodes[i].sched.arrive(now, a.frame),
+                Endpoint::Nic(i) => {
+                    let node = &mut self.nodes[i];
+                    if let Some(t) = &node.trace {
+                        lock(t).arrive(now, a.frame.clone());
+                    }
+                    node.sched.arrive(now, a.frame);
+                }
                 Endpoint::External => self.external_out.push(a.frame),
                 Endpoint::Switch(port) => {
                     if let Some(mut sw) = self.switch.take() {

@@ -242,81 +242,9 @@ impl Nic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hostmem::HostMemory;
-    use crate::nic::{Decision, NicConfig};
+    use crate::nic::bench::Bench;
+    use crate::nic::Decision;
     use wire::contract::regs::{cmd, Counter};
-
-    /// A bare NIC and its host memory, with a mailbox.
-    struct Bench {
-        nic: Nic,
-        mem: HostMemory,
-        mailbox: u64,
-        token: u8,
-    }
-
-    impl Bench {
-        fn new() -> Self {
-            let mem = HostMemory::new();
-            let mailbox = mem.alloc(MAILBOX_LEN);
-            let mut nic = Nic::new(NicConfig::default());
-            nic.mmio_write(cmd::BASE + cmd::MAILBOX_LO, mailbox as u32);
-            nic.mmio_write(cmd::BASE + cmd::MAILBOX_HI, (mailbox >> 32) as u32);
-            Bench { nic, mem, mailbox, token: 0 }
-        }
-
-        /// Writes the command into the mailbox and rings the doorbell; the command is not run yet.
-        fn ring(&mut self, opcode: u16, input: &[u8]) {
-            let mut mb = vec![0u8; MAILBOX_LEN];
-            let _ = CmdHeaderRepr { opcode }.write_to(&mut mb);
-            mb[IN..IN + input.len()].copy_from_slice(input);
-            self.mem.write(self.mailbox, &mb).unwrap();
-            self.token = self.token.wrapping_add(1);
-            self.nic.mmio_write(cmd::BASE + cmd::DOORBELL, u32::from(self.token));
-        }
-
-        /// Rings and runs a command: its status and output.
-        fn run(&mut self, opcode: u16, input: &[u8]) -> (Status, Vec<u8>) {
-            self.ring(opcode, input);
-            self.nic.apply(0, &Decision::Command, &mut self.mem).unwrap();
-            let mut mb = vec![0u8; MAILBOX_LEN];
-            self.mem.read(self.mailbox, &mut mb).unwrap();
-            let s = Status::from_u8(CmdOutHeaderRepr::from_bytes(&mb[OUT_HDR..]).unwrap().status);
-            (s, mb[OUT..].to_vec())
-        }
-
-        fn id(&mut self, opcode: u16, input: &[u8]) -> u32 {
-            let (s, out) = self.run(opcode, input);
-            assert_eq!(s, Status::Ok, "command {opcode:#x}");
-            ObjOutRepr::from_bytes(&out).unwrap().id
-        }
-
-        /// A PD, a CQ and an RC QP in RESET.
-        fn qp(&mut self) -> u32 {
-            let pdn = self.id(op::ALLOC_PD, &[]);
-            let ring = self.mem.alloc(4096);
-            let cqn = self.id(op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: ring }.to_bytes());
-            let (sq, rq) = (self.mem.alloc(4096), self.mem.alloc(4096));
-            let c = CreateQpRepr {
-                pdn,
-                send_cqn: cqn,
-                recv_cqn: cqn,
-                sq_log_size: 4,
-                sq_log_stride: 7,
-                rq_log_size: 4,
-                rq_log_stride: 6,
-                sq_iova: sq,
-                rq_iova: rq,
-                sq_sig_all: 0,
-                qp_type: QpType::Rc as u8,
-            };
-            self.id(op::CREATE_QP, &c.to_bytes())
-        }
-
-        fn modify(&mut self, qpn: u32, state: QpState) -> Status {
-            let a = QpAttrsRepr { qpn, attr_mask: attr::STATE, qp_state: state as u8, ..Default::default() };
-            self.run(op::MODIFY_QP, &a.to_bytes()).0
-        }
-    }
 
     /// A command runs as a decision of its own: STATUS is busy from the doorbell until then, a second
     /// doorbell meanwhile is ignored and counted, and a command decision with none pending is refused.

@@ -3,9 +3,9 @@
 //! completes what is left).
 
 use super::qp::{Qp, Sge, WqeData};
-use super::req::read_desc;
+use super::req::{read_desc, read_wr_id};
 use super::timer::{ack_timeout_ticks, tick_of, ticks_for_ns, Tick};
-use super::Nic;
+use super::{Nic, Side};
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::cqe::CqeRepr;
@@ -148,7 +148,8 @@ impl Nic {
     pub(super) fn push_cqe(&mut self, cqn: u32, cqe: CqeRepr, mem: &mut dyn Dma) {
         let Some(Some(cq)) = self.cqs.get_mut(cqn as usize) else { return };
         let was_overrun = cq.overrun;
-        if cq.push(cqe, mem) {
+        let log_size = cq.log_size;
+        if let Some((written, slot)) = cq.push(cqe, mem) {
             let fire = cq.armed.is_some_and(|a| a.fires(&cqe));
             if fire {
                 cq.armed = None;
@@ -157,7 +158,7 @@ impl Nic {
             if cqe.status != WcStatus::Success as u8 {
                 self.count(Counter::error_cqes);
             }
-            self.emit(|| super::Output::Cqe { cqn, cqe });
+            self.emit(|| super::Output::Cqe { cqn, slot, log_size, cqe: written });
             if fire {
                 self.raise(EventKind::Completion, cqn, mem);
             }
@@ -187,7 +188,7 @@ impl Nic {
             let cqn = qp.send_cqn;
             let failed = status != WcStatus::Success;
             if signaled || failed {
-                let wr_id = read_desc(qp, w.index, mem).map_or(0, |d| d.wr_id);
+                let wr_id = read_wr_id(qp, w.index, mem);
                 let cqe = CqeRepr {
                     wr_id,
                     byte_len: if w.op.is_atomic() { 8 } else { w.len },
@@ -207,11 +208,11 @@ impl Nic {
         }
     }
 
-    /// Places `data` at message offset `off` of scatter list `sges` (DMA writes, recorded per QP). False if
-    /// the list is shorter than the data; a write itself cannot fail (PCIe writes are posted).
-    pub(super) fn scatter(&mut self, qpn: u32, sges: &[Sge], off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
+    /// Places `data` at message offset `off` of scatter list `sges` (DMA writes, recorded per QP and side).
+    /// False if the list is shorter than the data; a write itself cannot fail (PCIe writes are posted).
+    pub(super) fn scatter(&mut self, at: (u32, Side), sges: &[Sge], off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
         super::qp::walk_sges(sges, off, data.len(), |addr, a, b| {
-            self.place(qpn, addr, &data[a..b], mem);
+            self.place(at, addr, &data[a..b], mem);
             true
         })
     }
@@ -266,7 +267,8 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
                     qp.req.rnr_left -= 1;
                 }
                 qp.req.timer = None;
-                let wait = ticks_for_ns(RNR_TIMER_NS[usize::from(timer & 31)]);
+                // One tick more than the delay rounded up: the wait is never shorter than the NAK asked.
+                let wait = ticks_for_ns(RNR_TIMER_NS[usize::from(timer & 31)]) + 1;
                 qp.req.rnr_wait = Some((tick + wait, psn));
             }
             nic.count(Counter::rx_rnr_naks);
@@ -340,7 +342,7 @@ fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, m
         Some(WqeData::Sges(s)) => Some(s),
         _ => None,
     };
-    let placed = sges.is_some_and(|s| nic.scatter(qpn, &s, off, pkt.payload, mem));
+    let placed = sges.is_some_and(|s| nic.scatter((qpn, Side::Completer), &s, off, pkt.payload, mem));
     let Some(qp) = nic.qp_mut(qpn) else { return };
     if !placed {
         qp.req.finish(i, Some((WcStatus::LocProtErr, 0)));
@@ -369,7 +371,7 @@ fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, mem:
         Some(WqeData::Sges(s)) => Some(s),
         _ => None,
     };
-    let placed = sges.is_some_and(|s| nic.scatter(qpn, &s, 0, &orig.to_le_bytes(), mem));
+    let placed = sges.is_some_and(|s| nic.scatter((qpn, Side::Completer), &s, 0, &orig.to_le_bytes(), mem));
     let Some(qp) = nic.qp_mut(qpn) else { return };
     qp.req.finish(i, (!placed).then_some((WcStatus::LocProtErr, 0)));
     complete_to(qp, psn.add(1));
@@ -409,4 +411,37 @@ pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32, tick: Tick) {
 /// Whether a response opcode kind goes to the completer.
 pub(super) fn is_completer_kind(k: OpKind) -> bool {
     matches!(k, OpKind::Ack | OpKind::ReadResponse | OpKind::AtomicAck)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::nic::bench::Bench;
+    use crate::nic::Decision;
+    use wire::contract::regs::doorbell;
+    use wire::contract::verbs::{QpState, WcStatus};
+    use wire::contract::wqe::{send_flags, SendCtrlRepr};
+
+    /// A WQE that fails at fetch (an unknown opcode, inline data past the slot) completes with the `wr_id` its
+    /// slot names, and the QP goes to ERR, flushing what follows with theirs.
+    #[test]
+    fn a_malformed_wqe_completes_with_its_own_wr_id() {
+        let mut b = Bench::new();
+        let q = b.rts_qp();
+        let slots = [(0xFF, 0, 0, 0x77u64), (2, send_flags::INLINE, 200, 0x78)];
+        for (i, &(opcode, flags, len, wr_id)) in slots.iter().enumerate() {
+            let mut slot = [0u8; 128];
+            let ctrl = SendCtrlRepr { opcode, flags: flags | send_flags::SIGNALED, len, imm: 0, wr_id };
+            ctrl.write_to(&mut slot).unwrap();
+            b.mem.write(q.sq + 128 * i as u64, &slot).unwrap();
+        }
+        b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 2);
+        b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+        let c = b.cqe(&q, 0);
+        assert_eq!((c.wr_id, c.status, c.wqe_index), (0x77, WcStatus::LocQpOpErr as u8, 0));
+        assert_eq!(b.nic.qp(q.qpn).map(|x| x.state), Some(QpState::Err));
+        b.nic.apply(0, &Decision::Flush { qpn: q.qpn }, &mut b.mem).unwrap();
+        let c = b.cqe(&q, 1);
+        assert_eq!((c.wr_id, c.status, c.wqe_index), (0x78, WcStatus::WrFlushErr as u8, 1));
+        assert!(!b.nic.flush_pending(q.qpn));
+    }
 }

@@ -46,18 +46,18 @@ impl Cq {
         Cq { iova, log_size, pi: 0, ci: 0, overrun: false, armed: None }
     }
 
-    /// Writes one CQE: one 64-byte DMA write, the owner byte its last byte. False (and the CQ marked overrun)
-    /// when the ring is full.
-    pub fn push(&mut self, mut cqe: CqeRepr, mem: &mut dyn Dma) -> bool {
+    /// Writes one CQE: one 64-byte DMA write, the owner byte its last byte. The CQE as written (its owner bit
+    /// set) and its slot counter; `None` (and the CQ marked overrun) when the ring is full.
+    pub fn push(&mut self, mut cqe: CqeRepr, mem: &mut dyn Dma) -> Option<(CqeRepr, u32)> {
         if self.overrun || self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
             self.overrun = true;
-            return false;
+            return None;
         }
-        let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
-        cqe.owner = owner_for(self.pi, self.log_size);
+        let (n, slot) = (self.pi, u64::from(self.pi & ((1 << self.log_size) - 1)));
+        cqe.owner = owner_for(n, self.log_size);
         mem.dma_write(self.iova + slot * CQE_LEN as u64, &cqe.to_bytes());
         self.pi = self.pi.wrapping_add(1);
-        true
+        Some((cqe, n))
     }
 }
 
@@ -85,11 +85,11 @@ mod tests {
         let mut cq = Cq::new(0x1000, 1);
         let mut w = Writes::default();
         let cqe = CqeRepr { wr_id: 9, ..Default::default() };
-        assert!(cq.push(cqe, &mut w) && cq.push(cqe, &mut w));
+        assert!(cq.push(cqe, &mut w).is_some() && cq.push(cqe, &mut w).map(|c| c.1) == Some(1));
         assert_eq!(w.0.len(), 2);
         assert_eq!((w.0[1].0, w.0[1].1.len()), (0x1000 + CQE_LEN as u64, CQE_LEN));
         assert_eq!(w.0[1].1[CQE_LEN - 1], 1, "the owner byte of the first pass, last");
-        assert!(!cq.push(cqe, &mut w), "the ring is full until the driver consumes");
+        assert!(cq.push(cqe, &mut w).is_none(), "the ring is full until the driver consumes");
         assert!(cq.overrun && w.0.len() == 2);
     }
 }

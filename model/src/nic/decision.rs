@@ -82,17 +82,27 @@ pub enum Effect {
     Value(u32),
 }
 
+/// Which half of a QP wrote data into host memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    /// As the target: a WRITE's or SEND's data, an atomic's result, a raw frame received.
+    Responder,
+    /// As the initiator: a READ's responses, an atomic's original value.
+    Completer,
+}
+
 /// What the NIC produced, compared stream by stream when one implementation follows another.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
     /// A frame sent from a stream.
     Frame { pick: TxPick, frame: Vec<u8> },
-    /// Payload bytes written to host memory for a QP.
-    Data { qpn: u32, iova: u64, bytes: Vec<u8> },
-    /// A CQE written to CQ `cqn`.
-    Cqe { cqn: u32, cqe: CqeRepr },
-    /// An EQE written.
-    Eqe { kind: EventKind, obj: u32 },
+    /// Payload bytes written to host memory by a QP's responder or completer.
+    Data { qpn: u32, side: Side, iova: u64, bytes: Vec<u8> },
+    /// A CQE written to CQ `cqn` (of 2^`log_size` entries) as its `slot`-th entry (a free-running count),
+    /// owner bit and all.
+    Cqe { cqn: u32, slot: u32, log_size: u8, cqe: CqeRepr },
+    /// An EQE written as the EQ's `slot`-th entry, with its owner bit.
+    Eqe { slot: u32, owner: u8, kind: EventKind, obj: u32 },
     /// The interrupt raised.
     Interrupt,
     /// A command's result as written to its mailbox.
@@ -144,7 +154,14 @@ impl Nic {
                 self.tx_ready(*pick, tick).map_err(|r| illegal(r.into()))?;
                 let frame = match *pick {
                     TxPick::Control => self.ctrl_queue.pop_front(),
-                    TxPick::Qp { qpn, stream: Stream::Requester } => req::next_frame(self, qpn, now, mem),
+                    TxPick::Qp { qpn, stream: Stream::Requester } => {
+                        let f = req::next_frame(self, qpn, now, mem);
+                        if f.is_none() {
+                            // The WQE failed as its packet was built: it completes now if it is the oldest.
+                            self.retire(qpn, mem);
+                        }
+                        f
+                    }
                     TxPick::Qp { qpn, stream: Stream::Responder } => resp::next_frame(self, qpn, now, mem),
                     TxPick::Qp { qpn, stream: Stream::Raw } => raw::next_frame(self, qpn, mem),
                 };

@@ -24,16 +24,17 @@ impl Eq {
         Eq { iova, log_size, pi: 0, ci: 0, armed: false }
     }
 
-    /// Writes one EQE: one 16-byte DMA write, the owner byte its last byte. False when the ring is full.
-    fn push(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) -> bool {
+    /// Writes one EQE: one 16-byte DMA write, the owner byte its last byte. Its slot counter and owner bit;
+    /// `None` when the ring is full.
+    fn push(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) -> Option<(u32, u8)> {
         if self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
-            return false;
+            return None;
         }
-        let slot = u64::from(self.pi & ((1 << self.log_size) - 1));
-        let bytes = EqeRepr { kind: kind as u8, obj, owner: owner_for(self.pi, self.log_size) }.to_bytes();
-        mem.dma_write(self.iova + slot * EQE_LEN as u64, &bytes);
+        let (n, slot) = (self.pi, u64::from(self.pi & ((1 << self.log_size) - 1)));
+        let owner = owner_for(n, self.log_size);
+        mem.dma_write(self.iova + slot * EQE_LEN as u64, &EqeRepr { kind: kind as u8, obj, owner }.to_bytes());
         self.pi = self.pi.wrapping_add(1);
-        true
+        Some((n, owner))
     }
 }
 
@@ -45,13 +46,13 @@ impl Nic {
             self.count(Counter::events_lost);
             return;
         };
-        if !eq.push(kind, obj, mem) {
+        let Some((slot, owner)) = eq.push(kind, obj, mem) else {
             self.count(Counter::events_lost);
             return;
-        }
+        };
         let fire = std::mem::take(&mut eq.armed);
         self.count(Counter::events);
-        self.emit(|| super::Output::Eqe { kind, obj });
+        self.emit(|| super::Output::Eqe { slot, owner, kind, obj });
         if fire {
             self.irq = true;
             self.count(Counter::interrupts);

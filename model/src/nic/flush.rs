@@ -2,9 +2,10 @@
 //! `Flush` decision, so a long flush never holds up a command, a doorbell or another QP. Order: the send
 //! WQEs in the window, then those still in the SQ, then the receive WQE a SEND was filling, then the RQ;
 //! WQEs posted to the QP while it is in ERR are flushed the same way. Each WQE's `wr_id` is read from its
-//! slot.
+//! slot. A MODIFY_QP to RESET meanwhile drops what the flush has not completed yet, as IBTA's RESET removes
+//! WQEs without completions: an application that wants every completion polls them before the RESET.
 
-use super::req::read_desc;
+use super::req::read_wr_id;
 use super::Nic;
 use crate::hostmem::Dma;
 use wire::contract::cqe::CqeRepr;
@@ -51,7 +52,7 @@ impl Nic {
         let (cqn, cqe) = if !qp.req.wqes.is_empty() {
             qp.req.finish(0, None);
             let Some(w) = qp.req.pop() else { return };
-            let wr_id = read_desc(qp, w.index, mem).map_or(0, |d| d.wr_id);
+            let wr_id = read_wr_id(qp, w.index, mem);
             (send_cqn, flushed(wr_id, w.index, w.op.wc_opcode(), 0))
         } else if qp.sq.pending() > 0 && qp.sq.sane() {
             let index = qp.sq.ci;

@@ -9,6 +9,8 @@
 //! implementation whose decisions the model follows (`crate::follow`). State is bounded by the hardware
 //! profile in `NicConfig` and packs into the QP context layout (`context`).
 
+#[cfg(test)]
+mod bench;
 mod cmd;
 mod comp;
 pub mod context;
@@ -25,7 +27,7 @@ mod req;
 mod resp;
 pub mod timer;
 
-pub use decision::{Decision, Effect, Illegal, Output, Stream, TxPick};
+pub use decision::{Decision, Effect, Illegal, Output, Side, Stream, TxPick};
 
 use crate::Time;
 use std::collections::VecDeque;
@@ -379,28 +381,37 @@ impl Nic {
         bits * 1_000_000 / u64::from(self.cfg.port_mbps.max(1))
     }
 
-    pub(crate) fn build_cnp(&mut self, qpn: u32) -> Option<Vec<u8>> {
+    pub(crate) fn build_cnp(&self, qpn: u32) -> Option<Vec<u8>> {
         let dscp = self.dcqcn.get(Dcqcn::CNP_DSCP) as u8;
         let mut h = self.headers(qpn, Opcode::CNP, Psn::new(0), false)?;
         h.bth.becn = true;
         h.ip.set_tclass(dscp << 2);
-        self.count(Counter::cnps_sent);
         Some(h.emit(&[]))
     }
 
-    /// Queues a frame of the NIC's own for the port; dropped (counted) when the control queue is full.
-    pub(crate) fn queue_control(&mut self, frame: Vec<u8>) {
-        if self.ctrl_queue.len() >= self.cfg.profile.ctrl_queue as usize {
+    /// Queues a frame of the NIC's own (at most `CTRL_FRAME_LEN` bytes, as its slot holds) for the port;
+    /// dropped, counted, when the control queue is full. Whether it was queued.
+    pub(crate) fn queue_control(&mut self, frame: Vec<u8>) -> bool {
+        let full = self.ctrl_queue.len() >= self.cfg.profile.ctrl_queue as usize;
+        if full || frame.len() as u64 > wire::contract::qpc::CTRL_FRAME_LEN {
             self.count(Counter::ctrl_drop_full);
-        } else {
-            self.ctrl_queue.push_back(frame);
+            return false;
         }
+        self.ctrl_queue.push_back(frame);
+        true
     }
 
-    /// Places payload bytes in host memory for QP `qpn`: every data write the NIC makes comes through here.
-    pub(crate) fn place(&mut self, qpn: u32, iova: u64, data: &[u8], mem: &mut dyn crate::hostmem::Dma) {
+    /// Places payload bytes in host memory for QP `qpn`'s responder or completer: every data write the NIC
+    /// makes comes through here.
+    pub(crate) fn place(
+        &mut self,
+        (qpn, side): (u32, Side),
+        iova: u64,
+        data: &[u8],
+        mem: &mut dyn crate::hostmem::Dma,
+    ) {
         mem.dma_write(iova, data);
-        self.emit(|| Output::Data { qpn, iova, bytes: data.to_vec() });
+        self.emit(|| Output::Data { qpn, side, iova, bytes: data.to_vec() });
     }
 
     /// Records an output while recording.

@@ -654,6 +654,9 @@ impl Qp {
         if r.oldest != r.wqes.iter().position(|w| !w.acked).unwrap_or(r.wqes.len()) {
             return fail("oldest is not the oldest unfinished WQE");
         }
+        if !self.flushing && r.wqes.front().is_some_and(|w| w.acked) {
+            return fail("a finished WQE at the front of the window was not retired");
+        }
         if self.resp.recv.is_some_and(|c| c.index != self.rq.ci.wrapping_sub(1)) {
             return fail("the receive in progress is not the last RQ entry taken");
         }
@@ -874,14 +877,17 @@ mod tests {
     #[test]
     fn requester_invariants_catch_each_broken_rule() {
         assert_eq!(consistent().check_req_invariants(), Ok(()));
-        // Finished WRITE and READ not yet retired (every READ response in): comp_psn at the end.
+        // Both WRITEs acknowledged and retired: comp_psn at the end, the READ not started, no timer.
         let mut q = consistent();
         let r = &mut q.req;
-        (r.wqes[0].acked, r.wqes[1].acked, r.wqes[1].op) = (true, true, SendOp::RdmaRead);
-        (r.comp_psn, r.timer, r.oldest) = (Psn::new(18), None, 2);
+        for i in 0..2 {
+            r.finish(i, None);
+        }
+        (r.comp_psn, r.timer) = (Psn::new(18), None);
+        assert!(r.pop().is_some() && r.pop().is_some());
         assert_eq!(q.check_req_invariants(), Ok(()));
         type Break = (fn(&mut Qp), &'static str);
-        let breaks: [Break; 13] = [
+        let breaks: [Break; 14] = [
             (|q| q.req.cursor = 4, "cursor past the queue"),
             (|q| q.req.cursor_psn = Psn::new(11), "cursor_psn outside"),
             (|q| q.req.high_psn = Psn::new(19), "high_psn outside"),
@@ -901,6 +907,13 @@ mod tests {
             (|q| q.req.rd_atomic = 1, "rd_atomic"),
             (|q| q.req.oldest = 1, "oldest"),
             (|q| q.resp.recv = Some(RecvCtx { index: 3, offset: 0 }), "receive in progress"),
+            (
+                |q| {
+                    q.req.finish(0, None);
+                    q.req.comp_psn = Psn::new(14);
+                },
+                "not retired",
+            ),
         ];
         for (spoil, what) in breaks {
             let mut q = consistent();

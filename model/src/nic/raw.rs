@@ -6,7 +6,7 @@
 use super::qp::{walk_sges, Qp, WqeData};
 use super::req::read_desc;
 use super::resp::{read_recv_wqe, RecvDone};
-use super::Nic;
+use super::{Nic, Side};
 use crate::hostmem::Dma;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{QpState, QpType, WcOpcode, WcStatus};
@@ -35,13 +35,15 @@ pub(super) fn receive(nic: &mut Nic, frame: &[u8], mem: &mut dyn Dma) {
     if let Some((eth, req)) = arp::parse_frame(frame) {
         if req.oper == arp::REQUEST && nic.owns_ipv4(req.tpa) {
             let mac = nic.mac;
-            nic.queue_control(arp::reply_frame(&eth, &req, mac));
+            let _ = nic.queue_control(arp::reply_frame(&eth, &req, mac));
             nic.count(Counter::arp_replies);
             return;
         }
     }
+    // An echo request for one of its addresses the NIC answers itself, when the reply fits a control-queue
+    // slot (1536 bytes); a longer one goes on like any other frame.
     if let Some(req) = icmp::parse_echo_request(frame) {
-        if nic.owns_ipv4(req.dst) {
+        if nic.owns_ipv4(req.dst) && frame.len() as u64 <= wire::contract::qpc::CTRL_FRAME_LEN {
             nic.queue_control(icmp::echo_reply(frame, &req));
             nic.count(Counter::icmp_echo_replies);
             return;
@@ -66,7 +68,7 @@ pub(super) fn receive(nic: &mut Nic, frame: &[u8], mem: &mut dyn Dma) {
     let (wr_id, status) = match wqe {
         Ok((wr_id, sges)) => {
             let room: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
-            if room >= frame.len() as u64 && nic.scatter(qpn, &sges, 0, frame, mem) {
+            if room >= frame.len() as u64 && nic.scatter((qpn, Side::Responder), &sges, 0, frame, mem) {
                 (wr_id, WcStatus::Success)
             } else {
                 (wr_id, WcStatus::LocLenErr)

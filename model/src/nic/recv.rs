@@ -100,6 +100,8 @@ fn notification_point(nic: &mut Nic, qpn: u32, now: Time) {
     }
     qp.last_cnp = Some(tick);
     if let Some(f) = nic.build_cnp(qpn) {
-        nic.queue_control(f);
+        if nic.queue_control(f) {
+            nic.count(Counter::cnps_sent);
+        }
     }
 }

@@ -181,6 +181,16 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     Some(frame)
 }
 
+/// The `wr_id` of the WQE in SQ slot `index`, from its control segment alone (a malformed WQE has one too);
+/// 0 when the slot cannot be read.
+pub(super) fn read_wr_id(qp: &Qp, index: u16, mem: &dyn Dma) -> u64 {
+    let mut ctrl = [0u8; SendCtrlRepr::LEN];
+    match mem.dma_read(qp.sq.addr(index), &mut ctrl) {
+        Ok(()) => SendCtrlRepr::from_bytes(&ctrl).map_or(0, |c| c.wr_id),
+        Err(_) => 0,
+    }
+}
+
 /// Reads the descriptor of the WQE in SQ slot `index` again.
 pub(super) fn read_desc(qp: &Qp, index: u16, mem: &dyn Dma) -> Option<WqeDesc> {
     let mut buf = vec![0u8; 1usize << qp.sq.log_stride];

@@ -4,11 +4,12 @@
 //!
 //! The response queue is bounded (the profile's `resp_queue`) with one coalesced ACK behind it. A request
 //! whose response would not fit is dropped before anything executes (`rx_drop_resp_queue_full`): the
-//! requester retries it. The queue's last place is kept for a fatal NAK, which therefore always fits.
+//! requester retries it. The queue's last place is kept for a fatal NAK, which therefore always fits: it
+//! takes the coalesced ACK's place (a NAK acknowledges every PSN before its own).
 
 use super::mr::{KeyError, LOCAL_WRITE, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE};
 use super::qp::{Qp, RecvCtx, Resource, ResourceKind, RespItem, Sge};
-use super::Nic;
+use super::{Nic, Side};
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::cqe::CqeRepr;
@@ -201,8 +202,12 @@ fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<
     }
 }
 
-/// Owes a plain ACK: it takes the coalesced ACK's place (an older one there is merged into it).
+/// Owes a plain ACK: it takes the coalesced ACK's place (an older one there is merged into it). A QP that has
+/// gone to ERR owes nothing.
 fn queue_ack(qp: &mut Qp, psn: Psn) {
+    if qp.flushing {
+        return;
+    }
     let aeth = ack_aeth(qp);
     qp.resp.ack = Some((psn, aeth));
 }
@@ -367,9 +372,12 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 }
                 nic.count(Counter::rq_wqes);
             }
-            let placed = sges.is_some_and(|s| nic.scatter(qpn, &s, ctx.offset, pkt.payload, mem));
+            let status = if sges.is_some() { WcStatus::LocLenErr } else { WcStatus::LocProtErr };
+            let placed = sges.is_some_and(|s| nic.scatter((qpn, Side::Responder), &s, ctx.offset, pkt.payload, mem));
             if !placed {
-                let cqe = done(ctx.index, wr_id, WcStatus::LocLenErr, ctx.offset).cqe(qpn);
+                // Longer than the receive buffer; or, mid-message, its scatter list no longer passes the
+                // key checks.
+                let cqe = done(ctx.index, wr_id, status, ctx.offset).cqe(qpn);
                 if let Some(q) = nic.qp_mut(qpn) {
                     q.resp.recv = None;
                 }
@@ -403,7 +411,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             qp.resp.write_resid -= (n as u32).min(qp.resp.write_resid);
             let total = qp.resp.write_len;
             if n > 0 {
-                nic.place(qpn, va, pkt.payload, mem);
+                nic.place((qpn, Side::Responder), va, pkt.payload, mem);
             }
             if let (true, Some(imm)) = (info.ends_message(), pkt.hdr.ext.immdt) {
                 let Some(qp) = nic.qp(qpn) else { return };
@@ -460,7 +468,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             } else {
                 orig.wrapping_add(a.swap_add)
             };
-            nic.place(qpn, a.va, &new.to_le_bytes(), mem);
+            nic.place((qpn, Side::Responder), a.va, &new.to_le_bytes(), mem);
             let Some(qp) = nic.qp_mut(qpn) else { return };
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
             let msn = qp.resp.msn;
@@ -522,6 +530,7 @@ fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
         // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
         // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
         qp.resp.fatal = true;
+        qp.resp.ack = None;
         qp.resp.queue(RespItem::FatalNak { psn, aeth });
     } else {
         qp.resp.nak_sent = true;
@@ -530,9 +539,9 @@ fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
     nic.count(counter);
 }
 
-/// Whether the responder of `qp` owes a response (pacer aside).
+/// Whether the responder of `qp` owes a response (pacer aside); a QP in ERR sends none.
 pub(super) fn sendable(qp: &Qp) -> bool {
-    qp.resp.owes()
+    qp.resp.owes() && !qp.flushing
 }
 
 /// Whether its next response is a READ response, which the pacer spaces; ACKs and NAKs go at once.
@@ -653,6 +662,27 @@ mod tests {
 
     fn posted(num_sge: u16, sges: &[(u64, bool, u32)]) -> Result<(u64, Vec<Sge>), u64> {
         posted_in(6, num_sge, sges)
+    }
+
+    /// A fatal NAK fits a response queue that holds all it may of other responses and a coalesced ACK too: it
+    /// takes the ACK's place, behind everything owed.
+    #[test]
+    fn a_fatal_nak_fits_a_full_response_queue() {
+        let mut b = crate::nic::bench::Bench::new();
+        let q = b.rts_qp();
+        let depth = b.nic.cfg.profile.resp_queue as usize;
+        let aeth = AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: 1 };
+        let qp = b.nic.qp_mut(q.qpn).unwrap();
+        while qp.resp.room(1, depth - 1) {
+            qp.resp.queue(RespItem::AtomicAck { psn: Psn::new(1), aeth, orig: 0 });
+        }
+        queue_ack(qp, Psn::new(2));
+        assert_eq!((qp.resp.out.len(), qp.resp.ack.is_some()), (depth - 1, true));
+        send_nak(&mut b.nic, q.qpn, Nak::InvalidRequest);
+        let qp = b.nic.qp(q.qpn).unwrap();
+        assert_eq!((qp.resp.out.len(), qp.resp.ack), (depth, None));
+        assert!(matches!(qp.resp.out.back(), Some(RespItem::FatalNak { .. })));
+        assert_eq!(b.nic.check_invariants(), Ok(()));
     }
 
     /// The receive WQE decoder's bounds: SGEs against the slot and max_sge, local write, zero-length SGEs.

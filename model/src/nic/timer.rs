@@ -7,7 +7,8 @@
 //! event may come late in its tick), so at most one tick (1.024 us) early against the exact delay; an
 //! implementation may fire it later, by up to `TIMER_TOLERANCE` ticks, and the follower accepts that.
 //! The ACK timeout 4.096 us x 2^t is exactly 4 x 2^t ticks; RNR delays and the DCQCN periods, given in
-//! nanoseconds, are rounded up to whole ticks.
+//! nanoseconds, are rounded up to whole ticks, and an RNR wait takes one tick more, so it is never shorter
+//! than the delay the NAK asked for (IBTA's RNR timer is a minimum).
 
 use crate::Time;
 

@@ -1,7 +1,7 @@
 //! The follower self-test of a soak scenario: each NIC's recorded trace replayed into a fresh model, which
 //! must find every decision legal and produce the same outputs, stream by stream, and the same counters.
 
-use model::follow::{compare, Follower, Trace};
+use model::follow::{compare, compare_counters, Follower, Trace};
 use model::NicConfig;
 use serde::Serialize;
 
@@ -26,27 +26,21 @@ pub struct Followed {
     pub illegal: u64,
 }
 
-/// Replays node `node`'s trace into a fresh NIC of `cfg`; `Err` describes the first refusal or mismatch.
+/// Replays node `node`'s trace, taken at a quiet point, into a fresh NIC of `cfg`; `Err` describes the
+/// first refusal or the mismatches.
 pub fn follow(trace: &Trace, cfg: &NicConfig, node: usize) -> (Followed, Result<(), String>) {
     let mut f = Follower::new(cfg.clone());
     let mut out = Followed::default();
-    match f.follow(trace) {
+    match f.follow(trace).and_then(|n| f.quiet(trace.end).map(|()| n)) {
         Ok(n) => out.events = n as u64,
         Err(r) => {
             out.illegal = 1;
             return (out, Err(format!("node {node}: the follower refused {r}")));
         }
     }
-    let mut report = Vec::new();
-    for m in compare(&trace.outputs, f.outputs()) {
-        report.push(format!("node {node}: {m}"));
-    }
-    for (i, (want, got)) in trace.counters.iter().zip(f.nic.counters()).enumerate() {
-        if want != got {
-            let name = wire::contract::regs::Counter::ALL.get(i).map_or("?", |c| c.name());
-            report.push(format!("node {node}: counter {name}: recorded {want}, followed {got}"));
-        }
-    }
+    let mismatches =
+        compare(&trace.outputs, f.outputs()).into_iter().chain(compare_counters(&trace.counters, f.nic.counters()));
+    let report: Vec<String> = mismatches.map(|m| format!("node {node}: {m}")).collect();
     out.mismatches = report.len() as u64;
     let r = if report.is_empty() { Ok(()) } else { Err(report.join("\n")) };
     (out, r)
