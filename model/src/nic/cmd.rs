@@ -309,4 +309,195 @@ mod tests {
         b.nic.now += 1u64 << 45;
         assert_eq!(b.nic.mmio_read(id::TIME_NS_HI), 5, "latched at the low word's read");
     }
+
+    fn st(b: &mut Bench, opcode: u16, input: &[u8]) -> Status {
+        b.run(opcode, input).0
+    }
+
+    /// PDs and CQs: refused when unknown, busy while something uses them, free after.
+    #[test]
+    fn pds_and_cqs_are_released_only_when_unused() {
+        let mut b = Bench::new();
+        let pd = b.id(op::ALLOC_PD, &[]);
+        assert_eq!(pd, 1, "PDN 0 is never handed out");
+        let key = RegMrOutRepr::from_bytes(
+            &b.run(op::REG_MR, &RegMrRepr { pdn: pd, access: 0, iova: 0x1000, length: 64 }.to_bytes()).1,
+        )
+        .unwrap()
+        .lkey;
+        let id = |n| ObjInRepr { id: n }.to_bytes();
+        assert_eq!(st(&mut b, op::DEALLOC_PD, &id(pd)), Status::Busy, "an MR in it");
+        assert_eq!(st(&mut b, op::DEREG_MR, &id(key)), Status::Ok);
+        assert_eq!(st(&mut b, op::DEREG_MR, &id(key)), Status::BadResource, "deregistered already");
+        assert_eq!(st(&mut b, op::DEALLOC_PD, &id(pd)), Status::Ok);
+        assert_eq!(st(&mut b, op::DEALLOC_PD, &id(pd)), Status::BadResource, "freed already");
+        assert_eq!(st(&mut b, op::DEALLOC_PD, &id(0)), Status::BadResource);
+        let q = b.qp_with_rings();
+        let (send, recv) = (b.nic.qp(q.qpn).unwrap().send_cqn, b.nic.qp(q.qpn).unwrap().recv_cqn);
+        let pdn = b.nic.qp(q.qpn).unwrap().pdn;
+        assert_eq!(st(&mut b, op::DEALLOC_PD, &id(pdn)), Status::Busy, "a QP in it");
+        assert_eq!(st(&mut b, op::DESTROY_CQ, &id(send)), Status::Busy, "a QP's send CQ");
+        // A second CQ as the QP's receive CQ only.
+        let ring = b.mem.alloc(4096);
+        let other = b.id(op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: ring }.to_bytes());
+        b.nic.qp_mut(q.qpn).unwrap().recv_cqn = other;
+        assert_eq!(st(&mut b, op::DESTROY_CQ, &id(other)), Status::Busy, "a QP's receive CQ");
+        b.nic.qp_mut(q.qpn).unwrap().recv_cqn = recv;
+        assert_eq!(st(&mut b, op::DESTROY_CQ, &id(other)), Status::Ok);
+        assert_eq!(st(&mut b, op::DESTROY_CQ, &id(other)), Status::BadResource, "gone");
+        assert_eq!(st(&mut b, op::DESTROY_QP, &id(q.qpn)), Status::Ok);
+        assert_eq!(st(&mut b, op::DESTROY_CQ, &id(send)), Status::Ok, "no QP left on it");
+        assert_eq!(st(&mut b, op::DEALLOC_PD, &id(pdn)), Status::Ok);
+        assert_eq!(st(&mut b, 0x7777, &[]), Status::BadOp);
+    }
+
+    /// REG_MR's checks: a PD that exists, known access bits, no wrap past 2^64, at most 2^48 bytes; full table.
+    #[test]
+    fn reg_mr_checks_its_input() {
+        let mut b = Bench::new();
+        let pdn = b.id(op::ALLOC_PD, &[]);
+        let mr = |pdn, access, iova, length| RegMrRepr { pdn, access, iova, length }.to_bytes();
+        let all = wire::contract::verbs::access::ALL;
+        assert_eq!(st(&mut b, op::REG_MR, &mr(pdn + 1, 0, 0x1000, 64)), Status::BadResource);
+        assert_eq!(st(&mut b, op::REG_MR, &mr(pdn, 1 << 4, 0x1000, 64)), Status::BadParam, "an unknown access bit");
+        assert_eq!(st(&mut b, op::REG_MR, &mr(pdn, all, u64::MAX - 8, 64)), Status::BadParam, "wraps");
+        assert_eq!(st(&mut b, op::REG_MR, &mr(pdn, all, 0, (1 << 48) + 1)), Status::BadParam, "past 2^48");
+        assert_eq!(st(&mut b, op::REG_MR, &mr(pdn, all, 0, 1 << 48)), Status::Ok, "2^48 exactly");
+        for _ in 2..b.nic.cfg.profile.max_mr {
+            assert_eq!(st(&mut b, op::REG_MR, &mr(pdn, 0, 0x1000, 8)), Status::Ok);
+        }
+        assert_eq!(st(&mut b, op::REG_MR, &mr(pdn, 0, 0x1000, 8)), Status::NoResources, "the table is full");
+    }
+
+    /// CREATE_CQ and CREATE_EQ: a ring of at most the profile's largest size at a real address; one EQ.
+    #[test]
+    fn rings_of_cqs_and_the_eq_are_checked() {
+        let mut b = Bench::new();
+        let max = b.nic.cfg.profile.max_log_ring;
+        let ring = b.mem.alloc(64);
+        for opcode in [op::CREATE_CQ, op::CREATE_EQ] {
+            let cq = |log_size, ring_iova| CreateCqRepr { log_size, ring_iova }.to_bytes();
+            assert_eq!(st(&mut b, opcode, &cq(max + 1, ring)), Status::BadParam, "{opcode:#x} too large");
+            assert_eq!(st(&mut b, opcode, &cq(1, 0)), Status::BadParam, "{opcode:#x} at IOVA 0");
+            assert_eq!(st(&mut b, opcode, &cq(max, ring)), Status::Ok, "{opcode:#x} the largest");
+        }
+        assert_eq!(
+            st(&mut b, op::CREATE_EQ, &CreateCqRepr { log_size: 1, ring_iova: ring }.to_bytes()),
+            Status::BadState,
+            "a second EQ"
+        );
+        for _ in 2..b.nic.cfg.profile.max_cq {
+            assert_eq!(
+                st(&mut b, op::CREATE_CQ, &CreateCqRepr { log_size: 1, ring_iova: ring }.to_bytes()),
+                Status::Ok
+            );
+        }
+        assert_eq!(
+            st(&mut b, op::CREATE_CQ, &CreateCqRepr { log_size: 1, ring_iova: ring }.to_bytes()),
+            Status::NoResources
+        );
+    }
+
+    /// CREATE_QP's checks, each refused on its own: type, PD, CQs, ring sizes, strides and addresses.
+    #[test]
+    fn create_qp_checks_each_field() {
+        let mut b = Bench::new();
+        let good = {
+            let q = b.qp_with_rings();
+            let qp = b.nic.qp(q.qpn).unwrap();
+            CreateQpRepr {
+                pdn: qp.pdn,
+                send_cqn: qp.send_cqn,
+                recv_cqn: qp.recv_cqn,
+                sq_log_size: 4,
+                sq_log_stride: 7,
+                rq_log_size: 4,
+                rq_log_stride: 6,
+                sq_iova: q.sq,
+                rq_iova: q.sq,
+                sq_sig_all: 1,
+                qp_type: QpType::Rc as u8,
+            }
+        };
+        let max = b.nic.cfg.profile.max_log_ring;
+        type Spoil = (fn(&mut CreateQpRepr, u8), Status);
+        let spoils: [Spoil; 12] = [
+            (|c, _| c.qp_type = 3, Status::BadParam),
+            (|c, _| c.pdn += 1, Status::BadResource),
+            (|c, _| c.send_cqn += 1, Status::BadResource),
+            (|c, _| c.recv_cqn += 1, Status::BadResource),
+            (|c, m| c.sq_log_size = m + 1, Status::BadParam),
+            (|c, m| c.rq_log_size = m + 1, Status::BadParam),
+            (|c, _| c.sq_log_stride = MIN_SQ_LOG_STRIDE - 1, Status::BadParam),
+            (|c, _| c.rq_log_stride = MIN_RQ_LOG_STRIDE - 1, Status::BadParam),
+            (|c, _| c.sq_log_stride = MAX_LOG_STRIDE + 1, Status::BadParam),
+            (|c, _| c.rq_log_stride = MAX_LOG_STRIDE + 1, Status::BadParam),
+            (|c, _| c.sq_iova = 0, Status::BadParam),
+            (|c, _| c.rq_iova = 0, Status::BadParam),
+        ];
+        for (i, (spoil, want)) in spoils.into_iter().enumerate() {
+            let mut c = good;
+            spoil(&mut c, max);
+            assert_eq!(st(&mut b, op::CREATE_QP, &c.to_bytes()), want, "spoil {i}");
+        }
+        let mut at_limits = good;
+        (at_limits.sq_log_size, at_limits.rq_log_size, at_limits.sq_log_stride) = (max, max, MAX_LOG_STRIDE);
+        (at_limits.rq_log_stride, at_limits.qp_type) = (MIN_RQ_LOG_STRIDE, QpType::RawPacket as u8);
+        let qpn = b.id(op::CREATE_QP, &at_limits.to_bytes());
+        let q = b.nic.qp(qpn).unwrap();
+        assert_eq!(
+            (q.qp_type, q.sig_all, q.sq.log_size, q.rq.log_stride),
+            (QpType::RawPacket, true, max, MIN_RQ_LOG_STRIDE)
+        );
+        for _ in 4..b.nic.cfg.profile.max_qp {
+            assert_eq!(st(&mut b, op::CREATE_QP, &good.to_bytes()), Status::Ok);
+        }
+        assert_eq!(st(&mut b, op::CREATE_QP, &good.to_bytes()), Status::NoResources);
+    }
+
+    /// MODIFY_QP: READ/atomic depths past the profile's refused only when in the mask, an address vector's
+    /// source GID must exist, an unknown QP, a transition's rule and a bad value each their own status;
+    /// QUERY_QP of an unknown QP; a mailbox the NIC cannot read.
+    #[test]
+    fn modify_and_query_qp_statuses() {
+        let mut b = Bench::new();
+        let qpn = b.qp();
+        let p = b.nic.cfg.profile;
+        let m = |attr_mask, f: fn(&mut QpAttrsRepr)| {
+            let mut a = QpAttrsRepr { qpn, attr_mask, ..Default::default() };
+            f(&mut a);
+            a.to_bytes()
+        };
+        assert_eq!((p.max_qp_init_rd_atom, p.max_qp_rd_atom), (4, 4), "the board profile's");
+        assert_eq!(st(&mut b, op::MODIFY_QP, &m(attr::MAX_QP_RD_ATOMIC, |a| a.max_rd_atomic = 5)), Status::BadParam);
+        assert_eq!(
+            st(&mut b, op::MODIFY_QP, &m(attr::MAX_DEST_RD_ATOMIC, |a| a.max_dest_rd_atomic = 5)),
+            Status::BadParam
+        );
+        assert_eq!(
+            st(&mut b, op::MODIFY_QP, &m(0, |a| a.max_rd_atomic = 5)),
+            Status::Ok,
+            "not in the mask: not checked"
+        );
+        assert_eq!(st(&mut b, op::MODIFY_QP, &m(attr::AV, |a| a.sgid_index = 2)), Status::BadParam, "no GID 2");
+        assert_eq!(st(&mut b, op::MODIFY_QP, &m(attr::STATE, |a| a.qp_state = QpState::Rts as u8)), Status::BadState);
+        let init = attr::STATE | attr::PKEY_INDEX | attr::PORT | attr::ACCESS_FLAGS;
+        assert_eq!(
+            st(&mut b, op::MODIFY_QP, &m(init, |a| (a.qp_state, a.port_num) = (1, 2))),
+            Status::BadParam,
+            "port 2"
+        );
+        assert_eq!(st(&mut b, op::MODIFY_QP, &m(init, |a| (a.qp_state, a.port_num) = (1, 1))), Status::Ok);
+        let mut unknown = QpAttrsRepr { qpn: qpn + 5, ..Default::default() };
+        unknown.attr_mask = 0;
+        assert_eq!(st(&mut b, op::MODIFY_QP, &unknown.to_bytes()), Status::BadResource);
+        assert_eq!(st(&mut b, op::QUERY_QP, &ObjInRepr { id: qpn + 5 }.to_bytes()), Status::BadResource);
+        let (s, out) = b.run(op::QUERY_QP, &ObjInRepr { id: qpn }.to_bytes());
+        assert_eq!((s, QpAttrsRepr::from_bytes(&out).unwrap().qp_state), (Status::Ok, QpState::Init as u8));
+        b.nic.mmio_write(cmd::BASE + cmd::MAILBOX_LO, 0x10);
+        b.nic.mmio_write(cmd::BASE + cmd::MAILBOX_HI, 0);
+        b.nic.mmio_write(cmd::BASE + cmd::DOORBELL, 1);
+        b.nic.apply(0, &Decision::Command, &mut b.mem).unwrap();
+        assert_eq!(b.nic.mmio_read(cmd::BASE + cmd::STATUS) & 0xFF, Status::BadMailbox as u32);
+    }
 }

@@ -495,3 +495,6 @@ impl Nic {
         std::mem::take(&mut self.irq)
     }
 }
+
+#[cfg(test)]
+mod tests;
