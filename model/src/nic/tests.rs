@@ -65,6 +65,17 @@ fn every_block_names_itself_and_the_next() {
         assert_eq!(n.mmio_read(doorbell::BASE + off), v);
     }
     assert_eq!(n.mmio_read(0x0060_0000), 0, "nothing there");
+    // Offsets no register is at, inside each block (unaligned among them), read 0 and nothing else happens.
+    for off in [
+        id::BASE + 0x45,
+        cmd::BASE + 0x1C,
+        counters::BASE + 0x3,
+        counters::BASE + 0xD,
+        dcqcn::BASE + 0x2,
+        dcqcn::BASE + 0xE,
+    ] {
+        assert_eq!(n.mmio_read(off), 0, "{off:#x}");
+    }
 }
 
 /// Each counter is a LO/HI pair at its own offset, and `count_n` adds.
@@ -240,9 +251,11 @@ fn the_checks_catch_a_broken_state() {
     assert!(b.nic.check_invariants().unwrap_err().contains("the WQE window holds 9"));
     b.nic.qp_mut(q).unwrap().req = qp::ReqState::default();
     b.nic.qp_mut(q).unwrap().sq.ci = 0;
-    for _ in 0..=b.nic.cfg.profile.ctrl_queue {
+    for _ in 0..b.nic.cfg.profile.ctrl_queue {
         b.nic.ctrl_queue.push_back(vec![0; 60]);
     }
+    assert_eq!(b.nic.check_invariants(), Ok(()), "the control queue full");
+    b.nic.ctrl_queue.push_back(vec![0; 60]);
     assert!(b.nic.check_invariants().unwrap_err().contains("control queue"));
     b.nic.ctrl_queue.clear();
     // After a decision on the QP: kept, and reported from then on.
@@ -262,4 +275,48 @@ fn the_checks_catch_a_broken_state() {
     off.nic.qp_mut(q).unwrap().rp.alpha_timer = Some(0);
     off.nic.apply(0, &Decision::Timer { qpn: q, timer: timer::TimerKind::Alpha }, &mut off.mem).unwrap();
     assert_eq!(off.nic.check_failure(), None, "checks off");
+}
+
+/// Doorbells of the highest QP and CQ numbers reach them; writes to registers that take none (read-only
+/// ones, the gaps between blocks, just past the DCQCN parameters) change nothing.
+#[test]
+fn doorbells_cover_every_object_and_nothing_else_is_written() {
+    let mut b = Bench::new();
+    let q = b.qp();
+    assert_eq!(b.modify(q, wire::contract::verbs::QpState::Err), wire::contract::cmd::Status::Ok);
+    let max_qp = b.nic.cfg.profile.max_qp;
+    // Move the QP to the last number the table has, and a CQ to the last CQ number.
+    let mut qp = b.nic.qps[q as usize].take().unwrap();
+    qp.qpn = max_qp - 1;
+    b.nic.qps[(max_qp - 1) as usize] = Some(qp);
+    b.nic.mmio_write(doorbell::qp(max_qp - 1, doorbell::QP_SQ_PI), 4);
+    assert_eq!(b.nic.qp(max_qp - 1).unwrap().sq.pi, 4);
+    let last_cq = b.nic.cfg.profile.max_cq - 1;
+    b.nic.cqs[last_cq as usize] = Some(cq::Cq::new(0x1000, 2));
+    b.nic.mmio_write(doorbell::cq(last_cq, doorbell::CQ_CI), 3);
+    assert_eq!(b.nic.cqs[last_cq as usize].as_ref().unwrap().ci, 3);
+    b.nic.eq = Some(eq::Eq::new(0x2000, 2));
+    let dcqcn_before = b.nic.dcqcn;
+    let past_dcqcn = Dcqcn::ALL[0].offset() + 4 * Dcqcn::ALL.len() as u32;
+    for off in [id::BASE + id::MAX_QP, counters::BASE + counters::FIRST, past_dcqcn, doorbell::BASE, 0x0060_0000] {
+        b.nic.mmio_write(off, 0x55);
+    }
+    assert_eq!(b.nic.dcqcn, dcqcn_before);
+    let e = b.nic.eq.as_ref().unwrap();
+    assert_eq!((e.ci, e.armed), (0, false));
+    assert_eq!(b.nic.mmio_read(id::BASE + id::MAX_QP), max_qp);
+}
+
+/// The control queue takes frames up to its slot's 1536 bytes, and no more than its depth.
+#[test]
+fn the_control_queue_takes_frames_that_fit_its_slots() {
+    let mut n = Nic::new(NicConfig::default());
+    assert!(n.queue_control(vec![0; 1536]));
+    assert!(!n.queue_control(vec![0; 1537]));
+    assert_eq!(n.counter(Counter::ctrl_drop_full), 1);
+    for _ in 1..n.cfg.profile.ctrl_queue {
+        assert!(n.queue_control(vec![0; 60]));
+    }
+    assert!(!n.queue_control(vec![0; 60]), "full");
+    assert_eq!(n.counter(Counter::ctrl_drop_full), 2);
 }
