@@ -415,11 +415,17 @@ pub(super) fn is_completer_kind(k: OpKind) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{ack_through, on_ack};
     use crate::nic::bench::Bench;
+    use crate::nic::qp::SendWqe;
+    use crate::nic::timer::{tick_start, TICK_PS};
     use crate::nic::Decision;
     use wire::contract::regs::doorbell;
+    use wire::contract::verbs::RNR_TIMER_NS;
     use wire::contract::verbs::{QpState, WcStatus};
-    use wire::contract::wqe::{send_flags, SendCtrlRepr};
+    use wire::contract::wqe::{send_flags, SendCtrlRepr, SendOp};
+    use wire::ext::{syndrome, AethRepr};
+    use wire::Psn;
 
     /// A WQE that fails at fetch (an unknown opcode, inline data past the slot) completes with the `wr_id` its
     /// slot names, and the QP goes to ERR, flushing what follows with theirs.
@@ -443,5 +449,57 @@ mod tests {
         let c = b.cqe(&q, 1);
         assert_eq!((c.wr_id, c.status, c.wqe_index), (0x78, WcStatus::WrFlushErr as u8, 1));
         assert!(!b.nic.flush_pending(q.qpn));
+    }
+
+    /// An RNR NAK arms the wait at its tick plus the NAK's delay in whole ticks, rounded up, plus one: the
+    /// retry can never come sooner than the delay after the NAK, wherever in its tick the NAK arrived.
+    #[test]
+    fn an_rnr_wait_is_never_shorter_than_the_nak_asks() {
+        let mut b = Bench::new();
+        let q = b.rts_qp().qpn;
+        for code in [1u8, 13, 18, 0] {
+            let tick = 1000;
+            let psn = Psn::new(7);
+            on_ack(&mut b.nic, q, psn, AethRepr { syndrome: syndrome::RNR_NAK | code, msn: 0 }, tick);
+            let (deadline, at) = b.nic.qp(q).unwrap().req.rnr_wait.unwrap();
+            assert_eq!(at, psn);
+            let delay_ps = RNR_TIMER_NS[usize::from(code)] * 1000;
+            let latest_nak = tick_start(tick + 1) - 1;
+            assert!(tick_start(deadline) >= latest_nak + delay_ps, "code {code}: fires at tick {deadline}");
+            assert!(tick_start(deadline) < latest_nak + delay_ps + 2 * TICK_PS, "code {code}: no longer than that");
+            b.nic.qp_mut(q).unwrap().req.rnr_wait = None;
+        }
+    }
+
+    /// An ACK walks the window past entries that finished out of turn (a WQE that failed as it was fetched,
+    /// behind one still in flight), retiring both and stopping at the end.
+    #[test]
+    fn an_ack_steps_over_entries_already_finished() {
+        let mut b = Bench::new();
+        let q = b.rts_qp().qpn;
+        let r = &mut b.nic.qp_mut(q).unwrap().req;
+        let wqe = |op, first: Option<u32>, npkts| SendWqe {
+            index: 0,
+            op,
+            flags: 0,
+            len: npkts * 256,
+            first_psn: first.map(Psn::new),
+            npkts,
+            acked: false,
+            error: None,
+        };
+        r.push(wqe(SendOp::RdmaWrite, None, 2));
+        r.start(0, 2);
+        let mut failed = wqe(SendOp::Send, None, 0);
+        failed.acked = true;
+        failed.error = Some((WcStatus::LocProtErr, 0));
+        r.push(failed);
+        r.cursor = 1;
+        assert_eq!(r.oldest, 0);
+        let qp = b.nic.qp_mut(q).unwrap();
+        let first = qp.req.wqes[0].first_psn.unwrap();
+        assert!(!ack_through(qp, first.add(1)), "no gap");
+        assert_eq!(qp.req.oldest, 2, "both finished");
+        assert_eq!(qp.req.comp_psn, first.add(2));
     }
 }
