@@ -29,6 +29,10 @@ pub struct SoakArgs {
     /// Replay every NIC's decisions into a fresh model (the follower) and compare what it produces.
     #[arg(long, value_enum)]
     pub follow: Option<FollowArg>,
+    /// Skip the checks after every decision (each NIC's invariants, its QP contexts packed and unpacked):
+    /// the model at its own speed, the scenarios' end-to-end checks still made.
+    #[arg(long)]
+    pub no_checks: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -38,7 +42,7 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
         FollowArg::Exact => Follow::Exact,
         FollowArg::Perturb => Follow::Perturb,
     });
-    let opts = Options { profile: args.profile.profile(), follow };
+    let opts = Options { profile: args.profile.profile(), follow, checks: !args.no_checks };
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(args.scenarios));
     let rep = testbench::soak::soak(args.seed, args.scenarios, &opts, |seed, r| {
         if let Some(b) = &bar {
@@ -79,8 +83,9 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
         for f in &rep.failures {
             let follow =
                 args.follow.map_or(String::new(), |f| format!(" --follow {}", format!("{f:?}").to_lowercase()));
+            let checks = if args.no_checks { " --no-checks" } else { "" };
             println!(
-                "FAILED seed {} (replay: ferrite soak --seed {} --scenarios 1 --profile {}{follow}): {}",
+                "FAILED seed {} (replay: ferrite soak --seed {} --scenarios 1 --profile {}{follow}{checks}): {}",
                 f.seed, f.seed, rep.profile, f.error
             );
             println!("  shrunk to {:?}", f.shrunk);

@@ -29,6 +29,7 @@ pub struct Failure {
 pub struct Report {
     pub profile: &'static str,
     pub follow: Option<Follow>,
+    pub checks: bool,
     pub first_seed: u64,
     pub scenarios: u64,
     pub passed: u64,
@@ -54,7 +55,13 @@ pub fn check(sc: &Scenario, opts: &Options) -> Result<Stats, String> {
 /// Soaks `n` scenarios from seed `first` on; `progress` is told after each.
 pub fn soak(first: u64, n: u64, opts: &Options, mut progress: impl FnMut(u64, &Result<Stats, String>)) -> Report {
     let t0 = std::time::Instant::now();
-    let mut rep = Report { profile: opts.profile.name, follow: opts.follow, first_seed: first, ..Default::default() };
+    let mut rep = Report {
+        profile: opts.profile.name,
+        follow: opts.follow,
+        checks: opts.checks,
+        first_seed: first,
+        ..Default::default()
+    };
     for seed in first..first.saturating_add(n) {
         let sc = Scenario::generate(seed);
         let r = check(&sc, opts);

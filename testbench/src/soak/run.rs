@@ -22,11 +22,13 @@ const MAX_SIM_PS: u64 = 120 * 1_000_000_000_000;
 pub struct Options {
     pub profile: Profile,
     pub follow: Option<Follow>,
+    /// Check each NIC's invariants and round-trip its packed QP contexts after every decision.
+    pub checks: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { profile: Profile::board(), follow: None }
+        Options { profile: Profile::board(), follow: None, checks: true }
     }
 }
 
@@ -137,7 +139,7 @@ pub fn run(sc: &Scenario, opts: &Options) -> Result<Stats, String> {
 
 /// Runs `sc` on `profile` with the model's own scheduler and gives back both NICs' traces.
 pub fn record(sc: &Scenario, profile: Profile) -> Result<Vec<model::follow::Trace>, String> {
-    drive(sc, &Options { profile, follow: Some(Follow::Exact) }).map(|(_, t)| t)
+    drive(sc, &Options { profile, follow: Some(Follow::Exact), checks: true }).map(|(_, t)| t)
 }
 
 /// Runs `sc`: its stats, and each NIC's trace when `opts.follow` asks for them.
@@ -146,7 +148,7 @@ fn drive(sc: &Scenario, opts: &Options) -> Result<(Stats, Vec<model::follow::Tra
     let (placed, size) = place(sc, &mut rng);
     let cfg = NicConfig::new(opts.profile);
     let mut w = World::pair(cfg.clone(), LinkConfig::default(), sc.seed);
-    w.set_checks(std::env::var("NOCHK").is_err());
+    w.set_checks(opts.checks);
     if let Some(f) = opts.follow {
         for n in 0..2 {
             w.trace(n);
