@@ -93,12 +93,20 @@ fn one_cnp_per_interval_at_the_boundary() {
     h.ext.reth = Some(wire::ext::RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: 8 });
     h.ip.set_tclass(0b11); // ECN CE
     let frame = h.emit(&[1; 8]);
+    // The same from tick k and, later, from tick 1000.
     let k = tick_of(w.lock().unwrap().now) + 1;
-    for at in [tick_start(k), tick_start(k + interval) - 1, tick_start(k + interval)] {
-        w.lock().unwrap().run_until(at);
-        w.lock().unwrap().deliver(1, frame.clone());
-        w.lock().unwrap().run_until(at); // processed at `at`
+    for (round, k) in [k, 1000].into_iter().enumerate() {
+        for at in [tick_start(k), tick_start(k + interval) - 1, tick_start(k + interval)] {
+            w.lock().unwrap().run_until(at);
+            w.lock().unwrap().deliver(1, frame.clone());
+            w.lock().unwrap().run_until(at); // processed at `at`
+        }
+        let n = 2 * (round as u64 + 1);
+        assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 3 * (round as u64 + 1));
+        assert_eq!(
+            b.ctx.counter(Counter::cnps_sent),
+            n,
+            "CNPs in tick {k} and in tick {k} + 49, none in tick {k} + 48"
+        );
     }
-    assert_eq!(b.ctx.counter(Counter::ecn_ce_received), 3);
-    assert_eq!(b.ctx.counter(Counter::cnps_sent), 2, "CNPs in tick k and in tick k + 49, none in tick k + 48");
 }

@@ -57,6 +57,12 @@ fn armed_cq_raises_one_event_per_arming() {
     a.qps[0].post_send(&write(&a, &b, 3)).unwrap();
     assert_eq!(a.ctx.get_cq_event(T).unwrap(), Some(a.cq.cqn));
     assert_eq!(a.ctx.counter(Counter::events), 2);
+    // And a third: each EQE in the next slot of the ring.
+    assert_eq!(a.cq.wait(1, T).unwrap().len(), 1);
+    a.cq.req_notify(false);
+    a.qps[0].post_send(&write(&a, &b, 4)).unwrap();
+    assert_eq!(a.ctx.get_cq_event(T).unwrap(), Some(a.cq.cqn));
+    assert_eq!(a.ctx.counter(Counter::events), 3);
 }
 
 #[test]

@@ -121,17 +121,23 @@ fn a_full_response_queue_drops_requests_and_counts_them() {
     h.ext.reth = Some(wire::ext::RethRepr { va: b.mr.addr, rkey: b.mr.rkey, dma_len: 4096 });
     let frame = h.emit(&[]);
     let depth = b.ctx.query_device().resp_queue as u64;
-    {
+    // After them, a new READ at the expected PSN: it finds the queue full too, and is not executed.
+    let epsn = w.lock().unwrap().nodes[1].nic.qp_state(b.qps[0].qpn).unwrap().resp.epsn;
+    h.bth.psn = epsn;
+    let new = h.emit(&[]);
+    let owed = {
         let mut w = w.lock().unwrap();
         for _ in 0..2 * depth {
             w.deliver(1, frame.clone());
         }
+        w.deliver(1, new);
         w.step();
-        let owed = w.nodes[1].nic.qp_state(b.qps[0].qpn).map_or(0, |q| q.resp.out.len()) as u64;
-        assert!(owed < depth, "{owed} responses queued, the depth is {depth} with its last place kept");
-    }
-    let dropped = b.ctx.counter(Counter::rx_drop_resp_queue_full);
-    assert!(dropped >= depth, "{dropped} dropped of {}", 2 * depth);
+        let q = w.nodes[1].nic.qp_state(b.qps[0].qpn).unwrap();
+        assert_eq!((q.resp.epsn, q.resp.resources.len()), (epsn, 1), "the new READ left no trace");
+        q.resp.out.len() as u64
+    };
+    assert!(owed < depth, "{owed} responses queued, the depth is {depth} with its last place kept");
+    assert_eq!(b.ctx.counter(Counter::rx_drop_resp_queue_full), 2 * depth + 1 - owed, "every request not queued");
     assert_eq!(b.ctx.counter(Counter::rx_drop_duplicate), 2 * depth);
 }
 

@@ -35,6 +35,11 @@ type R<T> = Result<T, String>;
 /// the same order, so once is proof enough; later round trips take the order on trust, for speed.
 static NAMES_CHECKED: [AtomicBool; 7] = [const { AtomicBool::new(false) }; 7];
 
+/// Per layout, in `NAMES_CHECKED`'s order: whether a round trip has checked its field names yet.
+pub fn names_checked() -> [bool; 7] {
+    std::array::from_fn(|k| NAMES_CHECKED[k].load(Ordering::Relaxed))
+}
+
 fn packer(l: &wire::layout::Layout, kind: usize) -> Packer<'_> {
     if NAMES_CHECKED[kind].load(Ordering::Relaxed) {
         Packer::trusting(l)
@@ -612,6 +617,18 @@ mod tests {
             // Far from now, the tick values still come back (within their windows).
             assert_eq!(round_trip(&q, &c, 100_010 + (1 << 23)), Ok(()), "{}", p.name);
         }
+    }
+
+    /// A tick's low bits read back as the tick within half their range of now; a value exactly half the range
+    /// away reads as the earlier tick (`put_tick` never stores one), and one before time 0 is an error.
+    #[test]
+    fn a_stored_tick_reads_back_near_now() {
+        let now = 1000;
+        assert_eq!(tick_near((now + 127) & 255, now, 8), Ok(now + 127));
+        assert_eq!(tick_near((now - 127) & 255, now, 8), Ok(now - 127));
+        assert_eq!(tick_near((now + 128) & 255, now, 8), Ok(now - 128), "half away");
+        assert_eq!(tick_near(now & 255, now, 8), Ok(now));
+        assert!(tick_near(200, 10, 8).unwrap_err().contains("before time 0"));
     }
 
     /// What the layout cannot hold is refused, by field.

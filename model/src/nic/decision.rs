@@ -358,3 +358,6 @@ impl Nic {
         self.active.iter().copied().filter(|&q| self.flush_pending(q))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -922,4 +922,51 @@ mod tests {
             assert!(e.contains(what), "{what}: {e}");
         }
     }
+
+    /// The UDP source port is fixed when MODIFY_QP gives the address vector or the destination QPN (at RTR),
+    /// from the flow label or, when that is 0, from the two QPNs; a later MODIFY_QP without them keeps it.
+    #[test]
+    fn the_udp_source_port_is_fixed_at_rtr() {
+        let mut q = qp_in_init();
+        let mut rtr = good(QpState::Rtr);
+        rtr.dest_qp_num = 0x12;
+        q.modify(&rtr).unwrap();
+        let port = wire::roce::udp_sport_from_flow_label(wire::roce::flow_label_from_qpns(1, 0x12));
+        assert_eq!(q.attrs.udp_sport, port, "from the QPNs at RTR");
+        q.modify(&good(QpState::Rts)).unwrap();
+        assert_eq!(q.attrs.udp_sport, port, "kept at RTS");
+        let mut q = qp_in_init();
+        rtr.flow_label = 0x5_4321;
+        q.modify(&rtr).unwrap();
+        assert_eq!(q.attrs.udp_sport, wire::roce::udp_sport_from_flow_label(0x5_4321), "from the flow label");
+    }
+
+    /// SQD -> SQD may lower max_dest_rd_atomic: the responder keeps the newest resources that still fit, and
+    /// none is dropped while they do.
+    #[test]
+    fn lowering_max_dest_rd_atomic_keeps_the_newest_resources() {
+        let mut q = qp_in_init();
+        q.modify(&good(QpState::Rtr)).unwrap();
+        q.modify(&good(QpState::Rts)).unwrap();
+        let sqd = QpAttrsRepr { attr_mask: attr::STATE, qp_state: QpState::Sqd as u8, ..Default::default() };
+        q.modify(&sqd).unwrap();
+        for k in 0..4u32 {
+            q.resp.resources.push_back(Resource {
+                first_psn: Psn::new(k),
+                msn: k,
+                kind: ResourceKind::Atomic { orig: u64::from(k) },
+            });
+        }
+        let lower = |n| QpAttrsRepr {
+            attr_mask: attr::STATE | attr::MAX_DEST_RD_ATOMIC,
+            qp_state: QpState::Sqd as u8,
+            max_dest_rd_atomic: n,
+            ..Default::default()
+        };
+        q.modify(&lower(4)).unwrap();
+        assert_eq!(q.resp.resources.len(), 4, "all four fit");
+        q.modify(&lower(2)).unwrap();
+        let msns: Vec<u32> = q.resp.resources.iter().map(|r| r.msn).collect();
+        assert_eq!(msns, [2, 3], "the newest two");
+    }
 }

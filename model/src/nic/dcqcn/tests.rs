@@ -33,6 +33,43 @@ fn cut_then_recover_to_line_rate() {
     assert_eq!((rp.rate_timer, rp.cut_at, rp.credit, rp.credited), (None, None, 0, 0), "nothing left of the limiter");
 }
 
+/// The rate timer drops the last cut's tick once the reduce period is over (the packed context keeps only
+/// ticks near the present), and keeps it while a CNP could still be ignored for it.
+#[test]
+fn the_rate_timer_forgets_a_cut_after_the_reduce_period() {
+    let p = Params::default();
+    let mut rp = Rp::new(LINE, &p);
+    assert!(rp.on_cnp(100, &p));
+    run_to(&mut rp, 100 + p.rate_period(), &p);
+    assert!(rp.active, "still limited");
+    assert_eq!(rp.cut_at, None, "the reduce period (4 ticks) ended before the rate timer (54)");
+    let mut long = Params::default();
+    long.regs[Dcqcn::RATE_REDUCE_PERIOD_NS as usize] = 100_000;
+    assert_eq!(long.reduce_period(), 98);
+    let mut rp = Rp::new(LINE, &long);
+    assert!(rp.on_cnp(100, &long));
+    run_to(&mut rp, 100 + long.rate_period(), &long);
+    assert_eq!(rp.cut_at, Some(100), "at tick 154 the reduce period runs to 198");
+    assert!(!rp.on_cnp(197, &long), "a CNP within it is ignored");
+    run_to(&mut rp, 100 + 2 * long.rate_period(), &long);
+    assert_eq!(rp.cut_at, None, "at tick 208 it is over");
+}
+
+/// `send_tick` is the first tick the pacer lets a frame go: the tick asked about whenever it may send.
+#[test]
+fn send_tick_is_now_when_the_pacer_allows() {
+    let p = Params::default();
+    let mut rp = Rp::new(LINE, &p);
+    assert_eq!(rp.send_tick(7), 7, "not limited");
+    assert!(rp.on_cnp(0, &p));
+    assert!(rp.may_send(5) && rp.credit_at(5) > 0);
+    assert_eq!(rp.send_tick(5), 5, "limited, with credit");
+    rp.on_sent(5, 8192, LINE, &p);
+    assert!(!rp.may_send(5));
+    let t = rp.send_tick(5);
+    assert!(t > 5 && rp.may_send(t) && !rp.may_send(t - 1), "the first tick with credit: {t}");
+}
+
 /// The paper's equations by hand, with the default parameters (K = T = 55 us, 54 ticks; F = 5; R_AI =
 /// 40 Mb/s; g = 1/256): a CNP at tick 0, one at tick 55, then none until tick 500.
 #[test]
