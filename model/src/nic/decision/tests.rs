@@ -101,6 +101,8 @@ fn next_paced_is_the_pacers_first_tick_with_credit() {
     assert!(!qp.rp.may_send(5));
     let t = qp.rp.send_tick(5);
     assert_eq!(b.nic.next_paced(now), None, "held, but nothing to send");
+    owe_ack(&mut b, q);
+    assert_eq!(b.nic.next_paced(now), None, "held, and an ACK owed: ACKs are not paced");
     b.nic.qp_mut(q).unwrap().req.push(fake_wqe(0));
     assert_eq!(b.nic.next_paced(now), Some(tick_start(t)), "the requester held to tick {t}");
     assert_eq!(b.nic.next_paced(tick_start(t)), None, "let go at tick {t}");
