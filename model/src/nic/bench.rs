@@ -66,6 +66,11 @@ impl Bench {
     /// A PD, a CQ of 16 CQEs and an RC QP in RESET with rings of 16 WQEs (send slots of 128 bytes), and where
     /// they are.
     pub fn qp_with_rings(&mut self) -> BenchQp {
+        self.qp_of_type(QpType::Rc)
+    }
+
+    /// As `qp_with_rings`, of type `qp_type`.
+    pub fn qp_of_type(&mut self, qp_type: QpType) -> BenchQp {
         let pdn = self.id(op::ALLOC_PD, &[]);
         let ring = self.mem.alloc(4096);
         let cqn = self.id(op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: ring }.to_bytes());
@@ -81,7 +86,7 @@ impl Bench {
             sq_iova: sq,
             rq_iova: rq,
             sq_sig_all: 0,
-            qp_type: QpType::Rc as u8,
+            qp_type: qp_type as u8,
         };
         let qpn = self.id(op::CREATE_QP, &c.to_bytes());
         BenchQp { qpn, cq_ring: ring, sq }

@@ -5,10 +5,10 @@
 use super::super::bench::{Bench, BenchQp};
 use super::super::qp::{RecvCtx, RespItem, SendWqe};
 use super::*;
-use wire::contract::cmd::{op, CreateCqRepr, CreateQpRepr, QpAttrsRepr, Status};
+use wire::contract::cmd::{op, QpAttrsRepr, Status};
 use wire::contract::regs::doorbell;
 use wire::contract::verbs::{attr, QpState, WcStatus};
-use wire::contract::wqe::{send_flags, SendCtrlRepr, SendOp, MIN_RQ_LOG_STRIDE, SEND_DATA};
+use wire::contract::wqe::{send_flags, SendCtrlRepr, SendOp, SEND_DATA};
 use wire::ext::AethRepr;
 use wire::Psn;
 
@@ -145,26 +145,10 @@ fn the_checks_follow_transmits_receives_and_commands() {
     assert!(b.nic.check_failure().is_some_and(|f| f.contains("command run")), "{:?}", b.nic.check_failure());
 }
 
-/// A raw packet QP in RTS with rings of 16 WQEs of 128 bytes and a CQ of 16.
+/// A raw packet QP in RTS with the bench's rings.
 fn raw_qp(b: &mut Bench) -> BenchQp {
-    let pdn = b.id(op::ALLOC_PD, &[]);
-    let ring = b.mem.alloc(4096);
-    let cqn = b.id(op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: ring }.to_bytes());
-    let (sq, rq) = (b.mem.alloc(4096), b.mem.alloc(4096));
-    let c = CreateQpRepr {
-        pdn,
-        send_cqn: cqn,
-        recv_cqn: cqn,
-        sq_log_size: 4,
-        sq_log_stride: 7,
-        rq_log_size: 4,
-        rq_log_stride: MIN_RQ_LOG_STRIDE,
-        sq_iova: sq,
-        rq_iova: rq,
-        sq_sig_all: 1,
-        qp_type: QpType::RawPacket as u8,
-    };
-    let qpn = b.id(op::CREATE_QP, &c.to_bytes());
+    let q = b.qp_of_type(QpType::RawPacket);
+    let qpn = q.qpn;
     for (state, mask) in [(QpState::Init, attr::PORT), (QpState::Rtr, 0), (QpState::Rts, 0)] {
         let a = QpAttrsRepr {
             qpn,
@@ -175,7 +159,7 @@ fn raw_qp(b: &mut Bench) -> BenchQp {
         };
         assert_eq!(b.run(op::MODIFY_QP, &a.to_bytes()).0, Status::Ok, "to {state:?}");
     }
-    BenchQp { qpn, cq_ring: ring, sq }
+    q
 }
 
 /// A raw WQE is read again from the SQ for its frame: one rewritten after its fetch to another inline length
