@@ -75,7 +75,9 @@ pub struct PerfArgs {
     /// 1000 (latency).
     #[arg(short = 'n', long)]
     pub iters: Option<u32>,
-    #[arg(long, default_value_t = 1)]
+    /// QPs (perftest's `-q`): between simulated NICs each runs `--iters` messages; on a link, each QP is one
+    /// entry of perftest's exchange.
+    #[arg(short = 'q', long, visible_alias = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Application threads, each with a QP and a CQ of its own on each side, posting and polling at once
     /// (the verbs objects are shared across threads as libibverbs' are), the device on a thread of its own.
@@ -94,6 +96,8 @@ pub struct PerfArgs {
     pub delay_ns: u64,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub perftest: crate::perf_link::opts::PerftestArgs,
 }
 
 impl PerfArgs {
@@ -172,6 +176,12 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let mtu = wire::contract::verbs::mtu_enum(args.pmtu).ok_or("--pmtu must be 256, 512, 1024, 2048 or 4096")?;
     if args.op.is_latency() {
         return Err("the latency modes run against a peer on a real link: add --link".into());
+    }
+    if args.perftest.any() {
+        return Err(
+            "perftest's options (-a, -D, -o, -A, -b, -e, -t, -r, ...) are for a run against perftest: add --link"
+                .into(),
+        );
     }
     let iters = args.iters.unwrap_or(100);
     if args.qps == 0 || iters == 0 {

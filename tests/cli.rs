@@ -189,6 +189,15 @@ fn pcap_check_rtl_agrees_with_the_model_at_both_widths() {
 /// 127.0.0.1 (ports `base`, `base + 1`), the client with 2% loss on its side; both outputs, each checked to
 /// have succeeded and parsed as JSON.
 fn two_processes(base: u16, server: &[&str], client: &[&str]) -> [serde_json::Value; 2] {
+    two_outputs(base, server, client).map(|(name, out)| {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{server:?} {name}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        json(&text)
+    })
+}
+
+/// `two_processes` without the checks: each side's name and output.
+fn two_outputs(base: u16, server: &[&str], client: &[&str]) -> [(&'static str, std::process::Output); 2] {
     let (a, b) = (format!("127.0.0.1:{base}"), format!("127.0.0.1:{}", base + 1));
     let bin = env!("CARGO_BIN_EXE_ferrite");
     let srv = Command::new(bin)
@@ -208,11 +217,7 @@ fn two_processes(base: u16, server: &[&str], client: &[&str]) -> [serde_json::Va
     });
     let srv = srv.expect("run ferrite").wait_with_output().expect("run ferrite");
     let cli = cli.join().unwrap();
-    [("server", &srv), ("client", &cli)].map(|(name, out)| {
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{server:?} {name}: {text}{}", String::from_utf8_lossy(&out.stderr));
-        json(&text)
-    })
+    [("server", srv), ("client", cli)]
 }
 
 /// Two `ferrite pingpong` processes, server and client, on a dgram link over 127.0.0.1 with 2% loss on the
@@ -273,13 +278,88 @@ fn perf_link_every_tool_between_two_processes_with_loss() {
             retransmitted += r["retransmitted_packets"].as_u64().unwrap_or(0);
         }
         // The client always measures; what it checked is named.
-        assert!(c["bw"]["iters"].as_u64() == Some(60) || c["lat"]["t_avg"].as_f64() > Some(0.0), "{op}: {c}");
-        assert!(!c["checked"].as_str().unwrap_or("").is_empty(), "{op}: {c}");
+        let line = &c["results"][0];
+        assert!(line["bw"]["iters"].as_u64() == Some(60) || line["lat"]["t_avg"].as_f64() > Some(0.0), "{op}: {c}");
+        assert!(!line["checked"].as_str().unwrap_or("").is_empty(), "{op}: {c}");
         if op == "atomic" {
-            assert!(s["checked"].as_str().unwrap_or("").contains("60 fetch-and-adds"), "{s}");
+            assert!(s["results"][0]["checked"].as_str().unwrap_or("").contains("60 fetch-and-adds"), "{s}");
         }
     }
     assert!(retransmitted > 0, "2% loss never cost a retransmission");
+}
+
+/// perftest's options on `--link`, ferrite on both ends (two processes, 2% loss on the client's side):
+/// several QPs, every size, compare-and-swap, completion events with a READ depth, both directions at once,
+/// a duration the server follows, and the two ways a run ends early: an option refused before the
+/// exchange, and a peer that fails mid-run (its WRITEs past the server's buffer), both noticed at once.
+#[test]
+fn perf_link_perftest_options_between_two_processes() {
+    let base = 46000 + (std::process::id() % 1000) as u16 * 2;
+    let run = |i: u16, op: &str, server: &[&str], client: &[&str]| {
+        let port = (18700 + i).to_string();
+        let common = ["perf", op, "--link", "-p", &port, "--timeout", "60", "--json"];
+        let srv: Vec<&str> = common.iter().copied().chain(["--server"]).chain(server.iter().copied()).collect();
+        let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1"]).chain(client.iter().copied()).collect();
+        two_processes(base, &srv, &cli)
+    };
+    let checked = |r: &serde_json::Value| r["results"][0]["checked"].as_str().unwrap_or("").to_string();
+
+    let [s, c] = run(0, "write", &["-q", "3", "-a"], &["-q", "3", "-a", "-n", "3"]);
+    let sizes: Vec<u64> = c["results"].as_array().unwrap().iter().filter_map(|r| r["size"].as_u64()).collect();
+    assert_eq!(sizes, (1..24).map(|i| 1u64 << i).collect::<Vec<_>>(), "-a: 2 B to 8 MiB");
+    assert_eq!(c["results"][22]["bw"]["iters"].as_u64(), Some(9), "3 per QP on 3 QPs: {c}");
+    assert_eq!((s["results"][0]["size"].as_u64(), s["qps"].as_u64()), (Some(8 << 20), Some(3)), "{s}");
+
+    let [s, c] = run(1, "atomic", &["-q", "2"], &["-q", "2", "-A", "CMP_AND_SWAP", "-n", "50"]);
+    assert!(checked(&s).starts_with("100 compare-and-swaps executed"), "{s}");
+    assert!(checked(&c).contains("each returned the previous swap's value"), "{c}");
+
+    let [_, c] = run(2, "read", &[], &["-e", "-o", "2", "-n", "50", "-s", "3000"]);
+    assert_eq!(c["out_reads"].as_u64(), Some(2), "{c}");
+    assert!(c["cq_events"].as_u64() > Some(0), "-e took no completion event: {c}");
+
+    let [s, c] = run(3, "write", &["-b", "-n", "40"], &["-b", "-n", "40", "--report_gbits"]);
+    for r in [&s, &c] {
+        assert_eq!(r["results"][0]["peer_bw"]["iters"].as_u64(), Some(40), "-b: both sides ran: {r}");
+    }
+    assert_eq!(c["unit"].as_str(), Some("Gb/sec"));
+
+    let [s, c] = run(4, "send", &[], &["-D", "2", "-s", "3000"]);
+    assert_eq!(c["duration_s"].as_u64(), Some(2));
+    assert!(
+        s["results"][0]["bw"]["iters"].as_u64() > Some(0) && checked(&s).ends_with("receives of 3000 bytes"),
+        "{s}"
+    );
+
+    // Refused before the exchange: the peer sees its connection close and ends too.
+    let t0 = std::time::Instant::now();
+    let common = ["perf", "write", "--link", "-p", "18705", "--timeout", "60", "--json"];
+    let srv: Vec<&str> = common.iter().copied().chain(["--server", "--run_infinitely"]).collect();
+    let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1"]).collect();
+    let [(_, s), (_, c)] = two_outputs(base, &srv, &cli);
+    assert!(!s.status.success() && !c.status.success());
+    assert!(String::from_utf8_lossy(&s.stderr).contains("refused before the exchange"), "{s:?}");
+    assert!(String::from_utf8_lossy(&c.stdout).contains("the peer closed the exchange"), "{c:?}");
+    // A WRITE past the server's buffer: NAKed, the client fails, and the server says so at once.
+    let common = ["perf", "write", "--link", "-p", "18706", "--timeout", "60", "--json", "-n", "10"];
+    let srv: Vec<&str> = common.iter().copied().chain(["--server", "-s", "4096"]).collect();
+    let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1", "-s", "65536"]).collect();
+    let [(_, s), (_, c)] = two_outputs(base, &srv, &cli);
+    assert!(!s.status.success() && !c.status.success());
+    assert!(json(&String::from_utf8_lossy(&s.stdout))["detail"]
+        .as_str()
+        .unwrap_or("")
+        .contains("1 x remote access error"));
+    assert!(json(&String::from_utf8_lossy(&c.stdout))["detail"].as_str().unwrap_or("").contains("RemAccessErr"));
+    assert!(t0.elapsed() < std::time::Duration::from_secs(30), "the early ends waited for a timeout");
+}
+
+/// perftest's options are for a run against perftest, and refused between simulated NICs.
+#[test]
+fn perftest_options_need_a_link() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(["perf", "write", "-a"]).output().expect("run ferrite");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("add --link"), "{err}");
 }
 
 /// The latency modes need a peer; a peer needs `--link`.
@@ -365,13 +445,13 @@ fn perf_refuses_modes_without_their_link() {
 fn interop_with_linux_rxe() {
     let (ok, cases, out) = ferrite_json(&["interop", "rxe", "--json", "--work", "target/interop/ci"]);
     let cases = cases.as_array().expect("an array of cases");
-    assert_eq!(cases.len(), 82, "{out}");
+    assert_eq!(cases.len(), 108, "{out}");
     for c in cases {
         assert_eq!(c["pass"].as_bool(), Some(true), "{}", c["detail"].as_str().unwrap_or(""));
         assert_eq!(c["backend"].as_str(), Some("model"));
     }
     for role in ["server", "client"] {
-        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 41);
+        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 54);
     }
     assert!(ok);
 }

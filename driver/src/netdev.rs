@@ -292,12 +292,24 @@ impl Stack {
             if let Ok(k) = sock.recv_slice(&mut buf) {
                 got.extend_from_slice(&buf[..k]);
             }
-            got.len() == n || !sock.may_recv() && got.len() < n && !sock.is_active()
+            // Once the peer has closed its half (FIN or RST) and nothing is buffered, nothing more comes.
+            got.len() == n || !sock.may_recv()
         })?;
         if got.len() < n {
             return Err(Error::Network("TCP: the peer closed before sending everything"));
         }
         Ok(got)
+    }
+
+    /// Whether the peer has closed its half of `c` (FIN or RST) with nothing left unread: it will send
+    /// nothing more.
+    pub fn peer_closed(&self, c: &TcpConn) -> bool {
+        !self.sockets.get::<tcp::Socket>(c.0).may_recv()
+    }
+
+    /// Bytes the peer sent on `c` that have not been read yet.
+    pub fn unread(&self, c: &TcpConn) -> usize {
+        self.sockets.get::<tcp::Socket>(c.0).recv_queue()
     }
 
     /// Closes `c` (FIN), letting the stack run until the peer has it or `timeout_ns` pass.

@@ -110,14 +110,23 @@ fn duplicate_atomic_is_replayed_not_reexecuted() {
     w.lock().unwrap().fault_frame(0, 0, FrameFault::Duplicate);
     let mut fa = wr(SendOp::AtomicFetchAdd, &a, &b, 8);
     fa.compare_add = 5;
-    let d = delta(&b, &[Counter::rx_drop_duplicate, Counter::tx_frames], || {
+    let counted = [Counter::rx_drop_duplicate, Counter::tx_frames, Counter::rx_fetch_adds, Counter::rx_cmp_swaps];
+    let d = delta(&b, &counted, || {
         a.qps[0].post_send(&fa).unwrap();
         complete(&a, WcOpcode::FetchAdd);
         w.lock().unwrap().run_until(u64::MAX / 2);
     });
-    assert_eq!(d, [1, 2], "the duplicate is answered from the saved result");
+    assert_eq!(d, [1, 2, 1, 0], "the duplicate is answered from the saved result, and counted once");
     assert_eq!(b.buf.read(0, 8).unwrap(), 15u64.to_le_bytes(), "added once");
     assert_eq!(a.buf.read(0x4000, 8).unwrap(), 10u64.to_le_bytes(), "original value returned");
+    let mut cas = wr(SendOp::AtomicCmpSwp, &a, &b, 8);
+    (cas.compare_add, cas.swap) = (15, 3);
+    let d = delta(&b, &counted[2..], || {
+        a.qps[0].post_send(&cas).unwrap();
+        complete(&a, WcOpcode::CompSwap);
+    });
+    assert_eq!(d, [0, 1], "a compare-and-swap is counted as one");
+    assert_eq!(b.buf.read(0, 8).unwrap(), 3u64.to_le_bytes(), "swapped");
 }
 
 #[test]

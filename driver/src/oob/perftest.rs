@@ -150,6 +150,16 @@ impl<'a> Session<'a> {
         r
     }
 
+    /// Whether the peer has closed the connection (its tool exited, as perftest's do on an error).
+    pub fn peer_closed(&self) -> bool {
+        self.conn.as_ref().is_none_or(|c| self.stack.peer_closed(c))
+    }
+
+    /// Whether the peer's next message of `len` bytes is all here: the peer has moved on to the next step.
+    pub fn peer_waiting(&self, len: usize) -> bool {
+        self.conn.as_ref().is_some_and(|c| self.stack.unread(c) >= len)
+    }
+
     /// `exchange_versions` and `check_version_compatibility`: the peer's version number.
     pub fn versions(&mut self) -> Result<f64, Error> {
         let mut mine = [0u8; VERSION_LEN];
@@ -212,8 +222,14 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Closes the connection without the closing handshake (the latency tools that end without one).
-    pub fn hang_up(mut self) {
+    /// Closes the connection without the closing handshake (the latency tools that end without one, and
+    /// a run that failed).
+    pub fn hang_up(self) {}
+}
+
+/// However a session ends, its connection is closed (FIN), so the peer's tool is never left waiting.
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
         if let Some(c) = self.conn.take() {
             self.stack.close(c, 1_000_000_000);
         }

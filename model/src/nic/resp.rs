@@ -469,6 +469,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 orig.wrapping_add(a.swap_add)
             };
             nic.place((qpn, Side::Responder), a.va, &new.to_le_bytes(), mem);
+            nic.count(if info.kind == OpKind::CompareSwap { Counter::rx_cmp_swaps } else { Counter::rx_fetch_adds });
             let Some(qp) = nic.qp_mut(qpn) else { return };
             qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
             let msn = qp.resp.msn;

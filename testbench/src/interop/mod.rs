@@ -82,17 +82,199 @@ const PERFTEST: [PerftestTool; 7] = [
     PerftestTool { bin: "ib_send_lat", op: "send-lat", runs: &[(2, 200), (65536, 20)] },
 ];
 
+/// What a case must end in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// Both sides succeed.
+    Pass,
+    /// ferrite refuses the options before the exchange, and the guest's tool exits with an error (it is
+    /// not left waiting).
+    Refused,
+    /// The guest's tool fails mid-run, and ferrite's run ends soon after, saying one of these.
+    PeerFails(&'static [&'static str]),
+}
+
+/// How long a case that must fail may take on ferrite's side: the peer's end is noticed within seconds.
+const FAIL_WITHIN: Duration = Duration::from_secs(30);
+
 /// One case: the tool, its options, and the loss on ferrite's side.
 #[derive(Debug, Clone)]
 struct Case {
     tool: Tool,
     name: String,
     mtu: u32,
-    size: u32,
-    iters: u32,
+    /// `-s` and `-n`, where the case gives them (`-a` runs every size, `-D` for a time).
+    size: Option<u32>,
+    iters: Option<u32>,
     loss: f64,
     tcp_port: u16,
+    /// perftest's options for both sides (ferrite takes perftest's names), then for the server and the
+    /// client alone.
+    both: &'static str,
+    server: &'static str,
+    client: &'static str,
+    expect: Expect,
 }
+
+/// A case of perftest's options, run without loss at PMTU 1024.
+struct OptionCase {
+    bin: &'static str,
+    op: &'static str,
+    name: &'static str,
+    size: Option<u32>,
+    iters: Option<u32>,
+    both: &'static str,
+    server: &'static str,
+    client: &'static str,
+    expect: Expect,
+}
+
+const OPTION_CASES: [OptionCase; 13] = [
+    OptionCase {
+        bin: "ib_write_bw",
+        op: "write",
+        name: "q4",
+        size: Some(4096),
+        iters: Some(50),
+        both: "-q 4",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_write_bw",
+        op: "write",
+        name: "all",
+        size: None,
+        iters: Some(5),
+        both: "-a",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_read_bw",
+        op: "read",
+        name: "o4-q2",
+        size: Some(4096),
+        iters: Some(100),
+        both: "-o 4 -q 2",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_read_bw",
+        op: "read",
+        name: "events",
+        size: Some(4096),
+        iters: Some(100),
+        both: "-e",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_atomic_bw",
+        op: "atomic",
+        name: "cas",
+        size: None,
+        iters: Some(200),
+        both: "-A CMP_AND_SWAP",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_atomic_bw",
+        op: "atomic",
+        name: "cas-q2",
+        size: None,
+        iters: Some(100),
+        both: "-A CMP_AND_SWAP -q 2",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_send_bw",
+        op: "send",
+        name: "q2-depths",
+        size: Some(4096),
+        iters: Some(100),
+        both: "-q 2 -t 32 -r 64",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_write_bw",
+        op: "write",
+        name: "bidir",
+        size: Some(65536),
+        iters: Some(100),
+        both: "-b",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_write_bw",
+        op: "write",
+        name: "duration-gbits",
+        size: Some(65536),
+        iters: None,
+        both: "-D 2 --report_gbits",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_read_lat",
+        op: "read-lat",
+        name: "all",
+        size: None,
+        iters: Some(5),
+        both: "-a",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_send_lat",
+        op: "send-lat",
+        name: "all",
+        size: None,
+        iters: Some(5),
+        both: "-a",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_write_bw",
+        op: "write",
+        name: "run-infinitely",
+        size: Some(65536),
+        iters: None,
+        both: "--run_infinitely",
+        server: "",
+        client: "",
+        expect: Expect::Refused,
+    },
+    // The server's buffer is smaller than the client's WRITEs: its responder NAKs them, the client fails.
+    OptionCase {
+        bin: "ib_write_bw",
+        op: "write",
+        name: "past-the-buffer",
+        size: None,
+        iters: Some(10),
+        both: "",
+        server: "-s 4096",
+        client: "-s 1048576",
+        expect: Expect::PeerFails(&["remote access error", "RemAccessErr"]),
+    },
+];
 
 const FERRITE_IP: &str = "10.0.0.1";
 /// The case in which the guest pings ferrite's address (answered by the NIC, no host involved).
@@ -109,7 +291,19 @@ fn cases(loss: f64) -> Vec<Case> {
         let tag = if l > 0.0 { format!("-loss{l}") } else { String::new() };
         let mut add = |tool, name: &str, mtu, size, iters| {
             let tcp_port = 18515 + v.len() as u16;
-            v.push(Case { tool, name: format!("{name}-mtu{mtu}-{size}B{tag}"), mtu, size, iters, loss: l, tcp_port });
+            v.push(Case {
+                tool,
+                name: format!("{name}-mtu{mtu}-{size}B{tag}"),
+                mtu,
+                size: Some(size),
+                iters: Some(iters),
+                loss: l,
+                tcp_port,
+                both: "",
+                server: "",
+                client: "",
+                expect: Expect::Pass,
+            });
         };
         for mtu in [1024, 4096] {
             for (size, iters) in [(1, 50), (4096, 50), (1 << 20, 4)] {
@@ -122,19 +316,54 @@ fn cases(loss: f64) -> Vec<Case> {
             }
         }
     }
+    for o in &OPTION_CASES {
+        let tcp_port = 18515 + v.len() as u16;
+        v.push(Case {
+            tool: Tool::Perftest(o.bin, o.op),
+            name: format!("{}-{}", o.bin, o.name),
+            mtu: 1024,
+            size: o.size,
+            iters: o.iters,
+            loss: 0.0,
+            tcp_port,
+            both: o.both,
+            server: o.server,
+            client: o.client,
+            expect: o.expect,
+        });
+    }
     v
 }
 
-/// The guest's half of a case, as a command line.
-fn guest_tool(c: &Case) -> String {
+/// perftest's options of `c` for the side in `role` ("server" or "client").
+fn options(c: &Case, role: &str) -> Vec<&'static str> {
+    let alone = if role == "server" { c.server } else { c.client };
+    [c.both, alone].into_iter().filter(|e| !e.is_empty()).collect()
+}
+
+/// The guest's half of a case, as a command line; the guest is the server when ferrite is the client.
+fn guest_tool(c: &Case, role_ferrite: &str) -> String {
     match c.tool {
-        Tool::Pingpong => {
-            format!("ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}", c.mtu, c.size, c.iters, c.tcp_port)
-        }
+        Tool::Pingpong => format!(
+            "ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}",
+            c.mtu,
+            c.size.unwrap_or(0),
+            c.iters.unwrap_or(0),
+            c.tcp_port
+        ),
         // -x 1: the IPv4 RoCEv2 GID; -F: no failure over the guest's CPU frequency readings.
         Tool::Perftest(bin, op) => {
-            let size = if op == "atomic" { String::new() } else { format!(" -s {}", c.size) };
-            format!("{bin} -d rxe0 -x 1 -F -m {}{size} -n {} -p {}", c.mtu, c.iters, c.tcp_port)
+            let mut t = format!("{bin} -d rxe0 -x 1 -F -m {}", c.mtu);
+            if let Some(size) = c.size.filter(|_| op != "atomic") {
+                t += &format!(" -s {size}");
+            }
+            if let Some(n) = c.iters {
+                t += &format!(" -n {n}");
+            }
+            for extra in options(c, if role_ferrite == "client" { "server" } else { "client" }) {
+                t += &format!(" {extra}");
+            }
+            t + &format!(" -p {}", c.tcp_port)
         }
     }
 }
@@ -150,7 +379,7 @@ fn guest_script(role_ferrite: &str, cases: &[Case]) -> String {
     let _ =
         writeln!(s, "ping -c 3 -w 20 {FERRITE_IP} > /tmp/out 2>&1; rc=$?; cat /tmp/out; echo \"CASE {PING} rc=$rc\"");
     for c in cases {
-        let tool = guest_tool(c);
+        let tool = guest_tool(c, role_ferrite);
         if role_ferrite == "server" {
             // ferrite listens; connect until it does.
             let _ = writeln!(
@@ -260,10 +489,20 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path) -> (
         _ => &mut cmd,
     };
     cmd.args(["--local", &format!("127.0.0.1:{FERRITE_PORT}"), "--remote", &format!("127.0.0.1:{GUEST_PORT}")])
-        .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string(), "-s", &c.size.to_string()])
-        .args(["-n", &c.iters.to_string(), "-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
+        .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string()])
+        .args(["-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
         .args(["--loss", &c.loss.to_string(), "--seed", "1", "--profile", &o.profile, "--pcap"])
         .arg(pcap);
+    if let Some(size) = c.size {
+        cmd.args(["-s", &size.to_string()]);
+    }
+    if let Some(n) = c.iters {
+        cmd.args(["-n", &n.to_string()]);
+    }
+    if let Tool::Perftest(..) = c.tool {
+        // rxe never sends a bad ICRC: here one fails the case.
+        cmd.arg("--strict-icrc").args(options(c, role).iter().flat_map(|o| o.split_whitespace()));
+    }
     match cmd.output() {
         Err(e) => (false, format!("could not run ferrite: {e}")),
         Ok(out) => {
@@ -271,6 +510,16 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path) -> (
             let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
             (out.status.success(), if text.is_empty() { err } else { text })
         }
+    }
+}
+
+/// Whether a case ended as it must: ferrite's verdict and report, the guest's exit code, ferrite's time.
+fn verdict(expect: Expect, ok: bool, report: &str, rc: Option<i32>, took: Duration) -> bool {
+    let guest_failed = rc.is_some_and(|r| r != 0);
+    match expect {
+        Expect::Pass => ok && rc == Some(0),
+        Expect::Refused => !ok && report.contains("refused before the exchange") && guest_failed && took < FAIL_WITHIN,
+        Expect::PeerFails(says) => !ok && says.iter().any(|w| report.contains(w)) && guest_failed && took < FAIL_WITHIN,
     }
 }
 
@@ -315,7 +564,9 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         let mut vm = boot(ns.command(Path::new("qemu-system-x86_64")), &g, &m, &guest_script(role, &all), &dir, &log)?;
         for c in &all {
             let pcap = dir.join(format!("{}.pcap", c.name));
+            let started = Instant::now();
             let (ok, report) = ferrite_side(o, &ns, role, c, &pcap);
+            let took = started.elapsed();
             // The guest's half ends soon after ferrite's (or has already).
             let deadline = Instant::now() + Duration::from_secs(120);
             let mut rc = None;
@@ -325,8 +576,8 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
                     std::thread::sleep(Duration::from_millis(200));
                 }
             }
-            let pass = ok && rc == Some(0);
-            let mut detail = format!("ferrite: {report}; guest rc: {rc:?}");
+            let pass = verdict(c.expect, ok, &report, rc, took);
+            let mut detail = format!("ferrite ({:.1} s): {report}; guest rc: {rc:?}", took.as_secs_f64());
             if !pass {
                 let console = fs::read_to_string(&log).unwrap_or_default();
                 detail += &format!("\nguest console (last lines):\n{}\npcap: {}", tail(&console, 30), pcap.display());
@@ -362,7 +613,7 @@ mod tests {
     #[test]
     fn the_matrix_covers_every_tool_at_both_mtus_with_and_without_loss() {
         let all = cases(0.01);
-        assert_eq!(all.len(), 40);
+        assert_eq!(all.len(), 40 + OPTION_CASES.len());
         let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
         names.sort_unstable();
         names.dedup();
@@ -373,12 +624,44 @@ mod tests {
         assert_eq!(ports.len(), all.len(), "ports repeat");
         for t in &PERFTEST {
             for loss in [0.0, 0.01] {
-                let mine = all.iter().filter(|c| c.tool == Tool::Perftest(t.bin, t.op) && c.loss == loss);
+                let plain = |c: &&Case| c.both.is_empty() && c.server.is_empty() && c.client.is_empty();
+                let mine = all.iter().filter(|c| c.tool == Tool::Perftest(t.bin, t.op) && c.loss == loss).filter(plain);
                 let mtus: Vec<u32> = mine.map(|c| c.mtu).collect();
                 assert_eq!(mtus, [1024, 4096], "{} loss {loss}", t.bin);
             }
         }
         let ib = all.iter().find(|c| c.name == "ib_atomic_bw-mtu1024-8B-loss0.01").expect("atomic case");
-        assert_eq!(guest_tool(ib), format!("ib_atomic_bw -d rxe0 -x 1 -F -m 1024 -n 200 -p {}", ib.tcp_port));
+        assert_eq!(guest_tool(ib, "server"), format!("ib_atomic_bw -d rxe0 -x 1 -F -m 1024 -n 200 -p {}", ib.tcp_port));
+        let all_sizes = all.iter().find(|c| c.name == "ib_write_bw-all").expect("-a case");
+        assert_eq!(
+            guest_tool(all_sizes, "client"),
+            format!("ib_write_bw -d rxe0 -x 1 -F -m 1024 -n 5 -a -p {}", all_sizes.tcp_port)
+        );
+        let past = all.iter().find(|c| c.name == "ib_write_bw-past-the-buffer").expect("failing case");
+        assert!(guest_tool(past, "server").contains(" -s 1048576"), "the guest as client writes past the buffer");
+        assert!(guest_tool(past, "client").contains(" -s 4096"), "the guest as server has the small buffer");
+        assert_eq!(options(past, "server"), ["-s 4096"]);
+    }
+
+    #[test]
+    fn verdicts_hold_each_case_to_what_it_must_end_in() {
+        let quick = Duration::from_secs(2);
+        assert!(verdict(Expect::Pass, true, "{}", Some(0), quick));
+        assert!(!verdict(Expect::Pass, true, "{}", Some(1), quick));
+        assert!(!verdict(Expect::Pass, false, "{}", Some(0), quick));
+        assert!(!verdict(Expect::Pass, true, "{}", None, quick));
+        let refused = "ferrite: -x (refused before the exchange; the peer's connection was closed)";
+        assert!(verdict(Expect::Refused, false, refused, Some(1), quick));
+        assert!(
+            !verdict(Expect::Refused, false, refused, Some(0), quick),
+            "the guest must have been released with an error"
+        );
+        assert!(!verdict(Expect::Refused, false, refused, None, quick), "the guest never ended");
+        assert!(!verdict(Expect::Refused, false, "timed out", Some(1), quick));
+        assert!(!verdict(Expect::Refused, false, refused, Some(1), FAIL_WITHIN * 2), "noticed too late");
+        let fails = Expect::PeerFails(&["remote access error"]);
+        assert!(verdict(fails, false, "... NAKed: 1 x remote access error ...", Some(1), quick));
+        assert!(!verdict(fails, false, "TCP: timed out", Some(1), quick));
+        assert!(!verdict(fails, true, "remote access error", Some(1), quick));
     }
 }

@@ -142,6 +142,9 @@ counters! {
     ctrl_drop_full,
     /// Command doorbells rung while a command was still running: ignored.
     cmd_doorbells_ignored,
+    /// Compare-and-swap and fetch-and-add requests the responder executed (a duplicate, answered from
+    /// its saved result, is not counted again).
+    rx_cmp_swaps, rx_fetch_adds,
 }
 
 /// DCQCN parameters: one register each at `BASE + 0x10 + 4 * index`, with the documented default.
