@@ -324,6 +324,13 @@ fn perf_link_perftest_options_between_two_processes() {
     }
     assert_eq!(c["unit"].as_str(), Some("Gb/sec"));
 
+    let [s, c] =
+        run(5, "send", &["-b", "-q", "2", "-n", "30", "-s", "3000"], &["-b", "-q", "2", "-n", "30", "-s", "3000"]);
+    for r in [&s, &c] {
+        assert_eq!(r["results"][0]["peer_bw"]["iters"].as_u64(), Some(60), "-b: both sides sent: {r}");
+        assert!(checked(r).ends_with("; 60 receives of 3000 bytes"), "{r}");
+    }
+
     let [s, c] = run(4, "send", &[], &["-D", "2", "-s", "3000"]);
     assert_eq!(c["duration_s"].as_u64(), Some(2));
     assert!(
@@ -333,7 +340,7 @@ fn perf_link_perftest_options_between_two_processes() {
 
     // Refused before the exchange: the peer sees its connection close and ends too.
     let t0 = std::time::Instant::now();
-    let common = ["perf", "write", "--link", "-p", "18705", "--timeout", "60", "--json"];
+    let common = ["perf", "write", "--link", "-p", "18707", "--timeout", "60", "--json"];
     let srv: Vec<&str> = common.iter().copied().chain(["--server", "--run_infinitely"]).collect();
     let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1"]).collect();
     let [(_, s), (_, c)] = two_outputs(base, &srv, &cli);
@@ -341,7 +348,7 @@ fn perf_link_perftest_options_between_two_processes() {
     assert!(String::from_utf8_lossy(&s.stderr).contains("refused before the exchange"), "{s:?}");
     assert!(String::from_utf8_lossy(&c.stdout).contains("the peer closed the exchange"), "{c:?}");
     // A WRITE past the server's buffer: NAKed, the client fails, and the server says so at once.
-    let common = ["perf", "write", "--link", "-p", "18706", "--timeout", "60", "--json", "-n", "10"];
+    let common = ["perf", "write", "--link", "-p", "18708", "--timeout", "60", "--json", "-n", "10"];
     let srv: Vec<&str> = common.iter().copied().chain(["--server", "-s", "4096"]).collect();
     let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1", "-s", "65536"]).collect();
     let [(_, s), (_, c)] = two_outputs(base, &srv, &cli);

@@ -44,8 +44,10 @@ fn wr(rig: &Rig, checker: &Checker, q: usize, k: u32, size: u32, local: u64) -> 
 
 /// `run_iter_bw`: every QP keeps up to the send depth in flight (READs and atomics as many as have a
 /// landing slot), posted round robin; each completion is checked in order. By count, or with `-D` for the
-/// time given, measured between its margins. Returns the report and what was checked.
-pub fn run(rig: &Rig, s: &mut Session, size: u32) -> Result<(BwReport, String), Failure> {
+/// time given, measured between its margins. With `recv` (SEND with `-b`, perftest's `run_iter_bi`), the
+/// peer's SENDs are taken at once, every QP's receive queue kept full, until each QP has had its count.
+/// Returns the report and what was checked.
+pub fn run(rig: &Rig, s: &mut Session, size: u32, mut recv: Option<&mut [u32]>) -> Result<(BwReport, String), Failure> {
     let n = rig.qps.len();
     let reads_or_atomics = matches!(rig.plan.op, Op::Read | Op::Atomic);
     let depth = if reads_or_atomics {
@@ -64,6 +66,8 @@ pub fn run(rig: &Rig, s: &mut Session, size: u32) -> Result<(BwReport, String), 
     let mut posted_at = Vec::new();
     let mut done_at = Vec::new();
     let mut in_window = 0u64;
+    let mut got = vec![0u32; n];
+    let mut end = rig.deadline();
     let start = Instant::now();
     let window = timed.map(|(secs, margin)| {
         (
@@ -93,11 +97,39 @@ pub fn run(rig: &Rig, s: &mut Session, size: u32) -> Result<(BwReport, String), 
                 }
             }
         }
-        let finished = (0..n).all(|q| done[q] == posted[q] && (done[q] == target || !posting));
-        if finished {
+        let sent = (0..n).all(|q| done[q] == posted[q] && (done[q] == target || !posting));
+        let received = recv.is_none() || window.is_some() || got.iter().all(|&g| g >= target);
+        if sent && received {
             break;
         }
-        for wc in rig.wcs(s, &rig.scq, POLL_BATCH, "send completions")? {
+        let wcs = match recv.as_deref_mut() {
+            None => rig.wcs(s, &rig.scq, POLL_BATCH, "send completions")?,
+            Some(outstanding) => {
+                let r = rig.rcq.poll(POLL_BATCH).map_err(|e| e.to_string())?;
+                for wc in &r {
+                    let q = rig.qps.iter().position(|qp| qp.qpn == wc.qp_num).ok_or("a receive on an unknown QP")?;
+                    if wc.status != WcStatus::Success || wc.byte_len != size {
+                        return Err(format!(
+                            "QP {q}: receive {} completed with {:?}, {} bytes (not {size}){}",
+                            got[q],
+                            wc.status,
+                            wc.byte_len,
+                            rig.naks_sent()
+                        ));
+                    }
+                    got[q] += 1;
+                    rig.post_recv(q, u64::from(got[q] + outstanding[q]))?;
+                }
+                let w = rig.scq.poll(POLL_BATCH).map_err(|e| e.to_string())?;
+                if w.is_empty() && r.is_empty() {
+                    rig.tick(s, end, "completions both ways")?;
+                } else {
+                    end = rig.deadline();
+                }
+                w
+            }
+        };
+        for wc in wcs {
             let (q, k) = ((wc.wr_id >> 32) as usize, wc.wr_id as u32);
             if q >= n || wc.status != WcStatus::Success || k != done[q] {
                 let why = match wc.status {
@@ -140,7 +172,12 @@ pub fn run(rig: &Rig, s: &mut Session, size: u32) -> Result<(BwReport, String), 
             }
         }
     };
-    Ok((report, checker.said(total, size)))
+    let mut said = checker.said(total, size);
+    if recv.is_some() {
+        let taken: u64 = got.iter().map(|&g| u64::from(g)).sum();
+        said += &format!("; {taken} receives of {size} bytes");
+    }
+    Ok((report, said))
 }
 
 /// `run_iter_bw_server` for SEND: every QP's receive queue kept at the receive depth until the client has

@@ -267,7 +267,7 @@ fn bw_tool(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, F
         if plan.duplex {
             rig.step(s, "the handshake before the run", |s| s.keys(&me[0]))?;
         }
-        let (mine, checked) = bw::run(rig, s, size)?;
+        let (mine, checked) = bw::run(rig, s, size, None)?;
         if plan.duplex && plan.sizes.len() > 1 {
             rig.step(s, "the handshake after the run", |s| s.keys(&me[0]))?;
         }
@@ -287,16 +287,24 @@ fn bw_tool(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, F
 fn send_bw(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, Failure> {
     let mut outstanding = vec![0u32; rig.qps.len()];
     let mut results = Vec::new();
-    for &size in &rig.plan.sizes {
-        if rig.role == Role::Server {
+    let plan = rig.plan;
+    for &size in &plan.sizes {
+        if rig.role == Role::Server || plan.duplex {
             bw::fill_recvs(rig, &mut outstanding)?;
         }
         rig.step(s, "the handshake before the run", |s| s.keys(&me[0]))?; // the receives are up
-        let (r, checked) = match rig.role {
-            Role::Client => bw::run(rig, s, size)?,
-            Role::Server => bw::recv(rig, s, &mut outstanding)?,
+        let (r, checked) = match (rig.role, plan.duplex) {
+            (_, true) => bw::run(rig, s, size, Some(&mut outstanding))?,
+            (Role::Client, false) => bw::run(rig, s, size, None)?,
+            (Role::Server, false) => bw::recv(rig, s, &mut outstanding)?,
         };
-        results.push(SizeResult { size: r.size as u32, bw: Some(r.into()), checked, ..Default::default() });
+        // perftest trades the reports of a bidirectional run by count.
+        let peer_bw = if plan.duplex && matches!(plan.length, opts::Length::Iters(_)) {
+            Some(rig.step(s, "the reports", |s| s.reports(&r))?.into())
+        } else {
+            None
+        };
+        results.push(SizeResult { size: r.size as u32, bw: Some(r.into()), peer_bw, checked, ..Default::default() });
         if rig.plan.sizes.len() > 1 {
             rig.step(s, "the handshake after the run", |s| s.keys(&me[0]))?;
         }

@@ -155,8 +155,8 @@ impl Plan {
         if p.bidirectional && !bw {
             return Err("-b is for the bandwidth tools".into());
         }
-        if p.bidirectional && op == Op::Send {
-            return Err("-b with SEND (ib_send_bw's bidirectional mode) is not supported by ferrite yet".into());
+        if p.bidirectional && op == Op::Send && p.events {
+            return Err("-b with SEND polls both queues: -e does not go with it here".into());
         }
         if p.rx_depth.is_some() && !matches!(op, Op::Send | Op::SendLat) {
             return Err("-r is the receive queue's depth: for the SEND tools".into());
@@ -285,7 +285,7 @@ mod tests {
             "write -o 4",
             "write-lat -q 2",
             "send-lat -b",
-            "send -b",
+            "send -b -e",
             "write -r 8",
             "atomic -a",
             "write -q 0",
