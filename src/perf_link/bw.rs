@@ -189,7 +189,7 @@ pub fn recv(rig: &Rig, s: &mut Session, outstanding: &mut [u32]) -> Result<(BwRe
     let mut size = None;
     let mut at = Vec::new();
     let start = Instant::now();
-    let end = rig.deadline();
+    let mut end = rig.deadline();
     loop {
         let wcs = rig.rcq.poll(POLL_BATCH).map_err(|e| e.to_string())?;
         if wcs.is_empty() {
@@ -214,6 +214,7 @@ pub fn recv(rig: &Rig, s: &mut Session, outstanding: &mut [u32]) -> Result<(BwRe
             got[q] += 1;
             outstanding[q] -= 1;
             at.push(start.elapsed());
+            end = rig.deadline();
             rig.post_recv(q, u64::from(got[q] + outstanding[q]))?;
             outstanding[q] += 1;
         }
@@ -222,7 +223,11 @@ pub fn recv(rig: &Rig, s: &mut Session, outstanding: &mut [u32]) -> Result<(BwRe
     let Some(size) = size else { return Err("the client moved on without sending".into()) };
     // The receiver's clock starts at its first message, as perftest's server does.
     let first = at.first().copied().unwrap_or_default();
-    let r = report(size, rig.plan.tx_depth, &vec![first; at.len()], &at, unit(rig.plan.gbits));
+    let mut r = report(size, rig.plan.tx_depth, &vec![first; at.len()], &at, unit(rig.plan.gbits));
+    if let Length::Duration { .. } = rig.plan.length {
+        // perftest reports no peak in duration mode.
+        r.bw_peak = 0.0;
+    }
     Ok((r, format!("{total} receives of {size} bytes")))
 }
 

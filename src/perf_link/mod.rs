@@ -54,7 +54,10 @@ pub fn run(a: &PerfArgs) -> Result<bool, Error> {
     let mut rig = rig;
     rig.role = if peer.is_some() { Role::Client } else { Role::Server };
     let own_reads = match a.op {
-        Op::Read | Op::ReadLat | Op::Atomic => plan.outs.unwrap_or(dev.max_qp_rd_atom).min(dev.max_qp_rd_atom).min(255),
+        // -o 0, as perftest's, is the device's most.
+        Op::Read | Op::ReadLat | Op::Atomic => {
+            plan.outs.filter(|&o| o > 0).unwrap_or(dev.max_qp_rd_atom).min(dev.max_qp_rd_atom).min(255)
+        }
         _ => 1,
     };
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
@@ -248,7 +251,13 @@ fn connect(rig: &mut Rig, s: &mut Session, me: &[Keys], mtu: u8, own_reads: u32)
 fn bw_tool(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, Failure> {
     let plan = rig.plan;
     if rig.role == Role::Server && !plan.duplex {
-        rig.step(s, "the client's end of the run", |s| s.keys(&me[0]))?;
+        // The client's run is as long as the client chooses: like perftest's server, wait for it without a
+        // limit (a client that exits closes the connection, which ends the wait at once).
+        let step = s.timeout_ns;
+        s.timeout_ns = u64::MAX / 4;
+        let end = rig.step(s, "the client's end of the run", |s| s.keys(&me[0]));
+        s.timeout_ns = step;
+        end?;
         let theirs = rig.step(s, "the reports", |s| s.reports(&BwReport::default()))?;
         if theirs.size > 1 << 30 || !theirs.bw_avg.is_finite() {
             return Err("the client's report is not one: the two sides took different steps (give both the same -q, \

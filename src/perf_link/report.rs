@@ -53,6 +53,8 @@ pub struct Report {
     pub pass: bool,
     pub detail: String,
     pub qps: u32,
+    /// ferrite's own `-n` (none with `-D`). A server of the bandwidth tools follows the client's count: its
+    /// result lines carry what the client reported or what arrived.
     pub iters: Option<u32>,
     pub duration_s: Option<u32>,
     pub mtu: u32,
