@@ -50,6 +50,10 @@ pub struct FaultArgs {
     /// Probability that a frame is reordered, where `--loss` applies.
     #[arg(long, default_value_t = 0.0)]
     pub reorder: f64,
+    /// Probability that a frame has one bit flipped, where `--loss` applies: the NIC drops a corrupted RoCE
+    /// frame on its ICRC and counts it (`rx_drop_bad_icrc`).
+    #[arg(long, default_value_t = 0.0)]
+    pub corrupt: f64,
     /// Seed of the faults.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -60,10 +64,10 @@ pub struct FaultArgs {
 
 impl FaultArgs {
     pub fn check(&self) -> Result<Impairments, Error> {
-        if !(0.0..1.0).contains(&self.loss) || !(0.0..1.0).contains(&self.reorder) {
-            return Err("--loss and --reorder are probabilities in [0, 1)".into());
+        if [self.loss, self.reorder, self.corrupt].iter().any(|p| !(0.0..1.0).contains(p)) {
+            return Err("--loss, --reorder and --corrupt are probabilities in [0, 1)".into());
         }
-        Ok(Impairments { loss: self.loss, reorder: self.reorder, ..Default::default() })
+        Ok(Impairments { loss: self.loss, reorder: self.reorder, corrupt: self.corrupt, ..Default::default() })
     }
 }
 
@@ -100,8 +104,10 @@ impl LinkArgs {
         let (ip, prefix) = parse_ip(&self.ip)?;
         let faults = f.check()?;
         if let DeviceSpec::Vfio(bdf) = &self.device {
-            if faults.loss > 0.0 || faults.reorder > 0.0 || f.pcap.is_some() {
-                return Err("--loss, --reorder and --pcap act on the model's link, not on a NIC in a slot".into());
+            if faults.loss > 0.0 || faults.reorder > 0.0 || faults.corrupt > 0.0 || f.pcap.is_some() {
+                return Err(
+                    "--loss, --reorder, --corrupt and --pcap act on the model's link, not on a NIC in a slot".into()
+                );
             }
             let ctx = Context::open(DeviceSpec::open_vfio(bdf)?)?;
             return Attached::on(ctx, mac, ip, prefix);

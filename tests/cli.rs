@@ -338,6 +338,17 @@ fn perf_link_perftest_options_between_two_processes() {
         "{s}"
     );
 
+    // Frames corrupted on their way to the server: dropped on their ICRC, counted, recovered; the run passes
+    // unless the server was told to be strict.
+    let [s, _] = run(6, "write", &["--corrupt", "0.02", "--seed", "3"], &["-n", "100", "-s", "8192"]);
+    assert!(s["rx_drop_bad_icrc"].as_u64() > Some(0) && s["pass"] == true, "{s}");
+    let common = ["perf", "write", "--link", "-p", "18709", "--timeout", "60", "--json", "-n", "100", "-s", "8192"];
+    let srv: Vec<&str> = common.iter().copied().chain(["--server", "--corrupt", "0.02", "--strict-icrc"]).collect();
+    let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1"]).collect();
+    let [(_, s), _] = two_outputs(base, &srv, &cli);
+    let v = json(&String::from_utf8_lossy(&s.stdout));
+    assert!(!s.status.success() && v["detail"].as_str().unwrap_or("").contains("bad ICRC (--strict-icrc)"), "{v}");
+
     // Refused before the exchange: the peer sees its connection close and ends too.
     let t0 = std::time::Instant::now();
     let common = ["perf", "write", "--link", "-p", "18707", "--timeout", "60", "--json"];
