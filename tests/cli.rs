@@ -338,11 +338,16 @@ fn perf_link_perftest_options_between_two_processes() {
         "{s}"
     );
 
+    for r in run(7, "send-lat", &["-D", "2", "-s", "64"], &["-D", "2", "-s", "64"]) {
+        let d = &r["results"][0]["lat_duration"];
+        assert!(d["iters"].as_u64() > Some(10) && d["t_avg"].as_f64() > Some(0.0), "-D on a latency tool: {r}");
+    }
+
     // Frames corrupted on their way to the server: dropped on their ICRC, counted, recovered; the run passes
     // unless the server was told to be strict.
     let [s, _] = run(6, "write", &["--corrupt", "0.02", "--seed", "3"], &["-n", "100", "-s", "8192"]);
     assert!(s["rx_drop_bad_icrc"].as_u64() > Some(0) && s["pass"] == true, "{s}");
-    let common = ["perf", "write", "--link", "-p", "18709", "--timeout", "60", "--json", "-n", "100", "-s", "8192"];
+    let common = ["perf", "write", "--link", "-p", "18712", "--timeout", "60", "--json", "-n", "100", "-s", "8192"];
     let srv: Vec<&str> = common.iter().copied().chain(["--server", "--corrupt", "0.02", "--strict-icrc"]).collect();
     let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1"]).collect();
     let [(_, s), _] = two_outputs(base, &srv, &cli);
@@ -351,7 +356,7 @@ fn perf_link_perftest_options_between_two_processes() {
 
     // Refused before the exchange: the peer sees its connection close and ends too.
     let t0 = std::time::Instant::now();
-    let common = ["perf", "write", "--link", "-p", "18707", "--timeout", "60", "--json"];
+    let common = ["perf", "write", "--link", "-p", "18710", "--timeout", "60", "--json"];
     let srv: Vec<&str> = common.iter().copied().chain(["--server", "--run_infinitely"]).collect();
     let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1"]).collect();
     let [(_, s), (_, c)] = two_outputs(base, &srv, &cli);
@@ -359,7 +364,7 @@ fn perf_link_perftest_options_between_two_processes() {
     assert!(String::from_utf8_lossy(&s.stderr).contains("refused before the exchange"), "{s:?}");
     assert!(String::from_utf8_lossy(&c.stdout).contains("the peer closed the exchange"), "{c:?}");
     // A WRITE past the server's buffer: NAKed, the client fails, and the server says so at once.
-    let common = ["perf", "write", "--link", "-p", "18708", "--timeout", "60", "--json", "-n", "10"];
+    let common = ["perf", "write", "--link", "-p", "18711", "--timeout", "60", "--json", "-n", "10"];
     let srv: Vec<&str> = common.iter().copied().chain(["--server", "-s", "4096"]).collect();
     let cli: Vec<&str> = common.iter().copied().chain(["10.0.0.1", "-s", "65536"]).collect();
     let [(_, s), (_, c)] = two_outputs(base, &srv, &cli);
@@ -463,13 +468,13 @@ fn perf_refuses_modes_without_their_link() {
 fn interop_with_linux_rxe() {
     let (ok, cases, out) = ferrite_json(&["interop", "rxe", "--json", "--work", "target/interop/ci"]);
     let cases = cases.as_array().expect("an array of cases");
-    assert_eq!(cases.len(), 108, "{out}");
+    assert_eq!(cases.len(), 110, "{out}");
     for c in cases {
         assert_eq!(c["pass"].as_bool(), Some(true), "{}", c["detail"].as_str().unwrap_or(""));
         assert_eq!(c["backend"].as_str(), Some("model"));
     }
     for role in ["server", "client"] {
-        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 54);
+        assert_eq!(cases.iter().filter(|c| c["role"].as_str() == Some(role)).count(), 55);
     }
     assert!(ok);
 }

@@ -1,6 +1,7 @@
 //! The latency tools' loops (perftest's `run_iter_lat_write`, `run_iter_lat`, `run_iter_lat_send`) on QP
 //! 0, and `print_report_lat`'s statistics.
 
+use super::opts::Length;
 use super::rig::{Failure, Rig};
 use crate::perf::Op;
 use driver::oob::perftest::{Role, Session};
@@ -35,25 +36,102 @@ fn wr(rig: &Rig, id: u64, local: u64, size: u32) -> SendWr {
     }
 }
 
+/// How long a latency run goes: by count, or (`-D`) until its time is up, counting the round trips that
+/// complete between its margins.
+pub struct Clock {
+    start: Instant,
+    /// The measured window and the end, with `-D`.
+    window: Option<(Duration, Duration, Duration)>,
+    pub iters: u32,
+    pub counted: u64,
+}
+
+impl Clock {
+    pub fn new(length: Length) -> Self {
+        let (iters, window) = match length {
+            Length::Iters(k) => (k, None),
+            Length::Duration { secs, margin } => {
+                let s = |v: u32| Duration::from_secs(v.into());
+                (u32::MAX, Some((s(margin), s(secs - margin), s(secs))))
+            }
+        };
+        Clock { start: Instant::now(), window, iters, counted: 0 }
+    }
+
+    fn running(&self) -> bool {
+        self.window.is_none_or(|(_, _, stop)| self.start.elapsed() < stop)
+    }
+
+    fn completed(&mut self) {
+        if let Some((from, to, _)) = self.window {
+            let at = self.start.elapsed();
+            self.counted += u64::from(from <= at && at < to);
+        }
+    }
+
+    /// `print_report_lat_duration`: the round trips in the window and the mean latency over it.
+    pub fn report(&self, op: Op) -> Option<LatDuration> {
+        let (from, to, _) = self.window?;
+        let secs = (to - from).as_secs_f64().max(1e-9);
+        let rtt = if op == Op::ReadLat { 1.0 } else { 2.0 };
+        let n = self.counted.max(1) as f64;
+        Some(LatDuration { iters: self.counted, t_avg: secs * 1e6 / rtt / n, tps: self.counted as f64 / secs })
+    }
+}
+
+/// A latency run by time (`-D`), as perftest reports it.
+#[derive(Serialize, Debug, Default, Clone, Copy)]
+pub struct LatDuration {
+    pub iters: u64,
+    /// Microseconds.
+    pub t_avg: f64,
+    /// Round trips per second.
+    pub tps: f64,
+}
+
+/// One completion from `cq`, which must be a success; none once a timed run is over.
+fn take(rig: &Rig, s: &mut Session, cq: &driver::Cq, what: &str, clock: &Clock) -> Result<Option<driver::Wc>, Failure> {
+    if clock.window.is_none() {
+        return rig.one(s, cq, what).map(Some);
+    }
+    let end = rig.deadline();
+    loop {
+        if let Some(wc) = cq.poll(1).map_err(|e| e.to_string())?.pop() {
+            if wc.status != driver::WcStatus::Success {
+                return Err(format!("{what} wr {:#x} completed with {:?}{}", wc.wr_id, wc.status, rig.naks_sent()));
+            }
+            return Ok(Some(wc));
+        }
+        if !clock.running() {
+            return Ok(None);
+        }
+        rig.tick(s, end, what)?;
+    }
+}
+
 /// `run_iter_lat_write`: each side writes its counter into the last byte of the other's buffer and waits
 /// for the other's; the server writes first. `counters` are the last-byte positions of every size run so
-/// far (this one's last): each ends up holding the final counter.
+/// far (this one's last): by count, each ends up holding the final counter.
 pub fn write(
     rig: &Rig,
     s: &mut Session,
     size: u32,
-    iters: u32,
+    clock: &mut Clock,
     counters: &[u32],
 ) -> Result<(Vec<Duration>, String), Failure> {
+    let iters = clock.iters;
     let poll_at = rig.target(0) + u64::from(size) - 1;
     let (mut scnt, mut ccnt, mut rcnt) = (0u32, 0u32, 0u32);
-    let mut posted_at = Vec::with_capacity(iters as usize);
+    let mut posted_at = Vec::new();
     let start = Instant::now();
-    while scnt < iters || ccnt < iters || rcnt < iters {
+    'run: while (scnt < iters || ccnt < iters || rcnt < iters) && clock.running() {
         if rcnt < iters && !(scnt < 1 && rig.role == Role::Server) {
             rcnt += 1;
             let end = rig.deadline();
             while rig.read(poll_at, 1)?[0] != rcnt as u8 {
+                if !clock.running() {
+                    break 'run;
+                }
                 rig.tick(s, end, "the peer's write")?;
             }
         }
@@ -64,9 +142,15 @@ pub fn write(
             rig.qps[0].post_send(&wr(rig, u64::from(scnt), rig.own(0), size)).map_err(|e| e.to_string())?;
         }
         if ccnt < iters {
-            rig.one(s, &rig.scq, "write")?;
+            if take(rig, s, &rig.scq, "write", clock)?.is_none() {
+                break;
+            }
             ccnt += 1;
+            clock.completed();
         }
+    }
+    if clock.window.is_some() {
+        return Ok((posted_at, format!("{ccnt} counters in order")));
     }
     // perftest zeroes its buffer for this test: all but the counter bytes arrive as zeros.
     let got = rig.read(rig.target(0), size as usize)?;
@@ -83,22 +167,27 @@ pub fn write(
 }
 
 /// `run_iter_lat`: one READ at a time, each of the peer's unchanging buffer.
-pub fn read(rig: &Rig, s: &mut Session, size: u32, iters: u32) -> Result<(Vec<Duration>, String), Failure> {
-    let mut posted_at = Vec::with_capacity(iters as usize);
+pub fn read(rig: &Rig, s: &mut Session, size: u32, clock: &mut Clock) -> Result<(Vec<Duration>, String), Failure> {
+    let mut posted_at = Vec::new();
     let mut first: Option<Vec<u8>> = None;
     let start = Instant::now();
-    for n in 0..iters {
+    let mut n = 0u32;
+    while n < clock.iters && clock.running() {
         posted_at.push(start.elapsed());
         rig.qps[0].post_send(&wr(rig, u64::from(n), rig.slots_off, size)).map_err(|e| e.to_string())?;
-        rig.one(s, &rig.scq, "read")?;
+        if take(rig, s, &rig.scq, "read", clock)?.is_none() {
+            break;
+        }
+        clock.completed();
         let got = rig.read(rig.slots_off, size as usize)?;
         match &first {
             None => first = Some(got),
             Some(f) if *f != got => return Err(format!("read {n} differs from read 0")),
             Some(_) => {}
         }
+        n += 1;
     }
-    Ok((posted_at, format!("{iters} reads of the peer's buffer returned the same {size} bytes")))
+    Ok((posted_at, format!("{n} reads of the peer's buffer returned the same {size} bytes")))
 }
 
 /// `run_iter_lat_send`: the client sends first; each side sends once it has received. `outstanding` is
@@ -107,20 +196,22 @@ pub fn send(
     rig: &Rig,
     s: &mut Session,
     size: u32,
-    iters: u32,
+    clock: &mut Clock,
     outstanding: &mut u32,
 ) -> Result<(Vec<Duration>, String), Failure> {
+    let iters = clock.iters;
     let (mut scnt, mut rcnt, mut unacked) = (0u32, 0u32, 0u32);
-    let mut posted_at = Vec::with_capacity(iters as usize);
+    let mut posted_at = Vec::new();
     let start = Instant::now();
     let half = (rig.plan.tx_depth / 2).max(1);
-    while scnt < iters || rcnt < iters {
+    while (scnt < iters || rcnt < iters) && clock.running() {
         if rcnt < iters && !(scnt < 1 && rig.role == Role::Client) {
-            let wc = rig.one(s, &rig.rcq, "receive")?;
+            let Some(wc) = take(rig, s, &rig.rcq, "receive", clock)? else { break };
             if wc.byte_len != size {
                 return Err(format!("receive {rcnt} held {} bytes, not {size}", wc.byte_len));
             }
             rcnt += 1;
+            clock.completed();
             *outstanding -= 1;
             if rcnt + *outstanding < iters {
                 rig.post_recv(0, u64::from(rcnt + *outstanding))?;
@@ -129,7 +220,9 @@ pub fn send(
         }
         if scnt < iters {
             while unacked >= half {
-                rig.one(s, &rig.scq, "send")?;
+                if take(rig, s, &rig.scq, "send", clock)?.is_none() {
+                    break;
+                }
                 unacked -= 1;
             }
             posted_at.push(start.elapsed());
@@ -146,11 +239,10 @@ pub fn send(
             unacked -= 1;
         }
     }
-    while unacked > 0 {
-        rig.one(s, &rig.scq, "send")?;
+    while unacked > 0 && take(rig, s, &rig.scq, "send", clock)?.is_some() {
         unacked -= 1;
     }
-    Ok((posted_at, format!("{iters} receives of {size} bytes")))
+    Ok((posted_at, format!("{rcnt} receives of {size} bytes")))
 }
 
 /// `print_report_lat`: the gaps between consecutive posts, over two for the round-trip tools, sorted, the

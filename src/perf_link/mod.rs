@@ -281,7 +281,7 @@ fn bw_tool(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, F
             rig.step(s, "the handshake after the run", |s| s.keys(&me[0]))?;
         }
         let peer_bw = if plan.duplex { Some(rig.step(s, "the reports", |s| s.reports(&mine))?.into()) } else { None };
-        results.push(SizeResult { size, bw: Some(mine.into()), peer_bw, lat: None, checked });
+        results.push(SizeResult { size, bw: Some(mine.into()), peer_bw, checked, ..Default::default() });
     }
     if rig.role == Role::Client && !plan.duplex {
         rig.step(s, "the handshake after the run", |s| s.keys(&me[0]))?;
@@ -325,27 +325,30 @@ fn send_bw(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, F
 /// shakes hands before each).
 fn lat_tool(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, Failure> {
     let plan = rig.plan;
-    let iters = match plan.length {
-        opts::Length::Iters(k) => k,
-        opts::Length::Duration { .. } => return Err("the latency tools run by count".into()),
-    };
     let mut results = Vec::new();
     let mut outstanding = 0u32;
     for (i, &size) in plan.sizes.iter().enumerate() {
+        let mut clock = lat::Clock::new(plan.length);
         let (posted_at, checked) = match (plan.op, rig.role) {
-            (Op::WriteLat, _) => lat::write(rig, s, size, iters, &plan.sizes[..=i])?,
-            (Op::ReadLat, Role::Client) => lat::read(rig, s, size, iters)?,
+            (Op::WriteLat, _) => lat::write(rig, s, size, &mut clock, &plan.sizes[..=i])?,
+            (Op::ReadLat, Role::Client) => lat::read(rig, s, size, &mut clock)?,
             (Op::ReadLat, Role::Server) => continue,
             _ => {
-                while outstanding < iters.min(plan.rx_depth) {
+                while outstanding < clock.iters.min(plan.rx_depth) {
                     rig.post_recv(0, u64::from(outstanding))?;
                     outstanding += 1;
                 }
                 rig.step(s, "the handshake before the run", |s| s.keys(&me[0]))?; // the receives are up
-                lat::send(rig, s, size, iters, &mut outstanding)?
+                                                                                  // The clock starts once both sides are ready, as perftest's does after this handshake.
+                clock = lat::Clock::new(plan.length);
+                lat::send(rig, s, size, &mut clock, &mut outstanding)?
             }
         };
-        results.push(SizeResult { size, lat: Some(lat::stats(plan.op, &posted_at)), checked, ..Default::default() });
+        let (lat, lat_duration) = match clock.report(plan.op) {
+            Some(d) => (None, Some(d)),
+            None => (Some(lat::stats(plan.op, &posted_at)), None),
+        };
+        results.push(SizeResult { size, lat, lat_duration, checked, ..Default::default() });
     }
     Ok(results)
 }

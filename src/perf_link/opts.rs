@@ -27,8 +27,8 @@ pub struct PerftestArgs {
     /// With `--link`: every size from 2 B to 8 MiB, doubling (buffers sized for 8 MiB, as perftest's).
     #[arg(short = 'a', long = "all")]
     pub all: bool,
-    /// With `--link`: run the bandwidth test for this many seconds instead of `-n` iterations (perftest's
-    /// first and last quarter are a warm-up and a cool-down, left out of the figures).
+    /// With `--link`: run for this many seconds instead of `-n` iterations (perftest's first and last quarter
+    /// are a warm-up and a cool-down, left out of the figures).
     #[arg(short = 'D', long = "duration")]
     pub duration: Option<u32>,
     /// With `--link`: perftest's run until stopped; refused (the peer is released), as ferrite runs a test
@@ -161,9 +161,6 @@ impl Plan {
         if p.rx_depth.is_some() && !matches!(op, Op::Send | Op::SendLat) {
             return Err("-r is the receive queue's depth: for the SEND tools".into());
         }
-        if p.duration.is_some() && !bw {
-            return Err("-D is for the bandwidth tools here".into());
-        }
         if p.duration.is_some() && a.iters.is_some() {
             return Err("-D and -n both set the run's length: give one".into());
         }
@@ -264,6 +261,7 @@ mod tests {
         assert_eq!(plan("read-lat").unwrap().length, Length::Iters(1000));
         assert_eq!(plan("read-lat").unwrap().tx_depth, 1);
         assert_eq!(plan("write -D 8").unwrap().length, Length::Duration { secs: 8, margin: 2 });
+        assert_eq!(plan("send-lat -D 3").unwrap().length, Length::Duration { secs: 3, margin: 0 });
         let cas = plan("atomic --atomic_type CMP_AND_SWAP -o 2 -e -b --report_gbits -F").unwrap();
         assert_eq!(
             (cas.atomic, cas.outs, cas.events, cas.duplex, cas.gbits),

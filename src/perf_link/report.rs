@@ -1,6 +1,6 @@
 //! What a run reports: perftest's columns for people, and JSON for scripts.
 
-use super::lat::Latency;
+use super::lat::{LatDuration, Latency};
 use crate::perf::Op;
 use driver::oob::perftest::{BwReport, Keys};
 use serde::Serialize;
@@ -42,6 +42,8 @@ pub struct SizeResult {
     /// With `-b`: the peer's line, which perftest adds to its own.
     pub peer_bw: Option<BwLine>,
     pub lat: Option<Latency>,
+    /// With `-D`, the latency tools' report: round trips in the window, their mean latency and rate.
+    pub lat_duration: Option<LatDuration>,
     /// What ferrite checked of the data on its side.
     pub checked: String,
 }
@@ -161,6 +163,13 @@ pub fn print_human(r: &Report, me: &[Keys], rem: &[Keys]) {
                 l.p99,
                 l.p99_9
             );
+        }
+        if let Some(d) = &line.lat_duration {
+            if !headed {
+                println!(" #bytes        #iterations       t_avg[usec]    tps average");
+                headed = true;
+            }
+            println!(" {:<7}       {:<10}        {:<7.2}        {:<7.2}", line.size, d.iters, d.t_avg, d.tps);
         }
     }
     println!("{RESULT_LINE}");

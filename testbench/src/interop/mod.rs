@@ -131,7 +131,7 @@ struct OptionCase {
 
 /// Each costs CI time: the guest's software emulation moves about 10 MB/s, so `-a` (up to 8 MiB) runs once
 /// for a bandwidth tool and once for a latency tool.
-const OPTION_CASES: [OptionCase; 13] = [
+const OPTION_CASES: [OptionCase; 14] = [
     OptionCase {
         bin: "ib_write_bw",
         op: "write",
@@ -238,6 +238,17 @@ const OPTION_CASES: [OptionCase; 13] = [
         size: Some(65536),
         iters: None,
         both: "-D 2 --report_gbits",
+        server: "",
+        client: "",
+        expect: Expect::Pass,
+    },
+    OptionCase {
+        bin: "ib_write_lat",
+        op: "write-lat",
+        name: "duration",
+        size: Some(64),
+        iters: None,
+        both: "-D 2",
         server: "",
         client: "",
         expect: Expect::Pass,
