@@ -204,7 +204,7 @@ pub fn send(
     let mut posted_at = Vec::new();
     let start = Instant::now();
     let half = (rig.plan.tx_depth / 2).max(1);
-    while (scnt < iters || rcnt < iters) && clock.running() {
+    'run: while (scnt < iters || rcnt < iters) && clock.running() {
         if rcnt < iters && !(scnt < 1 && rig.role == Role::Client) {
             let Some(wc) = take(rig, s, &rig.rcq, "receive", clock)? else { break };
             if wc.byte_len != size {
@@ -221,7 +221,8 @@ pub fn send(
         if scnt < iters {
             while unacked >= half {
                 if take(rig, s, &rig.scq, "send", clock)?.is_none() {
-                    break;
+                    // A timed run is over while the send queue is full: nothing more is sent.
+                    break 'run;
                 }
                 unacked -= 1;
             }
