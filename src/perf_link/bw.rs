@@ -6,7 +6,7 @@ use super::opts::Length;
 use super::rig::{Failure, Rig};
 use crate::perf::Op;
 use driver::oob::perftest::{BwReport, Session, KEY_MSG_LEN};
-use driver::{SendOp, SendWr, Sge, WcStatus};
+use driver::{SendOp, SendWr, Sge, Wc, WcStatus};
 use std::time::{Duration, Instant};
 use wire::contract::wqe::send_flags;
 
@@ -107,18 +107,7 @@ pub fn run(rig: &Rig, s: &mut Session, size: u32, mut recv: Option<&mut [u32]>) 
             Some(outstanding) => {
                 let r = rig.rcq.poll(POLL_BATCH).map_err(|e| e.to_string())?;
                 for wc in &r {
-                    let q = rig.qps.iter().position(|qp| qp.qpn == wc.qp_num).ok_or("a receive on an unknown QP")?;
-                    if wc.status != WcStatus::Success || wc.byte_len != size {
-                        return Err(format!(
-                            "QP {q}: receive {} completed with {:?}, {} bytes (not {size}){}",
-                            got[q],
-                            wc.status,
-                            wc.byte_len,
-                            rig.naks_sent()
-                        ));
-                    }
-                    got[q] += 1;
-                    rig.post_recv(q, u64::from(got[q] + outstanding[q]))?;
+                    received_one(rig, wc, size, &mut got, outstanding)?;
                 }
                 let w = rig.scq.poll(POLL_BATCH).map_err(|e| e.to_string())?;
                 if w.is_empty() && r.is_empty() {
@@ -200,23 +189,10 @@ pub fn recv(rig: &Rig, s: &mut Session, outstanding: &mut [u32]) -> Result<(BwRe
             continue;
         }
         for wc in wcs {
-            let q = rig.qps.iter().position(|qp| qp.qpn == wc.qp_num).ok_or("a receive on an unknown QP")?;
             let want = *size.get_or_insert(wc.byte_len);
-            if wc.status != WcStatus::Success || wc.byte_len != want {
-                return Err(format!(
-                    "QP {q}: receive {} completed with {:?}, {} bytes (the first held {want}){}",
-                    got[q],
-                    wc.status,
-                    wc.byte_len,
-                    rig.naks_sent()
-                ));
-            }
-            got[q] += 1;
-            outstanding[q] -= 1;
+            received_one(rig, &wc, want, &mut got, outstanding)?;
             at.push(start.elapsed());
             end = rig.deadline();
-            rig.post_recv(q, u64::from(got[q] + outstanding[q]))?;
-            outstanding[q] += 1;
         }
     }
     let total: u64 = got.iter().map(|&g| u64::from(g)).sum();
@@ -229,6 +205,23 @@ pub fn recv(rig: &Rig, s: &mut Session, outstanding: &mut [u32]) -> Result<(BwRe
         r.bw_peak = 0.0;
     }
     Ok((r, format!("{total} receives of {size} bytes")))
+}
+
+/// One receive completion, which must be a success of `size` bytes: counted on its QP, and a receive
+/// posted in its place, so the queue stays at its depth.
+fn received_one(rig: &Rig, wc: &Wc, size: u32, got: &mut [u32], outstanding: &[u32]) -> Result<(), Failure> {
+    let q = rig.qps.iter().position(|qp| qp.qpn == wc.qp_num).ok_or("a receive on an unknown QP")?;
+    if wc.status != WcStatus::Success || wc.byte_len != size {
+        return Err(format!(
+            "QP {q}: receive {} completed with {:?}, {} bytes (not {size}, the run's size){}",
+            got[q],
+            wc.status,
+            wc.byte_len,
+            rig.naks_sent()
+        ));
+    }
+    got[q] += 1;
+    rig.post_recv(q, u64::from(got[q] + outstanding[q]))
 }
 
 /// Tops every QP's receive queue up to the receive depth.
