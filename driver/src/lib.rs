@@ -11,6 +11,7 @@ pub mod netdev;
 pub mod oob;
 pub mod pair;
 pub mod realtime;
+pub mod rtl;
 mod verbs;
 pub mod vfio;
 

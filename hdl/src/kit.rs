@@ -26,3 +26,21 @@ pub fn custom_module(lines: impl IntoIterator<Item = String>) -> Verilog {
 pub fn bits_u64<const D: usize>(v: Bits<D>, lsb: usize, n: usize) -> u64 {
     (0..n).filter(|&i| lsb + i < D && v.get_bit(lsb + i)).fold(0, |acc, i| acc | 1 << i)
 }
+
+/// A generation-time parameter a block holds (a hardware profile, a clock rate): no signal, nothing in the
+/// Verilog, read by the block's `hdl()` when it writes its body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Param<T>(pub T);
+
+impl<T> Logic for Param<T> {
+    fn update(&mut self) {}
+}
+
+impl<T> Block for Param<T> {
+    fn connect_all(&mut self) {}
+    fn update_all(&mut self) {}
+    fn has_changed(&self) -> bool {
+        false
+    }
+    fn accept(&self, _name: &str, _probe: &mut dyn Probe) {}
+}

@@ -8,12 +8,16 @@
 //! construction; `Width` names the two widths we build (8 and 64 bytes).
 
 pub mod bram_queue;
+pub mod core;
 pub mod crc;
 pub mod delay;
 pub mod dp16kd;
+pub mod engine;
+pub mod host;
 pub mod kit;
 pub mod prefetch;
 pub mod queue;
+pub mod record;
 pub mod rx;
 pub mod store_ram;
 pub mod top;

@@ -16,6 +16,8 @@ pub enum Top {
     Rx,
     /// The whole TX pipeline: metadata and payload in; frames out.
     Tx,
+    /// The NIC core (so far the register file and the command unit), with this many QPs.
+    Core(u32),
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -34,12 +36,12 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 4] = [Top::Crc, Top::RxDecode, Top::Rx, Top::Tx];
+    pub const ALL: [Top; 6] = [Top::Crc, Top::RxDecode, Top::Rx, Top::Tx, Top::Core(16), Top::Core(1024)];
 
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
         match self {
-            Top::RxDecode => &[Width::W8],
+            Top::RxDecode | Top::Core(_) => &[Width::W8],
             _ => &Width::ALL,
         }
     }
@@ -51,6 +53,7 @@ impl Top {
             Top::RxDecode => "rx_decode".into(),
             Top::Rx => format!("rx_w{}", w.bytes()),
             Top::Tx => format!("tx_w{}", w.bytes()),
+            Top::Core(qps) => format!("core_q{qps}"),
         }
     }
 
@@ -114,12 +117,19 @@ impl Top {
                 p("out_valid", 1, Dir::Out),
                 p("out_ready", 1, Dir::In),
             ],
+            Top::Core(_) => crate::core::ports(),
         }
     }
 
     /// The Verilog of this top at width `w`; the top module is named `top`.
     pub fn verilog(self, w: Width) -> String {
         match (self, w) {
+            (Top::Core(qps), _) => {
+                let mut u = crate::core::Core::new(crate::core::info(qps));
+                u.connect_inputs();
+                u.connect_all();
+                generate_verilog(&u)
+            }
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),

@@ -6,6 +6,7 @@
 mod ffi;
 // The Verilator runtime the models link against (a dependency nothing in Rust names is not linked).
 use sim_rt as _;
+pub mod core;
 pub mod frames;
 pub mod rx;
 pub mod stream;
@@ -24,6 +25,11 @@ pub struct Sim {
     time: u64,
     pub name: String,
 }
+
+// SAFETY: a Verilated model (built without --threads) keeps its state in its own objects and has no thread
+// affinity, so it may move to another thread; `Sim` gives access only through `&mut self` or `&self` reads
+// of ports, and the driver's RTL backend holds it behind a mutex, so no two threads use it at once.
+unsafe impl Send for Sim {}
 
 static WAVE_FILES: AtomicUsize = AtomicUsize::new(0);
 

@@ -7,14 +7,13 @@ use super::dcqcn::Rp;
 use super::timer::Tick;
 use std::collections::VecDeque;
 use wire::contract::cmd::QpAttrsRepr;
-use wire::contract::verbs::{attr, check_modify, mtu_bytes, QpState, QpType, TransitionError, WcStatus};
+use wire::contract::verbs::{
+    attr, check_modify, mtu_bytes, QpState, QpType, TransitionError, WcStatus, PKEY_TABLE_LEN,
+};
 use wire::contract::wqe::SendOp;
 use wire::eth::VlanTag;
 use wire::ext::AethRepr;
 use wire::Psn;
-
-/// P_Keys in the port's table: one, the default.
-pub const PKEY_TABLE_LEN: u16 = 1;
 
 /// Attributes set through MODIFY_QP.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

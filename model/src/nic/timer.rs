@@ -16,10 +16,9 @@ use crate::Time;
 pub type Tick = u64;
 
 /// Length of one tick in picoseconds (1.024 us).
-pub const TICK_PS: Time = 1_024_000;
+pub const TICK_PS: Time = TICK_NS as Time * 1000;
 
-/// Length of one tick in nanoseconds, as the ID block reports it.
-pub const TICK_NS: u32 = 1024;
+pub use wire::contract::qpc::TICK_NS;
 
 /// Ticks an implementation may fire a due timer late (the follower refuses later ones as missed).
 pub const TIMER_TOLERANCE: Tick = 2;

@@ -19,6 +19,9 @@
 use super::profile::Profile;
 use crate::layout::{Bram, Layout, Table};
 
+/// Length of the timer tick in nanoseconds, as the ID block reports it: every timer of the NIC counts in these.
+pub const TICK_NS: u32 = 1024;
+
 /// Bits of a tick value that may be far from now: 1.024 us ticks, 2^35 of them (9.8 hours) either way,
 /// which covers the longest ACK timeout (4 x 2^31 ticks).
 pub const TICK_BITS: u32 = 36;

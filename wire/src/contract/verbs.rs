@@ -174,6 +174,9 @@ pub mod access {
     pub const ALL: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
 }
 
+/// P_Key table entries of the port (one: the default P_Key); `pkey_index` must be below it.
+pub const PKEY_TABLE_LEN: u16 = 1;
+
 /// The largest path MTU enum (`IBV_MTU_4096`).
 pub const MAX_MTU_ENUM: u8 = 5;
 

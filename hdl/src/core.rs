@@ -1,0 +1,250 @@
+//! `Core`: the NIC core the simulation drives and the boards will wrap. So far it is the host side of the
+//! NIC: BAR0's register file and the command unit with its tables, behind 32-bit MMIO and the DMA ports.
+//! The engines (requester, responder, completer) and the datapath join it in the next steps.
+//!
+//! The read ports of the context tables (`qp_*`, `mr`, `cq`, `eq`, `gid`, `mac`) are the engines' ports to
+//! be; until the engines exist they are the core's, so the testbench can compare the packed contexts with
+//! the model's.
+
+use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
+use crate::engine::cmd::CmdUnit;
+use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
+use crate::kit::*;
+use crate::top::{Dir, Port};
+
+#[derive(LogicBlock)]
+pub struct Core {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub mmio_addr: Signal<In, Bits<ADDR_BITS>>,
+    pub mmio_wdata: Signal<In, Bits<32>>,
+    pub mmio_write: Signal<In, Bit>,
+    pub mmio_read: Signal<In, Bit>,
+    pub mmio_rdata: Signal<Out, Bits<32>>,
+    pub mmio_rvalid: Signal<Out, Bit>,
+    pub dma_rd_valid: Signal<Out, Bit>,
+    pub dma_rd_ready: Signal<In, Bit>,
+    pub dma_rd_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_len: Signal<Out, Bits<16>>,
+    pub dma_rd_tag: Signal<Out, Bits<8>>,
+    pub dma_cpl_valid: Signal<In, Bit>,
+    pub dma_cpl_data: Signal<In, Bits<64>>,
+    pub dma_cpl_tag: Signal<In, Bits<8>>,
+    pub dma_cpl_err: Signal<In, Bit>,
+    pub dma_cpl_last: Signal<In, Bit>,
+    pub dma_wr_valid: Signal<Out, Bit>,
+    pub dma_wr_ready: Signal<In, Bit>,
+    pub dma_wr_addr: Signal<Out, Bits<64>>,
+    pub dma_wr_data: Signal<Out, Bits<64>>,
+    pub dma_wr_strb: Signal<Out, Bits<8>>,
+    /// The decision trace: a command completed this cycle (the model's `Decision::Command`).
+    pub trace_cmd: Signal<Out, Bit>,
+    pub qp_index: Signal<In, Bits<16>>,
+    pub qp_valid: Signal<Out, Bit>,
+    pub qp_attr: Signal<Out, Bits<ATTR_BITS>>,
+    pub qp_req: Signal<Out, Bits<REQ_BITS>>,
+    pub qp_resp: Signal<Out, Bits<RESP_BITS>>,
+    pub mr_index: Signal<In, Bits<24>>,
+    pub mr: Signal<Out, Bits<MR_BITS>>,
+    pub cq_index: Signal<In, Bits<16>>,
+    pub cq: Signal<Out, Bits<CQ_BITS>>,
+    pub eq: Signal<Out, Bits<CQ_BITS>>,
+    pub gid_index: Signal<In, Bits<4>>,
+    pub gid: Signal<Out, Bits<128>>,
+    pub gid_valid: Signal<Out, Bit>,
+    pub mac: Signal<Out, Bits<48>>,
+    mmio: Mmio,
+    cmd: CmdUnit,
+    exec: CmdExec,
+}
+
+impl Core {
+    pub fn new(info: DeviceInfo) -> Self {
+        let profile = info.profile;
+        Core {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            mmio_addr: Signal::default(),
+            mmio_wdata: Signal::default(),
+            mmio_write: Signal::default(),
+            mmio_read: Signal::default(),
+            mmio_rdata: Signal::default(),
+            mmio_rvalid: Signal::default(),
+            dma_rd_valid: Signal::default(),
+            dma_rd_ready: Signal::default(),
+            dma_rd_addr: Signal::default(),
+            dma_rd_len: Signal::default(),
+            dma_rd_tag: Signal::default(),
+            dma_cpl_valid: Signal::default(),
+            dma_cpl_data: Signal::default(),
+            dma_cpl_tag: Signal::default(),
+            dma_cpl_err: Signal::default(),
+            dma_cpl_last: Signal::default(),
+            dma_wr_valid: Signal::default(),
+            dma_wr_ready: Signal::default(),
+            dma_wr_addr: Signal::default(),
+            dma_wr_data: Signal::default(),
+            dma_wr_strb: Signal::default(),
+            trace_cmd: Signal::default(),
+            qp_index: Signal::default(),
+            qp_valid: Signal::default(),
+            qp_attr: Signal::default(),
+            qp_req: Signal::default(),
+            qp_resp: Signal::default(),
+            mr_index: Signal::default(),
+            mr: Signal::default(),
+            cq_index: Signal::default(),
+            cq: Signal::default(),
+            eq: Signal::default(),
+            gid_index: Signal::default(),
+            gid: Signal::default(),
+            gid_valid: Signal::default(),
+            mac: Signal::default(),
+            mmio: Mmio::new(info),
+            cmd: CmdUnit::default(),
+            exec: CmdExec::new(profile),
+        }
+    }
+}
+
+/// The QP count of the boards' builds so far: the board profile with `qps` QPs, an 8-byte port at 125 MHz.
+pub fn info(qps: u32) -> DeviceInfo {
+    DeviceInfo {
+        profile: wire::contract::profile::Profile { max_qp: qps, ..wire::contract::profile::Profile::board() },
+        port_mbps: 8 * 8 * 125,
+        ns_per_cycle: 8,
+        build_id: 0,
+    }
+}
+
+/// The core's ports, in the order the simulation numbers them (`clock` first).
+pub fn ports() -> Vec<Port> {
+    use Dir::{In, Out};
+    let p = |name, bits, dir| Port { name, bits, dir };
+    vec![
+        p("clock", 1, In),
+        p("reset", 1, In),
+        p("mmio_addr", ADDR_BITS, In),
+        p("mmio_wdata", 32, In),
+        p("mmio_write", 1, In),
+        p("mmio_read", 1, In),
+        p("mmio_rdata", 32, Out),
+        p("mmio_rvalid", 1, Out),
+        p("dma_rd_valid", 1, Out),
+        p("dma_rd_ready", 1, In),
+        p("dma_rd_addr", 64, Out),
+        p("dma_rd_len", 16, Out),
+        p("dma_rd_tag", 8, Out),
+        p("dma_cpl_valid", 1, In),
+        p("dma_cpl_data", 64, In),
+        p("dma_cpl_tag", 8, In),
+        p("dma_cpl_err", 1, In),
+        p("dma_cpl_last", 1, In),
+        p("dma_wr_valid", 1, Out),
+        p("dma_wr_ready", 1, In),
+        p("dma_wr_addr", 64, Out),
+        p("dma_wr_data", 64, Out),
+        p("dma_wr_strb", 8, Out),
+        p("trace_cmd", 1, Out),
+        p("qp_index", 16, In),
+        p("qp_valid", 1, Out),
+        p("qp_attr", ATTR_BITS, Out),
+        p("qp_req", REQ_BITS, Out),
+        p("qp_resp", RESP_BITS, Out),
+        p("mr_index", 24, In),
+        p("mr", MR_BITS, Out),
+        p("cq_index", 16, In),
+        p("cq", CQ_BITS, Out),
+        p("eq", CQ_BITS, Out),
+        p("gid_index", 4, In),
+        p("gid", 128, Out),
+        p("gid_valid", 1, Out),
+        p("mac", 48, Out),
+    ]
+}
+
+impl Core {
+    /// Marks the inputs as driven from outside (the top's ports).
+    pub fn connect_inputs(&mut self) {
+        self.clock.connect();
+        self.reset.connect();
+        self.mmio_addr.connect();
+        self.mmio_wdata.connect();
+        self.mmio_write.connect();
+        self.mmio_read.connect();
+        self.dma_rd_ready.connect();
+        self.dma_cpl_valid.connect();
+        self.dma_cpl_data.connect();
+        self.dma_cpl_tag.connect();
+        self.dma_cpl_err.connect();
+        self.dma_cpl_last.connect();
+        self.dma_wr_ready.connect();
+        self.qp_index.connect();
+        self.mr_index.connect();
+        self.cq_index.connect();
+        self.gid_index.connect();
+    }
+}
+
+impl Logic for Core {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.mmio.clock.next = self.clock.val();
+        self.mmio.reset.next = self.reset.val();
+        self.mmio.addr.next = self.mmio_addr.val();
+        self.mmio.wdata.next = self.mmio_wdata.val();
+        self.mmio.write.next = self.mmio_write.val();
+        self.mmio.read.next = self.mmio_read.val();
+        self.mmio_rdata.next = self.mmio.rdata.val();
+        self.mmio_rvalid.next = self.mmio.rvalid.val();
+        self.mmio.cmd_done.next = self.cmd.done.val();
+        self.mmio.cmd_status.next = self.cmd.status.val();
+
+        self.cmd.clock.next = self.clock.val();
+        self.cmd.reset.next = self.reset.val();
+        self.cmd.start.next = self.mmio.cmd_start.val();
+        self.cmd.mb_iova.next = self.mmio.cmd_mailbox.val();
+        self.dma_rd_valid.next = self.cmd.rd_valid.val();
+        self.cmd.rd_ready.next = self.dma_rd_ready.val();
+        self.dma_rd_addr.next = self.cmd.rd_addr.val();
+        self.dma_rd_len.next = self.cmd.rd_len.val();
+        self.dma_rd_tag.next = self.cmd.rd_tag.val();
+        self.cmd.cpl_valid.next = self.dma_cpl_valid.val();
+        self.cmd.cpl_data.next = self.dma_cpl_data.val();
+        self.cmd.cpl_tag.next = self.dma_cpl_tag.val();
+        self.cmd.cpl_err.next = self.dma_cpl_err.val();
+        self.cmd.cpl_last.next = self.dma_cpl_last.val();
+        self.dma_wr_valid.next = self.cmd.wr_valid.val();
+        self.cmd.wr_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_addr.next = self.cmd.wr_addr.val();
+        self.dma_wr_data.next = self.cmd.wr_data.val();
+        self.dma_wr_strb.next = self.cmd.wr_strb.val();
+        self.trace_cmd.next = self.cmd.done.val();
+
+        self.exec.clock.next = self.clock.val();
+        self.exec.reset.next = self.reset.val();
+        self.exec.beat_valid.next = self.cmd.beat_valid.val();
+        self.exec.beat_data.next = self.cmd.beat_data.val();
+        self.exec.lookup.next = self.cmd.lookup.val();
+        self.exec.commit.next = self.cmd.commit.val();
+        self.exec.out_index.next = self.cmd.out_index.val();
+        self.cmd.out_beat.next = self.exec.out_beat.val();
+        self.cmd.exec_status.next = self.exec.status.val();
+        // No requester yet: no QP has a started WQE outstanding.
+        self.exec.qp_started.next = false;
+        self.exec.qp_index.next = self.qp_index.val();
+        self.qp_valid.next = self.exec.qp_valid.val();
+        self.qp_attr.next = self.exec.qp_attr.val();
+        self.qp_req.next = self.exec.qp_req.val();
+        self.qp_resp.next = self.exec.qp_resp.val();
+        self.exec.mr_index.next = self.mr_index.val();
+        self.mr.next = self.exec.mr.val();
+        self.exec.cq_index.next = self.cq_index.val();
+        self.cq.next = self.exec.cq.val();
+        self.eq.next = self.exec.eq.val();
+        self.exec.gid_index.next = self.gid_index.val();
+        self.gid.next = self.exec.gid.val();
+        self.gid_valid.next = self.exec.gid_valid.val();
+        self.mac.next = self.exec.mac.val();
+    }
+}

@@ -1,0 +1,721 @@
+//! `CmdExec`: what the model's `exec_command` does once the mailbox is in, as generated Verilog. It holds
+//! the tables the commands own (PDs, MRs, CQs, the EQ, the GID table, the port's MAC, the QPs' valid bits
+//! and their `qp_attr`, `qp_req` and `qp_resp` context RAMs), runs each command's checks in the model's
+//! order to the same status and syndrome, and applies a command that passed on `commit`.
+//!
+//! Everything comes from `wire`: the mailbox fields from the command Reprs' `FIELDS`, the records from
+//! `wire::contract::qpc`, the modify-QP rules from `verbs::rc_transition` and `raw_packet_transition`, the
+//! limits from the profile. Table logic of this kind (field lists, a 98-entry rule table, priority encoders
+//! over the valid bits) is what `#[hdl_gen]` cannot write; the sequencing around it is `CmdUnit`'s.
+//!
+//! Timing: `lookup` registers the table entries the command names (RAM reads), and the checks settle
+//! combinationally on them; `commit` latches the status and the output and, if the status is OK, writes
+//! the tables. Reference counts (MRs and QPs per PD, QPs per CQ) make DEALLOC_PD and DESTROY_CQ's "still in
+//! use" one read instead of a scan.
+
+use crate::kit::*;
+use crate::record::{be_get, be_put, build, slice, width, Fields};
+use wire::contract::cmd::*;
+use wire::contract::profile::Profile;
+use wire::contract::qpc::{bits_for, cq_entry, mr_entry, qp_context, MR_LEN_BITS};
+use wire::contract::verbs::{
+    access, attr, raw_packet_transition, rc_transition, QpState, QpType, MAX_MTU_ENUM, PKEY_TABLE_LEN,
+};
+use wire::contract::wqe::{MAX_LOG_STRIDE, MIN_RQ_LOG_STRIDE, MIN_SQ_LOG_STRIDE};
+
+/// Port widths of the context read ports: each record zero-extended to these (checked when generated).
+pub const ATTR_BITS: usize = 640;
+pub const REQ_BITS: usize = 256;
+pub const RESP_BITS: usize = 384;
+pub const MR_BITS: usize = 192;
+pub const CQ_BITS: usize = 160;
+
+/// Mailbox bytes the unit takes in: the header and the input (`cmd::OUT_HDR`).
+pub const MB_BYTES: usize = OUT_HDR;
+/// Bytes it writes back, from `OUT_HDR` to the end of the mailbox: the output header and the output.
+pub const TAIL_BYTES: usize = MAILBOX_LEN - OUT_HDR;
+
+#[derive(LogicBlock)]
+pub struct CmdExec {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// The mailbox, 8 bytes a beat in address order.
+    pub beat_valid: Signal<In, Bit>,
+    pub beat_data: Signal<In, Bits<64>>,
+    pub lookup: Signal<In, Bit>,
+    pub commit: Signal<In, Bit>,
+    /// Beat `out_index` of what goes back to the mailbox at `OUT_HDR` (latched at `commit`).
+    pub out_index: Signal<In, Bits<4>>,
+    pub out_beat: Signal<Out, Bits<64>>,
+    pub status: Signal<Out, Bits<8>>,
+    /// The QP named in the mailbox has a started WQE outstanding (QUERY_QP's `sq_draining` in SQD): the
+    /// requester's to say.
+    pub qp_started: Signal<In, Bit>,
+    /// Read ports for the engines (and the testbench), one cycle: a QP's valid bit and context records.
+    pub qp_index: Signal<In, Bits<16>>,
+    pub qp_valid: Signal<Out, Bit>,
+    pub qp_attr: Signal<Out, Bits<ATTR_BITS>>,
+    pub qp_req: Signal<Out, Bits<REQ_BITS>>,
+    pub qp_resp: Signal<Out, Bits<RESP_BITS>>,
+    /// An MR table entry by index (key >> 8), a CQ table entry, the EQ (`cq_entry` layouts).
+    pub mr_index: Signal<In, Bits<24>>,
+    pub mr: Signal<Out, Bits<MR_BITS>>,
+    pub cq_index: Signal<In, Bits<16>>,
+    pub cq: Signal<Out, Bits<CQ_BITS>>,
+    pub eq: Signal<Out, Bits<CQ_BITS>>,
+    /// A GID table entry and the port's MAC, for the TX header builder.
+    pub gid_index: Signal<In, Bits<4>>,
+    pub gid: Signal<Out, Bits<128>>,
+    pub gid_valid: Signal<Out, Bit>,
+    pub mac: Signal<Out, Bits<48>>,
+    profile: Param<Profile>,
+}
+
+impl CmdExec {
+    pub fn new(profile: Profile) -> Self {
+        CmdExec {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            beat_valid: Signal::default(),
+            beat_data: Signal::default(),
+            lookup: Signal::default(),
+            commit: Signal::default(),
+            out_index: Signal::default(),
+            out_beat: Signal::default(),
+            status: Signal::default(),
+            qp_started: Signal::default(),
+            qp_index: Signal::default(),
+            qp_valid: Signal::default(),
+            qp_attr: Signal::default(),
+            qp_req: Signal::default(),
+            qp_resp: Signal::default(),
+            mr_index: Signal::default(),
+            mr: Signal::default(),
+            cq_index: Signal::default(),
+            cq: Signal::default(),
+            eq: Signal::default(),
+            gid_index: Signal::default(),
+            gid: Signal::default(),
+            gid_valid: Signal::default(),
+            mac: Signal::default(),
+            profile: Param(profile),
+        }
+    }
+}
+
+impl Logic for CmdExec {
+    fn update(&mut self) {
+        // Verified in Verilator against the model (sim/tests/core_cmd.rs).
+    }
+
+    fn connect(&mut self) {
+        self.out_beat.connect();
+        self.status.connect();
+        self.qp_valid.connect();
+        self.qp_attr.connect();
+        self.qp_req.connect();
+        self.qp_resp.connect();
+        self.mr.connect();
+        self.cq.connect();
+        self.eq.connect();
+        self.gid.connect();
+        self.gid_valid.connect();
+        self.mac.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(verilog(&self.profile.0))
+    }
+}
+
+/// The mailbox input headers, each with the prefix of its decoded wires (`i_<prefix>_<field>`).
+const INPUTS: [(&str, Fields); 7] = [
+    ("port", SetPortRepr::FIELDS),
+    ("gid", SetGidRepr::FIELDS),
+    ("obj", ObjInRepr::FIELDS),
+    ("mr", RegMrRepr::FIELDS),
+    ("cq", CreateCqRepr::FIELDS),
+    ("cqp", CreateQpRepr::FIELDS),
+    ("qpa", QpAttrsRepr::FIELDS),
+];
+
+/// The status codes as Verilog literals.
+fn s(st: Status) -> String {
+    format!("8'd{}", st as u8)
+}
+
+/// The bit of `attr` mask `bit` in the decoded MODIFY_QP mask.
+fn m(bit: u32) -> String {
+    format!("i_qpa_attr_mask[{}]", bit.trailing_zeros())
+}
+
+/// The `qp_attr` fields MODIFY_QP sets, each with the mask bit that sets it and its new value; a move to
+/// RESET clears them all (the model's `Attrs::default()`).
+fn modify_attrs() -> Vec<(&'static str, u32, &'static str)> {
+    vec![
+        ("access", attr::ACCESS_FLAGS, "i_qpa_qp_access_flags"),
+        ("pmtu", attr::PATH_MTU, "i_qpa_path_mtu"),
+        ("timeout", attr::TIMEOUT, "i_qpa_timeout"),
+        ("retry_cnt", attr::RETRY_CNT, "i_qpa_retry_cnt"),
+        ("rnr_retry", attr::RNR_RETRY, "i_qpa_rnr_retry"),
+        ("min_rnr_timer", attr::MIN_RNR_TIMER, "i_qpa_min_rnr_timer"),
+        ("max_rd_atomic", attr::MAX_QP_RD_ATOMIC, "i_qpa_max_rd_atomic"),
+        ("max_dest_rd_atomic", attr::MAX_DEST_RD_ATOMIC, "i_qpa_max_dest_rd_atomic"),
+        ("sgid_index", attr::AV, "i_qpa_sgid_index"),
+        ("hop_limit", attr::AV, "i_qpa_hop_limit"),
+        ("traffic_class", attr::AV, "i_qpa_traffic_class"),
+        ("flow_label", attr::AV, "i_qpa_flow_label"),
+        ("dmac", attr::AV, "i_qpa_dmac"),
+        ("vlan_tagged", attr::AV, "av_tagged"),
+        ("vlan_tci", attr::AV, "av_tci"),
+        ("dgid_hi", attr::AV, "i_qpa_dgid_hi"),
+        ("dgid_lo", attr::AV, "i_qpa_dgid_lo"),
+        ("dest_qpn", attr::DEST_QPN, "i_qpa_dest_qp_num"),
+        ("port_set", attr::PORT, "i_qpa_port_num"),
+        ("udp_sport", attr::AV | attr::DEST_QPN, "new_sport"),
+    ]
+}
+
+const STATES: [QpState; 7] =
+    [QpState::Reset, QpState::Init, QpState::Rtr, QpState::Rts, QpState::Sqd, QpState::Sqe, QpState::Err];
+
+/// The Verilog body of `CmdExec` for profile `p`.
+pub fn verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let (al, rl, sl) = (&c.attr, &c.req, &c.resp);
+    let (mrl, cql) = (mr_entry(p), cq_entry());
+    for (l, bits) in [(al, ATTR_BITS), (rl, REQ_BITS), (sl, RESP_BITS), (&mrl, MR_BITS), (&cql, CQ_BITS)] {
+        assert!(l.width() as usize <= bits, "{} ({} bits) is wider than its port", l.name, l.width());
+    }
+    assert!(p.max_qp.is_power_of_two() && p.max_qp <= 1 << 16, "QP tables are indexed by the low QPN bits");
+    let (aw, rw, sw, mw, cw) = (al.width(), rl.width(), sl.width(), mrl.width(), cql.width());
+    let qa = bits_for(p.max_qp - 1);
+    let pda = bits_for(p.max_pd - 1);
+    let mra = bits_for(p.max_mr - 1);
+    let cqa = bits_for(p.max_cq - 1);
+    let rb = bits_for(2 * p.max_qp + p.max_mr);
+    let mut v: Vec<String> = Vec::new();
+    let mut w = |l: String| v.push(l);
+
+    w("// The mailbox: byte i at mb[8i+7:8i], a beat shifted in at the top.".into());
+    w(format!("reg [{}:0] mb;", 8 * MB_BYTES - 1));
+    w(format!("always @(posedge clock) if (beat_valid) mb <= {{beat_data, mb[{}:64]}};", 8 * MB_BYTES - 1));
+    let (e, _) = be_get("mb", CmdHeaderRepr::FIELDS, 0, "opcode");
+    w(format!("wire [15:0] opcode = {e};"));
+    for (prefix, fields) in INPUTS {
+        for (name, r) in fields.iter() {
+            let (e, bits) = be_get("mb", fields, IN, name);
+            debug_assert_eq!(bits, 8 * r.len());
+            w(format!("wire [{}:0] i_{prefix}_{name} = {e};", bits - 1));
+        }
+    }
+
+    w("// The tables.".into());
+    w("reg [47:0] mac_r;\nreg [15:0] gid_valid_r;\nreg [127:0] gid_tab [0:15];".into());
+    w(format!("reg [{}:0] pd_valid;\nreg [{}:0] pd_refs [0:{}];", p.max_pd - 1, rb - 1, p.max_pd - 1));
+    w(format!("reg [{}:0] cq_valid;\nreg [{}:0] cq_refs [0:{}];", p.max_cq - 1, rb - 1, p.max_cq - 1));
+    w(format!("reg [{}:0] cq_tab [0:{}];\nreg [{}:0] eq_ent;", cw - 1, p.max_cq - 1, cw - 1));
+    w(format!("reg [{}:0] mr_valid;\nreg [{}:0] mr_tab [0:{}];", p.max_mr - 1, mw - 1, p.max_mr - 1));
+    w(format!("reg [{}:0] qp_valid_r;", p.max_qp - 1));
+    for (name, width) in [("attr", aw), ("req", rw), ("resp", sw)] {
+        w(format!("reg [{}:0] {name}_tab [0:{}];", width - 1, p.max_qp - 1));
+    }
+    w("// Never-registered MR slots start at variant 0, as the model's do.".into());
+    w(format!("integer k;\ninitial for (k = 0; k < {}; k = k + 1) mr_tab[k] = {mw}'d0;", p.max_mr));
+
+    w("// Free slots: the lowest clear valid bit from the first number handed out.".into());
+    for (name, n, bits, lo) in
+        [("pd", p.max_pd, pda, 1), ("mr", p.max_mr, mra, 1), ("cq", p.max_cq, cqa, 1), ("qp", p.max_qp, qa, 2)]
+    {
+        w(format!("function automatic [{bits}:0] first_free_{name}(input [{}:0] used);", n - 1));
+        w("    integer i;\n    begin".into());
+        w(format!("        first_free_{name} = {}'d0;", bits + 1));
+        w(format!(
+            "        for (i = {}; i >= {lo}; i = i - 1) if (!used[i]) first_free_{name} = {{1'b1, i[{}:0]}};",
+            n - 1,
+            bits - 1
+        ));
+        w("    end\nendfunction".into());
+        let valid = if name == "qp" { "qp_valid_r".to_string() } else { format!("{name}_valid") };
+        w(format!("wire [{bits}:0] {name}_pick = first_free_{name}({valid});"));
+        w(format!(
+            "wire {name}_found = {name}_pick[{bits}];\nwire [{}:0] {name}_free = {name}_pick[{}:0];",
+            bits - 1,
+            bits - 1
+        ));
+    }
+
+    w("// The entries the command names, read at `lookup`.".into());
+    w(format!("wire [{}:0] qp_sel = i_obj_id[{}:0];", qa - 1, qa - 1));
+    w("wire [23:0] key_idx = i_obj_id[31:8];".into());
+    w(format!("wire [{}:0] mr_sel = (opcode == 16'h{:x}) ? mr_free : key_idx[{}:0];", mra - 1, op::REG_MR, mra - 1));
+    w(format!(
+        "reg [{}:0] attr_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
+        aw - 1,
+        rw - 1,
+        sw - 1,
+        mw - 1
+    ));
+    w("always @(posedge clock) if (lookup) begin".into());
+    w("    attr_q <= attr_tab[qp_sel];\n    req_q <= req_tab[qp_sel];\n    resp_q <= resp_tab[qp_sel];".into());
+    w("    mr_q <= mr_tab[mr_sel];\nend".into());
+
+    w("// Object checks: in range and valid.".into());
+    let ok = |name: &str, id: &str, max: u32, bits: u32, valid: &str| {
+        format!("wire {name} = ({id} < {max}) && {valid}[{id}[{}:0]];", bits - 1)
+    };
+    w(ok("pd_ok_obj", "i_obj_id", p.max_pd, pda, "pd_valid"));
+    w(ok("pd_ok_mr", "i_mr_pdn", p.max_pd, pda, "pd_valid"));
+    w(ok("pd_ok_qp", "i_cqp_pdn", p.max_pd, pda, "pd_valid"));
+    w(ok("cq_ok_obj", "i_obj_id", p.max_cq, cqa, "cq_valid"));
+    w(ok("cq_ok_send", "i_cqp_send_cqn", p.max_cq, cqa, "cq_valid"));
+    w(ok("cq_ok_recv", "i_cqp_recv_cqn", p.max_cq, cqa, "cq_valid"));
+    w(ok("qp_ok", "i_obj_id", p.max_qp, qa, "qp_valid_r"));
+    w(ok("gid_ok", "i_qpa_sgid_index", 16, 4, "gid_valid_r"));
+    w(format!(
+        "wire mr_key_ok = (key_idx < {}) && mr_valid[key_idx[{}:0]] && {} == i_obj_id[7:0];",
+        p.max_mr,
+        mra - 1,
+        slice(&mrl, "mr_q", "variant")
+    ));
+    w(format!("wire [7:0] mr_variant = {} + 8'd1;", slice(&mrl, "mr_q", "variant")));
+    w(format!("wire [31:0] mr_key = {{{}'d0, mr_free, mr_variant}};", 24 - mra));
+    w(format!("wire [{}:0] pd_refs_obj = pd_refs[i_obj_id[{}:0]];", rb - 1, pda - 1));
+    w(format!("wire [{}:0] cq_refs_obj = cq_refs[i_obj_id[{}:0]];", rb - 1, cqa - 1));
+
+    w("// REG_MR, CREATE_CQ / CREATE_EQ and CREATE_QP parameters.".into());
+    w(format!(
+        "wire mr_bad = (i_mr_access & ~32'd{}) != 0 || ({{1'b0, i_mr_iova}} + {{1'b0, i_mr_length}}) > 65'h{:x} || i_mr_length > 64'h{:x};",
+        access::ALL,
+        u64::MAX,
+        1u64 << MR_LEN_BITS
+    ));
+    w(format!("wire ring_bad = i_cq_log_size > 8'd{} || i_cq_ring_iova == 64'd0;", p.max_log_ring));
+    let stride_bad = |f: &str, min: u8| format!("({f} < 8'd{min} || {f} > 8'd{MAX_LOG_STRIDE})");
+    w(format!(
+        "wire qp_rings_bad = i_cqp_sq_log_size > 8'd{0} || i_cqp_rq_log_size > 8'd{0} || {1} || {2} || i_cqp_sq_iova == 64'd0 || i_cqp_rq_iova == 64'd0;",
+        p.max_log_ring,
+        stride_bad("i_cqp_sq_log_stride", MIN_SQ_LOG_STRIDE),
+        stride_bad("i_cqp_rq_log_stride", MIN_RQ_LOG_STRIDE)
+    ));
+    w(format!(
+        "wire qp_type_bad = i_cqp_qp_type != 8'd{} && i_cqp_qp_type != 8'd{};",
+        QpType::Rc as u8,
+        QpType::RawPacket as u8
+    ));
+
+    w("// MODIFY_QP: the model's `Qp::modify`, its checks in its order.".into());
+    w(format!(
+        "wire atomics_over = ({} && i_qpa_max_rd_atomic > 8'd{}) || ({} && i_qpa_max_dest_rd_atomic > 8'd{});",
+        m(attr::MAX_QP_RD_ATOMIC),
+        p.max_qp_init_rd_atom,
+        m(attr::MAX_DEST_RD_ATOMIC),
+        p.max_qp_rd_atom
+    ));
+    w(format!("wire [2:0] cur = {};", slice(al, "attr_q", "state")));
+    w(format!("wire is_raw = {};", slice(al, "attr_q", "raw")));
+    w(format!("wire cur_mismatch = {} && i_qpa_cur_qp_state != {{5'd0, cur}};", m(attr::CUR_STATE)));
+    w(format!("wire next_bad = {} && i_qpa_qp_state > 8'd{};", m(attr::STATE), QpState::Err as u8));
+    w(format!("wire [2:0] nxt = {} ? i_qpa_qp_state[2:0] : cur;", m(attr::STATE)));
+    w("reg t_ok;\nreg [31:0] t_req, t_opt;".into());
+    w("always @(*) begin\n    t_ok = 1'b0; t_req = 32'd0; t_opt = 32'd0;\n    case ({is_raw, cur, nxt})".into());
+    for raw in [false, true] {
+        for cur in STATES {
+            for next in STATES {
+                let t = if raw { raw_packet_transition(cur, next) } else { rc_transition(cur, next) };
+                if let Some(t) = t {
+                    w(format!(
+                        "    7'b{}{:03b}{:03b}: begin t_ok = 1'b1; t_req = 32'h{:x}; t_opt = 32'h{:x}; end",
+                        u8::from(raw),
+                        cur as u8,
+                        next as u8,
+                        t.required,
+                        t.optional
+                    ));
+                }
+            }
+        }
+    }
+    w("    default: ;\n    endcase\nend".into());
+    w(format!("wire [31:0] given = i_qpa_attr_mask & ~32'd{};", attr::STATE));
+    w("wire rule_bad = !t_ok || (t_req & ~given) != 32'd0 || (given & ~(t_req | t_opt)) != 32'd0;".into());
+    let checks = [
+        (attr::PATH_MTU, format!("(i_qpa_path_mtu < 8'd1 || i_qpa_path_mtu > 8'd{MAX_MTU_ENUM})")),
+        (attr::TIMEOUT, "i_qpa_timeout > 8'd31".into()),
+        (attr::RETRY_CNT, "i_qpa_retry_cnt > 8'd7".into()),
+        (attr::RNR_RETRY, "i_qpa_rnr_retry > 8'd7".into()),
+        (attr::MIN_RNR_TIMER, "i_qpa_min_rnr_timer > 8'd31".into()),
+        (attr::DEST_QPN, "i_qpa_dest_qp_num > 32'hffffff".into()),
+        (attr::ACCESS_FLAGS, format!("(i_qpa_qp_access_flags & ~32'd{}) != 32'd0", access::ALL)),
+        (attr::MAX_QP_RD_ATOMIC, "i_qpa_max_rd_atomic > 8'd16".into()),
+        (attr::MAX_DEST_RD_ATOMIC, "i_qpa_max_dest_rd_atomic > 8'd16".into()),
+        (attr::PKEY_INDEX, format!("i_qpa_pkey_index >= 16'd{PKEY_TABLE_LEN}")),
+        (attr::PORT, "i_qpa_port_num != 8'd1".into()),
+    ];
+    let vb: Vec<String> = checks.iter().map(|(bit, c)| format!("({} && {c})", m(*bit))).collect();
+    w(format!("wire value_bad = {};", vb.join(" || ")));
+    w(format!("wire to_reset = nxt == 3'd{};", QpState::Reset as u8));
+    w(format!("wire to_err = nxt == 3'd{0} && cur != 3'd{0};", QpState::Err as u8));
+
+    w("// The address vector and the UDP source port (wire::roce's flow label rules).".into());
+    w("wire av_tagged = i_qpa_vlan_tagged != 8'd0;".into());
+    w("wire [15:0] av_tci = av_tagged ? i_qpa_vlan : 16'd0;".into());
+    let keep_or = |bit: u32, new: &str, field: &str| format!("{} ? {new} : {}", m(bit), slice(al, "attr_q", field));
+    w(format!("wire [19:0] new_fl = {};", keep_or(attr::AV, "i_qpa_flow_label[19:0]", "flow_label")));
+    w(format!("wire [23:0] new_dqpn = {};", keep_or(attr::DEST_QPN, "i_qpa_dest_qp_num[23:0]", "dest_qpn")));
+    w("wire [47:0] qpn_prod = {24'd0, i_qpa_qpn[23:0]} * {24'd0, new_dqpn};".into());
+    w("wire [47:0] qpn_mix1 = qpn_prod ^ (qpn_prod >> 20);".into());
+    w("wire [47:0] qpn_mix2 = qpn_mix1 ^ (qpn_mix1 >> 40);".into());
+    w("wire [19:0] sport_fl = new_fl != 20'd0 ? new_fl : qpn_mix2[19:0];".into());
+    w("wire [15:0] new_sport = {2'b11, sport_fl[13:0] ^ {8'd0, sport_fl[19:14]}};".into());
+
+    // The modified records.
+    let attrs = modify_attrs();
+    let (d, e) = build(al, "attr_q", "ma", |name, _| {
+        if name == "state" {
+            return Some("nxt".into());
+        }
+        if name == "flushing" {
+            return Some(format!("to_reset ? 1'b0 : to_err ? 1'b1 : {}", slice(al, "attr_q", name)));
+        }
+        if let Some((_, bit, new)) = attrs.iter().find(|(n, _, _)| *n == name) {
+            return Some(format!("to_reset ? 0 : {} ? {new} : {}", mask_any(*bit), slice(al, "attr_q", name)));
+        }
+        ["sq_pi", "sq_ci", "rq_pi", "rq_ci"]
+            .contains(&name)
+            .then(|| format!("to_reset ? 0 : {}", slice(al, "attr_q", name)))
+    });
+    v.extend(d);
+    v.push(format!("wire [{}:0] mod_attr = {e};", aw - 1));
+    let psn_set = |name: &str| ["psn", "cursor_psn", "comp_psn", "high_psn"].contains(&name);
+    let (d, e) = build(rl, "req_q", "mq", |name, _| {
+        let old = slice(rl, "req_q", name);
+        match name {
+            "retry_left" => Some(format!("{} ? i_qpa_retry_cnt : {old}", m(attr::RETRY_CNT))),
+            "rnr_left" => Some(format!("{} ? i_qpa_rnr_retry : {old}", m(attr::RNR_RETRY))),
+            n if psn_set(n) => Some(format!("{} ? i_qpa_sq_psn : {old}", m(attr::SQ_PSN))),
+            // Entering ERR stops the ACK and RNR timers (the model's `enter_err`).
+            "timer_valid" | "timer" | "rnr_valid" | "rnr_deadline" | "rnr_psn" => Some(format!("to_err ? 0 : {old}")),
+            _ => None,
+        }
+    });
+    v.extend(d);
+    v.push(format!("wire [{}:0] mod_req = to_reset ? {rw}'d0 : {e};", rw - 1));
+    let res_w = width(sl, "resources");
+    v.push(format!(
+        "wire [{0}:0] res_cap = i_qpa_max_dest_rd_atomic == 8'd0 ? {res_w}'d1 : i_qpa_max_dest_rd_atomic[{0}:0];",
+        res_w - 1
+    ));
+    let (d, e) = build(sl, "resp_q", "ms", |name, _| {
+        let old = slice(sl, "resp_q", name);
+        match name {
+            "epsn" => Some(format!("{} ? i_qpa_rq_psn : {old}", m(attr::RQ_PSN))),
+            // A smaller max_dest_rd_atomic keeps the newest resources (the model drops the oldest).
+            "resources" => Some(format!("{} && {old} > res_cap ? res_cap : {old}", m(attr::MAX_DEST_RD_ATOMIC))),
+            // Entering ERR drops the queued responses and the coalesced ACK.
+            "items" | "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => Some(format!("to_err ? 0 : {old}")),
+            _ => None,
+        }
+    });
+    v.extend(d);
+    v.push(format!("wire [{}:0] mod_resp = to_reset ? {sw}'d0 : {e};", sw - 1));
+
+    // A new QP's context: RESET, its PD, CQs and rings; everything else zero.
+    v.push(format!("wire [{}:0] zero_attr = {aw}'d0;", aw - 1));
+    let (d, e) = build(al, "zero_attr", "ca", |name, _| {
+        Some(match name {
+            "raw" => format!("i_cqp_qp_type == 8'd{}", QpType::RawPacket as u8),
+            "pdn" => "i_cqp_pdn".into(),
+            "send_cqn" => "i_cqp_send_cqn".into(),
+            "recv_cqn" => "i_cqp_recv_cqn".into(),
+            "sig_all" => "i_cqp_sq_sig_all != 8'd0".into(),
+            "sq_iova" | "sq_log_size" | "sq_log_stride" | "rq_iova" | "rq_log_size" | "rq_log_stride" => {
+                format!("i_cqp_{name}")
+            }
+            _ => return None,
+        })
+    });
+    v.extend(d);
+    v.push(format!("wire [{}:0] new_attr = {e};", aw - 1));
+    // MR entries: a new one, and the one DEREG_MR leaves (its variant kept for the next registration).
+    v.push(format!("wire [{}:0] zero_mr = {mw}'d0;", mw - 1));
+    let (d, e) = build(&mrl, "zero_mr", "cm", |name, _| {
+        Some(match name {
+            "valid" => "1'b1".into(),
+            "variant" => "mr_variant".into(),
+            "pdn" | "access" | "iova" | "length" => format!("i_mr_{name}"),
+            _ => return None,
+        })
+    });
+    v.extend(d);
+    v.push(format!("wire [{}:0] new_mr = {e};", mw - 1));
+    let (d, e) = build(&mrl, "mr_q", "dm", |name, _| (name == "valid").then(|| "1'b0".into()));
+    v.extend(d);
+    v.push(format!("wire [{}:0] gone_mr = {e};", mw - 1));
+    v.push(format!("wire [{}:0] zero_cq = {cw}'d0;", cw - 1));
+    let (d, e) = build(&cql, "zero_cq", "cc", |name, _| {
+        Some(match name {
+            "valid" => "1'b1".into(),
+            "iova" => "i_cq_ring_iova".into(),
+            "log_size" => "i_cq_log_size".into(),
+            _ => return None,
+        })
+    });
+    v.extend(d);
+    v.push(format!("wire [{}:0] new_cq = {e};", cw - 1));
+
+    // QUERY_QP's output.
+    let mut w = |l: String| v.push(l);
+    for (name, r) in QpAttrsRepr::FIELDS.iter() {
+        let e = match *name {
+            "qpn" => "i_obj_id".to_string(),
+            "attr_mask" | "pkey_index" => "0".into(),
+            "qp_state" | "cur_qp_state" => "cur".into(),
+            "path_mtu" => slice(al, "attr_q", "pmtu"),
+            "qp_access_flags" => slice(al, "attr_q", "access"),
+            "dest_qp_num" => slice(al, "attr_q", "dest_qpn"),
+            "rq_psn" => slice(sl, "resp_q", "epsn"),
+            "sq_psn" => slice(rl, "req_q", "psn"),
+            "vlan" => slice(al, "attr_q", "vlan_tci"),
+            "port_num" => slice(al, "attr_q", "port_set"),
+            "sq_draining" => format!("cur == 3'd{} && qp_started", QpState::Sqd as u8),
+            n => slice(al, "attr_q", n),
+        };
+        w(format!("wire [{}:0] q_{name} = {e};", 8 * r.len() - 1));
+    }
+
+    w("// Status and syndrome: each command's checks in the model's order.".into());
+    w("reg [7:0] st;\nreg [31:0] syn;\nreg [31:0] o_id;".into());
+    w("always @(*) begin\n    st = 8'd0; syn = 32'd0; o_id = 32'd0;\n    case (opcode)".into());
+    let arm = |opcode: u16, body: &[(&str, Status, &str)], ok_id: Option<&str>| {
+        let mut s_ = format!("    16'h{opcode:x}: begin\n        ");
+        for (cond, st, syn) in body {
+            s_ += &format!("if ({cond}) begin st = {}; syn = {syn}; end\n        else ", s(*st));
+        }
+        s_ += &match ok_id {
+            Some(id) => format!("o_id = {id};\n    end"),
+            None => ";\n    end".into(),
+        };
+        s_
+    };
+    use Status::{BadOp, BadParam, BadResource, BadState, Busy, NoResources};
+    w(arm(op::SET_PORT, &[], None));
+    w(arm(op::SET_GID, &[("i_gid_index >= 8'd16", BadParam, "32'd1")], None));
+    w(arm(op::ALLOC_PD, &[("!pd_found", NoResources, "32'd0")], Some("pd_free")));
+    w(arm(op::DEALLOC_PD, &[("!pd_ok_obj", BadResource, "i_obj_id"), ("pd_refs_obj != 0", Busy, "i_obj_id")], None));
+    w(arm(
+        op::REG_MR,
+        &[("!pd_ok_mr", BadResource, "i_mr_pdn"), ("mr_bad", BadParam, "32'd1"), ("!mr_found", NoResources, "32'd0")],
+        Some("mr_key"),
+    ));
+    w(arm(op::DEREG_MR, &[("!mr_key_ok", BadResource, "i_obj_id")], None));
+    w(arm(op::CREATE_CQ, &[("ring_bad", BadParam, "32'd1"), ("!cq_found", NoResources, "32'd0")], Some("cq_free")));
+    w(arm(op::CREATE_EQ, &[("ring_bad", BadParam, "32'd1"), ("eq_valid", BadState, "32'd0")], Some("32'd0")));
+    w(arm(op::DESTROY_CQ, &[("!cq_ok_obj", BadResource, "i_obj_id"), ("cq_refs_obj != 0", Busy, "i_obj_id")], None));
+    w(arm(
+        op::CREATE_QP,
+        &[
+            ("qp_type_bad", BadParam, "32'd5"),
+            ("!pd_ok_qp", BadResource, "i_cqp_pdn"),
+            ("!cq_ok_send || !cq_ok_recv", BadResource, "32'd1"),
+            ("qp_rings_bad", BadParam, "32'd2"),
+            ("!qp_found", NoResources, "32'd0"),
+        ],
+        Some("qp_free"),
+    ));
+    w(arm(
+        op::MODIFY_QP,
+        &[
+            ("atomics_over", BadParam, "32'd3"),
+            (&format!("{} && !gid_ok", m(attr::AV)), BadParam, "32'd4"),
+            ("!qp_ok", BadResource, "i_obj_id"),
+            ("cur_mismatch", BadState, "i_qpa_attr_mask"),
+            ("next_bad", BadParam, "i_qpa_attr_mask"),
+            ("rule_bad", BadState, "i_qpa_attr_mask"),
+            ("value_bad", BadParam, "i_qpa_attr_mask"),
+        ],
+        None,
+    ));
+    w(arm(op::QUERY_QP, &[("!qp_ok", BadResource, "i_obj_id")], None));
+    w(arm(op::DESTROY_QP, &[("!qp_ok", BadResource, "i_obj_id"), ("!qp_quiet", BadState, "i_obj_id")], None));
+    w(format!("    default: begin st = {}; syn = {{16'd0, opcode}}; end\n    endcase\nend", s(BadOp)));
+    w(format!("wire eq_valid = {};", slice(&cql, "eq_ent", "valid")));
+
+    // DESTROY_QP: RESET, or ERR with nothing left to flush (the model's `flush_pending`).
+    let pending = |ring: &str| {
+        let (pi, ci, ls) = (
+            slice(al, "attr_q", &format!("{ring}_pi")),
+            slice(al, "attr_q", &format!("{ring}_ci")),
+            slice(al, "attr_q", &format!("{ring}_log_size")),
+        );
+        format!("wire [15:0] {ring}_pending = {pi} - {ci};\nwire {ring}_left = {ring}_pending != 16'd0 && {{1'b0, {ring}_pending}} <= (17'd1 << {ls});")
+    };
+    w(pending("sq"));
+    w(pending("rq"));
+    w(format!(
+        "wire flush_pending = {} && ({} != 0 || sq_left || {} || rq_left);",
+        slice(al, "attr_q", "flushing"),
+        slice(rl, "req_q", "wqes"),
+        slice(sl, "resp_q", "recv_valid")
+    ));
+    w(format!(
+        "wire qp_quiet = cur == 3'd{} || (cur == 3'd{} && !flush_pending);",
+        QpState::Reset as u8,
+        QpState::Err as u8
+    ));
+
+    w("// What goes back to the mailbox: the output header, then the command's output.".into());
+    w(format!("reg [{}:0] tail_c;", 8 * TAIL_BYTES - 1));
+    w("always @(*) begin".into());
+    w(format!("    tail_c = {}'d0;", 8 * TAIL_BYTES));
+    let out_base = OUT - OUT_HDR;
+    for l in be_put("tail_c", CmdOutHeaderRepr::FIELDS, 0, "status", "st") {
+        w(format!("    {l}"));
+    }
+    for l in be_put("tail_c", CmdOutHeaderRepr::FIELDS, 0, "syndrome", "syn") {
+        w(format!("    {l}"));
+    }
+    w("    if (st == 8'd0) case (opcode)".into());
+    let ids: Vec<String> =
+        [op::ALLOC_PD, op::CREATE_CQ, op::CREATE_EQ, op::CREATE_QP].iter().map(|o| format!("16'h{o:x}")).collect();
+    w(format!("    {}: begin", ids.join(", ")));
+    for l in be_put("tail_c", ObjOutRepr::FIELDS, out_base, "id", "o_id") {
+        w(format!("        {l}"));
+    }
+    w(format!("    end\n    16'h{:x}: begin", op::REG_MR));
+    for f in ["lkey", "rkey"] {
+        for l in be_put("tail_c", RegMrOutRepr::FIELDS, out_base, f, "o_id") {
+            w(format!("        {l}"));
+        }
+    }
+    w(format!("    end\n    16'h{:x}: begin", op::QUERY_QP));
+    for (name, _) in QpAttrsRepr::FIELDS.iter() {
+        for l in be_put("tail_c", QpAttrsRepr::FIELDS, out_base, name, &format!("q_{name}")) {
+            w(format!("        {l}"));
+        }
+    }
+    w("    end\n    default: ;\n    endcase\nend".into());
+    w(format!("reg [{}:0] tail_q;\nreg [7:0] st_q;", 8 * TAIL_BYTES - 1));
+    w("always @(posedge clock) if (commit) begin tail_q <= tail_c; st_q <= st; end".into());
+    w("always @(*) begin out_beat = tail_q[out_index * 64 +: 64]; status = st_q; end".into());
+
+    w("// Applying a command that passed: the valid bits, reference counts and registers.".into());
+    w("wire apply = commit && st == 8'd0;".into());
+    let pd_of = |l: &wire::layout::Layout, rec: &str| slice(l, rec, "pdn");
+    w(format!(
+        "wire [{}:0] qp_pdn = {};\nwire [{}:0] qp_scq = {};\nwire [{}:0] qp_rcq = {};",
+        pda - 1,
+        pd_of(al, "attr_q"),
+        cqa - 1,
+        slice(al, "attr_q", "send_cqn"),
+        cqa - 1,
+        slice(al, "attr_q", "recv_cqn")
+    ));
+    w(format!("wire [{}:0] mr_pdn = {};", pda - 1, pd_of(&mrl, "mr_q")));
+    w(format!(
+        "wire [{}:0] new_scq = i_cqp_send_cqn[{}:0];\nwire [{}:0] new_rcq = i_cqp_recv_cqn[{}:0];",
+        cqa - 1,
+        cqa - 1,
+        cqa - 1,
+        cqa - 1
+    ));
+    w("always @(posedge clock) begin".into());
+    w("    if (reset) begin".into());
+    w("        mac_r <= 48'd0; gid_valid_r <= 16'd0; pd_valid <= 0; cq_valid <= 0; mr_valid <= 0; qp_valid_r <= 0;"
+        .into());
+    w(format!("        eq_ent <= {cw}'d0;"));
+    w("    end else if (apply) case (opcode)".into());
+    w(format!("    16'h{:x}: mac_r <= i_port_mac;", op::SET_PORT));
+    w(format!(
+        "    16'h{:x}: begin gid_valid_r[i_gid_index[3:0]] <= i_gid_valid != 8'd0; gid_tab[i_gid_index[3:0]] <= {{i_gid_gid_hi, i_gid_gid_lo}}; end",
+        op::SET_GID
+    ));
+    // A reference count starts at the object's creation: what a freed slot held before is no matter.
+    w(format!("    16'h{:x}: begin pd_valid[pd_free] <= 1'b1; pd_refs[pd_free] <= {rb}'d0; end", op::ALLOC_PD));
+    w(format!("    16'h{:x}: pd_valid[i_obj_id[{}:0]] <= 1'b0;", op::DEALLOC_PD, pda - 1));
+    w(format!(
+        "    16'h{:x}: begin mr_valid[mr_free] <= 1'b1; pd_refs[i_mr_pdn[{1}:0]] <= pd_refs[i_mr_pdn[{1}:0]] + 1'b1; end",
+        op::REG_MR,
+        pda - 1
+    ));
+    w(format!(
+        "    16'h{:x}: begin mr_valid[key_idx[{}:0]] <= 1'b0; pd_refs[mr_pdn] <= pd_refs[mr_pdn] - 1'b1; end",
+        op::DEREG_MR,
+        mra - 1
+    ));
+    w(format!("    16'h{:x}: begin cq_valid[cq_free] <= 1'b1; cq_refs[cq_free] <= {rb}'d0; end", op::CREATE_CQ));
+    w(format!("    16'h{:x}: eq_ent <= new_cq;", op::CREATE_EQ));
+    w(format!("    16'h{:x}: cq_valid[i_obj_id[{}:0]] <= 1'b0;", op::DESTROY_CQ, cqa - 1));
+    w(format!("    16'h{:x}: begin", op::CREATE_QP));
+    w(format!(
+        "        qp_valid_r[qp_free] <= 1'b1; pd_refs[i_cqp_pdn[{0}:0]] <= pd_refs[i_cqp_pdn[{0}:0]] + 1'b1;",
+        pda - 1
+    ));
+    w("        if (new_scq == new_rcq) cq_refs[new_scq] <= cq_refs[new_scq] + 2'd2;".into());
+    w("        else begin cq_refs[new_scq] <= cq_refs[new_scq] + 1'b1; cq_refs[new_rcq] <= cq_refs[new_rcq] + 1'b1; end".into());
+    w("    end".into());
+    w(format!("    16'h{:x}: begin", op::DESTROY_QP));
+    w("        qp_valid_r[qp_sel] <= 1'b0; pd_refs[qp_pdn] <= pd_refs[qp_pdn] - 1'b1;".into());
+    w("        if (qp_scq == qp_rcq) cq_refs[qp_scq] <= cq_refs[qp_scq] - 2'd2;".into());
+    w("        else begin cq_refs[qp_scq] <= cq_refs[qp_scq] - 1'b1; cq_refs[qp_rcq] <= cq_refs[qp_rcq] - 1'b1; end"
+        .into());
+    w("    end\n    default: ;\n    endcase\nend".into());
+
+    w("// The RAMs' write ports (no reset: a slot's valid bit says whether its entry means anything).".into());
+    w("always @(posedge clock) begin".into());
+    w(format!(
+        "    if (apply && opcode == 16'h{:x}) begin attr_tab[qp_free] <= new_attr; req_tab[qp_free] <= {rw}'d0; resp_tab[qp_free] <= {sw}'d0; end",
+        op::CREATE_QP
+    ));
+    w(format!(
+        "    if (apply && opcode == 16'h{:x}) begin attr_tab[qp_sel] <= mod_attr; req_tab[qp_sel] <= mod_req; resp_tab[qp_sel] <= mod_resp; end",
+        op::MODIFY_QP
+    ));
+    w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[mr_free] <= new_mr;", op::REG_MR));
+    w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[key_idx[{}:0]] <= gone_mr;", op::DEREG_MR, mra - 1));
+    w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[cq_free] <= new_cq;", op::CREATE_CQ));
+    w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[i_obj_id[{}:0]] <= zero_cq;", op::DESTROY_CQ, cqa - 1));
+    w("end".into());
+
+    w("// The read ports.".into());
+    w("always @(posedge clock) begin".into());
+    w(format!("    qp_valid <= qp_index < 16'd{} && qp_valid_r[qp_index[{}:0]];", p.max_qp, qa - 1));
+    for name in ["attr", "req", "resp"] {
+        w(format!("    qp_{name} <= {name}_tab[qp_index[{}:0]];", qa - 1));
+    }
+    w(format!("    mr <= mr_index < 24'd{} ? mr_tab[mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
+    w(format!("    cq <= cq_index < 16'd{} ? cq_tab[cq_index[{}:0]] : {cw}'d0;", p.max_cq, cqa - 1));
+    w("end".into());
+    w("always @(*) begin eq = eq_ent; gid = gid_tab[gid_index]; gid_valid = gid_valid_r[gid_index]; mac = mac_r; end"
+        .into());
+    v
+}
+
+/// `i_qpa_attr_mask & bits != 0`.
+fn mask_any(bits: u32) -> String {
+    format!("(i_qpa_attr_mask & 32'h{bits:x}) != 32'd0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_fits_the_ports() {
+        for p in Profile::ALL {
+            let small = Profile { max_qp: 16, ..p };
+            let v = verilog(&small).join("\n");
+            assert!(v.contains("first_free_qp"), "{}", p.name);
+        }
+    }
+
+    /// The rule table has every transition the verbs rules allow, and only those: RC has 7 states to RESET and
+    /// 7 to ERR plus 8 others; the raw packet QP 7 + 7 + 5.
+    #[test]
+    fn the_rule_table_is_the_verbs_rules() {
+        let v = verilog(&Profile { max_qp: 16, ..Profile::board() }).join("\n");
+        let rc = v.lines().filter(|l| l.contains("7'b0") && l.contains("t_ok = 1'b1")).count();
+        let raw = v.lines().filter(|l| l.contains("7'b1") && l.contains("t_ok = 1'b1")).count();
+        assert_eq!((rc, raw), (7 + 7 + 8, 7 + 7 + 5));
+    }
+}

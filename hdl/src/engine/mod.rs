@@ -1,0 +1,3 @@
+//! The transport engine, in blocks named after the model's functions: so far the command unit (`cmd`).
+
+pub mod cmd;

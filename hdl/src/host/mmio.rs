@@ -1,0 +1,221 @@
+//! `Mmio`: BAR0's register file, generated from `wire::contract::regs` (the model's `read_register` and
+//! `mmio_write`). 32-bit accesses; a read's data comes one cycle later with `rvalid`. It holds the ID block
+//! (the profile's limits), the command block (mailbox address, doorbell, status; the command unit does the
+//! work), the counter block, the DCQCN parameters and the doorbell block's layout registers. Reading the low
+//! word of a 64-bit value (a counter, the time) latches its high word for the next read of the high word.
+//!
+//! So far the only counter the RTL keeps is `cmd_doorbells_ignored`; the others read 0 until the engines
+//! that count them exist. QP, CQ and EQ doorbells are not decoded yet (the requester's step).
+
+use crate::kit::*;
+use wire::contract::profile::Profile;
+use wire::contract::regs::{self, block_type, cmd, counters, dcqcn, doorbell, feature, id, Counter, Dcqcn};
+
+/// What the register file reports of the device besides its profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub profile: Profile,
+    /// The port's line rate (`id::PORT_MBPS`).
+    pub port_mbps: u32,
+    /// Nanoseconds per clock cycle (the time register counts in them).
+    pub ns_per_cycle: u32,
+    pub build_id: u32,
+}
+
+/// BAR0 address bits.
+pub const ADDR_BITS: usize = 22;
+const _: () = assert!(regs::BAR0_LEN == 1 << ADDR_BITS);
+
+#[derive(LogicBlock)]
+pub struct Mmio {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<ADDR_BITS>>,
+    pub wdata: Signal<In, Bits<32>>,
+    pub write: Signal<In, Bit>,
+    pub read: Signal<In, Bit>,
+    pub rdata: Signal<Out, Bits<32>>,
+    pub rvalid: Signal<Out, Bit>,
+    /// The command doorbell taken (not busy), with the mailbox address; the command's completion.
+    pub cmd_start: Signal<Out, Bit>,
+    pub cmd_mailbox: Signal<Out, Bits<64>>,
+    pub cmd_done: Signal<In, Bit>,
+    pub cmd_status: Signal<In, Bits<8>>,
+    info: Param<DeviceInfo>,
+}
+
+impl Mmio {
+    pub fn new(info: DeviceInfo) -> Self {
+        Mmio {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            addr: Signal::default(),
+            wdata: Signal::default(),
+            write: Signal::default(),
+            read: Signal::default(),
+            rdata: Signal::default(),
+            rvalid: Signal::default(),
+            cmd_start: Signal::default(),
+            cmd_mailbox: Signal::default(),
+            cmd_done: Signal::default(),
+            cmd_status: Signal::default(),
+            info: Param(info),
+        }
+    }
+}
+
+impl Logic for Mmio {
+    fn update(&mut self) {
+        // Verified in Verilator against the model (sim/tests/core_cmd.rs).
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+        self.rvalid.connect();
+        self.cmd_start.connect();
+        self.cmd_mailbox.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(verilog(&self.info.0))
+    }
+}
+
+/// The features the contract's ID block names: those of the NIC the contract describes.
+const FEATURES: u32 = feature::IPV6 | feature::VLAN | feature::ATOMICS | feature::DCQCN | feature::SEND_WITH_INV;
+
+/// The constant registers: (offset, value).
+fn constants(d: &DeviceInfo) -> Vec<(u32, u32)> {
+    let p = &d.profile;
+    let mut c = vec![
+        (id::BASE + regs::block::TYPE, block_type::ID),
+        (id::BASE + regs::block::VERSION, regs::VERSION),
+        (id::BASE + regs::block::NEXT, cmd::BASE),
+        (id::BUILD_ID, d.build_id),
+        (id::FEATURES, FEATURES),
+        (id::MAX_QP, p.max_qp),
+        (id::MAX_CQ, p.max_cq),
+        (id::MAX_MR, p.max_mr),
+        (id::MAX_PD, p.max_pd),
+        (id::MAX_SGE, p.max_sge),
+        (id::MAX_INLINE, p.max_inline),
+        (id::MAX_QP_RD_ATOM, p.max_qp_rd_atom),
+        (id::MAX_QP_INIT_RD_ATOM, p.max_qp_init_rd_atom),
+        (id::WQE_WINDOW, p.wqe_window),
+        (id::RESP_QUEUE, p.resp_queue),
+        (id::CTRL_QUEUE, p.ctrl_queue),
+        (id::TICK_NS, wire::contract::qpc::TICK_NS),
+        (id::PORT_MBPS, d.port_mbps),
+        (id::MAX_MTU, u32::from(wire::contract::verbs::MAX_MTU_ENUM)),
+        (id::MAX_LOG_RING, u32::from(p.max_log_ring)),
+        (cmd::BASE + regs::block::TYPE, block_type::CMD),
+        (cmd::BASE + regs::block::VERSION, regs::VERSION),
+        (cmd::BASE + regs::block::NEXT, counters::BASE),
+        (counters::BASE + regs::block::TYPE, block_type::COUNTERS),
+        (counters::BASE + regs::block::VERSION, regs::VERSION),
+        (counters::BASE + regs::block::NEXT, dcqcn::BASE),
+        (counters::BASE + counters::COUNT, Counter::ALL.len() as u32),
+        (dcqcn::BASE + regs::block::TYPE, block_type::DCQCN),
+        (dcqcn::BASE + regs::block::VERSION, regs::VERSION),
+        (dcqcn::BASE + regs::block::NEXT, doorbell::BASE),
+        (dcqcn::BASE + dcqcn::COUNT, Dcqcn::ALL.len() as u32),
+        (doorbell::BASE + regs::block::TYPE, block_type::DOORBELL),
+        (doorbell::BASE + regs::block::VERSION, regs::VERSION),
+        (doorbell::BASE + regs::block::NEXT, 0),
+        (doorbell::BASE + doorbell::QP_AREA, doorbell::QP_DB_BASE),
+        (doorbell::BASE + doorbell::CQ_AREA, doorbell::CQ_DB_BASE),
+        (doorbell::BASE + doorbell::STRIDE, doorbell::DB_STRIDE),
+        (doorbell::BASE + doorbell::EQ_AREA, doorbell::EQ_DB),
+    ];
+    c.retain(|&(_, v)| v != 0);
+    c
+}
+
+/// The Verilog body of `Mmio`.
+pub fn verilog(d: &DeviceInfo) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut w = |l: String| v.push(l);
+    let a = |off: u32| format!("22'h{off:x}");
+    let ignored = Counter::cmd_doorbells_ignored.offset();
+    w("reg [63:0] mb_iova;\nreg busy;\nreg [7:0] token, status;\nreg [63:0] doorbells_ignored, time_ns;\nreg [31:0] hi_latch;".into());
+    w(format!("reg [31:0] dcqcn_regs [0:{}];", Dcqcn::ALL.len() - 1));
+    w("always @(posedge clock) begin".into());
+    w(format!("    time_ns <= time_ns + 64'd{};", d.ns_per_cycle));
+    w("    cmd_start <= 1'b0;".into());
+    w("    if (cmd_done) begin busy <= 1'b0; status <= cmd_status; end".into());
+    w("    if (write) begin".into());
+    w(format!("        if (addr == {}) mb_iova[31:0] <= wdata;", a(cmd::BASE + cmd::MAILBOX_LO)));
+    w(format!("        if (addr == {}) mb_iova[63:32] <= wdata;", a(cmd::BASE + cmd::MAILBOX_HI)));
+    w(format!("        if (addr == {}) begin", a(cmd::BASE + cmd::DOORBELL)));
+    w("            if (busy) doorbells_ignored <= doorbells_ignored + 64'd1;".into());
+    w("            else begin busy <= 1'b1; token <= wdata[7:0]; status <= 8'd0; cmd_start <= 1'b1; end".into());
+    w("        end".into());
+    let first = Dcqcn::ALL[0].offset();
+    w(format!(
+        "        if (addr >= {} && addr < {}) dcqcn_regs[(addr - {}) >> 2] <= wdata;",
+        a(first),
+        a(first + 4 * Dcqcn::ALL.len() as u32),
+        a(first)
+    ));
+    w("    end".into());
+    w("    rvalid <= read;".into());
+    w("    if (read) begin".into());
+    w("        rdata <= 32'd0;".into());
+    w("        case (addr)".into());
+    for (off, val) in constants(d) {
+        w(format!("        {}: rdata <= 32'h{val:x};", a(off)));
+    }
+    w(format!("        {}: rdata <= mb_iova[31:0];", a(cmd::BASE + cmd::MAILBOX_LO)));
+    w(format!("        {}: rdata <= mb_iova[63:32];", a(cmd::BASE + cmd::MAILBOX_HI)));
+    w(format!("        {}: rdata <= {{busy, 15'd0, token, status}};", a(cmd::BASE + cmd::STATUS)));
+    w(format!("        {}: begin rdata <= time_ns[31:0]; hi_latch <= time_ns[63:32]; end", a(id::TIME_NS_LO)));
+    w(format!("        {}: rdata <= hi_latch;", a(id::TIME_NS_HI)));
+    w(format!(
+        "        {}: begin rdata <= doorbells_ignored[31:0]; hi_latch <= doorbells_ignored[63:32]; end",
+        a(ignored)
+    ));
+    w("        default: ;\n        endcase".into());
+    // The counter block past its header: a low word (8-aligned) latches its counter's high word (0 for the
+    // counters not kept yet, and past the last one); any other offset reads the latch.
+    let (lo, hi) = (counters::BASE + counters::FIRST, dcqcn::BASE);
+    w(format!("        if (addr >= {} && addr < {}) begin", a(lo), a(hi)));
+    w(format!(
+        "            if (addr[2:0] != 3'd0) rdata <= hi_latch;\n            else if (addr != {}) hi_latch <= 32'd0;",
+        a(ignored)
+    ));
+    w("        end".into());
+    w(format!(
+        "        if (addr >= {} && addr < {}) rdata <= dcqcn_regs[(addr - {}) >> 2];",
+        a(first),
+        a(first + 4 * Dcqcn::ALL.len() as u32),
+        a(first)
+    ));
+    w("    end".into());
+    w("    if (reset) begin".into());
+    w("        mb_iova <= 64'd0; busy <= 1'b0; token <= 8'd0; status <= 8'd0; cmd_start <= 1'b0;".into());
+    w("        doorbells_ignored <= 64'd0; time_ns <= 64'd0; hi_latch <= 32'd0; rvalid <= 1'b0;".into());
+    for (i, p) in Dcqcn::ALL.iter().enumerate() {
+        w(format!("        dcqcn_regs[{i}] <= 32'd{};", p.param().default));
+    }
+    w("    end".into());
+    w("end".into());
+    w("always @(*) cmd_mailbox = mb_iova;".into());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every register the model's ID block answers with a constant is here, with the model's value.
+    #[test]
+    fn the_id_block_is_the_profile() {
+        let d = DeviceInfo { profile: Profile::board(), port_mbps: 8000, ns_per_cycle: 8, build_id: 7 };
+        let c = constants(&d);
+        let get = |off| c.iter().find(|(o, _)| *o == off).map(|(_, v)| *v);
+        assert_eq!(get(id::MAX_QP), Some(256));
+        assert_eq!(get(id::BUILD_ID), Some(7));
+        assert_eq!(get(id::PORT_MBPS), Some(8000));
+        assert_eq!(get(doorbell::BASE + regs::block::NEXT), None, "zero registers are the default");
+    }
+}

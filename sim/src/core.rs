@@ -1,0 +1,215 @@
+//! The NIC core in Verilator with its host side in Rust: 32-bit MMIO, and host memory behind the DMA ports
+//! with a round-trip latency (reads complete one 8-byte beat a cycle after it; writes are posted and land
+//! at once). `CoreSim` runs it cycle by cycle and reports the decisions the core's trace shows.
+
+use crate::Sim;
+use hdl::top::Top;
+use hdl::Width;
+use model::HostMemory;
+use std::collections::VecDeque;
+
+/// A DMA read the host is answering.
+#[derive(Debug, Clone)]
+struct Read {
+    due: u64,
+    data: Vec<u8>,
+    err: bool,
+    tag: u64,
+    beat: usize,
+}
+
+/// Port indices, looked up once.
+struct Ports {
+    reset: usize,
+    mmio_addr: usize,
+    mmio_wdata: usize,
+    mmio_write: usize,
+    mmio_read: usize,
+    mmio_rdata: usize,
+    mmio_rvalid: usize,
+    rd_valid: usize,
+    rd_ready: usize,
+    rd_addr: usize,
+    rd_len: usize,
+    rd_tag: usize,
+    cpl_valid: usize,
+    cpl_data: usize,
+    cpl_tag: usize,
+    cpl_err: usize,
+    cpl_last: usize,
+    wr_valid: usize,
+    wr_ready: usize,
+    wr_addr: usize,
+    wr_data: usize,
+    wr_strb: usize,
+    trace_cmd: usize,
+}
+
+/// The core and its host.
+pub struct CoreSim {
+    sim: Sim,
+    p: Ports,
+    /// Host memory the core's DMA reaches.
+    pub mem: HostMemory,
+    /// Cycles from a DMA read's request to its first completion beat.
+    pub dma_latency: u64,
+    reads: VecDeque<Read>,
+    /// Commands completed (trace `Command` decisions) so far.
+    pub commands: u64,
+    /// Bytes the core has written to host memory, in order: (IOVA, bytes).
+    pub writes: Vec<(u64, Vec<u8>)>,
+}
+
+/// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
+pub const DMA_LATENCY: u64 = 62;
+
+impl CoreSim {
+    /// The core with `qps` QPs (a `Top::Core` the sim crate builds), out of reset.
+    pub fn new(qps: u32) -> CoreSim {
+        let sim = Sim::new(Top::Core(qps), Width::W8);
+        let q = |n| sim.port(n);
+        let p = Ports {
+            reset: q("reset"),
+            mmio_addr: q("mmio_addr"),
+            mmio_wdata: q("mmio_wdata"),
+            mmio_write: q("mmio_write"),
+            mmio_read: q("mmio_read"),
+            mmio_rdata: q("mmio_rdata"),
+            mmio_rvalid: q("mmio_rvalid"),
+            rd_valid: q("dma_rd_valid"),
+            rd_ready: q("dma_rd_ready"),
+            rd_addr: q("dma_rd_addr"),
+            rd_len: q("dma_rd_len"),
+            rd_tag: q("dma_rd_tag"),
+            cpl_valid: q("dma_cpl_valid"),
+            cpl_data: q("dma_cpl_data"),
+            cpl_tag: q("dma_cpl_tag"),
+            cpl_err: q("dma_cpl_err"),
+            cpl_last: q("dma_cpl_last"),
+            wr_valid: q("dma_wr_valid"),
+            wr_ready: q("dma_wr_ready"),
+            wr_addr: q("dma_wr_addr"),
+            wr_data: q("dma_wr_data"),
+            wr_strb: q("dma_wr_strb"),
+            trace_cmd: q("trace_cmd"),
+        };
+        let mut c = CoreSim {
+            sim,
+            p,
+            mem: HostMemory::new(),
+            dma_latency: DMA_LATENCY,
+            reads: VecDeque::new(),
+            commands: 0,
+            writes: Vec::new(),
+        };
+        c.sim.set(c.p.rd_ready, 1);
+        c.sim.set(c.p.wr_ready, 1);
+        c.sim.set(c.p.reset, 1);
+        for _ in 0..2 {
+            c.step();
+        }
+        c.sim.set(c.p.reset, 0);
+        c
+    }
+
+    /// The Verilated top, for its other ports (the context read ports).
+    pub fn sim(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    /// The value of output port `name` (up to 64 bits).
+    pub fn peek(&self, name: &str) -> u64 {
+        self.sim.get(self.sim.port(name))
+    }
+
+    /// The value of output port `name` as bytes, byte 0 from bits 7:0.
+    pub fn peek_bytes(&self, name: &str) -> Vec<u8> {
+        self.sim.get_bytes(self.sim.port(name))
+    }
+
+    /// Clock cycles so far.
+    pub fn cycles(&self) -> u64 {
+        self.sim.cycles()
+    }
+
+    /// One cycle: the host answers what the core asks before the clock edge, then the edge.
+    pub fn step(&mut self) {
+        let now = self.sim.cycles();
+        let p = &self.p;
+        if self.sim.get(p.rd_valid) == 1 {
+            let (addr, len, tag) = (self.sim.get(p.rd_addr), self.sim.get(p.rd_len), self.sim.get(p.rd_tag));
+            let mut data = vec![0u8; (len as usize).div_ceil(8) * 8];
+            let err = self.mem.read(addr, &mut data[..len as usize]).is_err();
+            self.reads.push_back(Read { due: now + self.dma_latency, data, err, tag, beat: 0 });
+        }
+        if self.sim.get(p.wr_valid) == 1 {
+            let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
+            let bytes = data.to_le_bytes();
+            for (i, b) in bytes.iter().enumerate().filter(|(i, _)| strb >> i & 1 == 1) {
+                // A write the host cannot take is dropped, as a posted write to nowhere is.
+                let _ = self.mem.write(addr + i as u64, std::slice::from_ref(b));
+            }
+            match self.writes.last_mut() {
+                Some((a, d)) if *a + d.len() as u64 == addr && strb == 0xFF => d.extend_from_slice(&bytes),
+                _ => self.writes.push((addr, bytes.to_vec())),
+            }
+        }
+        let beat = match self.reads.front_mut() {
+            Some(r) if r.due <= now => {
+                let i = r.beat;
+                r.beat += 1;
+                let d = u64::from_le_bytes(r.data[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                Some((d, r.tag, r.err, r.beat * 8 >= r.data.len()))
+            }
+            _ => None,
+        };
+        match beat {
+            Some((d, tag, err, last)) => {
+                self.sim.set(p.cpl_valid, 1);
+                self.sim.set(p.cpl_data, d);
+                self.sim.set(p.cpl_tag, tag);
+                self.sim.set(p.cpl_err, u64::from(err));
+                self.sim.set(p.cpl_last, u64::from(last));
+                if last {
+                    self.reads.pop_front();
+                }
+            }
+            None => self.sim.set(p.cpl_valid, 0),
+        }
+        if self.sim.get(p.trace_cmd) == 1 {
+            self.commands += 1;
+        }
+        self.sim.tick();
+    }
+
+    /// A 32-bit register write (one cycle).
+    pub fn mmio_write(&mut self, addr: u32, val: u32) {
+        self.sim.set(self.p.mmio_addr, u64::from(addr));
+        self.sim.set(self.p.mmio_wdata, u64::from(val));
+        self.sim.set(self.p.mmio_write, 1);
+        self.step();
+        self.sim.set(self.p.mmio_write, 0);
+    }
+
+    /// A 32-bit register read (the data comes a cycle after the request).
+    pub fn mmio_read(&mut self, addr: u32) -> u32 {
+        self.sim.set(self.p.mmio_addr, u64::from(addr));
+        self.sim.set(self.p.mmio_read, 1);
+        self.step();
+        self.sim.set(self.p.mmio_read, 0);
+        assert_eq!(self.sim.get(self.p.mmio_rvalid), 1, "a register read answers in one cycle");
+        self.sim.get(self.p.mmio_rdata) as u32
+    }
+
+    /// Runs until `n` more commands have completed, or fails after `limit` cycles.
+    pub fn run_commands(&mut self, n: u64, limit: u64) -> Result<u64, String> {
+        let (want, start) = (self.commands + n, self.cycles());
+        while self.commands < want {
+            if self.cycles() - start > limit {
+                return Err(format!("no command completion within {limit} cycles"));
+            }
+            self.step();
+        }
+        Ok(self.cycles() - start)
+    }
+}
