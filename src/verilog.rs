@@ -11,7 +11,7 @@ pub fn run(out: &Path, width: Option<usize>) -> Result<bool, crate::Error> {
     };
     std::fs::create_dir_all(out)?;
     for w in widths {
-        for top in Top::ALL.into_iter().filter(|t| t.widths().contains(&w)) {
+        for top in Top::written().filter(|t| t.widths().contains(&w)) {
             let path = out.join(format!("{}.v", top.name(w)));
             std::fs::write(&path, top.verilog(w))?;
             println!("{}", path.display());

@@ -4,21 +4,36 @@
 
 use crate::{Backend, Error};
 use sim::core::CoreSim;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Cycles a `progress` call runs.
 const CYCLES_PER_PROGRESS: u32 = 32;
 
 /// The Verilated core with `qps` QPs and its host memory.
 pub struct RtlBackend {
-    core: Mutex<CoreSim>,
+    core: Arc<Mutex<CoreSim>>,
     ns_per_cycle: u64,
 }
 
 impl RtlBackend {
     /// The core with `qps` QPs (one the sim crate builds: 16 or 1024).
     pub fn new(qps: u32) -> Self {
-        RtlBackend { core: Mutex::new(CoreSim::new(qps)), ns_per_cycle: u64::from(hdl::core::info(qps).ns_per_cycle) }
+        Self::on(CoreSim::new(qps), qps)
+    }
+
+    /// The same, with the model following the core (`sim::lockstep`): each register access and command is
+    /// checked as it happens; `lockstep_report` says what was checked and what differed.
+    pub fn with_lockstep(qps: u32) -> Self {
+        Self::on(CoreSim::new_lockstep(qps), qps)
+    }
+
+    fn on(core: CoreSim, qps: u32) -> Self {
+        RtlBackend { core: Arc::new(Mutex::new(core)), ns_per_cycle: u64::from(hdl::core::info(qps).ns_per_cycle) }
+    }
+
+    /// A handle on the core that outlives the backend's move into a `Context`.
+    pub fn handle(&self) -> RtlHandle {
+        RtlHandle(self.core.clone())
     }
 
     fn core(&self) -> MutexGuard<'_, CoreSim> {
@@ -31,11 +46,7 @@ impl RtlBackend {
     }
 }
 
-/// The model NIC that is the RTL core's twin: the same profile, port and build.
-pub fn model_twin(qps: u32) -> model::NicConfig {
-    let i = hdl::core::info(qps);
-    model::NicConfig { profile: i.profile, port_mbps: i.port_mbps, build_id: i.build_id, checks: true }
-}
+pub use sim::core::model_twin;
 
 impl Backend for RtlBackend {
     fn mmio_read(&self, off: u32) -> u32 {
@@ -77,5 +88,21 @@ impl Backend for RtlBackend {
     fn take_interrupt(&self) -> bool {
         // The core raises no interrupts yet (no EQ writer).
         false
+    }
+}
+
+/// The core behind an `RtlBackend`, for what the verbs do not show: the cycles run and lockstep's report.
+#[derive(Clone)]
+pub struct RtlHandle(Arc<Mutex<CoreSim>>);
+
+impl RtlHandle {
+    /// Clock cycles the core has run.
+    pub fn cycles(&self) -> u64 {
+        crate::verbs::lock(&self.0).cycles()
+    }
+
+    /// Lockstep's report after following everything recorded so far (None when it is off).
+    pub fn lockstep_report(&self) -> Option<sim::lockstep::Report> {
+        crate::verbs::lock(&self.0).lockstep_report()
     }
 }

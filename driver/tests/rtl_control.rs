@@ -51,8 +51,13 @@ fn script(ctx: Context) -> Vec<String> {
 
 #[test]
 fn the_control_path_on_the_rtl_is_the_models() {
-    let rtl = RtlBackend::new(16);
+    let rtl = RtlBackend::with_lockstep(16);
+    let core = rtl.handle();
     let on_rtl = script(Context::open(Box::new(rtl)).expect("the RTL core opens"));
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "the model following the core's {} decisions", r.events);
+    assert!(r.events > 50, "every register access and command is a decision: {}", r.events);
+    eprintln!("RTL control path: {} decisions in lockstep, {} cycles", r.events, core.cycles());
     let world = shared(World::pair(model_twin(16), LinkConfig::default(), 1));
     let on_model = script(Context::open(Box::new(ModelBackend::new(world, 0))).expect("the model opens"));
     for (a, b) in on_rtl.iter().zip(&on_model) {

@@ -38,6 +38,15 @@ pub struct Port {
 impl Top {
     pub const ALL: [Top; 6] = [Top::Crc, Top::RxDecode, Top::Rx, Top::Tx, Top::Core(16), Top::Core(1024)];
 
+    /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
+    /// the 16- and 1024-QP cores).
+    pub const BOARD_CORE: Top = Top::Core(wire::contract::profile::Profile::board().max_qp);
+
+    /// Every top `ferrite verilog` writes: the simulated ones and the board's core.
+    pub fn written() -> impl Iterator<Item = Top> {
+        Top::ALL.into_iter().chain([Top::BOARD_CORE])
+    }
+
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
         match self {

@@ -2,11 +2,16 @@
 //! with a round-trip latency (reads complete one 8-byte beat a cycle after it; writes are posted and land
 //! at once). `CoreSim` runs it cycle by cycle and reports the decisions the core's trace shows.
 
+use crate::lockstep::{command_output, Lockstep, Report};
 use crate::Sim;
+use hdl::engine::cmd::MAILBOX_TAG;
 use hdl::top::Top;
 use hdl::Width;
-use model::HostMemory;
+use model::follow::lock;
+use model::nic::{Decision, NicConfig, Output};
+use model::{Dma, HostMemory};
 use std::collections::VecDeque;
+use wire::contract::cmd::{MAILBOX_LEN, OUT_HDR};
 
 /// A DMA read the host is answering.
 #[derive(Debug, Clone)]
@@ -45,6 +50,28 @@ struct Ports {
     trace_cmd: usize,
 }
 
+/// The model NIC that is the core's twin (the same profile, port and build), its checks on.
+pub fn model_twin(qps: u32) -> NicConfig {
+    let i = hdl::core::info(qps);
+    NicConfig { profile: i.profile, port_mbps: i.port_mbps, build_id: i.build_id, checks: true }
+}
+
+/// A register access the core takes in a cycle.
+#[derive(Debug, Clone, Copy)]
+enum Access {
+    Write(u32, u32),
+    Read(u32),
+}
+
+/// What the current command has done on the DMA ports: the mailbox it read and what it wrote back.
+#[derive(Debug, Clone, Default)]
+struct CmdSeen {
+    mailbox: u64,
+    opcode: u16,
+    unreadable: bool,
+    tail: Vec<u8>,
+}
+
 /// The core and its host.
 pub struct CoreSim {
     sim: Sim,
@@ -58,6 +85,9 @@ pub struct CoreSim {
     pub commands: u64,
     /// Bytes the core has written to host memory, in order: (IOVA, bytes).
     pub writes: Vec<(u64, Vec<u8>)>,
+    ps_per_cycle: u64,
+    lockstep: Option<Lockstep>,
+    seen: CmdSeen,
 }
 
 /// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
@@ -101,6 +131,9 @@ impl CoreSim {
             reads: VecDeque::new(),
             commands: 0,
             writes: Vec::new(),
+            ps_per_cycle: u64::from(hdl::core::info(qps).ns_per_cycle) * 1000,
+            lockstep: None,
+            seen: CmdSeen::default(),
         };
         c.sim.set(c.p.rd_ready, 1);
         c.sim.set(c.p.wr_ready, 1);
@@ -110,6 +143,31 @@ impl CoreSim {
         }
         c.sim.set(c.p.reset, 0);
         c
+    }
+
+    /// The core with the model following it (`lockstep`): every register access and command from here on
+    /// is a decision the model checks, and every output is compared.
+    pub fn new_lockstep(qps: u32) -> CoreSim {
+        let mut c = CoreSim::new(qps);
+        let l = Lockstep::new(model_twin(qps));
+        c.mem.journal(Some(l.log.clone()));
+        c.lockstep = Some(l);
+        c
+    }
+
+    /// What lockstep has checked (None without it), after following what is recorded so far.
+    pub fn lockstep_report(&mut self) -> Option<Report> {
+        let cycle = self.cycles();
+        let l = self.lockstep.as_mut()?;
+        l.check(cycle);
+        Some(l.report().clone())
+    }
+
+    fn record(&mut self, d: Decision, outputs: Vec<Output>) {
+        let time = self.sim.cycles() * self.ps_per_cycle;
+        if let Some(l) = &self.lockstep {
+            lock(&l.log).decision(time, d, outputs);
+        }
     }
 
     /// The Verilated top, for its other ports (the context read ports).
@@ -134,20 +192,36 @@ impl CoreSim {
 
     /// One cycle: the host answers what the core asks before the clock edge, then the edge.
     pub fn step(&mut self) {
+        self.cycle(None);
+    }
+
+    /// A cycle in which the core takes register access `access` (its inputs set): the decisions it took at
+    /// the edge are recorded in the order they saw each other (an access before a command that completes at
+    /// the same edge: the access saw the command still running).
+    fn cycle(&mut self, access: Option<Access>) {
         let now = self.sim.cycles();
         let p = &self.p;
         if self.sim.get(p.rd_valid) == 1 {
             let (addr, len, tag) = (self.sim.get(p.rd_addr), self.sim.get(p.rd_len), self.sim.get(p.rd_tag));
             let mut data = vec![0u8; (len as usize).div_ceil(8) * 8];
             let err = self.mem.read(addr, &mut data[..len as usize]).is_err();
+            if tag == MAILBOX_TAG {
+                let opcode = if err { 0 } else { u16::from_be_bytes([data[0], data[1]]) };
+                self.seen = CmdSeen { mailbox: addr, opcode, unreadable: err, tail: vec![0; MAILBOX_LEN - OUT_HDR] };
+            }
             self.reads.push_back(Read { due: now + self.dma_latency, data, err, tag, beat: 0 });
         }
         if self.sim.get(p.wr_valid) == 1 {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
             let bytes = data.to_le_bytes();
             for (i, b) in bytes.iter().enumerate().filter(|(i, _)| strb >> i & 1 == 1) {
-                // A write the host cannot take is dropped, as a posted write to nowhere is.
-                let _ = self.mem.write(addr + i as u64, std::slice::from_ref(b));
+                // The device's write: not the host's (not journaled); one to nowhere is counted as a fault.
+                let a = addr + i as u64;
+                self.mem.dma_write(a, std::slice::from_ref(b));
+                let at = a.wrapping_sub(self.seen.mailbox + OUT_HDR as u64) as usize;
+                if let Some(t) = self.seen.tail.get_mut(at) {
+                    *t = *b;
+                }
             }
             match self.writes.last_mut() {
                 Some((a, d)) if *a + d.len() as u64 == addr && strb == 0xFF => d.extend_from_slice(&bytes),
@@ -176,10 +250,35 @@ impl CoreSim {
             }
             None => self.sim.set(p.cpl_valid, 0),
         }
-        if self.sim.get(p.trace_cmd) == 1 {
-            self.commands += 1;
-        }
+        let done = self.sim.get(p.trace_cmd) == 1;
         self.sim.tick();
+        match access {
+            Some(Access::Write(off, val)) => self.record(Decision::MmioWrite { off, val }, Vec::new()),
+            Some(Access::Read(off)) => {
+                let val = self.sim.get(self.p.mmio_rdata) as u32;
+                self.record(Decision::MmioRead { off }, vec![Output::Register { off, val }]);
+            }
+            None => {}
+        }
+        if done {
+            self.commands += 1;
+            let seen = std::mem::take(&mut self.seen);
+            let out = if seen.unreadable {
+                Output::Command {
+                    opcode: 0,
+                    status: wire::contract::cmd::Status::BadMailbox,
+                    syndrome: 0,
+                    out: Vec::new(),
+                }
+            } else {
+                command_output(seen.opcode, &seen.tail)
+            };
+            self.record(Decision::Command, vec![out]);
+            let cycle = self.cycles();
+            if let Some(l) = self.lockstep.as_mut() {
+                l.check(cycle);
+            }
+        }
     }
 
     /// A 32-bit register write (one cycle).
@@ -187,7 +286,7 @@ impl CoreSim {
         self.sim.set(self.p.mmio_addr, u64::from(addr));
         self.sim.set(self.p.mmio_wdata, u64::from(val));
         self.sim.set(self.p.mmio_write, 1);
-        self.step();
+        self.cycle(Some(Access::Write(addr, val)));
         self.sim.set(self.p.mmio_write, 0);
     }
 
@@ -195,7 +294,7 @@ impl CoreSim {
     pub fn mmio_read(&mut self, addr: u32) -> u32 {
         self.sim.set(self.p.mmio_addr, u64::from(addr));
         self.sim.set(self.p.mmio_read, 1);
-        self.step();
+        self.cycle(Some(Access::Read(addr)));
         self.sim.set(self.p.mmio_read, 0);
         assert_eq!(self.sim.get(self.p.mmio_rvalid), 1, "a register read answers in one cycle");
         self.sim.get(self.p.mmio_rdata) as u32

@@ -8,6 +8,7 @@ mod ffi;
 use sim_rt as _;
 pub mod core;
 pub mod frames;
+pub mod lockstep;
 pub mod rx;
 pub mod stream;
 

@@ -17,8 +17,7 @@ use wire::contract::regs::{self, block, counters, dcqcn, doorbell, id, Counter, 
 use wire::contract::verbs::{attr, rc_transition, QpState, QpType};
 use wire::layout::{Bits, Layout, Packer};
 
-/// The mailbox, mapped on both sides; an address mapped on neither.
-const MB: u64 = 0x40_0000;
+/// An address mapped on no side.
 const UNMAPPED: u64 = 0x7F00_0000;
 
 fn seed() -> u64 {
@@ -48,6 +47,8 @@ struct Pair {
     rtl: CoreSim,
     nic: Nic,
     mem: HostMemory,
+    /// The mailbox's IOVA on both hosts.
+    mb: u64,
     ctx: QpContext,
     profile: wire::contract::profile::Profile,
     rng: Rng,
@@ -74,15 +75,17 @@ impl Pair {
     fn new(qps: u32, seed: u64) -> Pair {
         let info = hdl::core::info(qps);
         let cfg = NicConfig { profile: info.profile, port_mbps: info.port_mbps, build_id: info.build_id, checks: true };
-        let rtl = CoreSim::new(qps);
+        let rtl = CoreSim::new_lockstep(qps);
         let mem = HostMemory::new();
-        for m in [&rtl.mem, &mem] {
-            m.alloc_at(MB, MAILBOX_LEN);
-        }
+        // The mailbox: allocated on the core's host (journaled, so its follower has it too) and at the same
+        // address for this test's own model.
+        let mb = rtl.mem.alloc(MAILBOX_LEN);
+        mem.alloc_at(mb, MAILBOX_LEN);
         Pair {
             rtl,
             nic: Nic::new(cfg),
             mem,
+            mb,
             ctx: qpc::qp_context(&info.profile),
             profile: info.profile,
             rng: Rng::new(seed),
@@ -115,14 +118,14 @@ impl Pair {
     fn run(&mut self, opcode: u16, input: &[u8]) -> (Status, Vec<u8>) {
         self.n += 1;
         self.token = self.token.wrapping_add(1);
-        let mailbox = if self.rng.chance(0.02) { UNMAPPED } else { MB };
+        let mailbox = if self.rng.chance(0.02) { UNMAPPED } else { self.mb };
         let c = Issued { opcode, input: input.to_vec(), mailbox };
         let mut mb = vec![0xA5u8; MAILBOX_LEN];
         mb[..OUT_HDR].fill(0);
         CmdHeaderRepr { opcode }.write_to(&mut mb).expect("header fits");
         mb[IN..IN + input.len()].copy_from_slice(input);
         for m in [&self.rtl.mem, &self.mem] {
-            m.write(MB, &mb).expect("mailbox mapped");
+            m.write(self.mb, &mb).expect("mailbox mapped");
         }
         let twice = self.rng.chance(0.1);
         let regs = [(regs::cmd::MAILBOX_LO, mailbox as u32), (regs::cmd::MAILBOX_HI, (mailbox >> 32) as u32)];
@@ -163,8 +166,8 @@ impl Pair {
         }
         let mut ra = vec![0u8; MAILBOX_LEN];
         let mut rb = vec![0u8; MAILBOX_LEN];
-        self.rtl.mem.read(MB, &mut ra).expect("mapped");
-        self.mem.read(MB, &mut rb).expect("mapped");
+        self.rtl.mem.read(self.mb, &mut ra).expect("mapped");
+        self.mem.read(self.mb, &mut rb).expect("mapped");
         if ra != rb {
             let hdr = |m: &[u8]| CmdOutHeaderRepr::from_bytes(&m[OUT_HDR..]).expect("fits");
             self.fail(
@@ -568,7 +571,7 @@ fn soak(qps: u32, commands: usize) {
         }
         assert!(t.pds.len() <= t.profile.max_pd as usize, "seed {seed}: more PDs than the table has");
     }
-    let last = Issued { opcode: 0, input: Vec::new(), mailbox: MB };
+    let last = Issued { opcode: 0, input: Vec::new(), mailbox: t.mb };
     t.check_registers(&last);
     // The stream reached what it is meant to test: each command both done and refused, every refusal kind,
     // and QPs in every state but SQE.
@@ -596,9 +599,18 @@ fn soak(qps: u32, commands: usize) {
     assert!(missing.is_empty(), "seed {seed}: no command ended so: {missing:?}");
     assert!(t.seen.iter().any(|&(_, s)| s == BadOp as u8) && t.seen.iter().any(|&(_, s)| s == BadMailbox as u8));
     assert_eq!(t.states.iter().copied().collect::<Vec<_>>(), [0, 1, 2, 3, 4, 6], "seed {seed}: states reached");
+    // The lockstep follower (sim::lockstep) saw the same run as a trace, and agrees.
+    let r = t.rtl.lockstep_report().expect("lockstep on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "seed {seed}: lockstep");
+    assert!(r.events > 4 * t.n, "seed {seed}: {} decisions followed for {} commands", r.events, t.n);
     let ignored = t.nic.counter(Counter::cmd_doorbells_ignored);
     assert!(ignored > 0, "seed {seed}: the stream rang no doorbell twice");
-    eprintln!("{qps}-QP core: {} commands, {} cycles, {ignored} doorbells ignored (seed {seed})", t.n, t.rtl.cycles());
+    eprintln!(
+        "{qps}-QP core: {} commands, {} cycles, {ignored} doorbells ignored, {} decisions in lockstep (seed {seed})",
+        t.n,
+        t.rtl.cycles(),
+        r.events
+    );
 }
 
 #[test]
