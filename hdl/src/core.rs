@@ -226,6 +226,7 @@ impl Logic for Core {
         self.exec.beat_valid.next = self.cmd.beat_valid.val();
         self.exec.beat_data.next = self.cmd.beat_data.val();
         self.exec.lookup.next = self.cmd.lookup.val();
+        self.exec.latch.next = self.cmd.latch.val();
         self.exec.commit.next = self.cmd.commit.val();
         self.exec.out_index.next = self.cmd.out_index.val();
         self.cmd.out_beat.next = self.exec.out_beat.val();

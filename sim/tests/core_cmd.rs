@@ -10,7 +10,7 @@
 use model::nic::{context, Decision, Nic, NicConfig};
 use model::rng::Rng;
 use model::HostMemory;
-use sim::core::CoreSim;
+use sim::core::{CoreSim, DMA_LATENCY};
 use wire::contract::cmd::*;
 use wire::contract::qpc::{self, QpContext};
 use wire::contract::regs::{self, block, counters, dcqcn, doorbell, id, Counter, Dcqcn};
@@ -62,6 +62,8 @@ struct Pair {
     /// (opcode, status) pairs seen, and the QP states MODIFY_QP reached.
     seen: std::collections::BTreeSet<(u16, u8)>,
     states: std::collections::BTreeSet<u8>,
+    /// Fewest and most cycles from the doorbell to the command's completion.
+    span: (u64, u64),
 }
 
 /// What one command was, for the report.
@@ -98,6 +100,7 @@ impl Pair {
             qps: Vec::new(),
             seen: Default::default(),
             states: Default::default(),
+            span: (u64::MAX, 0),
         }
     }
 
@@ -138,8 +141,12 @@ impl Pair {
             self.rtl.mmio_write(regs::cmd::BASE + regs::cmd::DOORBELL, 0xEE);
             self.nic.mmio_write(regs::cmd::BASE + regs::cmd::DOORBELL, 0xEE);
         }
-        if let Err(e) = self.rtl.run_commands(1, 10_000) {
-            self.fail(&e, &c);
+        match self.rtl.run_commands(1, 10_000) {
+            Ok(n) if mailbox != UNMAPPED => {
+                self.span = (self.span.0.min(n), self.span.1.max(n));
+            }
+            Ok(_) => {}
+            Err(e) => self.fail(&e, &c),
         }
         if let Err(e) = self.nic.apply(0, &Decision::Command, &mut self.mem) {
             self.fail(&format!("the model refused the core's command decision: {e}"), &c);
@@ -606,9 +613,13 @@ fn soak(qps: u32, commands: usize) {
     let ignored = t.nic.counter(Counter::cmd_doorbells_ignored);
     assert!(ignored > 0, "seed {seed}: the stream rang no doorbell twice");
     eprintln!(
-        "{qps}-QP core: {} commands, {} cycles, {ignored} doorbells ignored, {} decisions in lockstep (seed {seed})",
+        "{qps}-QP core: {} commands, {} cycles ({}..{} a command from its doorbell, DMA latency {}), {ignored} \
+         doorbells ignored, {} decisions in lockstep (seed {seed})",
         t.n,
         t.rtl.cycles(),
+        t.span.0,
+        t.span.1,
+        t.rtl.dma_latency,
         r.events
     );
 }
@@ -642,4 +653,64 @@ fn block_headers_chain() {
     assert_eq!(types, [ID, CMD, COUNTERS, DCQCN, DOORBELL]);
     assert_eq!(c.mmio_read(Dcqcn::CNP_DSCP.offset()), Dcqcn::CNP_DSCP.param().default);
     assert_eq!(c.mmio_read(id::MAX_QP), 16);
+}
+
+/// Runs one command on the core alone; its status.
+fn command_alone(c: &mut CoreSim, mb: u64, opcode: u16, input: &[u8]) -> u8 {
+    let mut m = vec![0u8; MAILBOX_LEN];
+    CmdHeaderRepr { opcode }.write_to(&mut m).expect("fits");
+    m[IN..IN + input.len()].copy_from_slice(input);
+    c.mem.write(mb, &m).expect("mapped");
+    c.mmio_write(regs::cmd::BASE + regs::cmd::MAILBOX_LO, mb as u32);
+    c.mmio_write(regs::cmd::BASE + regs::cmd::MAILBOX_HI, (mb >> 32) as u32);
+    c.mmio_write(regs::cmd::BASE + regs::cmd::DOORBELL, 1);
+    c.run_commands(1, 10_000).expect("completes");
+    c.mmio_read(regs::cmd::BASE + regs::cmd::STATUS) as u8
+}
+
+/// A command's effect on the tables and its completion are one clock edge: the engines' read port shows a
+/// new QP valid only from the cycle after the completion, never while the command is still busy.
+#[test]
+fn a_command_takes_effect_as_it_completes() {
+    let mut c = CoreSim::new(16);
+    let mb = c.mem.alloc(MAILBOX_LEN);
+    assert_eq!(command_alone(&mut c, mb, op::ALLOC_PD, &[]), 0);
+    let cq = CreateCqRepr { log_size: 4, ring_iova: 0x10_0000 }.to_bytes();
+    assert_eq!(command_alone(&mut c, mb, op::CREATE_CQ, &cq), 0);
+    let qp = CreateQpRepr {
+        pdn: 1,
+        send_cqn: 1,
+        recv_cqn: 1,
+        sq_log_size: 4,
+        sq_log_stride: 6,
+        rq_log_size: 4,
+        rq_log_stride: 5,
+        sq_iova: 0x20_0000,
+        rq_iova: 0x30_0000,
+        sq_sig_all: 0,
+        qp_type: QpType::Rc as u8,
+    };
+    let mut m = vec![0u8; MAILBOX_LEN];
+    CmdHeaderRepr { opcode: op::CREATE_QP }.write_to(&mut m).expect("fits");
+    m[IN..IN + CreateQpRepr::LEN].copy_from_slice(&qp.to_bytes());
+    c.mem.write(mb, &m).expect("mapped");
+    let p = c.sim().port("qp_index");
+    c.sim().set(p, 2);
+    for (off, v) in
+        [(regs::cmd::MAILBOX_LO, mb as u32), (regs::cmd::MAILBOX_HI, (mb >> 32) as u32), (regs::cmd::DOORBELL, 2)]
+    {
+        c.mmio_write(regs::cmd::BASE + off, v);
+    }
+    let before = c.commands;
+    let mut busy_cycles = 0;
+    while c.commands == before {
+        assert_eq!(c.peek("qp_valid"), 0, "QP 2 valid while its CREATE_QP is still running");
+        c.step();
+        busy_cycles += 1;
+        assert!(busy_cycles < 10_000, "CREATE_QP never completed");
+    }
+    assert_eq!(c.peek("qp_valid"), 0, "the read port registers: one cycle more");
+    c.step();
+    assert_eq!(c.peek("qp_valid"), 1, "QP 2 valid from the cycle after its completion");
+    assert!(busy_cycles > DMA_LATENCY as usize, "{busy_cycles} cycles: the mailbox round trip is in them");
 }

@@ -9,8 +9,10 @@
 //! over the valid bits) is what `#[hdl_gen]` cannot write; the sequencing around it is `CmdUnit`'s.
 //!
 //! Timing: `lookup` registers the table entries the command names (RAM reads), and the checks settle
-//! combinationally on them; `commit` latches the status and the output and, if the status is OK, writes
-//! the tables. Reference counts (MRs and QPs per PD, QPs per CQ) make DEALLOC_PD and DESTROY_CQ's "still in
+//! combinationally on them; `latch` keeps the status and the output for the write-back; `commit`, in the
+//! cycle the command completes, writes the tables if the status is OK. Nothing changes the tables in
+//! between, and the command's effect and its completion are one clock edge: whatever reads the tables never
+//! sees a command half done. Reference counts (MRs and QPs per PD, QPs per CQ) make DEALLOC_PD and DESTROY_CQ's "still in
 //! use" one read instead of a scan.
 
 use crate::kit::*;
@@ -43,8 +45,9 @@ pub struct CmdExec {
     pub beat_valid: Signal<In, Bit>,
     pub beat_data: Signal<In, Bits<64>>,
     pub lookup: Signal<In, Bit>,
+    pub latch: Signal<In, Bit>,
     pub commit: Signal<In, Bit>,
-    /// Beat `out_index` of what goes back to the mailbox at `OUT_HDR` (latched at `commit`).
+    /// Beat `out_index` of what goes back to the mailbox at `OUT_HDR` (kept at `latch`).
     pub out_index: Signal<In, Bits<4>>,
     pub out_beat: Signal<Out, Bits<64>>,
     pub status: Signal<Out, Bits<8>>,
@@ -79,6 +82,7 @@ impl CmdExec {
             beat_valid: Signal::default(),
             beat_data: Signal::default(),
             lookup: Signal::default(),
+            latch: Signal::default(),
             commit: Signal::default(),
             out_index: Signal::default(),
             out_beat: Signal::default(),
@@ -223,26 +227,13 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("// Never-registered MR slots start at variant 0, as the model's do.".into());
     w(format!("integer k;\ninitial for (k = 0; k < {}; k = k + 1) mr_tab[k] = {mw}'d0;", p.max_mr));
 
-    w("// Free slots: the lowest clear valid bit from the first number handed out.".into());
+    w("// Free slots: the lowest clear valid bit from the first number handed out (a tree, log2 deep).".into());
     for (name, n, bits, lo) in
         [("pd", p.max_pd, pda, 1), ("mr", p.max_mr, mra, 1), ("cq", p.max_cq, cqa, 1), ("qp", p.max_qp, qa, 2)]
     {
-        w(format!("function automatic [{bits}:0] first_free_{name}(input [{}:0] used);", n - 1));
-        w("    integer i;\n    begin".into());
-        w(format!("        first_free_{name} = {}'d0;", bits + 1));
-        w(format!(
-            "        for (i = {}; i >= {lo}; i = i - 1) if (!used[i]) first_free_{name} = {{1'b1, i[{}:0]}};",
-            n - 1,
-            bits - 1
-        ));
-        w("    end\nendfunction".into());
         let valid = if name == "qp" { "qp_valid_r".to_string() } else { format!("{name}_valid") };
-        w(format!("wire [{bits}:0] {name}_pick = first_free_{name}({valid});"));
-        w(format!(
-            "wire {name}_found = {name}_pick[{bits}];\nwire [{}:0] {name}_free = {name}_pick[{}:0];",
-            bits - 1,
-            bits - 1
-        ));
+        let (f, i) = first_clear(&mut w, name, &valid, lo, n, bits);
+        w(format!("wire {name}_found = {f};\nwire [{}:0] {name}_free = {i};", bits - 1));
     }
 
     w("// The entries the command names, read at `lookup`.".into());
@@ -596,11 +587,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
     w("    end\n    default: ;\n    endcase\nend".into());
     w(format!("reg [{}:0] tail_q;\nreg [7:0] st_q;", 8 * TAIL_BYTES - 1));
-    w("always @(posedge clock) if (commit) begin tail_q <= tail_c; st_q <= st; end".into());
+    w("always @(posedge clock) if (latch) begin tail_q <= tail_c; st_q <= st; end".into());
     w("always @(*) begin out_beat = tail_q[out_index * 64 +: 64]; status = st_q; end".into());
 
     w("// Applying a command that passed: the valid bits, reference counts and registers.".into());
-    w("wire apply = commit && st == 8'd0;".into());
+    w("wire apply = commit && st_q == 8'd0;".into());
     let pd_of = |l: &wire::layout::Layout, rec: &str| slice(l, rec, "pdn");
     w(format!(
         "wire [{}:0] qp_pdn = {};\nwire [{}:0] qp_scq = {};\nwire [{}:0] qp_rcq = {};",
@@ -691,6 +682,21 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     v
 }
 
+/// Wires saying whether `used[lo..hi)` has a clear bit and the lowest one's index (`bits` wide): halves
+/// compared recursively, so the depth is log2 of the range.
+fn first_clear(w: &mut impl FnMut(String), name: &str, used: &str, lo: u32, hi: u32, bits: u32) -> (String, String) {
+    let (f, i) = (format!("{name}_f_{lo}_{hi}"), format!("{name}_i_{lo}_{hi}"));
+    if hi - lo == 1 {
+        w(format!("wire {f} = !{used}[{lo}];\nwire [{}:0] {i} = {bits}'d{lo};", bits - 1));
+    } else {
+        let mid = lo + (hi - lo) / 2;
+        let (fl, il) = first_clear(w, name, used, lo, mid, bits);
+        let (fh, ih) = first_clear(w, name, used, mid, hi, bits);
+        w(format!("wire {f} = {fl} | {fh};\nwire [{}:0] {i} = {fl} ? {il} : {ih};", bits - 1));
+    }
+    (f, i)
+}
+
 /// `i_qpa_attr_mask & bits != 0`.
 fn mask_any(bits: u32) -> String {
     format!("(i_qpa_attr_mask & 32'h{bits:x}) != 32'd0")
@@ -705,7 +711,7 @@ mod tests {
         for p in Profile::ALL {
             let small = Profile { max_qp: 16, ..p };
             let v = verilog(&small).join("\n");
-            assert!(v.contains("first_free_qp"), "{}", p.name);
+            assert!(v.contains("qp_f_2_16"), "{}", p.name);
         }
     }
 

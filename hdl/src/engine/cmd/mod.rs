@@ -24,11 +24,11 @@ pub enum CmdState {
     Fetch,
     /// The tables the command names are being read.
     Lookup,
-    /// Checks settled: status and output latched, tables written.
-    Commit,
+    /// Checks settled: status and output kept for the write-back.
+    Latch,
     /// Writing the output header and output back.
     Write,
-    /// The status goes to the register file.
+    /// The tables written (if the command passed) and the status to the register file, at one edge.
     Finish,
 }
 
@@ -64,6 +64,7 @@ pub struct CmdUnit {
     pub beat_valid: Signal<Out, Bit>,
     pub beat_data: Signal<Out, Bits<64>>,
     pub lookup: Signal<Out, Bit>,
+    pub latch: Signal<Out, Bit>,
     pub commit: Signal<Out, Bit>,
     pub out_index: Signal<Out, Bits<4>>,
     pub out_beat: Signal<In, Bits<64>>,
@@ -107,6 +108,7 @@ impl Default for CmdUnit {
             beat_valid: Signal::default(),
             beat_data: Signal::default(),
             lookup: Signal::default(),
+            latch: Signal::default(),
             commit: Signal::default(),
             out_index: Signal::default(),
             out_beat: Signal::default(),
@@ -145,6 +147,7 @@ impl Logic for CmdUnit {
         self.beat_valid.next = false;
         self.beat_data.next = self.cpl_data.val();
         self.lookup.next = false;
+        self.latch.next = false;
         self.commit.next = false;
         self.out_index.next = self.beats.q.val().get_bits::<4>(0);
         match self.state.q.val() {
@@ -180,10 +183,10 @@ impl Logic for CmdUnit {
             }
             CmdState::Lookup => {
                 self.lookup.next = true;
-                self.state.d.next = CmdState::Commit;
+                self.state.d.next = CmdState::Latch;
             }
-            CmdState::Commit => {
-                self.commit.next = true;
+            CmdState::Latch => {
+                self.latch.next = true;
                 self.beats.d.next = 0.into();
                 self.state.d.next = CmdState::Write;
             }
@@ -197,6 +200,8 @@ impl Logic for CmdUnit {
                 }
             }
             CmdState::Finish => {
+                // A mailbox that could not be read changes nothing.
+                self.commit.next = !self.bad.q.val();
                 self.done.next = true;
                 self.state.d.next = CmdState::Idle;
             }
