@@ -231,6 +231,10 @@ impl Logic for Core {
         self.exec.out_index.next = self.cmd.out_index.val();
         self.cmd.out_beat.next = self.exec.out_beat.val();
         self.cmd.exec_status.next = self.exec.status.val();
+        self.cmd.quiet.next = self.exec.quiet.val();
+        self.exec.db_valid.next = self.mmio.db_valid.val();
+        self.exec.db_addr.next = self.mmio.db_addr.val();
+        self.exec.db_val.next = self.mmio.db_val.val();
         // No requester yet: no QP has a started WQE outstanding.
         self.exec.qp_started.next = false;
         self.exec.qp_index.next = self.qp_index.val();

@@ -64,6 +64,8 @@ struct Pair {
     states: std::collections::BTreeSet<u8>,
     /// Fewest and most cycles from the doorbell to the command's completion.
     span: (u64, u64),
+    /// QP, CQ and EQ doorbells rung.
+    doorbells: usize,
 }
 
 /// What one command was, for the report.
@@ -101,6 +103,7 @@ impl Pair {
             seen: Default::default(),
             states: Default::default(),
             span: (u64::MAX, 0),
+            doorbells: 0,
         }
     }
 
@@ -355,7 +358,7 @@ impl Pair {
             0..=2 => (op::SET_PORT, SetPortRepr { mac: self.rng.next_u64() }.to_bytes().to_vec()),
             3..=5 => {
                 let g = SetGidRepr {
-                    index: if self.rng.chance(0.8) { self.rng.below(4) as u8 } else { self.rng.below(32) as u8 },
+                    index: if self.rng.chance(0.7) { self.rng.below(4) as u8 } else { 16 + self.rng.below(24) as u8 },
                     valid: self.small(1, 255),
                     gid_hi: self.rng.next_u64(),
                     gid_lo: self.rng.next_u64(),
@@ -403,14 +406,81 @@ impl Pair {
                 let id = self.pick(&self.qps.clone(), p.max_qp);
                 (op::QUERY_QP, ObjInRepr { id }.to_bytes().to_vec())
             }
-            91..=97 => {
+            91..=95 => {
                 let id = self.pick(&self.qps.clone(), p.max_qp);
                 (op::DESTROY_QP, ObjInRepr { id }.to_bytes().to_vec())
+            }
+            96..=97 => {
+                // Doorbells between commands: no command of their own.
+                for _ in 0..1 + self.rng.below(4) {
+                    self.random_doorbell();
+                }
+                return;
             }
             _ => (0x60 + self.rng.below(0x100) as u16, Vec::new()),
         };
         let (status, out) = self.run(opcode, &input);
         self.note(opcode, &input, status, &out);
+    }
+
+    /// A QP, CQ or EQ doorbell (to objects that exist and ones that do not), on both sides; then the
+    /// entry it names compared.
+    fn random_doorbell(&mut self) {
+        use wire::contract::regs::doorbell as db;
+        let p = self.profile;
+        let val = if self.rng.chance(0.8) { self.rng.below(1 << 16) as u32 } else { self.rng.next_u64() as u32 };
+        let k = self.rng.below(10);
+        let (off, what) = match k {
+            0..=4 => {
+                let qpn = self.pick(&self.qps.clone(), p.max_qp) % p.max_qp.max(1);
+                let reg = if self.rng.chance(0.5) { db::QP_SQ_PI } else { db::QP_RQ_PI };
+                (db::qp(qpn, reg), (Some(qpn), None))
+            }
+            5..=7 => {
+                let cqn = self.pick(&self.cqs.clone(), p.max_cq) % p.max_cq;
+                let reg = if self.rng.chance(0.5) { db::CQ_CI } else { db::CQ_ARM };
+                let val = if reg == db::CQ_ARM { self.rng.below(4) as u32 } else { val };
+                (db::cq(cqn, reg), (None, Some((cqn, val))))
+            }
+            _ => (db::EQ_DB + if self.rng.chance(0.5) { db::EQ_CI } else { db::EQ_ARM }, (None, None)),
+        };
+        let val = what.1.map_or(val, |(_, v)| v);
+        self.rtl.mmio_write(off, val);
+        self.nic.mmio_write(off, val);
+        self.doorbells += 1;
+        let c = Issued { opcode: 0, input: off.to_be_bytes().to_vec(), mailbox: 0 };
+        match what {
+            (Some(qpn), _) => self.check_qp(qpn, &c),
+            (_, Some((cqn, _))) => {
+                let got = self.port_read("cq_index", u64::from(cqn), "cq");
+                let want = self.nic.cq_state(cqn).map_or_else(|| vec![0; got.len()], cq_record);
+                if !same_record(&got, &want) {
+                    self.fail(&format!("CQ {cqn} after a doorbell: core {}, model {}", hex(&got), hex(&want)), &c);
+                }
+            }
+            _ => {
+                let got = self.rtl.peek_bytes("eq");
+                let want = self.nic.eq_state().map_or_else(
+                    || vec![0; got.len()],
+                    |e| {
+                        pack(
+                            &qpc::cq_entry(),
+                            &[
+                                ("valid", 1),
+                                ("iova", e.iova.into()),
+                                ("log_size", e.log_size.into()),
+                                ("pi", e.pi.into()),
+                                ("ci", e.ci.into()),
+                                ("armed", u128::from(e.armed)),
+                            ],
+                        )
+                    },
+                );
+                if !same_record(&got, &want) {
+                    self.fail(&format!("the EQ after a doorbell: core {}, model {}", hex(&got), hex(&want)), &c);
+                }
+            }
+        }
     }
 
     fn note(&mut self, opcode: u16, input: &[u8], status: Status, out: &[u8]) {
@@ -525,6 +595,28 @@ impl Pair {
     }
 }
 
+/// A model CQ as the core's CQ table holds it.
+fn cq_record(q: &model::nic::cq::Cq) -> Vec<u8> {
+    use model::nic::cq::Arm;
+    let armed = match q.armed {
+        None => 0,
+        Some(Arm::Any) => 1,
+        Some(Arm::Solicited) => 2,
+    };
+    pack(
+        &qpc::cq_entry(),
+        &[
+            ("valid", 1),
+            ("iova", q.iova.into()),
+            ("log_size", q.log_size.into()),
+            ("pi", q.pi.into()),
+            ("ci", q.ci.into()),
+            ("overrun", u128::from(q.overrun)),
+            ("armed", armed),
+        ],
+    )
+}
+
 /// The fields of layout `l` that differ between two packed records.
 fn field_diff(l: &Layout, got: &[u8], want: &[u8]) -> String {
     let bit = |b: &[u8], i: u32| b.get(i as usize / 8).is_some_and(|x| x >> (i % 8) & 1 == 1);
@@ -610,16 +702,18 @@ fn soak(qps: u32, commands: usize) {
     let r = t.rtl.lockstep_report().expect("lockstep on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "seed {seed}: lockstep");
     assert!(r.events > 4 * t.n, "seed {seed}: {} decisions followed for {} commands", r.events, t.n);
+    assert!(t.doorbells > 20, "seed {seed}: {} doorbells", t.doorbells);
     let ignored = t.nic.counter(Counter::cmd_doorbells_ignored);
     assert!(ignored > 0, "seed {seed}: the stream rang no doorbell twice");
     eprintln!(
         "{qps}-QP core: {} commands, {} cycles ({}..{} a command from its doorbell, DMA latency {}), {ignored} \
-         doorbells ignored, {} decisions in lockstep (seed {seed})",
+         doorbells ignored, {} QP/CQ/EQ doorbells, {} decisions in lockstep (seed {seed})",
         t.n,
         t.rtl.cycles(),
         t.span.0,
         t.span.1,
         t.rtl.dma_latency,
+        t.doorbells,
         r.events
     );
 }
@@ -631,7 +725,7 @@ fn commands_match_the_model_with_16_qps() {
 
 #[test]
 fn commands_match_the_model_with_1024_qps() {
-    soak(1024, 600);
+    soak(1024, 1000);
 }
 
 /// The register file's fixed registers are the contract's (a check on the test's own sweep as much as the

@@ -5,7 +5,8 @@
 //! word of a 64-bit value (a counter, the time) latches its high word for the next read of the high word.
 //!
 //! So far the only counter the RTL keeps is `cmd_doorbells_ignored`; the others read 0 until the engines
-//! that count them exist. QP, CQ and EQ doorbells are not decoded yet (the requester's step).
+//! that count them exist. Writes to the doorbell pages go on to the tables that hold them, in the cycle they
+//! are taken (`db_*`).
 
 use crate::kit::*;
 use wire::contract::profile::Profile;
@@ -41,6 +42,10 @@ pub struct Mmio {
     pub cmd_mailbox: Signal<Out, Bits<64>>,
     pub cmd_done: Signal<In, Bit>,
     pub cmd_status: Signal<In, Bits<8>>,
+    /// A write to the doorbell pages, in the cycle it is taken (the tables that hold them decode it).
+    pub db_valid: Signal<Out, Bit>,
+    pub db_addr: Signal<Out, Bits<ADDR_BITS>>,
+    pub db_val: Signal<Out, Bits<32>>,
     info: Param<DeviceInfo>,
 }
 
@@ -59,6 +64,9 @@ impl Mmio {
             cmd_mailbox: Signal::default(),
             cmd_done: Signal::default(),
             cmd_status: Signal::default(),
+            db_valid: Signal::default(),
+            db_addr: Signal::default(),
+            db_val: Signal::default(),
             info: Param(info),
         }
     }
@@ -74,6 +82,9 @@ impl Logic for Mmio {
         self.rvalid.connect();
         self.cmd_start.connect();
         self.cmd_mailbox.connect();
+        self.db_valid.connect();
+        self.db_addr.connect();
+        self.db_val.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -200,6 +211,10 @@ pub fn verilog(d: &DeviceInfo) -> Vec<String> {
     w("    end".into());
     w("end".into());
     w("always @(*) cmd_mailbox = mb_iova;".into());
+    w(format!(
+        "always @(*) begin db_valid = write && !reset && addr >= {}; db_addr = addr; db_val = wdata; end",
+        a(doorbell::QP_DB_BASE)
+    ));
     v
 }
 

@@ -341,6 +341,16 @@ impl Nic {
         self.qp(qpn)
     }
 
+    /// CQ `cqn`'s state, if it exists (for checks against an implementation's tables).
+    pub fn cq_state(&self, cqn: u32) -> Option<&Cq> {
+        self.cqs.get(cqn as usize)?.as_ref()
+    }
+
+    /// The event queue's state, once created.
+    pub fn eq_state(&self) -> Option<&eq::Eq> {
+        self.eq.as_ref()
+    }
+
     /// The port's GID at `index`.
     fn gid(&self, index: u8) -> Option<[u8; 16]> {
         self.gids.get(usize::from(index)).copied().flatten()

@@ -8,6 +8,14 @@
 //! limits from the profile. Table logic of this kind (field lists, a 98-entry rule table, priority encoders
 //! over the valid bits) is what `#[hdl_gen]` cannot write; the sequencing around it is `CmdUnit`'s.
 //!
+//! Doorbells write their fields straight into tables of their own (the QPs' SQ and RQ producer counters,
+//! the CQs' consumer counters and arming; the EQ's in its register), in the cycle the register file takes
+//! them, so a doorbell is never a read-modify-write and never waits: the records `qp_attr` and `cq` are read
+//! back with those fields taken from there. A QP doorbell counts when the QP exists and is not in RESET,
+//! a CQ's when the CQ exists. A command that frees those fields (RESET, DESTROY) clears them in a later
+//! cycle free of doorbells (no doorbell can reach them meanwhile), and the next command's lookup waits for
+//! it; after a reset every entry is cleared once before the first.
+//!
 //! Timing: `lookup` registers the table entries the command names (RAM reads), and the checks settle
 //! combinationally on them; `latch` keeps the status and the output for the write-back; `commit`, in the
 //! cycle the command completes, writes the tables if the status is OK. Nothing changes the tables in
@@ -51,6 +59,13 @@ pub struct CmdExec {
     pub out_index: Signal<In, Bits<4>>,
     pub out_beat: Signal<Out, Bits<64>>,
     pub status: Signal<Out, Bits<8>>,
+    /// A doorbell (a register write at or past `doorbell::QP_DB_BASE`), in the cycle the register file takes
+    /// it: QP producer counters, CQ consumer counters and arming, the EQ's.
+    pub db_valid: Signal<In, Bit>,
+    pub db_addr: Signal<In, Bits<{ crate::host::mmio::ADDR_BITS }>>,
+    pub db_val: Signal<In, Bits<32>>,
+    /// No table clear is pending: a command may read the tables.
+    pub quiet: Signal<Out, Bit>,
     /// The QP named in the mailbox has a started WQE outstanding (QUERY_QP's `sq_draining` in SQD): the
     /// requester's to say.
     pub qp_started: Signal<In, Bit>,
@@ -87,6 +102,10 @@ impl CmdExec {
             out_index: Signal::default(),
             out_beat: Signal::default(),
             status: Signal::default(),
+            db_valid: Signal::default(),
+            db_addr: Signal::default(),
+            db_val: Signal::default(),
+            quiet: Signal::default(),
             qp_started: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
@@ -115,6 +134,7 @@ impl Logic for CmdExec {
     fn connect(&mut self) {
         self.out_beat.connect();
         self.status.connect();
+        self.quiet.connect();
         self.qp_valid.connect();
         self.qp_attr.connect();
         self.qp_req.connect();
@@ -224,6 +244,9 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     for (name, width) in [("attr", aw), ("req", rw), ("resp", sw)] {
         w(format!("reg [{}:0] {name}_tab [0:{}];", width - 1, p.max_qp - 1));
     }
+    w("// The doorbells' tables, and the QPs that take doorbells (valid, not in RESET).".into());
+    w(format!("reg [15:0] sq_pi_tab [0:{0}];\nreg [15:0] rq_pi_tab [0:{0}];\nreg [{0}:0] qp_active;", p.max_qp - 1));
+    w(format!("reg [31:0] cq_ci_tab [0:{0}];\nreg [1:0] cq_arm_tab [0:{0}];", p.max_cq - 1));
     w("// Never-registered MR slots start at variant 0, as the model's do.".into());
     w(format!("integer k;\ninitial for (k = 0; k < {}; k = k + 1) mr_tab[k] = {mw}'d0;", p.max_mr));
 
@@ -241,15 +264,19 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("wire [23:0] key_idx = i_obj_id[31:8];".into());
     w(format!("wire [{}:0] mr_sel = (opcode == 16'h{:x}) ? mr_free : key_idx[{}:0];", mra - 1, op::REG_MR, mra - 1));
     w(format!(
-        "reg [{}:0] attr_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
+        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
         aw - 1,
         rw - 1,
         sw - 1,
         mw - 1
     ));
     w("always @(posedge clock) if (lookup) begin".into());
-    w("    attr_q <= attr_tab[qp_sel];\n    req_q <= req_tab[qp_sel];\n    resp_q <= resp_tab[qp_sel];".into());
-    w("    mr_q <= mr_tab[mr_sel];\nend".into());
+    w("    attr_raw_q <= attr_tab[qp_sel];\n    sq_pi_q <= sq_pi_tab[qp_sel];\n    rq_pi_q <= rq_pi_tab[qp_sel];"
+        .into());
+    w("    req_q <= req_tab[qp_sel];\n    resp_q <= resp_tab[qp_sel];\n    mr_q <= mr_tab[mr_sel];\nend".into());
+    for l in with_counters(al, "attr_raw_q", "attr_q", "la", "sq_pi_q", "rq_pi_q") {
+        w(l);
+    }
 
     w("// Object checks: in range and valid.".into());
     let ok = |name: &str, id: &str, max: u32, bits: u32, valid: &str| {
@@ -610,12 +637,55 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         cqa - 1,
         cqa - 1
     ));
+    w("// Doorbells: which table, which entry, whether it counts (decoded from the register file's write).".into());
+    let sh = wire::contract::regs::doorbell::DB_STRIDE.trailing_zeros();
+    for (name, base, n, bits, ok) in [
+        ("qp", wire::contract::regs::doorbell::QP_DB_BASE, p.max_qp, qa, "qp_active"),
+        ("cq", wire::contract::regs::doorbell::CQ_DB_BASE, p.max_cq, cqa, "cq_valid"),
+    ] {
+        let end = base + n * wire::contract::regs::doorbell::DB_STRIDE;
+        w(format!("wire [21:0] db_{name}_off = db_addr - 22'h{base:x};"));
+        w(format!("wire [{}:0] db_{name}n = db_{name}_off[{}:{sh}];", bits - 1, bits + sh - 1));
+        w(format!(
+            "wire db_{name} = db_valid && db_addr >= 22'h{base:x} && db_addr < 22'h{end:x} && {ok}[db_{name}n];"
+        ));
+    }
+    use wire::contract::regs::doorbell as db;
+    w(format!("wire db_sq = db_qp && db_qp_off[{}:0] == {sh}'d{};", sh - 1, db::QP_SQ_PI));
+    w(format!("wire db_rq = db_qp && db_qp_off[{}:0] == {sh}'d{};", sh - 1, db::QP_RQ_PI));
+    w(format!("wire db_ci = db_cq && db_cq_off[{}:0] == {sh}'d{};", sh - 1, db::CQ_CI));
+    w(format!("wire db_arm = db_cq && db_cq_off[{}:0] == {sh}'d{};", sh - 1, db::CQ_ARM));
+    w("// CQ_ARM: 1 = the next CQE, 2 = the next solicited one, anything else disarms (the model's `Arm`).".into());
+    w("wire [1:0] db_arm_val = (db_val == 32'd1 || db_val == 32'd2) ? db_val[1:0] : 2'd0;".into());
+    w(format!("wire db_eq_ci = db_valid && eq_valid && db_addr == 22'h{:x};", db::EQ_DB + db::EQ_CI));
+    w(format!("wire db_eq_arm = db_valid && eq_valid && db_addr == 22'h{:x};", db::EQ_DB + db::EQ_ARM));
+    let sweep_n = p.max_qp.max(p.max_cq);
+    let sb = bits_for(sweep_n);
+    w(format!(
+        "reg sweep;\nreg [{}:0] sweep_idx;\nreg clr_qp, clr_cq;\nreg [{}:0] clr_qpn;\nreg [{}:0] clr_cqn;",
+        sb - 1,
+        qa - 1,
+        cqa - 1
+    ));
+    w("wire qp_clear = sweep || clr_qp;\nwire cq_clear = sweep || clr_cq;".into());
+    w("wire qp_clear_go = qp_clear && !(db_sq || db_rq);\nwire cq_clear_go = cq_clear && !(db_ci || db_arm);".into());
+    w("always @(*) quiet = !sweep && !clr_qp && !clr_cq;".into());
     w("always @(posedge clock) begin".into());
     w("    if (reset) begin".into());
     w("        mac_r <= 48'd0; gid_valid_r <= 16'd0; pd_valid <= 0; cq_valid <= 0; mr_valid <= 0; qp_valid_r <= 0;"
         .into());
-    w(format!("        eq_ent <= {cw}'d0;"));
-    w("    end else if (apply) case (opcode)".into());
+    w(format!("        eq_ent <= {cw}'d0; qp_active <= 0;"));
+    w(format!("        sweep <= 1'b1; sweep_idx <= {sb}'d0; clr_qp <= 1'b0; clr_cq <= 1'b0;"));
+    w("    end else begin".into());
+    w(format!("        if (db_eq_ci) eq_ent[{}] <= db_val;", range(&cql, "ci")));
+    w(format!("        if (db_eq_arm) eq_ent[{}] <= {{1'b0, db_val[0]}};", range(&cql, "armed")));
+    w(format!(
+        "        if (sweep) begin sweep_idx <= sweep_idx + 1'b1; if (sweep_idx == {sb}'d{}) sweep <= 1'b0; end",
+        sweep_n - 1
+    ));
+    w("        if (qp_clear_go) clr_qp <= 1'b0;\n        if (cq_clear_go) clr_cq <= 1'b0;".into());
+    w("    end".into());
+    w("    if (!reset && apply) case (opcode)".into());
     w(format!("    16'h{:x}: mac_r <= i_port_mac;", op::SET_PORT));
     w(format!(
         "    16'h{:x}: begin gid_valid_r[i_gid_index[3:0]] <= i_gid_valid != 8'd0; gid_tab[i_gid_index[3:0]] <= {{i_gid_gid_hi, i_gid_gid_lo}}; end",
@@ -636,17 +706,27 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     ));
     w(format!("    16'h{:x}: begin cq_valid[cq_free] <= 1'b1; cq_refs[cq_free] <= {rb}'d0; end", op::CREATE_CQ));
     w(format!("    16'h{:x}: eq_ent <= new_cq;", op::CREATE_EQ));
-    w(format!("    16'h{:x}: cq_valid[i_obj_id[{}:0]] <= 1'b0;", op::DESTROY_CQ, cqa - 1));
+    w(format!(
+        "    16'h{:x}: begin cq_valid[i_obj_id[{1}:0]] <= 1'b0; clr_cq <= 1'b1; clr_cqn <= i_obj_id[{1}:0]; end",
+        op::DESTROY_CQ,
+        cqa - 1
+    ));
+    w(format!(
+        "    16'h{:x}: begin qp_active[qp_sel] <= !to_reset; if (to_reset) begin clr_qp <= 1'b1; clr_qpn <= qp_sel; end end",
+        op::MODIFY_QP
+    ));
     w(format!("    16'h{:x}: begin", op::CREATE_QP));
     w(format!(
-        "        qp_valid_r[qp_free] <= 1'b1; pd_refs[i_cqp_pdn[{0}:0]] <= pd_refs[i_cqp_pdn[{0}:0]] + 1'b1;",
+        "        qp_valid_r[qp_free] <= 1'b1; qp_active[qp_free] <= 1'b0; pd_refs[i_cqp_pdn[{0}:0]] <= pd_refs[i_cqp_pdn[{0}:0]] + 1'b1;",
         pda - 1
     ));
     w("        if (new_scq == new_rcq) cq_refs[new_scq] <= cq_refs[new_scq] + 2'd2;".into());
     w("        else begin cq_refs[new_scq] <= cq_refs[new_scq] + 1'b1; cq_refs[new_rcq] <= cq_refs[new_rcq] + 1'b1; end".into());
     w("    end".into());
     w(format!("    16'h{:x}: begin", op::DESTROY_QP));
-    w("        qp_valid_r[qp_sel] <= 1'b0; pd_refs[qp_pdn] <= pd_refs[qp_pdn] - 1'b1;".into());
+    w("        qp_valid_r[qp_sel] <= 1'b0; qp_active[qp_sel] <= 1'b0; pd_refs[qp_pdn] <= pd_refs[qp_pdn] - 1'b1;"
+        .into());
+    w("        clr_qp <= 1'b1; clr_qpn <= qp_sel;".into());
     w("        if (qp_scq == qp_rcq) cq_refs[qp_scq] <= cq_refs[qp_scq] - 2'd2;".into());
     w("        else begin cq_refs[qp_scq] <= cq_refs[qp_scq] - 1'b1; cq_refs[qp_rcq] <= cq_refs[qp_rcq] - 1'b1; end"
         .into());
@@ -668,18 +748,63 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[i_obj_id[{}:0]] <= zero_cq;", op::DESTROY_CQ, cqa - 1));
     w("end".into());
 
+    w("// The doorbells' tables: a doorbell, else a pending clear (the sweep after a reset, or a freed entry).".into());
+    w("always @(posedge clock) begin".into());
+    w("    if (db_sq) sq_pi_tab[db_qpn] <= db_val[15:0];\n    if (db_rq) rq_pi_tab[db_qpn] <= db_val[15:0];".into());
+    w(format!("    if (qp_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_qp));
+    w(format!("        sq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
+    w("    end".into());
+    w("    if (db_ci) cq_ci_tab[db_cqn] <= db_val;\n    if (db_arm) cq_arm_tab[db_cqn] <= db_arm_val;".into());
+    w(format!("    if (cq_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_cq));
+    w(format!("        cq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_cqn] <= 32'd0; cq_arm_tab[sweep ? sweep_idx[{0}:0] : clr_cqn] <= 2'd0;", cqa - 1));
+    w("    end".into());
+    w("end".into());
+
     w("// The read ports.".into());
+    w(format!("reg [{}:0] qp_attr_raw;\nreg [15:0] qp_sq_pi, qp_rq_pi;", aw - 1));
+    w(format!("reg cq_in;\nreg [{}:0] cq_raw;\nreg [31:0] cq_ci_r;\nreg [1:0] cq_arm_r;", cw - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    qp_valid <= qp_index < 16'd{} && qp_valid_r[qp_index[{}:0]];", p.max_qp, qa - 1));
-    for name in ["attr", "req", "resp"] {
+    w(format!("    qp_attr_raw <= attr_tab[qp_index[{0}:0]]; qp_sq_pi <= sq_pi_tab[qp_index[{0}:0]]; qp_rq_pi <= rq_pi_tab[qp_index[{0}:0]];", qa - 1));
+    for name in ["req", "resp"] {
         w(format!("    qp_{name} <= {name}_tab[qp_index[{}:0]];", qa - 1));
     }
     w(format!("    mr <= mr_index < 24'd{} ? mr_tab[mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
-    w(format!("    cq <= cq_index < 16'd{} ? cq_tab[cq_index[{}:0]] : {cw}'d0;", p.max_cq, cqa - 1));
+    w(format!("    cq_in <= cq_index < 16'd{};", p.max_cq));
+    w(format!("    cq_raw <= cq_tab[cq_index[{0}:0]]; cq_ci_r <= cq_ci_tab[cq_index[{0}:0]]; cq_arm_r <= cq_arm_tab[cq_index[{0}:0]];", cqa - 1));
     w("end".into());
+    for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", "qp_sq_pi", "qp_rq_pi") {
+        w(l);
+    }
+    let (d, e) = build(&cql, "cq_raw", "pc", |name, _| match name {
+        "ci" => Some("cq_ci_r".into()),
+        "armed" => Some("cq_arm_r".into()),
+        _ => None,
+    });
+    for l in d {
+        w(l);
+    }
+    w(format!("always @(*) begin qp_attr = qp_attr_full; cq = cq_in ? {e} : {cw}'d0; end"));
     w("always @(*) begin eq = eq_ent; gid = gid_tab[gid_index]; gid_valid = gid_valid_r[gid_index]; mac = mac_r; end"
         .into());
     v
+}
+
+/// `hi:lo` of field `name` of `l`.
+fn range(l: &wire::layout::Layout, name: &str) -> String {
+    let (lsb, w) = l.slice(name).unwrap_or_else(|| panic!("{} has no field {name}", l.name));
+    format!("{}:{lsb}", lsb + w - 1)
+}
+
+/// `out`, the `qp_attr` record `raw` with its producer counters taken from the doorbells' tables.
+fn with_counters(al: &wire::layout::Layout, raw: &str, out: &str, prefix: &str, sq: &str, rq: &str) -> Vec<String> {
+    let (mut d, e) = build(al, raw, prefix, |name, _| match name {
+        "sq_pi" => Some(sq.to_string()),
+        "rq_pi" => Some(rq.to_string()),
+        _ => None,
+    });
+    d.push(format!("wire [{}:0] {out} = {e};", al.width() - 1));
+    d
 }
 
 /// Wires saying whether `used[lo..hi)` has a clear bit and the lowest one's index (`bits` wide): halves

@@ -22,7 +22,7 @@ pub enum CmdState {
     Request,
     /// Taking the mailbox's beats in (the first `MB_BYTES`; the rest of the read is dropped).
     Fetch,
-    /// The tables the command names are being read.
+    /// The tables the command names are being read (once no clear is pending).
     Lookup,
     /// Checks settled: status and output kept for the write-back.
     Latch,
@@ -69,6 +69,8 @@ pub struct CmdUnit {
     pub out_index: Signal<Out, Bits<4>>,
     pub out_beat: Signal<In, Bits<64>>,
     pub exec_status: Signal<In, Bits<8>>,
+    /// The tables may be read (no clear pending).
+    pub quiet: Signal<In, Bit>,
     state: DFF<CmdState>,
     addr: DFF<Bits<64>>,
     beats: DFF<Bits<6>>,
@@ -113,6 +115,7 @@ impl Default for CmdUnit {
             out_index: Signal::default(),
             out_beat: Signal::default(),
             exec_status: Signal::default(),
+            quiet: Signal::default(),
             state: DFF::default(),
             addr: DFF::default(),
             beats: DFF::default(),
@@ -182,8 +185,10 @@ impl Logic for CmdUnit {
                 }
             }
             CmdState::Lookup => {
-                self.lookup.next = true;
-                self.state.d.next = CmdState::Latch;
+                if self.quiet.val() {
+                    self.lookup.next = true;
+                    self.state.d.next = CmdState::Latch;
+                }
             }
             CmdState::Latch => {
                 self.latch.next = true;
