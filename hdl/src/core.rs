@@ -225,6 +225,7 @@ impl Logic for Core {
         self.exec.reset.next = self.reset.val();
         self.exec.beat_valid.next = self.cmd.beat_valid.val();
         self.exec.beat_data.next = self.cmd.beat_data.val();
+        self.exec.scan_start.next = self.cmd.scan_start.val();
         self.exec.lookup.next = self.cmd.lookup.val();
         self.exec.latch.next = self.cmd.latch.val();
         self.exec.commit.next = self.cmd.commit.val();

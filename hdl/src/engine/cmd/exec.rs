@@ -40,6 +40,9 @@ pub const RESP_BITS: usize = 384;
 pub const MR_BITS: usize = 192;
 pub const CQ_BITS: usize = 160;
 
+/// Valid bits the free-slot scan looks at per cycle.
+const SCAN_WORD: u32 = 16;
+
 /// Mailbox bytes the unit takes in: the header and the input (`cmd::OUT_HDR`).
 pub const MB_BYTES: usize = OUT_HDR;
 /// Bytes it writes back, from `OUT_HDR` to the end of the mailbox: the output header and the output.
@@ -52,6 +55,8 @@ pub struct CmdExec {
     /// The mailbox, 8 bytes a beat in address order.
     pub beat_valid: Signal<In, Bit>,
     pub beat_data: Signal<In, Bits<64>>,
+    /// The mailbox is in (its last beat that counts has arrived): the free-slot scan starts.
+    pub scan_start: Signal<In, Bit>,
     pub lookup: Signal<In, Bit>,
     pub latch: Signal<In, Bit>,
     pub commit: Signal<In, Bit>,
@@ -96,6 +101,7 @@ impl CmdExec {
             reset: Signal::default(),
             beat_valid: Signal::default(),
             beat_data: Signal::default(),
+            scan_start: Signal::default(),
             lookup: Signal::default(),
             latch: Signal::default(),
             commit: Signal::default(),
@@ -250,13 +256,64 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("// Never-registered MR slots start at variant 0, as the model's do.".into());
     w(format!("integer k;\ninitial for (k = 0; k < {}; k = k + 1) mr_tab[k] = {mw}'d0;", p.max_mr));
 
-    w("// Free slots: the lowest clear valid bit from the first number handed out (a tree, log2 deep).".into());
-    for (name, n, bits, lo) in
-        [("pd", p.max_pd, pda, 1), ("mr", p.max_mr, mra, 1), ("cq", p.max_cq, cqa, 1), ("qp", p.max_qp, qa, 2)]
-    {
-        let valid = if name == "qp" { "qp_valid_r".to_string() } else { format!("{name}_valid") };
-        let (f, i) = first_clear(&mut w, name, &valid, lo, n, bits);
-        w(format!("wire {name}_found = {f};\nwire [{}:0] {name}_free = {i};", bits - 1));
+    w("// Free slots: the lowest clear valid bit from the first number handed out, found by a scan of".into());
+    w("// the command's table a 16-bit word per cycle once the mailbox is in (the lookup waits for it).".into());
+    let tables = [
+        ("pd", op::ALLOC_PD, p.max_pd, pda, 1u32, "pd_valid"),
+        ("mr", op::REG_MR, p.max_mr, mra, 1, "mr_valid"),
+        ("cq", op::CREATE_CQ, p.max_cq, cqa, 1, "cq_valid"),
+        ("qp", op::CREATE_QP, p.max_qp, qa, 2, "qp_valid_r"),
+    ];
+    let most_words = tables.iter().map(|t| t.2.div_ceil(SCAN_WORD)).max().unwrap_or(1);
+    let sw_bits = bits_for(most_words);
+    for (name, _, n, _, lo, valid) in tables {
+        let words = n.div_ceil(SCAN_WORD);
+        assert!(n % SCAN_WORD == 0 || words == 1, "{name}: a table of whole words");
+        w(format!("wire [{}:0] {name}_used = {valid} | {n}'d{};", n - 1, (1u64 << lo) - 1));
+        let idx = if words == 1 { "0".to_string() } else { format!("scan_word[{}:0]", bits_for(words - 1) - 1) };
+        w(format!("wire [15:0] {name}_word = {name}_used[{idx} * 16 +: 16];"));
+    }
+    let fb = tables.iter().map(|t| t.3).max().unwrap_or(1);
+    w(format!(
+        "reg scan_on, scan_found;\nreg [1:0] scan_tab;\nreg [{}:0] scan_word;\nreg [{}:0] scan_free;",
+        sw_bits - 1,
+        fb - 1
+    ));
+    let pick = |f: &dyn Fn(usize) -> String| {
+        format!("scan_tab == 2'd0 ? {} : scan_tab == 2'd1 ? {} : scan_tab == 2'd2 ? {} : {}", f(0), f(1), f(2), f(3))
+    };
+    w(format!("wire [15:0] scan_w = {};", pick(&|i| format!("{}_word", tables[i].0))));
+    w(format!(
+        "wire [{}:0] scan_last = {};",
+        sw_bits - 1,
+        pick(&|i| format!("{sw_bits}'d{}", tables[i].2.div_ceil(SCAN_WORD) - 1))
+    ));
+    let (f, i) = first_clear(&mut w, "scan", "scan_w", 0, SCAN_WORD, 4);
+    w(format!("wire scan_hit = {f};\nwire [3:0] scan_bit = {i};"));
+    w("always @(posedge clock) begin".into());
+    w("    if (reset) scan_on <= 1'b0;".into());
+    w("    else if (scan_start) begin".into());
+    w("        // The mailbox is in: its opcode says which table (or none) to scan.".into());
+    let ops: Vec<String> = tables.iter().map(|t| format!("opcode == 16'h{:x}", t.1)).collect();
+    w(format!("        scan_on <= {};", ops.join(" || ")));
+    w(format!(
+        "        scan_tab <= {};",
+        tables
+            .iter()
+            .enumerate()
+            .skip(1)
+            .fold("2'd0".to_string(), |acc, (k, t)| format!("opcode == 16'h{:x} ? 2'd{k} : {acc}", t.1))
+    ));
+    w(format!("        scan_word <= {sw_bits}'d0; scan_found <= 1'b0;"));
+    w("    end else if (scan_on) begin".into());
+    w("        if (scan_hit) begin scan_found <= 1'b1; scan_free <= {scan_word, scan_bit}; scan_on <= 1'b0; end"
+        .into());
+    w("        else if (scan_word == scan_last) scan_on <= 1'b0;".into());
+    w("        else scan_word <= scan_word + 1'b1;".into());
+    w("    end".into());
+    w("end".into());
+    for (name, _, _, bits, _, _) in tables {
+        w(format!("wire {name}_found = scan_found;\nwire [{}:0] {name}_free = scan_free[{}:0];", bits - 1, bits - 1));
     }
 
     w("// The entries the command names, read at `lookup`.".into());
@@ -669,7 +726,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     ));
     w("wire qp_clear = sweep || clr_qp;\nwire cq_clear = sweep || clr_cq;".into());
     w("wire qp_clear_go = qp_clear && !(db_sq || db_rq);\nwire cq_clear_go = cq_clear && !(db_ci || db_arm);".into());
-    w("always @(*) quiet = !sweep && !clr_qp && !clr_cq;".into());
+    w("always @(*) quiet = !sweep && !clr_qp && !clr_cq && !scan_on && !scan_start;".into());
     w("always @(posedge clock) begin".into());
     w("    if (reset) begin".into());
     w("        mac_r <= 48'd0; gid_valid_r <= 16'd0; pd_valid <= 0; cq_valid <= 0; mr_valid <= 0; qp_valid_r <= 0;"

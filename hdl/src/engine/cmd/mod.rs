@@ -63,6 +63,7 @@ pub struct CmdUnit {
     /// To and from `CmdExec`.
     pub beat_valid: Signal<Out, Bit>,
     pub beat_data: Signal<Out, Bits<64>>,
+    pub scan_start: Signal<Out, Bit>,
     pub lookup: Signal<Out, Bit>,
     pub latch: Signal<Out, Bit>,
     pub commit: Signal<Out, Bit>,
@@ -109,6 +110,7 @@ impl Default for CmdUnit {
             wr_strb: Signal::default(),
             beat_valid: Signal::default(),
             beat_data: Signal::default(),
+            scan_start: Signal::default(),
             lookup: Signal::default(),
             latch: Signal::default(),
             commit: Signal::default(),
@@ -149,6 +151,7 @@ impl Logic for CmdUnit {
         self.wr_strb.next = 0xFF.into();
         self.beat_valid.next = false;
         self.beat_data.next = self.cpl_data.val();
+        self.scan_start.next = false;
         self.lookup.next = false;
         self.latch.next = false;
         self.commit.next = false;
@@ -179,6 +182,7 @@ impl Logic for CmdUnit {
                         if self.bad.q.val() | self.cpl_err.val() {
                             self.state.d.next = CmdState::Finish;
                         } else {
+                            self.scan_start.next = true;
                             self.state.d.next = CmdState::Lookup;
                         }
                     }
