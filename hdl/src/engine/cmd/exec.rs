@@ -20,8 +20,9 @@
 //! combinationally on them; `latch` keeps the status and the output for the write-back; `commit`, in the
 //! cycle the command completes, writes the tables if the status is OK. Nothing changes the tables in
 //! between, and the command's effect and its completion are one clock edge: whatever reads the tables never
-//! sees a command half done. Reference counts (MRs and QPs per PD, QPs per CQ) make DEALLOC_PD and DESTROY_CQ's "still in
-//! use" one read instead of a scan.
+//! sees a command half done. DEALLOC_PD and DESTROY_CQ's "still in use" reads
+//! every QP and MR entry through the lookup port before the lookup, as the model looks, rather than keeping
+//! counts (their multiplexers were most of the unit's LUTs).
 
 use crate::kit::*;
 use crate::record::{be_get, be_put, build, slice, width, Fields};
@@ -223,7 +224,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let pda = bits_for(p.max_pd - 1);
     let mra = bits_for(p.max_mr - 1);
     let cqa = bits_for(p.max_cq - 1);
-    let rb = bits_for(2 * p.max_qp + p.max_mr);
     let mut v: Vec<String> = Vec::new();
     let mut w = |l: String| v.push(l);
 
@@ -242,8 +242,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
 
     w("// The tables.".into());
     w("reg [47:0] mac_r;\nreg [15:0] gid_valid_r;\nreg [127:0] gid_tab [0:15];".into());
-    w(format!("reg [{}:0] pd_valid;\nreg [{}:0] pd_refs [0:{}];", p.max_pd - 1, rb - 1, p.max_pd - 1));
-    w(format!("reg [{}:0] cq_valid;\nreg [{}:0] cq_refs [0:{}];", p.max_cq - 1, rb - 1, p.max_cq - 1));
+    w(format!("reg [{}:0] pd_valid;\nreg [{}:0] cq_valid;", p.max_pd - 1, p.max_cq - 1));
     w(format!("reg [{}:0] cq_tab [0:{}];\nreg [{}:0] eq_ent;", cw - 1, p.max_cq - 1, cw - 1));
     w(format!("reg [{}:0] mr_valid;\nreg [{}:0] mr_tab [0:{}];", p.max_mr - 1, mw - 1, p.max_mr - 1));
     w(format!("reg [{}:0] qp_valid_r;", p.max_qp - 1));
@@ -327,10 +326,48 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         sw - 1,
         mw - 1
     ));
-    w("always @(posedge clock) if (lookup) begin".into());
-    w("    attr_raw_q <= attr_tab[qp_sel];\n    sq_pi_q <= sq_pi_tab[qp_sel];\n    rq_pi_q <= rq_pi_tab[qp_sel];"
-        .into());
-    w("    req_q <= req_tab[qp_sel];\n    resp_q <= resp_tab[qp_sel];\n    mr_q <= mr_tab[mr_sel];\nend".into());
+    w("// The lookup port also serves the reference scan (below), which is over before the lookup.".into());
+    let rn = p.max_qp.max(p.max_mr);
+    let rbits = bits_for(rn);
+    w(format!("reg ref_on, ref_seen, in_use;\nreg [{0}:0] ref_idx, ref_prev;", rbits - 1));
+    w(format!("wire [{}:0] lk_qp = ref_on ? ref_idx[{}:0] : qp_sel;", qa - 1, qa - 1));
+    w(format!("wire [{}:0] lk_mr = ref_on ? ref_idx[{}:0] : mr_sel;", mra - 1, mra - 1));
+    w("always @(posedge clock) if (lookup || ref_on) begin".into());
+    w("    attr_raw_q <= attr_tab[lk_qp];\n    sq_pi_q <= sq_pi_tab[lk_qp];\n    rq_pi_q <= rq_pi_tab[lk_qp];".into());
+    w("    req_q <= req_tab[lk_qp];\n    resp_q <= resp_tab[lk_qp];\n    mr_q <= mr_tab[lk_mr];\nend".into());
+    w("// DEALLOC_PD and DESTROY_CQ: whether an MR or a QP still names the object, by reading every entry once".into());
+    w("// the mailbox is in, as the model looks (one entry of each table a cycle; nothing to count).".into());
+    w(format!("wire ref_pd = opcode == 16'h{:x};", op::DEALLOC_PD));
+    w(format!(
+        "wire ref_qp_hit = ref_prev < {nq} && qp_valid_r[ref_prev[{qb}:0]] && (ref_pd ? {pdn} == i_obj_id : ({scq} == i_obj_id || {rcq} == i_obj_id));",
+        nq = p.max_qp,
+        qb = qa - 1,
+        pdn = slice(al, "attr_raw_q", "pdn"),
+        scq = slice(al, "attr_raw_q", "send_cqn"),
+        rcq = slice(al, "attr_raw_q", "recv_cqn")
+    ));
+    w(format!(
+        "wire ref_mr_hit = ref_pd && ref_prev < {} && mr_valid[ref_prev[{}:0]] && {} == i_obj_id;",
+        p.max_mr,
+        mra - 1,
+        slice(&mrl, "mr_q", "pdn")
+    ));
+    w("always @(posedge clock) begin".into());
+    w("    if (reset) begin ref_on <= 1'b0; ref_seen <= 1'b0; end".into());
+    w("    else if (scan_start) begin".into());
+    w(format!(
+        "        ref_on <= ref_pd || opcode == 16'h{:x}; ref_idx <= {rbits}'d0; ref_seen <= 1'b0; in_use <= 1'b0;",
+        op::DESTROY_CQ
+    ));
+    w("    end else begin".into());
+    w("        ref_seen <= ref_on; ref_prev <= ref_idx;".into());
+    w(format!(
+        "        if (ref_on) begin ref_idx <= ref_idx + 1'b1; if (ref_idx == {rbits}'d{}) ref_on <= 1'b0; end",
+        rn - 1
+    ));
+    w("        if (ref_seen && (ref_qp_hit || ref_mr_hit)) in_use <= 1'b1;".into());
+    w("    end".into());
+    w("end".into());
     for l in with_counters(al, "attr_raw_q", "attr_q", "la", "sq_pi_q", "rq_pi_q") {
         w(l);
     }
@@ -355,8 +392,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     ));
     w(format!("wire [7:0] mr_variant = {} + 8'd1;", slice(&mrl, "mr_q", "variant")));
     w(format!("wire [31:0] mr_key = {{{}'d0, mr_free, mr_variant}};", 24 - mra));
-    w(format!("wire [{}:0] pd_refs_obj = pd_refs[i_obj_id[{}:0]];", rb - 1, pda - 1));
-    w(format!("wire [{}:0] cq_refs_obj = cq_refs[i_obj_id[{}:0]];", rb - 1, cqa - 1));
 
     w("// REG_MR, CREATE_CQ / CREATE_EQ and CREATE_QP parameters.".into());
     w(format!(
@@ -577,7 +612,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(arm(op::SET_PORT, &[], None));
     w(arm(op::SET_GID, &[("i_gid_index >= 8'd16", BadParam, "32'd1")], None));
     w(arm(op::ALLOC_PD, &[("!pd_found", NoResources, "32'd0")], Some("pd_free")));
-    w(arm(op::DEALLOC_PD, &[("!pd_ok_obj", BadResource, "i_obj_id"), ("pd_refs_obj != 0", Busy, "i_obj_id")], None));
+    w(arm(op::DEALLOC_PD, &[("!pd_ok_obj", BadResource, "i_obj_id"), ("in_use", Busy, "i_obj_id")], None));
     w(arm(
         op::REG_MR,
         &[("!pd_ok_mr", BadResource, "i_mr_pdn"), ("mr_bad", BadParam, "32'd1"), ("!mr_found", NoResources, "32'd0")],
@@ -586,7 +621,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(arm(op::DEREG_MR, &[("!mr_key_ok", BadResource, "i_obj_id")], None));
     w(arm(op::CREATE_CQ, &[("ring_bad", BadParam, "32'd1"), ("!cq_found", NoResources, "32'd0")], Some("cq_free")));
     w(arm(op::CREATE_EQ, &[("ring_bad", BadParam, "32'd1"), ("eq_valid", BadState, "32'd0")], Some("32'd0")));
-    w(arm(op::DESTROY_CQ, &[("!cq_ok_obj", BadResource, "i_obj_id"), ("cq_refs_obj != 0", Busy, "i_obj_id")], None));
+    w(arm(op::DESTROY_CQ, &[("!cq_ok_obj", BadResource, "i_obj_id"), ("in_use", Busy, "i_obj_id")], None));
     w(arm(
         op::CREATE_QP,
         &[
@@ -674,26 +709,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("always @(posedge clock) if (latch) begin tail_q <= tail_c; st_q <= st; end".into());
     w("always @(*) begin out_beat = tail_q[out_index * 64 +: 64]; status = st_q; end".into());
 
-    w("// Applying a command that passed: the valid bits, reference counts and registers.".into());
+    w("// Applying a command that passed: the valid bits and registers.".into());
     w("wire apply = commit && st_q == 8'd0;".into());
-    let pd_of = |l: &wire::layout::Layout, rec: &str| slice(l, rec, "pdn");
-    w(format!(
-        "wire [{}:0] qp_pdn = {};\nwire [{}:0] qp_scq = {};\nwire [{}:0] qp_rcq = {};",
-        pda - 1,
-        pd_of(al, "attr_q"),
-        cqa - 1,
-        slice(al, "attr_q", "send_cqn"),
-        cqa - 1,
-        slice(al, "attr_q", "recv_cqn")
-    ));
-    w(format!("wire [{}:0] mr_pdn = {};", pda - 1, pd_of(&mrl, "mr_q")));
-    w(format!(
-        "wire [{}:0] new_scq = i_cqp_send_cqn[{}:0];\nwire [{}:0] new_rcq = i_cqp_recv_cqn[{}:0];",
-        cqa - 1,
-        cqa - 1,
-        cqa - 1,
-        cqa - 1
-    ));
     w("// Doorbells: which table, which entry, whether it counts (decoded from the register file's write).".into());
     let sh = wire::contract::regs::doorbell::DB_STRIDE.trailing_zeros();
     for (name, base, n, bits, ok) in [
@@ -726,7 +743,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     ));
     w("wire qp_clear = sweep || clr_qp;\nwire cq_clear = sweep || clr_cq;".into());
     w("wire qp_clear_go = qp_clear && !(db_sq || db_rq);\nwire cq_clear_go = cq_clear && !(db_ci || db_arm);".into());
-    w("always @(*) quiet = !sweep && !clr_qp && !clr_cq && !scan_on && !scan_start;".into());
+    w("always @(*) quiet = !sweep && !clr_qp && !clr_cq && !scan_on && !scan_start && !ref_on && !ref_seen;".into());
     w("always @(posedge clock) begin".into());
     w("    if (reset) begin".into());
     w("        mac_r <= 48'd0; gid_valid_r <= 16'd0; pd_valid <= 0; cq_valid <= 0; mr_valid <= 0; qp_valid_r <= 0;"
@@ -748,20 +765,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    16'h{:x}: begin gid_valid_r[i_gid_index[3:0]] <= i_gid_valid != 8'd0; gid_tab[i_gid_index[3:0]] <= {{i_gid_gid_hi, i_gid_gid_lo}}; end",
         op::SET_GID
     ));
-    // A reference count starts at the object's creation: what a freed slot held before is no matter.
-    w(format!("    16'h{:x}: begin pd_valid[pd_free] <= 1'b1; pd_refs[pd_free] <= {rb}'d0; end", op::ALLOC_PD));
+    w(format!("    16'h{:x}: pd_valid[pd_free] <= 1'b1;", op::ALLOC_PD));
     w(format!("    16'h{:x}: pd_valid[i_obj_id[{}:0]] <= 1'b0;", op::DEALLOC_PD, pda - 1));
-    w(format!(
-        "    16'h{:x}: begin mr_valid[mr_free] <= 1'b1; pd_refs[i_mr_pdn[{1}:0]] <= pd_refs[i_mr_pdn[{1}:0]] + 1'b1; end",
-        op::REG_MR,
-        pda - 1
-    ));
-    w(format!(
-        "    16'h{:x}: begin mr_valid[key_idx[{}:0]] <= 1'b0; pd_refs[mr_pdn] <= pd_refs[mr_pdn] - 1'b1; end",
-        op::DEREG_MR,
-        mra - 1
-    ));
-    w(format!("    16'h{:x}: begin cq_valid[cq_free] <= 1'b1; cq_refs[cq_free] <= {rb}'d0; end", op::CREATE_CQ));
+    w(format!("    16'h{:x}: mr_valid[mr_free] <= 1'b1;", op::REG_MR));
+    w(format!("    16'h{:x}: mr_valid[key_idx[{}:0]] <= 1'b0;", op::DEREG_MR, mra - 1));
+    w(format!("    16'h{:x}: cq_valid[cq_free] <= 1'b1;", op::CREATE_CQ));
     w(format!("    16'h{:x}: eq_ent <= new_cq;", op::CREATE_EQ));
     w(format!(
         "    16'h{:x}: begin cq_valid[i_obj_id[{1}:0]] <= 1'b0; clr_cq <= 1'b1; clr_cqn <= i_obj_id[{1}:0]; end",
@@ -772,21 +780,10 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    16'h{:x}: begin qp_active[qp_sel] <= !to_reset; if (to_reset) begin clr_qp <= 1'b1; clr_qpn <= qp_sel; end end",
         op::MODIFY_QP
     ));
-    w(format!("    16'h{:x}: begin", op::CREATE_QP));
-    w(format!(
-        "        qp_valid_r[qp_free] <= 1'b1; qp_active[qp_free] <= 1'b0; pd_refs[i_cqp_pdn[{0}:0]] <= pd_refs[i_cqp_pdn[{0}:0]] + 1'b1;",
-        pda - 1
-    ));
-    w("        if (new_scq == new_rcq) cq_refs[new_scq] <= cq_refs[new_scq] + 2'd2;".into());
-    w("        else begin cq_refs[new_scq] <= cq_refs[new_scq] + 1'b1; cq_refs[new_rcq] <= cq_refs[new_rcq] + 1'b1; end".into());
-    w("    end".into());
+    w(format!("    16'h{:x}: begin qp_valid_r[qp_free] <= 1'b1; qp_active[qp_free] <= 1'b0; end", op::CREATE_QP));
     w(format!("    16'h{:x}: begin", op::DESTROY_QP));
-    w("        qp_valid_r[qp_sel] <= 1'b0; qp_active[qp_sel] <= 1'b0; pd_refs[qp_pdn] <= pd_refs[qp_pdn] - 1'b1;"
-        .into());
+    w("        qp_valid_r[qp_sel] <= 1'b0; qp_active[qp_sel] <= 1'b0;".into());
     w("        clr_qp <= 1'b1; clr_qpn <= qp_sel;".into());
-    w("        if (qp_scq == qp_rcq) cq_refs[qp_scq] <= cq_refs[qp_scq] - 2'd2;".into());
-    w("        else begin cq_refs[qp_scq] <= cq_refs[qp_scq] - 1'b1; cq_refs[qp_rcq] <= cq_refs[qp_rcq] - 1'b1; end"
-        .into());
     w("    end\n    default: ;\n    endcase\nend".into());
 
     w("// The RAMs' write ports (no reset: a slot's valid bit says whether its entry means anything).".into());
@@ -888,12 +885,30 @@ fn mask_any(bits: u32) -> String {
 mod tests {
     use super::*;
 
+    /// Both profiles' records fit the ports (`verilog` asserts it), and every command has its arm in the
+    /// status logic.
     #[test]
-    fn every_profile_fits_the_ports() {
+    fn every_profile_fits_the_ports_and_every_command_has_its_checks() {
         for p in Profile::ALL {
-            let small = Profile { max_qp: 16, ..p };
-            let v = verilog(&small).join("\n");
-            assert!(v.contains("qp_f_2_16"), "{}", p.name);
+            let v = verilog(&Profile { max_qp: 16, ..p }).join("\n");
+            let ops = [
+                op::SET_PORT,
+                op::SET_GID,
+                op::ALLOC_PD,
+                op::DEALLOC_PD,
+                op::REG_MR,
+                op::DEREG_MR,
+                op::CREATE_CQ,
+                op::DESTROY_CQ,
+                op::CREATE_QP,
+                op::MODIFY_QP,
+                op::QUERY_QP,
+                op::DESTROY_QP,
+                op::CREATE_EQ,
+            ];
+            for o in ops {
+                assert!(v.contains(&format!("    16'h{o:x}: begin\n")), "{}: no arm for {o:#x}", p.name);
+            }
         }
     }
 
