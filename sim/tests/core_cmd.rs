@@ -808,3 +808,56 @@ fn a_command_takes_effect_as_it_completes() {
     assert_eq!(c.peek("qp_valid"), 1, "QP 2 valid from the cycle after its completion");
     assert!(busy_cycles > DMA_LATENCY as usize, "{busy_cycles} cycles: the mailbox round trip is in them");
 }
+
+/// "Still in use" looks at every entry, the last ones too: a PD named only by the MR in the table's last
+/// slot, or by the QP in its last, is busy, and so is a CQ named only by that QP.
+#[test]
+fn the_last_entries_count_as_references() {
+    let mut c = CoreSim::new(16);
+    let p = hdl::core::info(16).profile;
+    let mb = c.mem.alloc(MAILBOX_LEN);
+    let ok = Status::Ok as u8;
+    let id = |n: u32| ObjInRepr { id: n }.to_bytes();
+    assert_eq!(command_alone(&mut c, mb, op::ALLOC_PD, &[]), ok);
+    let mr = RegMrRepr { pdn: 1, access: 0, iova: 0x1000, length: 64 }.to_bytes();
+    for _ in 1..p.max_mr {
+        assert_eq!(command_alone(&mut c, mb, op::REG_MR, &mr), ok);
+    }
+    assert_eq!(command_alone(&mut c, mb, op::REG_MR, &mr), Status::NoResources as u8, "the MR table is full");
+    // Keys are index << 8 | variant, each slot at its first variant.
+    for i in 1..p.max_mr - 1 {
+        assert_eq!(command_alone(&mut c, mb, op::DEREG_MR, &id((i << 8) | 1)), ok);
+    }
+    assert_eq!(command_alone(&mut c, mb, op::DEALLOC_PD, &id(1)), Status::Busy as u8, "the last MR names it");
+    assert_eq!(command_alone(&mut c, mb, op::DEREG_MR, &id(((p.max_mr - 1) << 8) | 1)), ok);
+    assert_eq!(command_alone(&mut c, mb, op::ALLOC_PD, &[]), ok);
+    assert_eq!(
+        command_alone(&mut c, mb, op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: 0x10_0000 }.to_bytes()),
+        ok
+    );
+    let qp = CreateQpRepr {
+        pdn: 2,
+        send_cqn: 1,
+        recv_cqn: 1,
+        sq_log_size: 4,
+        sq_log_stride: 6,
+        rq_log_size: 4,
+        rq_log_stride: 5,
+        sq_iova: 0x20_0000,
+        rq_iova: 0x30_0000,
+        sq_sig_all: 0,
+        qp_type: QpType::Rc as u8,
+    };
+    for _ in 2..p.max_qp {
+        assert_eq!(command_alone(&mut c, mb, op::CREATE_QP, &qp.to_bytes()), ok);
+    }
+    for q in 2..p.max_qp - 1 {
+        assert_eq!(command_alone(&mut c, mb, op::DESTROY_QP, &id(q)), ok);
+    }
+    assert_eq!(command_alone(&mut c, mb, op::DEALLOC_PD, &id(2)), Status::Busy as u8, "the last QP names it");
+    assert_eq!(command_alone(&mut c, mb, op::DESTROY_CQ, &id(1)), Status::Busy as u8, "the last QP's CQ");
+    assert_eq!(command_alone(&mut c, mb, op::DESTROY_QP, &id(p.max_qp - 1)), ok);
+    assert_eq!(command_alone(&mut c, mb, op::DEALLOC_PD, &id(2)), ok);
+    assert_eq!(command_alone(&mut c, mb, op::DESTROY_CQ, &id(1)), ok);
+    assert_eq!(command_alone(&mut c, mb, op::DEALLOC_PD, &id(1)), ok, "no MR names the first PD now");
+}
