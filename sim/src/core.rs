@@ -86,6 +86,9 @@ pub struct CoreSim {
     /// Bytes the core has written to host memory, in order: (IOVA, bytes).
     pub writes: Vec<(u64, Vec<u8>)>,
     ps_per_cycle: u64,
+    /// Random stalls of the host side: each cycle, with this probability and from this seeded source, no
+    /// completion beat comes and a read request or write beat is not taken (`set_bubbles`).
+    bubbles: Option<(model::rng::Rng, f64)>,
     lockstep: Option<Lockstep>,
     seen: CmdSeen,
 }
@@ -132,6 +135,7 @@ impl CoreSim {
             commands: 0,
             writes: Vec::new(),
             ps_per_cycle: u64::from(hdl::core::info(qps).ns_per_cycle) * 1000,
+            bubbles: None,
             lockstep: None,
             seen: CmdSeen::default(),
         };
@@ -143,6 +147,16 @@ impl CoreSim {
         }
         c.sim.set(c.p.reset, 0);
         c
+    }
+
+    /// Stalls the host side at random: a cycle in `p` gives no completion beat and takes no request or
+    /// write beat (`seed` makes it repeatable).
+    pub fn set_bubbles(&mut self, seed: u64, p: f64) {
+        self.bubbles = Some((model::rng::Rng::new(seed), p));
+    }
+
+    fn stall(&mut self) -> bool {
+        self.bubbles.as_mut().is_some_and(|(r, p)| r.chance(*p))
     }
 
     /// The core with the model following it (`lockstep`): every register access and command from here on
@@ -200,8 +214,11 @@ impl CoreSim {
     /// the same edge: the access saw the command still running).
     fn cycle(&mut self, access: Option<Access>) {
         let now = self.sim.cycles();
+        let (rd_ready, wr_ready, cpl_gap) = (!self.stall(), !self.stall(), self.stall());
+        self.sim.set(self.p.rd_ready, u64::from(rd_ready));
+        self.sim.set(self.p.wr_ready, u64::from(wr_ready));
         let p = &self.p;
-        if self.sim.get(p.rd_valid) == 1 {
+        if rd_ready && self.sim.get(p.rd_valid) == 1 {
             let (addr, len, tag) = (self.sim.get(p.rd_addr), self.sim.get(p.rd_len), self.sim.get(p.rd_tag));
             let mut data = vec![0u8; (len as usize).div_ceil(8) * 8];
             let err = self.mem.read(addr, &mut data[..len as usize]).is_err();
@@ -211,7 +228,7 @@ impl CoreSim {
             }
             self.reads.push_back(Read { due: now + self.dma_latency, data, err, tag, beat: 0 });
         }
-        if self.sim.get(p.wr_valid) == 1 {
+        if wr_ready && self.sim.get(p.wr_valid) == 1 {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
             let bytes = data.to_le_bytes();
             for (i, b) in bytes.iter().enumerate().filter(|(i, _)| strb >> i & 1 == 1) {
@@ -229,7 +246,7 @@ impl CoreSim {
             }
         }
         let beat = match self.reads.front_mut() {
-            Some(r) if r.due <= now => {
+            Some(r) if r.due <= now && !cpl_gap => {
                 let i = r.beat;
                 r.beat += 1;
                 let d = u64::from_le_bytes(r.data[8 * i..8 * i + 8].try_into().expect("8 bytes"));

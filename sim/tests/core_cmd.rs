@@ -642,9 +642,12 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// A few objects to start from, then random commands.
-fn soak(qps: u32, commands: usize) {
+fn soak(qps: u32, commands: usize, bubbles: f64) {
     let seed = seed() ^ u64::from(qps);
     let mut t = Pair::new(qps, seed);
+    if bubbles > 0.0 {
+        t.rtl.set_bubbles(seed, bubbles);
+    }
     for index in 0..2 {
         let g = SetGidRepr { index, valid: 1, gid_hi: 0, gid_lo: 0xFFFF_0A00_0001 + u64::from(index) };
         t.run(op::SET_GID, &g.to_bytes());
@@ -720,12 +723,13 @@ fn soak(qps: u32, commands: usize) {
 
 #[test]
 fn commands_match_the_model_with_16_qps() {
-    soak(16, 1500);
+    soak(16, 1500, 0.0);
 }
 
+/// With the host side stalling a quarter of the cycles (completions, read requests, write beats).
 #[test]
 fn commands_match_the_model_with_1024_qps() {
-    soak(1024, 1000);
+    soak(1024, 1000, 0.25);
 }
 
 /// The register file's fixed registers are the contract's (a check on the test's own sweep as much as the
@@ -747,6 +751,23 @@ fn block_headers_chain() {
     assert_eq!(types, [ID, CMD, COUNTERS, DCQCN, DOORBELL]);
     assert_eq!(c.mmio_read(Dcqcn::CNP_DSCP.offset()), Dcqcn::CNP_DSCP.param().default);
     assert_eq!(c.mmio_read(id::MAX_QP), 16);
+}
+
+/// A small RC QP of PD `pdn` on CQ 1.
+fn small_qp(pdn: u32) -> CreateQpRepr {
+    CreateQpRepr {
+        pdn,
+        send_cqn: 1,
+        recv_cqn: 1,
+        sq_log_size: 4,
+        sq_log_stride: 6,
+        rq_log_size: 4,
+        rq_log_stride: 5,
+        sq_iova: 0x20_0000,
+        rq_iova: 0x30_0000,
+        sq_sig_all: 0,
+        qp_type: QpType::Rc as u8,
+    }
 }
 
 /// Runs one command on the core alone; its status.
@@ -771,19 +792,7 @@ fn a_command_takes_effect_as_it_completes() {
     assert_eq!(command_alone(&mut c, mb, op::ALLOC_PD, &[]), 0);
     let cq = CreateCqRepr { log_size: 4, ring_iova: 0x10_0000 }.to_bytes();
     assert_eq!(command_alone(&mut c, mb, op::CREATE_CQ, &cq), 0);
-    let qp = CreateQpRepr {
-        pdn: 1,
-        send_cqn: 1,
-        recv_cqn: 1,
-        sq_log_size: 4,
-        sq_log_stride: 6,
-        rq_log_size: 4,
-        rq_log_stride: 5,
-        sq_iova: 0x20_0000,
-        rq_iova: 0x30_0000,
-        sq_sig_all: 0,
-        qp_type: QpType::Rc as u8,
-    };
+    let qp = small_qp(1);
     let mut m = vec![0u8; MAILBOX_LEN];
     CmdHeaderRepr { opcode: op::CREATE_QP }.write_to(&mut m).expect("fits");
     m[IN..IN + CreateQpRepr::LEN].copy_from_slice(&qp.to_bytes());
@@ -835,19 +844,7 @@ fn the_last_entries_count_as_references() {
         command_alone(&mut c, mb, op::CREATE_CQ, &CreateCqRepr { log_size: 4, ring_iova: 0x10_0000 }.to_bytes()),
         ok
     );
-    let qp = CreateQpRepr {
-        pdn: 2,
-        send_cqn: 1,
-        recv_cqn: 1,
-        sq_log_size: 4,
-        sq_log_stride: 6,
-        rq_log_size: 4,
-        rq_log_stride: 5,
-        sq_iova: 0x20_0000,
-        rq_iova: 0x30_0000,
-        sq_sig_all: 0,
-        qp_type: QpType::Rc as u8,
-    };
+    let qp = small_qp(2);
     for _ in 2..p.max_qp {
         assert_eq!(command_alone(&mut c, mb, op::CREATE_QP, &qp.to_bytes()), ok);
     }

@@ -10,7 +10,7 @@
 
 use crate::kit::*;
 use wire::contract::profile::Profile;
-use wire::contract::regs::{self, block_type, cmd, counters, dcqcn, doorbell, feature, id, Counter, Dcqcn};
+use wire::contract::regs::{self, block_type, cmd, counters, dcqcn, doorbell, id, Counter, Dcqcn};
 
 /// What the register file reports of the device besides its profile.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,33 +92,10 @@ impl Logic for Mmio {
     }
 }
 
-/// The features the contract's ID block names: those of the NIC the contract describes.
-const FEATURES: u32 = feature::IPV6 | feature::VLAN | feature::ATOMICS | feature::DCQCN | feature::SEND_WITH_INV;
-
 /// The constant registers: (offset, value).
 fn constants(d: &DeviceInfo) -> Vec<(u32, u32)> {
-    let p = &d.profile;
-    let mut c = vec![
-        (id::BASE + regs::block::TYPE, block_type::ID),
-        (id::BASE + regs::block::VERSION, regs::VERSION),
-        (id::BASE + regs::block::NEXT, cmd::BASE),
-        (id::BUILD_ID, d.build_id),
-        (id::FEATURES, FEATURES),
-        (id::MAX_QP, p.max_qp),
-        (id::MAX_CQ, p.max_cq),
-        (id::MAX_MR, p.max_mr),
-        (id::MAX_PD, p.max_pd),
-        (id::MAX_SGE, p.max_sge),
-        (id::MAX_INLINE, p.max_inline),
-        (id::MAX_QP_RD_ATOM, p.max_qp_rd_atom),
-        (id::MAX_QP_INIT_RD_ATOM, p.max_qp_init_rd_atom),
-        (id::WQE_WINDOW, p.wqe_window),
-        (id::RESP_QUEUE, p.resp_queue),
-        (id::CTRL_QUEUE, p.ctrl_queue),
-        (id::TICK_NS, wire::contract::qpc::TICK_NS),
-        (id::PORT_MBPS, d.port_mbps),
-        (id::MAX_MTU, u32::from(wire::contract::verbs::MAX_MTU_ENUM)),
-        (id::MAX_LOG_RING, u32::from(p.max_log_ring)),
+    let mut c = regs::id_registers(&d.profile, d.port_mbps, d.build_id).to_vec();
+    c.extend([
         (cmd::BASE + regs::block::TYPE, block_type::CMD),
         (cmd::BASE + regs::block::VERSION, regs::VERSION),
         (cmd::BASE + regs::block::NEXT, counters::BASE),
@@ -137,7 +114,7 @@ fn constants(d: &DeviceInfo) -> Vec<(u32, u32)> {
         (doorbell::BASE + doorbell::CQ_AREA, doorbell::CQ_DB_BASE),
         (doorbell::BASE + doorbell::STRIDE, doorbell::DB_STRIDE),
         (doorbell::BASE + doorbell::EQ_AREA, doorbell::EQ_DB),
-    ];
+    ]);
     c.retain(|&(_, v)| v != 0);
     c
 }

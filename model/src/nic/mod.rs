@@ -179,38 +179,12 @@ impl Nic {
         if let Some(o) = in_block(id::BASE) {
             let now_ns = self.now / crate::PS_PER_NS;
             return match o {
-                block::TYPE => block_type::ID,
-                block::VERSION => regs::VERSION,
-                block::NEXT => cmd::BASE,
-                id::BUILD_ID => c.build_id,
-                id::FEATURES => {
-                    regs::feature::IPV6
-                        | regs::feature::VLAN
-                        | regs::feature::ATOMICS
-                        | regs::feature::DCQCN
-                        | regs::feature::SEND_WITH_INV
-                }
-                id::MAX_QP => p.max_qp,
-                id::MAX_CQ => p.max_cq,
-                id::MAX_MR => p.max_mr,
-                id::MAX_PD => p.max_pd,
-                id::MAX_SGE => p.max_sge,
-                id::MAX_INLINE => p.max_inline,
-                id::MAX_QP_RD_ATOM => p.max_qp_rd_atom,
-                id::MAX_QP_INIT_RD_ATOM => p.max_qp_init_rd_atom,
-                id::WQE_WINDOW => p.wqe_window,
-                id::RESP_QUEUE => p.resp_queue,
-                id::CTRL_QUEUE => p.ctrl_queue,
-                id::TICK_NS => timer::TICK_NS,
-                id::PORT_MBPS => c.port_mbps,
-                id::MAX_MTU => u32::from(wire::contract::verbs::MAX_MTU_ENUM),
-                id::MAX_LOG_RING => u32::from(p.max_log_ring),
                 id::TIME_NS_LO => {
                     self.hi_latch = (now_ns >> 32) as u32;
                     now_ns as u32
                 }
                 id::TIME_NS_HI => self.hi_latch,
-                _ => 0,
+                _ => regs::id_registers(p, c.port_mbps, c.build_id).iter().find(|r| r.0 == off).map_or(0, |r| r.1),
             };
         }
         if let Some(o) = in_block(cmd::BASE) {

@@ -59,6 +59,33 @@ pub mod id {
     pub const TICK_NS: u32 = 0x54;
 }
 
+/// The ID block's fixed registers for a device of profile `p` with a port of `port_mbps` and build `build_id`:
+/// (offset, value). Every other offset of the block but the time reads 0.
+pub fn id_registers(p: &super::profile::Profile, port_mbps: u32, build_id: u32) -> [(u32, u32); 20] {
+    [
+        (id::BASE + block::TYPE, block_type::ID),
+        (id::BASE + block::VERSION, VERSION),
+        (id::BASE + block::NEXT, cmd::BASE),
+        (id::BUILD_ID, build_id),
+        (id::FEATURES, feature::DEVICE),
+        (id::MAX_QP, p.max_qp),
+        (id::MAX_CQ, p.max_cq),
+        (id::MAX_MR, p.max_mr),
+        (id::MAX_PD, p.max_pd),
+        (id::MAX_SGE, p.max_sge),
+        (id::MAX_INLINE, p.max_inline),
+        (id::MAX_QP_RD_ATOM, p.max_qp_rd_atom),
+        (id::MAX_QP_INIT_RD_ATOM, p.max_qp_init_rd_atom),
+        (id::WQE_WINDOW, p.wqe_window),
+        (id::RESP_QUEUE, p.resp_queue),
+        (id::CTRL_QUEUE, p.ctrl_queue),
+        (id::TICK_NS, super::qpc::TICK_NS),
+        (id::PORT_MBPS, port_mbps),
+        (id::MAX_MTU, super::verbs::MAX_MTU_ENUM as u32),
+        (id::MAX_LOG_RING, p.max_log_ring as u32),
+    ]
+}
+
 /// Feature bits in `id::FEATURES`.
 pub mod feature {
     pub const IPV6: u32 = 1 << 0;
@@ -66,6 +93,8 @@ pub mod feature {
     pub const ATOMICS: u32 = 1 << 2;
     pub const DCQCN: u32 = 1 << 3;
     pub const SEND_WITH_INV: u32 = 1 << 4;
+    /// The features of the NIC this contract describes.
+    pub const DEVICE: u32 = IPV6 | VLAN | ATOMICS | DCQCN | SEND_WITH_INV;
 }
 
 /// Command interface (see `cmd`). Write the mailbox IOVA, then `DOORBELL` with a token; poll `STATUS`
