@@ -91,6 +91,42 @@ fn rdma_across_a_real_link_with_loss() {
     run(0.02);
 }
 
+/// A stall of the process (here A's thread asleep for a second, so its NIC does not run) is not a silent
+/// peer. A WRITE posted just before the stall leaves before A's ACK timer can fire; a WRITE whose ACK came
+/// in during the stall has it read before the timer fires. Neither is retried, let alone failed.
+#[test]
+fn a_stall_of_the_process_is_not_a_silent_peer() {
+    let (sa, sb) = sockets();
+    let (to_b, from_a) = std::sync::mpsc::channel();
+    let (to_a, from_b) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let b = std::thread::spawn(move || {
+        let (b, _) = host(1, sb, 0.0, 2, to_a, from_a);
+        while done_rx.try_recv().is_err() {
+            assert!(b.cq.wait(1, 10_000_000).unwrap().is_empty());
+        }
+    });
+    let (a, (addr, rkey)) = host(0, sa, 0.0, 1, to_b, from_b);
+    for (wr_id, sent_first) in [(1, false), (2, true)] {
+        let mut w = send_wr(SendOp::RdmaWrite, &a, &a, 0, 4096, wr_id);
+        (w.remote_addr, w.rkey) = (addr, rkey);
+        a.qps[0].post_send(&w).unwrap();
+        if sent_first {
+            // Runs A's NIC for a moment: the WRITE leaves, and B's ACK comes in during the stall.
+            let early = a.cq.wait(1, 1_000).unwrap();
+            assert!(early.is_empty(), "the ACK came back within a microsecond: {early:?}");
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        let c = a.cq.wait(1, T).unwrap();
+        assert_eq!((c.len(), c[0].wr_id, c[0].status), (1, wr_id, WcStatus::Success));
+    }
+    done_tx.send(()).unwrap();
+    b.join().unwrap();
+    let counter = |c| a.ctx.counter(c);
+    use wire::contract::regs::Counter;
+    assert_eq!((counter(Counter::local_ack_timeouts), counter(Counter::retransmitted_packets)), (0, 0));
+}
+
 /// A peer outside the simulation (here a bare socket, as QEMU's dgram netdev is) resolves the NIC's MAC:
 /// the ARP request goes in as one datagram and the NIC's reply comes back as one.
 #[test]
