@@ -1,7 +1,8 @@
 //! Generates the Verilog of every hdl top at both widths, lints it (`verilator --lint-only -Wall` with the
 //! waivers in `hdl/verilator.vlt`; any other warning fails the build), Verilates it, writes the C++ glue
-//! that puts each model behind `ferrite::Model`, and compiles it all with the cxx bridge. The Verilator
-//! runtime comes prebuilt from `sim-rt`, so a Verilog change rebuilds only the models.
+//! that puts each model behind `ferrite::Model`, and compiles it all with the cxx bridge. Each model is a
+//! library of its own, built again only when its Verilog (or the waivers) changed; the Verilator runtime
+//! comes prebuilt from `sim-rt`. So a change to one block rebuilds that block's models and the glue.
 
 use hdl::top::{Dir, Port, Top};
 
@@ -18,29 +19,47 @@ fn main() {
     let root = PathBuf::from(std::env::var("DEP_VERILATED_RT_ROOT").unwrap_or_else(|_| "/usr/share/verilator".into()));
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let vlt = manifest.join("../hdl/verilator.vlt");
+    let vlt_text = std::fs::read_to_string(&vlt).unwrap();
+    let inc = root.join("include");
     let mut glue = String::from("#include \"ferrite-sim/cpp/model.h\"\n#include \"verilated.h\"\n#include \"verilated_fst_c.h\"\n#include <string>\n");
     let mut factory = String::new();
     let mut build = cxx_build::bridge("src/ffi.rs");
+    let mut libs = Vec::new();
     for top in Top::ALL {
         for &w in top.widths() {
             let name = top.name(w);
-            let v = out.join(format!("{name}.v"));
-            std::fs::write(&v, top.verilog(w)).unwrap();
-            run(Command::new("verilator").args(["--lint-only", "-Wall", "--top-module", "top"]).arg(&vlt).arg(&v));
+            let text = top.verilog(w);
             let mdir = out.join(format!("obj_{name}"));
-            let _ = std::fs::remove_dir_all(&mdir);
-            run(Command::new("verilator")
-                .args(["--cc", "--top-module", "top", "--prefix", &format!("V{name}")])
-                .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", "--Mdir"])
-                .arg(&mdir)
-                .arg(&vlt)
-                .arg(&v));
-            for f in std::fs::read_dir(&mdir).unwrap() {
-                let p = f.unwrap().path();
-                if p.extension().is_some_and(|e| e == "cpp") {
-                    build.file(p);
+            let lib = format!("ferrite_vm_{name}");
+            // A model is built again only when its Verilog or the waivers changed since it was last built.
+            let stamp = out.join(format!("{name}.built"));
+            let key = format!("{vlt_text}\n// ----\n{text}");
+            let fresh =
+                std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) && out.join(format!("lib{lib}.a")).exists();
+            if !fresh {
+                let _ = std::fs::remove_file(&stamp);
+                let v = out.join(format!("{name}.v"));
+                std::fs::write(&v, &text).unwrap();
+                run(Command::new("verilator").args(["--lint-only", "-Wall", "--top-module", "top"]).arg(&vlt).arg(&v));
+                let _ = std::fs::remove_dir_all(&mdir);
+                run(Command::new("verilator")
+                    .args(["--cc", "--top-module", "top", "--prefix", &format!("V{name}")])
+                    .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", "--Mdir"])
+                    .arg(&mdir)
+                    .arg(&vlt)
+                    .arg(&v));
+                let mut model = cxx(cc::Build::new(), &inc);
+                for f in std::fs::read_dir(&mdir).unwrap() {
+                    let p = f.unwrap().path();
+                    if p.extension().is_some_and(|e| e == "cpp") {
+                        model.file(p);
+                    }
                 }
+                // Linked after the glue that refers to it (below), so its link line is written by hand.
+                model.include(&mdir).cargo_metadata(false).compile(&lib);
+                std::fs::write(&stamp, &key).unwrap();
             }
+            libs.push(lib);
             build.include(&mdir);
             glue_for(&mut glue, &name, &top.ports(w));
             writeln!(factory, "    if (n == \"{name}\") return std::make_unique<Model_{name}>();").unwrap();
@@ -49,21 +68,10 @@ fn main() {
     write!(glue, "\nnamespace ferrite {{\nstd::unique_ptr<Model> new_model(rust::Str name) {{\n    std::string n(name);\n{factory}    return nullptr;\n}}\n}}\n").unwrap();
     let glue_path = out.join("models.cpp");
     std::fs::write(&glue_path, glue).unwrap();
-    let inc = root.join("include");
-    build
-        .file(&glue_path)
-        .std("c++17")
-        .include(&inc)
-        .include(inc.join("vltstd"))
-        .define("VM_COVERAGE", "0")
-        .define("VM_SC", "0")
-        .define("VM_TRACE", "1")
-        .define("VM_TRACE_FST", "1")
-        .flag_if_supported("-Wno-unused-parameter")
-        .flag_if_supported("-Wno-unused-variable")
-        .flag_if_supported("-Wno-unused-but-set-variable")
-        .opt_level(2)
-        .compile("ferrite_sim_models");
+    cxx(build, &inc).file(&glue_path).compile("ferrite_sim_models");
+    for lib in libs {
+        println!("cargo:rustc-link-lib=static={lib}");
+    }
     println!("cargo:rerun-if-changed=src/ffi.rs");
     println!("cargo:rerun-if-changed=cpp/model.h");
     println!("cargo:rerun-if-changed={}", vlt.display());
@@ -74,6 +82,22 @@ fn main() {
 /// (clippy's build scripts do not share the test build's output) would double CI's longest step.
 fn clippy() -> bool {
     std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| w.contains("clippy"))
+}
+
+/// The compiler settings every Verilated model and the glue are built with.
+fn cxx(mut b: cc::Build, inc: &std::path::Path) -> cc::Build {
+    b.std("c++17")
+        .include(inc)
+        .include(inc.join("vltstd"))
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_FST", "1")
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-unused-variable")
+        .flag_if_supported("-Wno-unused-but-set-variable")
+        .opt_level(2);
+    b
 }
 
 fn run(cmd: &mut Command) {

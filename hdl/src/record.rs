@@ -33,6 +33,13 @@ pub fn be_put(bus: &str, fields: Fields, base: usize, name: &str, value: &str) -
         .collect()
 }
 
+/// `rec[hi:lo]`, field `name` of a header of `len` bytes that `rec` holds from bit `lsb` as one big-endian
+/// integer (its first byte most significant, as the RX record carries the extended headers).
+pub fn be_slice(rec: &str, lsb: usize, fields: Fields, len: usize, name: &str) -> String {
+    let r = field_range(fields, name);
+    format!("{rec}[{}:{}]", lsb + 8 * (len - r.start) - 1, lsb + 8 * (len - r.end))
+}
+
 fn byte(bus: &str, i: usize) -> String {
     format!("{bus}[{}:{}]", 8 * i + 7, 8 * i)
 }
@@ -84,6 +91,9 @@ mod tests {
         assert_eq!((e.as_str(), w), ("{mb[135:128], mb[143:136], mb[151:144], mb[159:152]}", 32));
         let s = be_put("t", CreateQpRepr::FIELDS, 0, "sq_log_size", "v");
         assert_eq!(s, vec!["t[103:96] = v[7:0];"]);
+        let r = wire::ext::RethRepr::FIELDS;
+        assert_eq!(be_slice("m", 100, r, 16, "va"), "m[227:164]");
+        assert_eq!(be_slice("m", 100, r, 16, "dma_len"), "m[131:100]");
         let s = be_put("t", RegMrRepr::FIELDS, 0, "pdn", "v");
         assert_eq!(s[0], "t[7:0] = v[31:24];");
         assert_eq!(s[3], "t[31:24] = v[7:0];");

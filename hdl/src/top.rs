@@ -18,6 +18,14 @@ pub enum Top {
     Tx,
     /// The NIC core (so far the register file and the command unit), with this many QPs.
     Core(u32),
+    /// The responder's check chain on its own (`engine::resp::check`), with `engine_profile`.
+    RespCheck,
+    /// The responder's SEND / WRITE bookkeeping on its own (`engine::resp::advance`), with `engine_profile`.
+    RespAdvance,
+    /// The RX route on its own (`engine::recv`), with `engine_profile`.
+    RxRoute,
+    /// The TX headers on their own (`engine::headers`), with `engine_profile`.
+    TxHeaders,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -36,11 +44,27 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 6] = [Top::Crc, Top::RxDecode, Top::Rx, Top::Tx, Top::Core(16), Top::Core(1024)];
+    pub const ALL: [Top; 10] = [
+        Top::Crc,
+        Top::RxDecode,
+        Top::Rx,
+        Top::Tx,
+        Top::Core(16),
+        Top::Core(1024),
+        Top::RespCheck,
+        Top::RespAdvance,
+        Top::RxRoute,
+        Top::TxHeaders,
+    ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
     /// the 16- and 1024-QP cores).
     pub const BOARD_CORE: Top = Top::Core(wire::contract::profile::Profile::board().max_qp);
+
+    /// The profile the engine blocks' own tops are built with: the 16-QP core's.
+    pub fn engine_profile() -> wire::contract::profile::Profile {
+        crate::core::info(16).profile
+    }
 
     /// Every top `ferrite verilog` writes: the simulated ones and the board's core.
     pub fn written() -> impl Iterator<Item = Top> {
@@ -50,7 +74,9 @@ impl Top {
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
         match self {
-            Top::RxDecode | Top::Core(_) => &[Width::W8],
+            Top::RxDecode | Top::Core(_) | Top::RespCheck | Top::RespAdvance | Top::RxRoute | Top::TxHeaders => {
+                &[Width::W8]
+            }
             _ => &Width::ALL,
         }
     }
@@ -63,6 +89,10 @@ impl Top {
             Top::Rx => format!("rx_w{}", w.bytes()),
             Top::Tx => format!("tx_w{}", w.bytes()),
             Top::Core(qps) => format!("core_q{qps}"),
+            Top::RespCheck => "resp_check".into(),
+            Top::RespAdvance => "resp_advance".into(),
+            Top::RxRoute => "rx_route".into(),
+            Top::TxHeaders => "tx_headers".into(),
         }
     }
 
@@ -127,6 +157,52 @@ impl Top {
                 p("out_ready", 1, Dir::In),
             ],
             Top::Core(_) => crate::core::ports(),
+            Top::RespCheck => {
+                use crate::engine::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
+                vec![
+                    p("clock", 1, Dir::In),
+                    p("meta", crate::rx::meta::BITS, Dir::In),
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("resp", RESP_BITS, Dir::In),
+                    p("key_index", 24, Dir::Out),
+                    p("mr", MR_BITS, Dir::In),
+                    p("verdict", 4, Dir::Out),
+                    p("room", 1, Dir::Out),
+                ]
+            }
+            Top::RespAdvance => vec![
+                p("clock", 1, Dir::In),
+                p("meta", crate::rx::meta::BITS, Dir::In),
+                p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
+                p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
+                p("va", 64, Dir::Out),
+            ],
+            Top::RxRoute => vec![
+                p("clock", 1, Dir::In),
+                p("meta", crate::rx::meta::BITS, Dir::In),
+                p("mac", 48, Dir::In),
+                p("qp_index", 24, Dir::Out),
+                p("qp_valid", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("gid_index", 4, Dir::Out),
+                p("gid", 128, Dir::In),
+                p("gid_valid", 1, Dir::In),
+                p("route", 4, Dir::Out),
+                p("ce", 1, Dir::Out),
+            ],
+            Top::TxHeaders => vec![
+                p("clock", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("gid_index", 4, Dir::Out),
+                p("gid", 128, Dir::In),
+                p("gid_valid", 1, Dir::In),
+                p("mac", 48, Dir::In),
+                p("opcode", 8, Dir::In),
+                p("psn", 24, Dir::In),
+                p("ack_req", 1, Dir::In),
+                p("meta", crate::rx::meta::BITS, Dir::Out),
+                p("ok", 1, Dir::Out),
+            ],
         }
     }
 
@@ -136,6 +212,49 @@ impl Top {
             (Top::Core(qps), _) => {
                 let mut u = crate::core::Core::new(crate::core::info(qps));
                 u.connect_inputs();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespCheck, _) => {
+                let mut u = crate::engine::resp::check::RespCheck::new(Top::engine_profile());
+                u.clock.connect();
+                u.meta.connect();
+                u.attr.connect();
+                u.resp.connect();
+                u.mr.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespAdvance, _) => {
+                let mut u = crate::engine::resp::advance::RespAdvance::new(Top::engine_profile());
+                u.clock.connect();
+                u.meta.connect();
+                u.resp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RxRoute, _) => {
+                let mut u = crate::engine::recv::RxRoute::new(Top::engine_profile());
+                u.clock.connect();
+                u.meta.connect();
+                u.mac.connect();
+                u.qp_valid.connect();
+                u.attr.connect();
+                u.gid.connect();
+                u.gid_valid.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::TxHeaders, _) => {
+                let mut u = crate::engine::headers::TxHeaders::new(Top::engine_profile());
+                u.clock.connect();
+                u.attr.connect();
+                u.gid.connect();
+                u.gid_valid.connect();
+                u.mac.connect();
+                u.opcode.connect();
+                u.psn.connect();
+                u.ack_req.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

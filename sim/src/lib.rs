@@ -9,6 +9,7 @@ use sim_rt as _;
 pub mod core;
 pub mod frames;
 pub mod lockstep;
+pub mod responder;
 pub mod rx;
 pub mod stream;
 

@@ -8,7 +8,7 @@ use super::qp::{Attrs, Qp, RecvCtx, ReqState, Resource, ResourceKind, RespItem, 
 use super::timer::Tick;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use wire::contract::qpc::{item, QpContext, NEAR_TICK_BITS, TICK_BITS};
+use wire::contract::qpc::{in_msg, item, QpContext, NEAR_TICK_BITS, TICK_BITS};
 use wire::contract::verbs::{mtu_bytes, mtu_enum, QpState, QpType, WcStatus};
 use wire::contract::wqe::SendOp;
 use wire::eth::VlanTag;
@@ -358,12 +358,12 @@ fn pack_resp(r: &RespState, c: &QpContext) -> R<Bits> {
     put("msn", r.msn.into())?;
     put("nak_sent", u128::from(r.nak_sent))?;
     let in_msg = match r.in_msg {
-        None => 0,
-        Some(OpKind::Send) => 1,
-        Some(OpKind::Write) => 2,
+        None => in_msg::NONE,
+        Some(OpKind::Send) => in_msg::SEND,
+        Some(OpKind::Write) => in_msg::WRITE,
         Some(k) => return Err(format!("a message of kind {k:?} in progress")),
     };
-    put("in_msg", in_msg)?;
+    put("in_msg", in_msg.into())?;
     put("write_va", r.write_va.into())?;
     put("write_resid", r.write_resid.into())?;
     put("write_len", r.write_len.into())?;
@@ -384,10 +384,11 @@ fn unpack_resp(b: &Bits, res: &[Bits], items: &[Bits], c: &QpContext, rq: &Ring,
     let mut u = unpacker(&c.resp, b, 3);
     let mut g = |n: &str| u.u64(n).map_err(e);
     let (epsn, msn, nak_sent) = (Psn::new(g("epsn")? as u32), g("msn")? as u32, g("nak_sent")? != 0);
-    let in_msg = match g("in_msg")? {
-        0 => None,
-        1 => Some(OpKind::Send),
-        _ => Some(OpKind::Write),
+    let in_msg = match g("in_msg")? as u8 {
+        in_msg::NONE => None,
+        in_msg::SEND => Some(OpKind::Send),
+        in_msg::WRITE => Some(OpKind::Write),
+        k => return Err(format!("in_msg {k}")),
     };
     let (write_va, write_resid, write_len) = (g("write_va")?, g("write_resid")? as u32, g("write_len")? as u32);
     let (recv_valid, offset, fatal) = (g("recv_valid")? != 0, g("recv_offset")? as u32, g("fatal")? != 0);

@@ -19,12 +19,13 @@ pub mod dcqcn;
 mod decision;
 pub mod eq;
 mod flush;
+pub mod headers;
 pub mod mr;
 pub mod qp;
 mod raw;
-mod recv;
+pub mod recv;
 mod req;
-mod resp;
+pub mod resp;
 pub mod timer;
 
 pub use decision::{Decision, Effect, Illegal, Output, Side, Stream, TxPick};
@@ -33,10 +34,7 @@ use crate::Time;
 use std::collections::VecDeque;
 use wire::contract::profile::Profile;
 use wire::contract::regs::{self, block, block_type, Counter, Dcqcn};
-use wire::eth::EthernetRepr;
-use wire::ipv4::Ipv4Repr;
-use wire::ipv6::{gid_to_ipv4, Ipv6Repr};
-use wire::{BthRepr, ExtHeaders, IpRepr, Opcode, Psn, RoceHeaders};
+use wire::{Opcode, Psn, RoceHeaders};
 
 use cq::Cq;
 use mr::MrTable;
@@ -330,33 +328,11 @@ impl Nic {
         self.gids.get(usize::from(index)).copied().flatten()
     }
 
-    /// Headers for a packet of `qp` to its peer; `None` when its source GID is not (or no longer) set.
-    /// IPv4 packets carry DF and an identification of 0 (RFC 6864: an atomic datagram's is never used).
+    /// Headers for a packet of `qp` to its peer (`headers::headers`); `None` when its source GID is not (or
+    /// no longer) set.
     pub(crate) fn headers(&self, qpn: u32, opcode: Opcode, psn: Psn, ack_req: bool) -> Option<RoceHeaders> {
-        let qp = self.qp(qpn)?;
-        let a = &qp.attrs;
-        let sgid = self.gid(a.sgid_index)?;
-        let ttl = if a.hop_limit == 0 { 64 } else { a.hop_limit };
-        let ip = match (gid_to_ipv4(&sgid), gid_to_ipv4(&a.dgid)) {
-            (Some(src), Some(dst)) => {
-                IpRepr::V4(Ipv4Repr { src, dst, tos: a.traffic_class, ttl, ident: 0, payload_len: 0 })
-            }
-            _ => IpRepr::V6(Ipv6Repr {
-                src: sgid,
-                dst: a.dgid,
-                traffic_class: a.traffic_class,
-                flow_label: a.flow_label,
-                hop_limit: ttl,
-                payload_len: 0,
-            }),
-        };
-        Some(RoceHeaders {
-            eth: EthernetRepr { dst: a.dmac, src: self.mac, vlan: a.vlan, ethertype: 0 },
-            ip,
-            udp_src_port: a.udp_sport,
-            bth: BthRepr { opcode, dest_qp: a.dest_qpn, psn, ack_req, ..Default::default() },
-            ext: ExtHeaders::default(),
-        })
+        let a = &self.qp(qpn)?.attrs;
+        headers::headers(self.mac, self.gid(a.sgid_index), a, opcode, psn, ack_req)
     }
 
     /// Picoseconds the port takes to serialise a frame of `frame_len` bytes.

@@ -7,7 +7,7 @@
 //! requester retries it. The queue's last place is kept for a fatal NAK, which therefore always fits: it
 //! takes the coalesced ACK's place (a NAK acknowledges every PSN before its own).
 
-use super::mr::{KeyError, LOCAL_WRITE, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE};
+use super::mr::{KeyError, MrTable, LOCAL_WRITE, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE};
 use super::qp::{Qp, RecvCtx, Resource, ResourceKind, RespItem, Sge};
 use super::{Nic, Side};
 use crate::hostmem::Dma;
@@ -22,7 +22,7 @@ use wire::{OpInfo, OpKind, Opcode, Position, Psn, RocePacket};
 
 /// How the check chain ends for a packet that is not executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Nak {
+pub enum Nak {
     /// NAK invalid request (class C): the QP goes to ERR.
     InvalidRequest,
     /// NAK remote access error: the QP goes to ERR.
@@ -37,6 +37,66 @@ impl Nak {
     fn is_fatal(self) -> bool {
         self != Nak::Rnr
     }
+}
+
+/// What the check chain decides for a request packet to an RC QP, before anything is done about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The QP takes no requests (not RTR, RTS or SQD; flushing; or past a fatal NAK): dropped.
+    QpState,
+    /// CHK_PSN: after ePSN with no sequence NAK outstanding: dropped, and a PSN sequence error NAK owed.
+    SeqNak,
+    /// CHK_PSN: after ePSN, a sequence NAK already sent: dropped.
+    SeqDrop,
+    /// CHK_PSN: before ePSN, a duplicate (`duplicate` decides).
+    Duplicate,
+    /// A check from CHK_OP_SEQ to CHK_RKEY failed: this NAK.
+    Nak(Nak),
+    /// Every check passed, but a READ or atomic whose response would not fit: dropped.
+    NoRoom,
+    /// Every check passed: EXECUTE.
+    Execute,
+}
+
+/// The check chain's outcome: its verdict, and whether the response queue has room for one more response
+/// that is not a fatal NAK (what a sequence NAK, an RNR NAK and a READ or atomic need).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check {
+    pub verdict: Verdict,
+    pub room: bool,
+}
+
+/// The check chain CHK_PSN .. CHK_RKEY for request `pkt` to QP `qp`, whose response queue holds `resp_queue`
+/// items, with the MR table `mrs`: a function of the QP's context, the MR the packet's key names and the
+/// packet alone (the RTL's `resp_check` computes the same).
+pub fn check(qp: &Qp, mrs: &MrTable, resp_queue: usize, info: &OpInfo, pkt: &RocePacket<'_>) -> Check {
+    let room = qp.resp.room(1, resp_queue - 1);
+    let verdict = if !qp.can_receive() || qp.flushing || qp.resp.fatal {
+        Verdict::QpState
+    } else {
+        let d = pkt.hdr.bth.psn.diff(qp.resp.epsn);
+        if d > 0 {
+            if qp.resp.nak_sent {
+                Verdict::SeqDrop
+            } else {
+                Verdict::SeqNak
+            }
+        } else if d < 0 {
+            Verdict::Duplicate
+        } else {
+            let chain = chk_op_seq(qp, info)
+                .and_then(|()| chk_op_valid(qp, info))
+                .and_then(|()| chk_resource(qp, info))
+                .and_then(|()| chk_length(qp, info, pkt))
+                .and_then(|()| chk_rkey(qp, mrs, info, pkt));
+            match chain {
+                Err(nak) => Verdict::Nak(nak),
+                Ok(()) if (info.kind == OpKind::ReadRequest || info.is_atomic()) && !room => Verdict::NoRoom,
+                Ok(()) => Verdict::Execute,
+            }
+        }
+    };
+    Check { verdict, room }
 }
 
 /// Whether the responder of `qpn` can queue one more response that is not a fatal NAK (the last place is
@@ -54,41 +114,31 @@ fn has_room(nic: &mut Nic, qpn: u32) -> bool {
 pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
     let Some(info) = pkt.hdr.bth.opcode.info() else { return };
     let Some(qp) = nic.qp(qpn) else { return };
-    if !qp.can_receive() || qp.flushing || qp.resp.fatal {
-        nic.count(Counter::rx_drop_qp_state);
-        return;
-    }
-    // CHK_PSN
-    let psn = pkt.hdr.bth.psn;
-    let d = psn.diff(qp.resp.epsn);
-    if d > 0 {
-        if !qp.resp.nak_sent && has_room(nic, qpn) {
-            let Some(qp) = nic.qp_mut(qpn) else { return };
-            qp.resp.nak_sent = true;
-            let aeth = AethRepr { syndrome: syndrome::NAK_PSN_SEQ_ERR, msn: qp.resp.msn };
-            let epsn = qp.resp.epsn;
-            qp.resp.queue(RespItem::Ack { psn: epsn, aeth });
-            nic.count(Counter::tx_naks_psn_seq);
+    let c = check(qp, &nic.mrs, nic.cfg.profile.resp_queue as usize, info, pkt);
+    match c.verdict {
+        Verdict::QpState => nic.count(Counter::rx_drop_qp_state),
+        Verdict::SeqNak | Verdict::SeqDrop => {
+            if c.verdict == Verdict::SeqNak && !c.room {
+                nic.count(Counter::rx_drop_resp_queue_full);
+            } else if c.verdict == Verdict::SeqNak {
+                let Some(qp) = nic.qp_mut(qpn) else { return };
+                qp.resp.nak_sent = true;
+                let aeth = AethRepr { syndrome: syndrome::NAK_PSN_SEQ_ERR, msn: qp.resp.msn };
+                let epsn = qp.resp.epsn;
+                qp.resp.queue(RespItem::Ack { psn: epsn, aeth });
+                nic.count(Counter::tx_naks_psn_seq);
+            }
+            nic.count(Counter::rx_drop_out_of_seq);
         }
-        nic.count(Counter::rx_drop_out_of_seq);
-        return;
-    }
-    if d < 0 {
-        nic.count(Counter::rx_drop_duplicate);
-        if let Err(nak) = duplicate(nic, qpn, info, pkt) {
-            send_nak(nic, qpn, nak);
+        Verdict::Duplicate => {
+            nic.count(Counter::rx_drop_duplicate);
+            if let Err(nak) = duplicate(nic, qpn, info, pkt) {
+                send_nak(nic, qpn, nak);
+            }
         }
-        return;
-    }
-    let verdict = chk_op_seq(qp, info)
-        .and_then(|()| chk_op_valid(qp, info))
-        .and_then(|()| chk_resource(qp, info))
-        .and_then(|()| chk_length(qp, info, pkt))
-        .and_then(|()| chk_rkey(nic, qpn, info, pkt));
-    match verdict {
-        Ok(()) if (info.kind == OpKind::ReadRequest || info.is_atomic()) && !has_room(nic, qpn) => {}
-        Ok(()) => execute(nic, qpn, info, pkt, now, mem),
-        Err(nak) => send_nak(nic, qpn, nak),
+        Verdict::Nak(nak) => send_nak(nic, qpn, nak),
+        Verdict::NoRoom => nic.count(Counter::rx_drop_resp_queue_full),
+        Verdict::Execute => execute(nic, qpn, info, pkt, now, mem),
     }
 }
 
@@ -170,8 +220,7 @@ fn chk_length(qp: &Qp, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
     Ok(())
 }
 
-fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
-    let Some(qp) = nic.qp(qpn) else { return Err(Nak::RemoteOp) };
+fn chk_rkey(qp: &Qp, mrs: &MrTable, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
     let (va, rkey, len, need) = match info.kind {
         OpKind::Write if info.starts_message() => match pkt.hdr.ext.reth {
             Some(r) => (r.va, r.rkey, u64::from(r.dma_len), REMOTE_WRITE),
@@ -194,7 +243,7 @@ fn chk_rkey(nic: &Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<
     if len == 0 {
         return Ok(());
     }
-    match nic.mrs.check(rkey, qp.pdn, va, len, need) {
+    match mrs.check(rkey, qp.pdn, va, len, need) {
         Ok(_) => Ok(()),
         Err(KeyError::BadKey | KeyError::WrongPd | KeyError::OutOfBounds | KeyError::NoAccess) => {
             Err(Nak::RemoteAccess)
@@ -400,17 +449,9 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
         }
         OpKind::Write => {
             let Some(qp) = nic.qp_mut(qpn) else { return };
-            if let Some(r) = pkt.hdr.ext.reth.filter(|_| info.starts_message()) {
-                qp.resp.write_va = r.va;
-                qp.resp.write_resid = r.dma_len;
-                qp.resp.write_len = r.dma_len;
-            }
-            let va = qp.resp.write_va;
-            let n = pkt.payload.len();
-            qp.resp.write_va += n as u64;
-            qp.resp.write_resid -= (n as u32).min(qp.resp.write_resid);
+            let va = write_cursor(qp, info, pkt);
             let total = qp.resp.write_len;
-            if n > 0 {
+            if !pkt.payload.is_empty() {
                 nic.place((qpn, Side::Responder), va, pkt.payload, mem);
             }
             if let (true, Some(imm)) = (info.ends_message(), pkt.hdr.ext.immdt) {
@@ -482,8 +523,30 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
         }
         _ => return,
     }
-    // SEND / WRITE bookkeeping.
-    let Some(qp) = nic.qp_mut(qpn) else { return };
+    if let Some(qp) = nic.qp_mut(qpn) {
+        advance(qp, info, pkt);
+    }
+}
+
+/// A WRITE packet the chain passed: where its payload goes, and the message's cursor moved past it (a first
+/// or only packet starts it at its RETH).
+pub fn write_cursor(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) -> u64 {
+    let r = &mut qp.resp;
+    if let Some(reth) = pkt.hdr.ext.reth.filter(|_| info.starts_message()) {
+        r.write_va = reth.va;
+        r.write_resid = reth.dma_len;
+        r.write_len = reth.dma_len;
+    }
+    let (va, n) = (r.write_va, pkt.payload.len() as u32);
+    r.write_va = va.wrapping_add(u64::from(n));
+    r.write_resid -= n.min(r.write_resid);
+    va
+}
+
+/// The responder's bookkeeping once a SEND or WRITE packet is done: the next ePSN, the message in progress,
+/// the MSN at a message's end, and the coalesced ACK when the packet asks for one.
+pub fn advance(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) {
+    let psn = pkt.hdr.bth.psn;
     qp.resp.epsn = psn.add(1);
     qp.resp.nak_sent = false;
     qp.resp.in_msg = if info.ends_message() { None } else { Some(info.kind) };

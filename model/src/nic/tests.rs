@@ -5,6 +5,7 @@
 use super::bench::Bench;
 use super::*;
 use wire::contract::regs::{cmd, counters, dcqcn, doorbell, id};
+use wire::IpRepr;
 
 #[test]
 fn the_id_block_reports_the_profile_and_the_port() {

@@ -204,6 +204,13 @@ pub mod item {
     pub const FATAL_NAK: u8 = 3;
 }
 
+/// The message a responder is in the middle of, in `qp_resp.in_msg`.
+pub mod in_msg {
+    pub const NONE: u8 = 0;
+    pub const SEND: u8 = 1;
+    pub const WRITE: u8 = 2;
+}
+
 /// An MR table entry.
 pub fn mr_entry(p: &Profile) -> Layout {
     Layout::new(

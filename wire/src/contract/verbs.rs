@@ -177,6 +177,9 @@ pub mod access {
 /// P_Key table entries of the port (one: the default P_Key); `pkey_index` must be below it.
 pub const PKEY_TABLE_LEN: u16 = 1;
 
+/// The hop limit (IPv4 TTL) the NIC sends with when a QP's address vector leaves it 0.
+pub const DEFAULT_HOP_LIMIT: u8 = 64;
+
 /// The largest path MTU enum (`IBV_MTU_4096`).
 pub const MAX_MTU_ENUM: u8 = 5;
 
