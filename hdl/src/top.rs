@@ -24,6 +24,8 @@ pub enum Top {
     RespAdvance,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
     RxRoute,
+    /// Payload placement in host memory on its own (`host::place`), at both widths.
+    DmaPlace,
     /// The TX headers on their own (`engine::headers`), with `engine_profile`.
     TxHeaders,
 }
@@ -44,7 +46,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 10] = [
+    pub const ALL: [Top; 11] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -55,6 +57,7 @@ impl Top {
         Top::RespAdvance,
         Top::RxRoute,
         Top::TxHeaders,
+        Top::DmaPlace,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -93,6 +96,7 @@ impl Top {
             Top::RespAdvance => "resp_advance".into(),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
+            Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
         }
     }
 
@@ -190,6 +194,22 @@ impl Top {
                 p("route", 4, Dir::Out),
                 p("ce", 1, Dir::Out),
             ],
+            Top::DmaPlace => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("in_data", 8 * k, Dir::In),
+                p("in_keep", k, Dir::In),
+                p("in_last", 1, Dir::In),
+                p("in_valid", 1, Dir::In),
+                p("in_ready", 1, Dir::Out),
+                p("va", 64, Dir::In),
+                p("wr_valid", 1, Dir::Out),
+                p("wr_ready", 1, Dir::In),
+                p("wr_addr", 64, Dir::Out),
+                p("wr_data", 8 * k, Dir::Out),
+                p("wr_strb", k, Dir::Out),
+                p("wr_last", 1, Dir::Out),
+            ],
             Top::TxHeaders => vec![
                 p("clock", 1, Dir::In),
                 p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
@@ -258,6 +278,8 @@ impl Top {
                 u.connect_all();
                 generate_verilog(&u)
             }
+            (Top::DmaPlace, Width::W8) => place_verilog::<64, 8>(),
+            (Top::DmaPlace, Width::W64) => place_verilog::<512, 64>(),
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),
@@ -345,6 +367,20 @@ fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     u.pay_last.connect();
     u.pay_valid.connect();
     u.out_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+fn place_verilog<const D: usize, const K: usize>() -> String {
+    let mut u = crate::host::place::DmaPlace::<D, K>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.in_data.connect();
+    u.in_keep.connect();
+    u.in_last.connect();
+    u.in_valid.connect();
+    u.va.connect();
+    u.wr_ready.connect();
     u.connect_all();
     generate_verilog(&u)
 }

@@ -37,6 +37,7 @@ fn expect(r: Route) -> (u8, bool) {
         Route::Malformed(_) => (code::MALFORMED, false),
         Route::BadPkey => (code::BAD_PKEY, false),
         Route::NoQp => (code::NO_QP, false),
+        Route::QpState => (code::QP_STATE, false),
         Route::OtherPeer => (code::OTHER_PEER, false),
         Route::Cnp => (code::CNP, false),
         Route::Request { ce } => (code::REQUEST, ce),
@@ -62,6 +63,13 @@ fn gid_pool(rng: &mut Rng) -> Vec<[u8; 16]> {
         g[0] = 0xFE;
         pool.push(g);
     }
+    // GIDs that differ from another only in the subnet prefix, or in one bit anywhere.
+    let mut twin = pool[4];
+    twin[rng.below(8) as usize] ^= 1 << rng.below(8);
+    pool.push(twin);
+    let mut near = pool[rng.below(8) as usize];
+    near[rng.below(16) as usize] ^= 1 << rng.below(8);
+    pool.push(near);
     pool
 }
 
@@ -157,15 +165,21 @@ fn random_frame(rng: &mut Rng, s: &Port, p: &Profile, pool: &[[u8; 16]]) -> Vec<
     let f = sim::frames::frame(rng, op, false, vlan, len);
     let pkt = wire::parse(&f).expect("a well-formed frame");
     let (mut h, payload) = (pkt.hdr, pkt.payload.to_vec());
-    let qpn = match rng.below(10) {
+    // QP numbers of the table, and past it: any, the next ones, one high bit over a QP of the table.
+    let qpn = match rng.below(12) {
         0 => rng.next_u64() as u32 & 0xFF_FFFF,
         1 => p.max_qp + rng.below(u64::from(p.max_qp)) as u32,
+        2 => 1u32 << (4 + rng.below(20)) | rng.below(u64::from(p.max_qp)) as u32,
+        3 if rng.chance(0.2) => 0xFF_FFFF,
         _ => rng.below(u64::from(p.max_qp)) as u32,
     };
     h.bth.dest_qp = qpn;
-    h.bth.pkey = match rng.below(10) {
+    // The port's key, a limited member of its partition, and keys one bit off, or no partition at all.
+    h.bth.pkey = match rng.below(12) {
         0 => rng.next_u64() as u16,
         1 => 0x7FFF,
+        2 => 0xFFFF ^ 1 << rng.below(16),
+        3 => [0x0000, 0x8000][rng.below(2) as usize],
         _ => 0xFFFF,
     };
     // Mostly the QP's peer to the QP's own GID; otherwise any GIDs of the pool.

@@ -18,6 +18,7 @@ use wire::bth::DEFAULT_PKEY;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::QpState;
+use wire::opcode::Transport;
 use wire::roce::Layer;
 use wire::OpKind;
 
@@ -28,11 +29,12 @@ pub mod route {
     pub const MALFORMED: u8 = 2;
     pub const BAD_PKEY: u8 = 3;
     pub const NO_QP: u8 = 4;
-    pub const OTHER_PEER: u8 = 5;
-    pub const CNP: u8 = 6;
-    pub const REQUEST: u8 = 7;
-    pub const RESPONSE: u8 = 8;
-    pub const RESPONSE_QP_STATE: u8 = 9;
+    pub const QP_STATE: u8 = 5;
+    pub const OTHER_PEER: u8 = 6;
+    pub const CNP: u8 = 7;
+    pub const REQUEST: u8 = 8;
+    pub const RESPONSE: u8 = 9;
+    pub const RESPONSE_QP_STATE: u8 = 10;
 }
 
 #[derive(LogicBlock)]
@@ -98,22 +100,30 @@ fn m(name: &str) -> String {
     format!("meta[{}:{lsb}]", lsb + bits - 1)
 }
 
-/// `k_cnp` and `k_resp` (a response for the completer) from `opcode`, by `wire`'s opcode table.
+/// `k_cnp`, `k_resp` (a response for the completer) and `k_rc` (an RC transport or a CNP: what an RC QP
+/// takes) from `opcode`, by `wire`'s opcode table.
 fn kind_table() -> Vec<String> {
     let mut v = vec![
-        "reg k_cnp, k_resp;".to_string(),
+        "reg k_cnp, k_resp, k_rc;".to_string(),
         "always @(*) begin".into(),
-        "    k_cnp = 1'b0; k_resp = 1'b0;".into(),
+        "    k_cnp = 1'b0; k_resp = 1'b0; k_rc = 1'b0;".into(),
         "    case (opcode)".into(),
     ];
     for (op, info) in wire::opcode::TABLE.iter().enumerate() {
         let Some(info) = info else { continue };
-        let flag = match info.kind {
-            OpKind::Cnp => "k_cnp",
-            _ if info.is_response() => "k_resp",
-            _ => continue,
-        };
-        v.push(format!("    8'h{op:02x}: {flag} = 1'b1;"));
+        let mut set = Vec::new();
+        if info.kind == OpKind::Cnp {
+            set.push("k_cnp");
+        } else if info.is_response() {
+            set.push("k_resp");
+        }
+        if matches!(info.transport, Transport::Rc | Transport::Cnp) {
+            set.push("k_rc");
+        }
+        if !set.is_empty() {
+            let body: Vec<String> = set.iter().map(|f| format!("{f} = 1'b1;")).collect();
+            v.push(format!("    8'h{op:02x}: begin {} end", body.join(" ")));
+        }
     }
     v.extend(["    default: ;".into(), "    endcase".into(), "end".into()]);
     v
@@ -155,8 +165,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             (part, false) => format!("wire pkey_ok = meta[{}:{pk}] == 15'd{part} && meta[{}];", pk + 14, pk + 15),
         },
         "always @(*) qp_index = dest_qp;".into(),
-        "// The QP: an RC QP of this table, its state, its peer and its own GID.".into(),
-        format!("wire qp_ok = dest_qp < 24'd{} && qp_valid && !{};", p.max_qp, a("raw")),
+        "// The QP: an RC QP of this table (for an RC packet), its state, its peer and its own GID.".into(),
+        format!("wire qp_ok = k_rc && dest_qp < 24'd{} && qp_valid && !{};", p.max_qp, a("raw")),
         format!("wire [2:0] state = {};", a("state")),
         format!("always @(*) gid_index = {};", a("sgid_index")),
         format!("wire connected = state != {} && state != {};", st(QpState::Reset), st(QpState::Init)),
@@ -177,7 +187,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         (format!("verdict != 4'd{}", Verdict::Ok as u8), code(MALFORMED)),
         ("!pkey_ok".into(), code(BAD_PKEY)),
         ("!qp_ok".into(), code(NO_QP)),
-        ("connected && !peer_ok".into(), code(OTHER_PEER)),
+        ("!connected".into(), code(QP_STATE)),
+        ("!peer_ok".into(), code(OTHER_PEER)),
         ("k_cnp".into(), code(CNP)),
         ("k_resp".into(), format!("resp_ok ? {} : {}", code(RESPONSE), code(RESPONSE_QP_STATE))),
     ];
@@ -187,7 +198,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
     v.push(format!("    else route <= {};", code(REQUEST)));
     // CE counts for the routes that reach the responder or the completer: those past the CNP.
-    let before: Vec<String> = chain[..7].iter().map(|(c, _)| format!("({c})")).collect();
+    let before: Vec<String> = chain[..8].iter().map(|(c, _)| format!("({c})")).collect();
     v.push(format!("    ce <= ce_c && !({});", before.join(" || ")));
     v.push("end".into());
     v

@@ -1,4 +1,6 @@
-//! The host side of the NIC: BAR0's register file (`mmio`). The DMA interfaces are the engines' ports, in
-//! the shape a PCIe or host-link bridge takes (tagged reads with completions, posted writes with strobes).
+//! The host side of the NIC: BAR0's register file (`mmio`) and payload placement in host memory (`place`).
+//! The DMA interfaces are the engines' ports, in the shape a PCIe or host-link bridge takes (tagged reads
+//! with completions, posted writes with strobes).
 
 pub mod mmio;
+pub mod place;

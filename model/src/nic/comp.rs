@@ -408,11 +408,6 @@ pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32, tick: Tick) {
     nic.count(Counter::rnr_timeouts);
 }
 
-/// Whether a response opcode kind goes to the completer.
-pub(super) fn is_completer_kind(k: OpKind) -> bool {
-    matches!(k, OpKind::Ack | OpKind::ReadResponse | OpKind::AtomicAck)
-}
-
 #[cfg(test)]
 mod tests {
     use super::{ack_through, on_ack};

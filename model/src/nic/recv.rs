@@ -10,6 +10,7 @@ use crate::Time;
 use wire::bth::{pkey_match, DEFAULT_PKEY};
 use wire::contract::regs::{Counter, Dcqcn};
 use wire::contract::verbs::{QpState, QpType};
+use wire::opcode::Transport;
 use wire::roce::Layer;
 use wire::{DropReason, OpKind, RocePacket};
 
@@ -39,8 +40,10 @@ pub enum Route {
     Malformed(DropReason),
     /// A partition this port is not a member of.
     BadPkey,
-    /// No RC QP by that number.
+    /// No RC QP by that number (a UC or UD packet names none either).
     NoQp,
+    /// A QP in RESET or INIT takes nothing (rxe's check_type_state).
+    QpState,
     /// A connected QP hears only its peer, at its own GID (rxe's check_addr).
     OtherPeer,
     /// A congestion notification for the QP's reaction point.
@@ -80,24 +83,25 @@ pub fn route<'q>(
     if !pkey_match(bth.pkey, DEFAULT_PKEY) {
         return Route::BadPkey;
     }
-    let Some(q) = qp(bth.dest_qp).filter(|q| q.qp_type == QpType::Rc) else { return Route::NoQp };
-    let connected = !matches!(q.state, QpState::Reset | QpState::Init);
+    let Some(info) = bth.opcode.info() else { return Route::Malformed(DropReason::UnknownOpcode(bth.opcode.0)) };
+    let rc = matches!(info.transport, Transport::Rc | Transport::Cnp);
+    let Some(q) = qp(bth.dest_qp).filter(|q| q.qp_type == QpType::Rc && rc) else { return Route::NoQp };
+    if matches!(q.state, QpState::Reset | QpState::Init) {
+        return Route::QpState;
+    }
     let gid = station.gids.get(usize::from(q.attrs.sgid_index)).copied().flatten();
-    if connected && (q.attrs.dgid != pkt.hdr.ip.src_gid() || gid != Some(pkt.hdr.ip.dst_gid())) {
+    if q.attrs.dgid != pkt.hdr.ip.src_gid() || gid != Some(pkt.hdr.ip.dst_gid()) {
         return Route::OtherPeer;
     }
     let ce = pkt.hdr.ip.ecn() == 3;
-    match bth.opcode.info().map(|i| i.kind) {
-        Some(OpKind::Cnp) => Route::Cnp,
-        Some(k) if super::comp::is_completer_kind(k) => {
-            if matches!(q.state, QpState::Rts | QpState::Sqd) && !q.flushing {
-                Route::Response { ce }
-            } else {
-                Route::ResponseQpState { ce }
-            }
-        }
-        // Every other opcode the parser passes is a request.
-        _ => Route::Request { ce },
+    if info.kind == OpKind::Cnp {
+        Route::Cnp
+    } else if !info.is_response() {
+        Route::Request { ce }
+    } else if matches!(q.state, QpState::Rts | QpState::Sqd) && !q.flushing {
+        Route::Response { ce }
+    } else {
+        Route::ResponseQpState { ce }
     }
 }
 
@@ -113,6 +117,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
         (Route::Malformed(r), _) => return nic.count(drop_counter(r)),
         (Route::BadPkey, _) => return nic.count(Counter::rx_drop_bad_bth),
         (Route::NoQp, _) => return nic.count(Counter::rx_drop_no_qp),
+        (Route::QpState, _) => return nic.count(Counter::rx_drop_qp_state),
         (_, Ok(p)) => (p, p.hdr.bth.dest_qp),
         (_, Err(_)) => unreachable!("a route past the QP lookup has a parsed packet"),
     };
@@ -138,7 +143,7 @@ pub(super) fn receive(nic: &mut Nic, now: Time, frame: &[u8], mem: &mut dyn Dma)
     match route {
         Route::Request { .. } => super::resp::on_request(nic, qpn, pkt, now, mem),
         Route::Response { .. } => {
-            let kind = pkt.hdr.bth.opcode.info().expect("a parsed opcode").kind;
+            let kind = pkt.hdr.bth.opcode.info().expect("a routed opcode").kind;
             super::comp::on_response(nic, qpn, kind, pkt, now, mem)
         }
         _ => nic.count(Counter::rx_drop_qp_state),
@@ -160,5 +165,78 @@ fn notification_point(nic: &mut Nic, qpn: u32, now: Time) {
         if nic.queue_control(f) {
             nic.count(Counter::cnps_sent);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bench::Bench;
+    use super::*;
+    use wire::eth::EthernetRepr;
+    use wire::ipv4::Ipv4Repr;
+    use wire::{BthRepr, ExtHeaders, IpRepr, Opcode, Psn, RoceHeaders};
+
+    /// A frame from the bench QP's peer (10.0.0.2) to its port (10.0.0.1, MAC 02:00:00:00:00:01).
+    fn from_peer(qpn: u32, opcode: Opcode, tos: u8) -> Vec<u8> {
+        let info = opcode.info().expect("an opcode of the table");
+        let mut ext = ExtHeaders::default();
+        if info.has(wire::opcode::hdr::DETH) {
+            ext.deth = Some(wire::ext::DethRepr { qkey: 1, src_qp: 2 });
+        }
+        if info.has(wire::opcode::hdr::AETH) {
+            ext.aeth = Some(wire::ext::AethRepr { syndrome: wire::ext::syndrome::ACK_UNLIMITED, msn: 0 });
+        }
+        let h = RoceHeaders {
+            eth: EthernetRepr { dst: [2, 0, 0, 0, 0, 1], src: [2, 0, 0, 0, 0, 2], vlan: None, ethertype: 0 },
+            ip: IpRepr::V4(Ipv4Repr { src: [10, 0, 0, 2], dst: [10, 0, 0, 1], tos, ttl: 64, ident: 0, payload_len: 0 }),
+            udp_src_port: 0xC000,
+            bth: BthRepr { opcode, dest_qp: qpn, psn: Psn::new(0), ack_req: true, ..Default::default() },
+            ext,
+        };
+        h.emit(if info.has_payload { &[0u8; 8] } else { &[] })
+    }
+
+    fn receive_one(b: &mut Bench, frame: &[u8]) {
+        receive(&mut b.nic, 0, frame, &mut b.mem);
+    }
+
+    #[test]
+    fn a_uc_or_ud_packet_names_no_rc_qp() {
+        let mut b = Bench::new();
+        let q = b.rts_qp();
+        for op in [Opcode::UD_SEND_ONLY, Opcode::UC_SEND_ONLY] {
+            receive_one(&mut b, &from_peer(q.qpn, op, 0));
+        }
+        assert_eq!(b.nic.counter(Counter::rx_drop_no_qp), 2);
+        // Dropped as rxe drops them: no NAK, and the QP keeps working.
+        assert_eq!(b.nic.counter(Counter::tx_naks_invalid_req), 0);
+        assert_eq!(b.nic.qp_state(q.qpn).map(|s| s.state), Some(QpState::Rts));
+        receive_one(&mut b, &from_peer(q.qpn, Opcode::SEND_ONLY, 0));
+        assert_eq!(b.nic.counter(Counter::rq_wqes) + b.nic.counter(Counter::tx_rnr_naks), 1, "an RC SEND is taken");
+    }
+
+    #[test]
+    fn a_qp_in_reset_or_init_takes_nothing() {
+        let mut b = Bench::new();
+        let q = b.rts_qp();
+        assert_eq!(b.modify(q.qpn, QpState::Reset), wire::contract::cmd::Status::Ok);
+        // CE-marked, so that a notification point would answer it if it got that far.
+        for op in [Opcode::SEND_ONLY, Opcode::ACKNOWLEDGE, Opcode::CNP] {
+            receive_one(&mut b, &from_peer(q.qpn, op, 3));
+        }
+        assert_eq!(b.nic.counter(Counter::rx_drop_qp_state), 3);
+        assert_eq!(b.nic.counter(Counter::ecn_ce_received) + b.nic.counter(Counter::cnps_received), 0);
+    }
+
+    #[test]
+    fn a_frame_shorter_than_an_ethernet_header_is_truncated() {
+        let mut b = Bench::new();
+        b.rts_qp();
+        // Another station's MAC, but too short to be anyone's frame.
+        receive_one(&mut b, &[2, 9, 9, 9, 9, 9, 2, 0, 0, 0, 0, 2, 0x08]);
+        assert_eq!(b.nic.counter(Counter::rx_drop_truncated), 1);
+        assert_eq!(b.nic.counter(Counter::rx_drop_not_for_us), 0);
+        receive_one(&mut b, &[2, 9, 9, 9, 9, 9, 2, 0, 0, 0, 0, 2, 0x08, 0x00]);
+        assert_eq!(b.nic.counter(Counter::rx_drop_not_for_us), 1);
     }
 }

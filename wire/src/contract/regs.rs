@@ -145,7 +145,12 @@ counters! {
     /// Not RoCEv2, not answered by the NIC itself, and no raw packet QP able to take it.
     rx_drop_not_roce,
     rx_drop_truncated, rx_drop_bad_ip, rx_drop_bad_udp, rx_drop_bad_bth,
-    rx_drop_bad_opcode, rx_drop_bad_length, rx_drop_bad_icrc, rx_drop_no_qp, rx_drop_qp_state,
+    rx_drop_bad_opcode, rx_drop_bad_length, rx_drop_bad_icrc,
+    /// No RC QP by the BTH's number, or a UC or UD packet (an RC QP takes neither).
+    rx_drop_no_qp,
+    /// A QP in RESET or INIT (it takes nothing), a request to one that cannot receive, a response to one
+    /// that cannot send.
+    rx_drop_qp_state,
     rx_drop_duplicate, rx_drop_out_of_seq,
     /// Responses (ACK, READ response, atomic ACK) for a PSN this QP never sent: ignored.
     rx_drop_unsent_psn,
