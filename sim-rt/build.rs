@@ -1,8 +1,12 @@
 //! Compiles the Verilator runtime once, in its own crate, so that a change to the generated Verilog only
 //! rebuilds the models (the runtime alone takes ~15 s on two cores). Tells dependants where Verilator's
-//! headers are through `DEP_VERILATED_RT_ROOT`.
+//! headers are through `DEP_VERILATED_RT_ROOT`, and the configuration it is compiled with (which the models
+//! must share) through `DEP_VERILATED_RT_DEFINES`.
 
 use std::path::PathBuf;
+
+/// The Verilator runtime's configuration (no coverage, no SystemC, FST tracing), which every model shares.
+const DEFINES: [(&str, &str); 4] = [("VM_COVERAGE", "0"), ("VM_SC", "0"), ("VM_TRACE", "1"), ("VM_TRACE_FST", "1")];
 
 fn main() {
     let root = PathBuf::from(std::env::var("VERILATOR_ROOT").unwrap_or_else(|_| "/usr/share/verilator".into()));
@@ -13,15 +17,15 @@ fn main() {
             inc.display()
         );
     }
-    cc::Build::new()
+    let mut build = cc::Build::new();
+    for (k, v) in DEFINES {
+        build.define(k, v);
+    }
+    build
         .cpp(true)
         .std("c++17")
         .include(&inc)
         .include(inc.join("vltstd"))
-        .define("VM_COVERAGE", "0")
-        .define("VM_SC", "0")
-        .define("VM_TRACE", "1")
-        .define("VM_TRACE_FST", "1")
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-deprecated-declarations")
         .file(inc.join("verilated.cpp"))
@@ -32,6 +36,9 @@ fn main() {
     println!("cargo:rustc-link-lib=z");
     println!("cargo:rustc-link-lib=pthread");
     println!("cargo:root={}", root.display());
+    // The models must be compiled with the runtime's configuration: `DEP_VERILATED_RT_DEFINES` hands it on.
+    let defines: Vec<String> = DEFINES.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("cargo:defines={}", defines.join(" "));
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
     println!("cargo:rerun-if-changed=build.rs");
 }

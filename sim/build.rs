@@ -31,9 +31,13 @@ fn main() {
             let text = top.verilog(w);
             let mdir = out.join(format!("obj_{name}"));
             let lib = format!("ferrite_vm_{name}");
-            // A model is built again only when its Verilog or the waivers changed since it was last built.
+            // A model is built again only when its Verilog, the waivers or the runtime's configuration changed
+            // since it was last built.
             let stamp = out.join(format!("{name}.built"));
-            let key = format!("{vlt_text}\n// ----\n{text}");
+            let key = format!(
+                "{}\n{vlt_text}\n// ----\n{text}",
+                std::env::var("DEP_VERILATED_RT_DEFINES").unwrap_or_default()
+            );
             let fresh =
                 std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) && out.join(format!("lib{lib}.a")).exists();
             if !fresh {
@@ -84,15 +88,17 @@ fn clippy() -> bool {
     std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| w.contains("clippy"))
 }
 
-/// The compiler settings every Verilated model and the glue are built with.
+/// The compiler settings every Verilated model and the glue are built with: the runtime's configuration, as
+/// `sim-rt` hands it on.
 fn cxx(mut b: cc::Build, inc: &std::path::Path) -> cc::Build {
+    let defines = std::env::var("DEP_VERILATED_RT_DEFINES").expect("sim-rt hands on the runtime's defines");
+    for d in defines.split_whitespace() {
+        let (k, v) = d.split_once('=').expect("NAME=value");
+        b.define(k, v);
+    }
     b.std("c++17")
         .include(inc)
         .include(inc.join("vltstd"))
-        .define("VM_COVERAGE", "0")
-        .define("VM_SC", "0")
-        .define("VM_TRACE", "1")
-        .define("VM_TRACE_FST", "1")
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-unused-variable")
         .flag_if_supported("-Wno-unused-but-set-variable")

@@ -59,16 +59,15 @@ fn out_of_sequence_opcodes_are_invalid_requests() {
     assert_eq!(b.buf.read(0, 256).unwrap(), vec![0xEE; 256], "nothing placed");
 }
 
-/// CHK_OP_VALID: an operation the QP's access flags do not allow, a READ or atomic when the responder takes
-/// none (max_dest_rd_atomic 0), and a UC opcode on an RC QP are invalid requests.
+/// CHK_OP_VALID: an operation the QP's access flags do not allow, and a READ or atomic when the responder
+/// takes none (max_dest_rd_atomic 0), are invalid requests.
 #[test]
 fn operations_the_qp_does_not_allow_are_invalid_requests() {
-    let cases: [(u32, u8, Opcode, &str); 5] = [
+    let cases: [(u32, u8, Opcode, &str); 4] = [
         (access::ALL & !access::REMOTE_WRITE, 16, Opcode::RDMA_WRITE_ONLY, "WRITE without remote write"),
         (access::ALL & !access::REMOTE_READ, 16, Opcode::RDMA_READ_REQUEST, "READ without remote read"),
         (access::ALL & !access::REMOTE_ATOMIC, 16, Opcode::FETCH_ADD, "atomic without remote atomic"),
         (access::ALL, 0, Opcode::RDMA_READ_REQUEST, "READ with max_dest_rd_atomic 0"),
-        (access::ALL, 16, Opcode(0x2A), "UC RDMA WRITE ONLY on an RC QP"),
     ];
     for (acc, rd, op, what) in cases {
         let (w, a, b) = setup(ConnectOpts { access: acc, max_rd_atomic: rd, ..Default::default() });
@@ -161,6 +160,29 @@ fn lengths_are_checked_at_their_boundaries() {
         let payload: &[u8] = if op == Opcode::RDMA_WRITE_FIRST { &[1; 256] } else { &[] };
         assert_eq!(deliver(&w, &b, h.emit(payload)), want, "{op:?} of {len} bytes");
     }
+}
+
+/// A UC or UD packet names no RC QP: dropped and counted with no answer (rxe's check_type_state), and the
+/// QP it named goes on working.
+#[test]
+fn a_uc_or_ud_packet_is_not_an_rc_qps_to_answer() {
+    let (w, a, b) = setup(ConnectOpts::default());
+    w.lock().unwrap().capture();
+    let before = b.ctx.counter(Counter::rx_drop_no_qp);
+    let mut uc = forged_headers(&a, &b, Opcode::UC_RDMA_WRITE_ONLY, PSN_A);
+    uc.ext.reth = reth(&b, 8);
+    assert_eq!(deliver(&w, &b, uc.emit(&[9; 8])), (0, 0), "UC RDMA WRITE ONLY");
+    let mut ud = forged_headers(&a, &b, Opcode::UD_SEND_ONLY, PSN_A);
+    ud.ext.deth = Some(wire::ext::DethRepr { qkey: 0x1111, src_qp: a.qps[0].qpn });
+    assert_eq!(deliver(&w, &b, ud.emit(&[9; 8])), (0, 0), "UD SEND ONLY");
+    assert_eq!(b.ctx.counter(Counter::rx_drop_no_qp) - before, 2);
+    assert!(w.lock().unwrap().captured().iter().all(|(_, n, _)| *n != 1), "no answer");
+    assert_eq!(b.buf.read(0, 8).unwrap(), vec![0xEE; 8], "nothing executed");
+    // The RC WRITE the UC one mimicked is taken.
+    let mut rc = forged_headers(&a, &b, Opcode::RDMA_WRITE_ONLY, PSN_A);
+    rc.ext.reth = reth(&b, 8);
+    assert_eq!(deliver(&w, &b, rc.emit(&[9; 8])), (0, 0), "RC RDMA WRITE ONLY");
+    assert_eq!(b.buf.read(0, 8).unwrap(), vec![9; 8]);
 }
 
 /// A request for a QP that cannot receive (still in RESET) is dropped and counted, with no answer.

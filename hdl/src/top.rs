@@ -24,6 +24,8 @@ pub enum Top {
     RespAdvance,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
     RxRoute,
+    /// The MAC boundary (`rx::ingress`), at both widths.
+    RxIngress,
     /// Payload placement in host memory on its own (`host::place`), at both widths.
     DmaPlace,
     /// The TX headers on their own (`engine::headers`), with `engine_profile`.
@@ -46,7 +48,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 11] = [
+    pub const ALL: [Top; 12] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -58,11 +60,20 @@ impl Top {
         Top::RxRoute,
         Top::TxHeaders,
         Top::DmaPlace,
+        Top::RxIngress,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
     /// the 16- and 1024-QP cores).
     pub const BOARD_CORE: Top = Top::Core(wire::contract::profile::Profile::board().max_qp);
+
+    /// The beats the MAC boundary's FIFO holds at width `w`.
+    pub fn rx_ingress_depth(w: Width) -> usize {
+        1 << match w {
+            Width::W8 => INGRESS_LOG2_W8,
+            Width::W64 => INGRESS_LOG2_W64,
+        }
+    }
 
     /// The profile the engine blocks' own tops are built with: the 16-QP core's.
     pub fn engine_profile() -> wire::contract::profile::Profile {
@@ -97,6 +108,7 @@ impl Top {
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
+            Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
         }
     }
 
@@ -194,6 +206,23 @@ impl Top {
                 p("route", 4, Dir::Out),
                 p("ce", 1, Dir::Out),
             ],
+            Top::RxIngress => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("mac_data", 8 * k, Dir::In),
+                p("mac_keep", k, Dir::In),
+                p("mac_last", 1, Dir::In),
+                p("mac_valid", 1, Dir::In),
+                p("mac_fcs_bad", 1, Dir::In),
+                p("out_data", 8 * k, Dir::Out),
+                p("out_keep", k, Dir::Out),
+                p("out_last", 1, Dir::Out),
+                p("out_valid", 1, Dir::Out),
+                p("out_ready", 1, Dir::In),
+                p("cnt_full", 32, Dir::Out),
+                p("cnt_bad_fcs", 32, Dir::Out),
+                p("clear", 1, Dir::In),
+            ],
             Top::DmaPlace => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
@@ -278,6 +307,8 @@ impl Top {
                 u.connect_all();
                 generate_verilog(&u)
             }
+            (Top::RxIngress, Width::W8) => ingress_verilog::<64, 8, INGRESS_LOG2_W8>(),
+            (Top::RxIngress, Width::W64) => ingress_verilog::<512, 64, INGRESS_LOG2_W64>(),
             (Top::DmaPlace, Width::W8) => place_verilog::<64, 8>(),
             (Top::DmaPlace, Width::W64) => place_verilog::<512, 64>(),
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
@@ -367,6 +398,25 @@ fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     u.pay_last.connect();
     u.pay_valid.connect();
     u.out_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+/// The MAC boundary's FIFO, in beats (log2): 8 KiB at either width, room for a frame of the longest.
+const INGRESS_LOG2_W8: usize = 10;
+const INGRESS_LOG2_W64: usize = 7;
+
+fn ingress_verilog<const D: usize, const K: usize, const L: usize>() -> String {
+    let mut u = crate::rx::ingress::RxIngress::<D, K, L>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.mac_data.connect();
+    u.mac_keep.connect();
+    u.mac_last.connect();
+    u.mac_valid.connect();
+    u.mac_fcs_bad.connect();
+    u.out_ready.connect();
+    u.clear.connect();
     u.connect_all();
     generate_verilog(&u)
 }

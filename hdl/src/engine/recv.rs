@@ -96,8 +96,7 @@ impl Logic for RxRoute {
 
 /// Field `name` of the RX record.
 fn m(name: &str) -> String {
-    let (lsb, bits) = meta::field(name);
-    format!("meta[{}:{lsb}]", lsb + bits - 1)
+    meta::select("meta", name)
 }
 
 /// `k_cnp`, `k_resp` (a response for the completer) and `k_rc` (an RC transport or a CNP: what an RC QP

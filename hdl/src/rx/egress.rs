@@ -36,8 +36,7 @@ impl<const K: usize> Default for RecordFields<K> {
 }
 
 fn slice(name: &str) -> String {
-    let (lsb, bits) = meta::field(name);
-    format!("rec[{}:{}]", lsb + bits - 1, lsb)
+    meta::select("rec", name)
 }
 
 impl<const K: usize> Logic for RecordFields<K> {

@@ -181,6 +181,12 @@ pub fn field(name: &str) -> (usize, usize) {
     panic!("no metadata field {name}")
 }
 
+/// Field `name` of a record held in Verilog signal `rec`, as a part-select.
+pub fn select(rec: &str, name: &str) -> String {
+    let (lsb, bits) = field(name);
+    format!("{rec}[{}:{lsb}]", lsb + bits - 1)
+}
+
 /// A metadata record as bytes (bit `i` = bit `i % 8` of byte `i / 8`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Meta(pub Vec<u8>);

@@ -1,7 +1,9 @@
-//! The receive datapath: header decode (checks and metadata), and the tops that wrap it.
+//! The receive datapath: the MAC boundary (`ingress`), header decode (checks and metadata), and the tops
+//! that wrap it.
 
 pub mod decode;
 pub mod egress;
+pub mod ingress;
 pub mod lanes;
 pub mod meta;
 pub mod pipeline;

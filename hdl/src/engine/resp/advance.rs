@@ -62,8 +62,7 @@ impl Logic for RespAdvance {
 
 /// Field `name` of the RX record.
 fn m(name: &str) -> String {
-    let (lsb, bits) = meta::field(name);
-    format!("meta[{}:{lsb}]", lsb + bits - 1)
+    meta::select("meta", name)
 }
 
 /// The Verilog body of `RespAdvance` for profile `p`.

@@ -85,8 +85,7 @@ impl Logic for RespCheck {
 
 /// Field `name` of the RX record.
 fn m(name: &str) -> String {
-    let (lsb, bits) = meta::field(name);
-    format!("meta[{}:{lsb}]", lsb + bits - 1)
+    meta::select("meta", name)
 }
 
 /// Field `name` of extended header `ext` (`len` bytes, field table `fields`) in the RX record.
