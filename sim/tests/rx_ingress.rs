@@ -74,22 +74,23 @@ fn run(w: Width, frames: usize, seed: u64) {
         }
     }
     let (mut p_ready, mut cycles, mut gap) = (1.0, 0u64, 0u64);
-    let cleared_at = rng.below(mac.len() as u64) as usize;
-    let mut beats_sent = 0usize;
+    let mut drain: Option<(u64, usize)> = None;
+    // The counters clear as a bad frame ends, so that its count must survive the clear.
+    let bad: Vec<usize> = (0..frames).filter(|&i| todo[i].fcs_bad).collect();
+    let clear_frame = bad.get(bad.len() / 2).copied();
     while !mac.is_empty() || good != taken || sim.get(o_valid) == 1 {
         cycles += 1;
         assert!(cycles < 50_000_000, "seed {seed} ({w:?}): stuck");
         if cycles % 2000 == 0 {
             p_ready = [0.0, 0.2, 0.7, 1.0][rng.below(4) as usize];
         }
-        // Once the MAC is done, the pipeline drains what is left.
-        let ready = if mac.is_empty() { true } else { rng.chance(p_ready) };
-        sim.set(o_ready, u64::from(ready));
-        let clear_now = beats_sent == cleared_at && gap == 0 && !mac.is_empty();
-        sim.set(clear, u64::from(clear_now));
-        if clear_now {
-            (want_full, want_fcs) = (0, 0);
+        // Over the MAC's last frames the pipeline waits; once the MAC is done it drains what is left, a beat
+        // a cycle.
+        if mac.is_empty() && drain.is_none() {
+            drain = Some((cycles, good - taken));
         }
+        let ready = if mac.is_empty() { true } else { mac.len() > depth && rng.chance(p_ready) };
+        sim.set(o_ready, u64::from(ready));
         // The MAC: a gap now and then, within a frame as between frames.
         let beat = if gap > 0 {
             gap -= 1;
@@ -100,6 +101,11 @@ fn run(w: Width, frames: usize, seed: u64) {
         } else {
             mac.pop_front()
         };
+        let clear_now = beat.is_some_and(|(i, b)| Some(i) == clear_frame && b + 1 == todo[i].beats.len());
+        sim.set(clear, u64::from(clear_now));
+        if clear_now {
+            (want_full, want_fcs) = (0, 0);
+        }
         match beat {
             Some((i, b)) => {
                 let f = &todo[i];
@@ -110,7 +116,6 @@ fn run(w: Width, frames: usize, seed: u64) {
                 sim.set(m_last, u64::from(last));
                 sim.set(m_fcs, u64::from(last && f.fcs_bad));
                 sim.set(m_valid, 1);
-                beats_sent += 1;
                 // The rules: the beats that have left the RAM are those taken and the one held.
                 let rd = taken + sim.get(o_valid) as usize;
                 let full = wr - rd == depth;
@@ -155,6 +160,13 @@ fn run(w: Width, frames: usize, seed: u64) {
         sim.tick();
     }
     assert!(cur.is_empty(), "seed {seed} ({w:?}): a frame left half out");
+    let (from, left) = drain.expect("the MAC finished");
+    assert!(left > depth / 2, "seed {seed} ({w:?}): only {left} beats left to drain");
+    assert!(
+        cycles - from <= left as u64 + 2,
+        "seed {seed} ({w:?}): {left} beats took {} cycles to drain",
+        cycles - from
+    );
     assert_eq!(got.len(), expected.len(), "seed {seed} (FERRITE_SEED={seed}) ({w:?}): frames out");
     for (n, (g, &i)) in got.iter().zip(&expected).enumerate() {
         assert!(*g == todo[i].beats, "seed {seed} ({w:?}): frame {n} out is not frame {i} in");
