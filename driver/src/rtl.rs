@@ -1,6 +1,7 @@
 //! The RTL backend: the driver's `Backend` on the Verilated NIC core (`sim::core::CoreSim`). The core is so
-//! far its register file and command unit, so what runs on it is the control path: opening the device, PDs,
-//! MRs, CQs, QPs and every state change, with the model's statuses. Posting work waits for the engines.
+//! far its register file, its command unit and the receive side of its responder, so what runs on it is the
+//! control path (opening the device, PDs, MRs, CQs, QPs and every state change, with the model's statuses)
+//! and RDMA WRITEs a peer sends it (`RtlHandle::receive`). Posting work waits for the requester.
 
 use crate::{Backend, Error};
 use sim::core::CoreSim;
@@ -99,6 +100,40 @@ impl RtlHandle {
     /// Clock cycles the core has run.
     pub fn cycles(&self) -> u64 {
         crate::verbs::lock(&self.0).cycles()
+    }
+
+    /// Hands a frame to the core's MAC (it goes in as the core runs).
+    pub fn receive(&self, frame: Vec<u8>) {
+        crate::verbs::lock(&self.0).receive(frame, false);
+    }
+
+    /// Runs the core until every frame handed to it is in and decided and its payload written; false if
+    /// that takes more than `limit` cycles.
+    pub fn settle_rx(&self, limit: u64) -> bool {
+        let mut c = crate::verbs::lock(&self.0);
+        let start = c.cycles();
+        while !c.rx_quiet() {
+            if c.cycles() - start > limit {
+                return false;
+            }
+            c.step();
+        }
+        true
+    }
+
+    /// The value of one of the core's output ports (a counter, up to 64 bits).
+    pub fn peek(&self, port: &str) -> u64 {
+        crate::verbs::lock(&self.0).peek(port)
+    }
+
+    /// Whether QP `qpn`'s contexts in the core are the model's, packed (lockstep on): Err names the record.
+    pub fn context_agrees(&self, qpn: u32) -> Result<(), String> {
+        crate::verbs::lock(&self.0).context_agrees(qpn)
+    }
+
+    /// Frames the core has decided (its trace's `Rx` decisions).
+    pub fn frames(&self) -> u64 {
+        crate::verbs::lock(&self.0).frames
     }
 
     /// Lockstep's report after following everything recorded so far (None when it is off).

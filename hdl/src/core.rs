@@ -1,6 +1,9 @@
-//! `Core`: the NIC core the simulation drives and the boards will wrap. So far it is the host side of the
-//! NIC: BAR0's register file and the command unit with its tables, behind 32-bit MMIO and the DMA ports.
-//! The engines (requester, responder, completer) and the datapath join it in the next steps.
+//! `Core`: the NIC core the simulation drives and the boards will wrap. So far: BAR0's register file and the
+//! command unit with its tables, behind 32-bit MMIO and the DMA ports; and the receive side, a MAC's beats
+//! through the MAC boundary (`rx::ingress`) and the RX pipeline to the dispatch (`engine::dispatch`), which
+//! executes RDMA WRITEs into host memory. The requester, the completer and the transmit side come next.
+//!
+//! The DMA write port is shared: the command unit's beats go first, the placed payload's when it has none.
 //!
 //! The read ports of the context tables (`qp_*`, `mr`, `cq`, `eq`, `gid`, `mac`) are the engines' ports to
 //! be; until the engines exist they are the core's, so the testbench can compare the packed contexts with
@@ -8,9 +11,15 @@
 
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
+use crate::engine::dispatch::RxDispatch;
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
-use crate::top::{Dir, Port};
+use crate::rx::ingress::RxIngress;
+use crate::rx::pipeline::Rx;
+use crate::top::{Dir, Port, INGRESS_LOG2_W8, RECORDS_LOG2_W8, RX_COUNTERS, STORE_LOG2_W8};
+
+/// The core's RX pipeline: the 8-byte one.
+type RxW8 = Rx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>;
 
 #[derive(LogicBlock)]
 pub struct Core {
@@ -37,8 +46,35 @@ pub struct Core {
     pub dma_wr_addr: Signal<Out, Bits<64>>,
     pub dma_wr_data: Signal<Out, Bits<64>>,
     pub dma_wr_strb: Signal<Out, Bits<8>>,
-    /// The decision trace: a command completed this cycle (the model's `Decision::Command`).
+    /// The MAC's receive beats (no ready), the FCS verdict with a frame's last.
+    pub rx_data: Signal<In, Bits<64>>,
+    pub rx_keep: Signal<In, Bits<8>>,
+    pub rx_last: Signal<In, Bit>,
+    pub rx_valid: Signal<In, Bit>,
+    pub rx_fcs_bad: Signal<In, Bit>,
+    /// Frames the MAC boundary dropped (no room, bad FCS); the RX pipeline's frames by verdict
+    /// (`top::RX_COUNTERS`); frames the dispatch met that need engines not built yet.
+    pub rx_drop_full: Signal<Out, Bits<32>>,
+    pub rx_drop_fcs: Signal<Out, Bits<32>>,
+    pub cnt_ok: Signal<Out, Bits<32>>,
+    pub cnt_not_roce: Signal<Out, Bits<32>>,
+    pub cnt_truncated: Signal<Out, Bits<32>>,
+    pub cnt_bad_ip: Signal<Out, Bits<32>>,
+    pub cnt_bad_udp_length: Signal<Out, Bits<32>>,
+    pub cnt_bad_tver: Signal<Out, Bits<32>>,
+    pub cnt_unknown_opcode: Signal<Out, Bits<32>>,
+    pub cnt_bad_length: Signal<Out, Bits<32>>,
+    pub cnt_bad_icrc: Signal<Out, Bits<32>>,
+    pub cnt_too_long: Signal<Out, Bits<32>>,
+    pub rx_unhandled: Signal<Out, Bits<32>>,
+    /// The decision trace: a command completed this cycle (the model's `Decision::Command`); a received
+    /// frame decided (`Decision::Rx`); the dispatch idle (no frame in hand, no write left); the write beat
+    /// on the DMA port is payload of QP `trace_wr_qpn`'s responder.
     pub trace_cmd: Signal<Out, Bit>,
+    pub trace_rx: Signal<Out, Bit>,
+    pub trace_rx_idle: Signal<Out, Bit>,
+    pub trace_wr_data: Signal<Out, Bit>,
+    pub trace_wr_qpn: Signal<Out, Bits<24>>,
     pub qp_index: Signal<In, Bits<16>>,
     pub qp_valid: Signal<Out, Bit>,
     pub qp_attr: Signal<Out, Bits<ATTR_BITS>>,
@@ -56,6 +92,9 @@ pub struct Core {
     mmio: Mmio,
     cmd: CmdUnit,
     exec: CmdExec,
+    ingress: RxIngress<64, 8, INGRESS_LOG2_W8>,
+    rx: RxW8,
+    dispatch: RxDispatch,
 }
 
 impl Core {
@@ -85,7 +124,29 @@ impl Core {
             dma_wr_addr: Signal::default(),
             dma_wr_data: Signal::default(),
             dma_wr_strb: Signal::default(),
+            rx_data: Signal::default(),
+            rx_keep: Signal::default(),
+            rx_last: Signal::default(),
+            rx_valid: Signal::default(),
+            rx_fcs_bad: Signal::default(),
+            rx_drop_full: Signal::default(),
+            rx_drop_fcs: Signal::default(),
+            cnt_ok: Signal::default(),
+            cnt_not_roce: Signal::default(),
+            cnt_truncated: Signal::default(),
+            cnt_bad_ip: Signal::default(),
+            cnt_bad_udp_length: Signal::default(),
+            cnt_bad_tver: Signal::default(),
+            cnt_unknown_opcode: Signal::default(),
+            cnt_bad_length: Signal::default(),
+            cnt_bad_icrc: Signal::default(),
+            cnt_too_long: Signal::default(),
+            rx_unhandled: Signal::default(),
             trace_cmd: Signal::default(),
+            trace_rx: Signal::default(),
+            trace_rx_idle: Signal::default(),
+            trace_wr_data: Signal::default(),
+            trace_wr_qpn: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
             qp_attr: Signal::default(),
@@ -103,6 +164,9 @@ impl Core {
             mmio: Mmio::new(info),
             cmd: CmdUnit::default(),
             exec: CmdExec::new(profile),
+            ingress: RxIngress::default(),
+            rx: Rx::default(),
+            dispatch: RxDispatch::new(profile),
         }
     }
 }
@@ -145,7 +209,23 @@ pub fn ports() -> Vec<Port> {
         p("dma_wr_addr", 64, Out),
         p("dma_wr_data", 64, Out),
         p("dma_wr_strb", 8, Out),
+        p("rx_data", 64, In),
+        p("rx_keep", 8, In),
+        p("rx_last", 1, In),
+        p("rx_valid", 1, In),
+        p("rx_fcs_bad", 1, In),
+        p("rx_drop_full", 32, Out),
+        p("rx_drop_fcs", 32, Out),
+    ]
+    .into_iter()
+    .chain(RX_COUNTERS.iter().map(|&n| p(n, 32, Out)))
+    .chain([
+        p("rx_unhandled", 32, Out),
         p("trace_cmd", 1, Out),
+        p("trace_rx", 1, Out),
+        p("trace_rx_idle", 1, Out),
+        p("trace_wr_data", 1, Out),
+        p("trace_wr_qpn", 24, Out),
         p("qp_index", 16, In),
         p("qp_valid", 1, Out),
         p("qp_attr", ATTR_BITS, Out),
@@ -160,7 +240,8 @@ pub fn ports() -> Vec<Port> {
         p("gid", 128, Out),
         p("gid_valid", 1, Out),
         p("mac", 48, Out),
-    ]
+    ])
+    .collect()
 }
 
 impl Core {
@@ -179,6 +260,11 @@ impl Core {
         self.dma_cpl_err.connect();
         self.dma_cpl_last.connect();
         self.dma_wr_ready.connect();
+        self.rx_data.connect();
+        self.rx_keep.connect();
+        self.rx_last.connect();
+        self.rx_valid.connect();
+        self.rx_fcs_bad.connect();
         self.qp_index.connect();
         self.mr_index.connect();
         self.cq_index.connect();
@@ -214,12 +300,24 @@ impl Logic for Core {
         self.cmd.cpl_tag.next = self.dma_cpl_tag.val();
         self.cmd.cpl_err.next = self.dma_cpl_err.val();
         self.cmd.cpl_last.next = self.dma_cpl_last.val();
-        self.dma_wr_valid.next = self.cmd.wr_valid.val();
+        // The DMA write port: the command unit's beats first, the placed payload's when it has none.
         self.cmd.wr_ready.next = self.dma_wr_ready.val();
-        self.dma_wr_addr.next = self.cmd.wr_addr.val();
-        self.dma_wr_data.next = self.cmd.wr_data.val();
-        self.dma_wr_strb.next = self.cmd.wr_strb.val();
+        self.dispatch.wr_ready.next = self.dma_wr_ready.val() & !self.cmd.wr_valid.val();
+        self.dma_wr_valid.next = self.cmd.wr_valid.val() | self.dispatch.wr_valid.val();
+        self.dma_wr_addr.next = self.dispatch.wr_addr.val();
+        self.dma_wr_data.next = self.dispatch.wr_data.val();
+        self.dma_wr_strb.next = self.dispatch.wr_strb.val();
+        self.trace_wr_data.next = self.dispatch.wr_valid.val();
+        if self.cmd.wr_valid.val() {
+            self.dma_wr_addr.next = self.cmd.wr_addr.val();
+            self.dma_wr_data.next = self.cmd.wr_data.val();
+            self.dma_wr_strb.next = self.cmd.wr_strb.val();
+            self.trace_wr_data.next = false;
+        }
+        self.trace_wr_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_cmd.next = self.cmd.done.val();
+        self.trace_rx.next = self.dispatch.decided.val();
+        self.trace_rx_idle.next = self.dispatch.idle.val();
 
         self.exec.clock.next = self.clock.val();
         self.exec.reset.next = self.reset.val();
@@ -232,7 +330,9 @@ impl Logic for Core {
         self.exec.out_index.next = self.cmd.out_index.val();
         self.cmd.out_beat.next = self.exec.out_beat.val();
         self.cmd.exec_status.next = self.exec.status.val();
-        self.cmd.quiet.next = self.exec.quiet.val();
+        // A command and a frame never overlap between their context reads and their writes.
+        self.cmd.quiet.next = self.exec.quiet.val() & !self.dispatch.ctx_busy.val();
+        self.dispatch.cmd_hold.next = self.cmd.lookup.val() | self.cmd.holding.val();
         self.exec.db_valid.next = self.mmio.db_valid.val();
         self.exec.db_addr.next = self.mmio.db_addr.val();
         self.exec.db_val.next = self.mmio.db_val.val();
@@ -252,5 +352,57 @@ impl Logic for Core {
         self.gid.next = self.exec.gid.val();
         self.gid_valid.next = self.exec.gid_valid.val();
         self.mac.next = self.exec.mac.val();
+
+        // Receive: the MAC boundary, the RX pipeline, the dispatch and its context ports.
+        self.ingress.clock.next = self.clock.val();
+        self.ingress.reset.next = self.reset.val();
+        self.ingress.mac_data.next = self.rx_data.val();
+        self.ingress.mac_keep.next = self.rx_keep.val();
+        self.ingress.mac_last.next = self.rx_last.val();
+        self.ingress.mac_valid.next = self.rx_valid.val();
+        self.ingress.mac_fcs_bad.next = self.rx_fcs_bad.val();
+        self.ingress.clear.next = false;
+        self.rx_drop_full.next = self.ingress.cnt_full.val();
+        self.rx_drop_fcs.next = self.ingress.cnt_bad_fcs.val();
+        self.rx.clock.next = self.clock.val();
+        self.rx.in_data.next = self.ingress.out_data.val();
+        self.rx.in_keep.next = self.ingress.out_keep.val();
+        self.rx.in_last.next = self.ingress.out_last.val();
+        self.rx.in_valid.next = self.ingress.out_valid.val();
+        self.ingress.out_ready.next = self.rx.in_ready.val();
+        self.cnt_ok.next = self.rx.cnt_ok.val();
+        self.cnt_not_roce.next = self.rx.cnt_not_roce.val();
+        self.cnt_truncated.next = self.rx.cnt_truncated.val();
+        self.cnt_bad_ip.next = self.rx.cnt_bad_ip.val();
+        self.cnt_bad_udp_length.next = self.rx.cnt_bad_udp_length.val();
+        self.cnt_bad_tver.next = self.rx.cnt_bad_tver.val();
+        self.cnt_unknown_opcode.next = self.rx.cnt_unknown_opcode.val();
+        self.cnt_bad_length.next = self.rx.cnt_bad_length.val();
+        self.cnt_bad_icrc.next = self.rx.cnt_bad_icrc.val();
+        self.cnt_too_long.next = self.rx.cnt_too_long.val();
+        self.dispatch.clock.next = self.clock.val();
+        self.dispatch.reset.next = self.reset.val();
+        self.dispatch.meta.next = self.rx.meta.val();
+        self.dispatch.meta_valid.next = self.rx.meta_valid.val();
+        self.rx.meta_ready.next = self.dispatch.meta_ready.val();
+        self.dispatch.pay_data.next = self.rx.out_data.val();
+        self.dispatch.pay_keep.next = self.rx.out_keep.val();
+        self.dispatch.pay_last.next = self.rx.out_last.val();
+        self.dispatch.pay_valid.next = self.rx.out_valid.val();
+        self.rx.out_ready.next = self.dispatch.pay_ready.val();
+        self.rx_unhandled.next = self.dispatch.unhandled.val();
+        self.exec.rs_qp_index.next = self.dispatch.qp_index.val();
+        self.dispatch.qp_valid.next = self.exec.rs_qp_valid.val();
+        self.dispatch.attr.next = self.exec.rs_attr.val();
+        self.dispatch.resp.next = self.exec.rs_resp.val();
+        self.exec.rs_mr_index.next = self.dispatch.mr_index.val();
+        self.dispatch.mr.next = self.exec.rs_mr.val();
+        self.exec.rs_gid_index.next = self.dispatch.gid_index.val();
+        self.dispatch.gid.next = self.exec.rs_gid.val();
+        self.dispatch.gid_valid.next = self.exec.rs_gid_valid.val();
+        self.dispatch.mac.next = self.exec.mac.val();
+        self.exec.rs_resp_we.next = self.dispatch.resp_we.val();
+        self.exec.rs_resp_qpn.next = self.dispatch.resp_qpn.val();
+        self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
     }
 }

@@ -349,12 +349,12 @@ pub const RX_COUNTERS: [&str; 10] = [
 ];
 
 /// Frame stores (RX and TX) hold 2^10 beats at 8 bytes and 2^8 at 64 bytes: 8 and 16 KiB.
-const STORE_LOG2_W8: usize = 10;
+pub(crate) const STORE_LOG2_W8: usize = 10;
 const STORE_LOG2_W64: usize = 8;
 
 /// The RX record queues and the TX length and ICRC queues hold 2^4 frames at 8 bytes (frames of 8 beats
 /// or more) and 2^5 at 64 bytes (back-to-back 1-beat frames).
-const RECORDS_LOG2_W8: usize = 4;
+pub(crate) const RECORDS_LOG2_W8: usize = 4;
 const RECORDS_LOG2_W64: usize = 5;
 
 /// Bytes of the largest frame the RX and TX frame stores hold at width `w` (the TX store, one beat
@@ -403,7 +403,7 @@ fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, 
 }
 
 /// The MAC boundary's FIFO, in beats (log2): 8 KiB at either width, room for a frame of the longest.
-const INGRESS_LOG2_W8: usize = 10;
+pub(crate) const INGRESS_LOG2_W8: usize = 10;
 const INGRESS_LOG2_W64: usize = 7;
 
 fn ingress_verilog<const D: usize, const K: usize, const L: usize>() -> String {

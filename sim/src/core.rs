@@ -1,6 +1,7 @@
-//! The NIC core in Verilator with its host side in Rust: 32-bit MMIO, and host memory behind the DMA ports
+//! The NIC core in Verilator with its host side in Rust: 32-bit MMIO, host memory behind the DMA ports
 //! with a round-trip latency (reads complete one 8-byte beat a cycle after it; writes are posted and land
-//! at once). `CoreSim` runs it cycle by cycle and reports the decisions the core's trace shows.
+//! at once), and a MAC that hands it received frames a beat a cycle. `CoreSim` runs it cycle by cycle and
+//! reports the decisions the core's trace shows.
 
 use crate::lockstep::{command_output, Lockstep, Report};
 use crate::Sim;
@@ -8,7 +9,7 @@ use hdl::engine::cmd::MAILBOX_TAG;
 use hdl::top::Top;
 use hdl::Width;
 use model::follow::lock;
-use model::nic::{Decision, NicConfig, Output};
+use model::nic::{Decision, NicConfig, Output, Side};
 use model::{Dma, HostMemory};
 use std::collections::VecDeque;
 use wire::contract::cmd::{MAILBOX_LEN, OUT_HDR};
@@ -48,6 +49,25 @@ struct Ports {
     wr_data: usize,
     wr_strb: usize,
     trace_cmd: usize,
+    rx_data: usize,
+    rx_keep: usize,
+    rx_last: usize,
+    rx_valid: usize,
+    rx_fcs_bad: usize,
+    rx_drop_full: usize,
+    rx_drop_fcs: usize,
+    trace_rx: usize,
+    trace_rx_idle: usize,
+    trace_wr_data: usize,
+    trace_wr_qpn: usize,
+}
+
+/// A frame on its way in from the MAC: its bytes, the beat to go next, and whether the MAC flags its FCS.
+#[derive(Debug, Clone)]
+struct Arriving {
+    frame: Vec<u8>,
+    beat: usize,
+    fcs_bad: bool,
 }
 
 /// The model NIC that is the core's twin (the same profile, port and build), its checks on.
@@ -91,6 +111,16 @@ pub struct CoreSim {
     bubbles: Option<(model::rng::Rng, f64)>,
     lockstep: Option<Lockstep>,
     seen: CmdSeen,
+    /// Frames waiting for the MAC, the first one going in.
+    arriving: VecDeque<Arriving>,
+    /// Frames the MAC boundary kept, not yet decided, oldest first.
+    kept: VecDeque<Vec<u8>>,
+    /// Frames the MAC boundary dropped, as its counters last read.
+    ingress_drops: u64,
+    /// Frames the core decided (trace `Rx` decisions) so far.
+    pub frames: u64,
+    /// A lockstep check waits for the dispatch to be idle (a decided WRITE's payload all written).
+    check_due: bool,
 }
 
 /// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
@@ -125,6 +155,17 @@ impl CoreSim {
             wr_data: q("dma_wr_data"),
             wr_strb: q("dma_wr_strb"),
             trace_cmd: q("trace_cmd"),
+            rx_data: q("rx_data"),
+            rx_keep: q("rx_keep"),
+            rx_last: q("rx_last"),
+            rx_valid: q("rx_valid"),
+            rx_fcs_bad: q("rx_fcs_bad"),
+            rx_drop_full: q("rx_drop_full"),
+            rx_drop_fcs: q("rx_drop_fcs"),
+            trace_rx: q("trace_rx"),
+            trace_rx_idle: q("trace_rx_idle"),
+            trace_wr_data: q("trace_wr_data"),
+            trace_wr_qpn: q("trace_wr_qpn"),
         };
         let mut c = CoreSim {
             sim,
@@ -138,6 +179,11 @@ impl CoreSim {
             bubbles: None,
             lockstep: None,
             seen: CmdSeen::default(),
+            arriving: VecDeque::new(),
+            kept: VecDeque::new(),
+            ingress_drops: 0,
+            frames: 0,
+            check_due: false,
         };
         c.sim.set(c.p.rd_ready, 1);
         c.sim.set(c.p.wr_ready, 1);
@@ -230,6 +276,14 @@ impl CoreSim {
         }
         if wr_ready && self.sim.get(p.wr_valid) == 1 {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
+            if self.sim.get(p.trace_wr_data) == 1 {
+                let qpn = self.sim.get(p.trace_wr_qpn) as u32;
+                let bytes: Vec<u8> = (0..8).filter(|i| strb >> i & 1 == 1).map(|i| (data >> (8 * i)) as u8).collect();
+                let iova = addr + u64::from(strb.trailing_zeros());
+                if let Some(l) = &self.lockstep {
+                    lock(&l.log).output(Output::Data { qpn, side: Side::Responder, iova, bytes });
+                }
+            }
             let bytes = data.to_le_bytes();
             for (i, b) in bytes.iter().enumerate().filter(|(i, _)| strb >> i & 1 == 1) {
                 // The device's write: not the host's (not journaled); one to nowhere is counted as a fault.
@@ -267,8 +321,19 @@ impl CoreSim {
             }
             None => self.sim.set(p.cpl_valid, 0),
         }
+        let last_in = self.mac_beat();
+        let p = &self.p;
         let done = self.sim.get(p.trace_cmd) == 1;
+        let decided = self.sim.get(p.trace_rx) == 1;
         self.sim.tick();
+        if let Some(frame) = last_in {
+            // The MAC boundary counts a frame it drops at its last beat.
+            let drops = self.sim.get(self.p.rx_drop_full) + self.sim.get(self.p.rx_drop_fcs);
+            if drops == self.ingress_drops {
+                self.kept.push_back(frame);
+            }
+            self.ingress_drops = drops;
+        }
         match access {
             Some(Access::Write(off, val)) => self.record(Decision::MmioWrite { off, val }, Vec::new()),
             Some(Access::Read(off)) => {
@@ -276,6 +341,16 @@ impl CoreSim {
                 self.record(Decision::MmioRead { off }, vec![Output::Register { off, val }]);
             }
             None => {}
+        }
+        if decided {
+            self.frames += 1;
+            let frame = self.kept.pop_front().expect("the core decided a frame the MAC boundary did not keep");
+            let time = self.sim.cycles() * self.ps_per_cycle;
+            if let Some(l) = &self.lockstep {
+                lock(&l.log).arrive(time, frame.clone());
+            }
+            self.record(Decision::Rx(frame), Vec::new());
+            self.check_due = true;
         }
         if done {
             self.commands += 1;
@@ -291,11 +366,51 @@ impl CoreSim {
                 command_output(seen.opcode, &seen.tail)
             };
             self.record(Decision::Command, vec![out]);
+            self.check_due = true;
+        }
+        if self.check_due && self.sim.get(self.p.trace_rx_idle) == 1 {
+            self.check_due = false;
             let cycle = self.cycles();
             if let Some(l) = self.lockstep.as_mut() {
                 l.check(cycle);
             }
         }
+    }
+
+    /// Drives the MAC's next beat (or none); returns the frame whose last beat this is.
+    fn mac_beat(&mut self) -> Option<Vec<u8>> {
+        let p = &self.p;
+        let Some(a) = self.arriving.front_mut() else {
+            self.sim.set(p.rx_valid, 0);
+            return None;
+        };
+        let at = 8 * a.beat;
+        let n = (a.frame.len() - at).min(8);
+        let mut beat = [0u8; 8];
+        beat[..n].copy_from_slice(&a.frame[at..at + n]);
+        let last = at + n == a.frame.len();
+        self.sim.set(p.rx_valid, 1);
+        self.sim.set(p.rx_data, u64::from_le_bytes(beat));
+        self.sim.set(p.rx_keep, (1u64 << n) - 1);
+        self.sim.set(p.rx_last, u64::from(last));
+        self.sim.set(p.rx_fcs_bad, u64::from(last && a.fcs_bad));
+        a.beat += 1;
+        if !last {
+            return None;
+        }
+        self.arriving.pop_front().map(|a| a.frame)
+    }
+
+    /// Hands `frame` to the MAC, to go in a beat a cycle after the frames before it (the MAC cannot be told
+    /// to wait); `fcs_bad` has the MAC flag its FCS as bad.
+    pub fn receive(&mut self, frame: Vec<u8>, fcs_bad: bool) {
+        assert!(!frame.is_empty(), "a frame has bytes");
+        self.arriving.push_back(Arriving { frame, beat: 0, fcs_bad });
+    }
+
+    /// Nothing received is left to go in or to be decided, and the dispatch is idle.
+    pub fn rx_quiet(&self) -> bool {
+        self.arriving.is_empty() && self.kept.is_empty() && self.sim.get(self.p.trace_rx_idle) == 1
     }
 
     /// A 32-bit register write (one cycle).
@@ -315,6 +430,40 @@ impl CoreSim {
         self.sim.set(self.p.mmio_read, 0);
         assert_eq!(self.sim.get(self.p.mmio_rvalid), 1, "a register read answers in one cycle");
         self.sim.get(self.p.mmio_rdata) as u32
+    }
+
+    /// Whether QP `qpn`'s context records in the core (read through its context ports) are the ones the model
+    /// following it holds, packed: Err names the first record that differs. Lockstep must be on.
+    pub fn context_agrees(&mut self, qpn: u32) -> Result<(), String> {
+        let cycle = self.cycles();
+        let l = self.lockstep.as_mut().ok_or("lockstep is off")?;
+        l.check(cycle);
+        let port = self.sim.port("qp_index");
+        self.sim.set(port, u64::from(qpn));
+        self.step();
+        let got = [self.peek_bytes("qp_attr"), self.peek_bytes("qp_req"), self.peek_bytes("qp_resp")];
+        let valid = self.peek("qp_valid") == 1;
+        let l = self.lockstep.as_ref().ok_or("lockstep is off")?;
+        let nic = l.model();
+        let ctx = wire::contract::qpc::qp_context(&nic.cfg.profile);
+        let Some(q) = nic.qp_state(qpn) else {
+            return if valid { Err(format!("QP {qpn:#x} is valid in the core, not in the model")) } else { Ok(()) };
+        };
+        if !valid {
+            return Err(format!("QP {qpn:#x} is valid in the model, not in the core"));
+        }
+        let packed = model::nic::context::pack(q, &ctx, 0).map_err(|e| format!("packing QP {qpn:#x}: {e}"))?;
+        for (name, (got, want)) in
+            ["qp_attr", "qp_req", "qp_resp"].iter().zip(got.iter().zip([&packed.attr, &packed.req, &packed.resp]))
+        {
+            let want = crate::responder::bytes_of(want);
+            let same =
+                got.len() >= want.len() && got[..want.len()] == want[..] && got[want.len()..].iter().all(|&b| b == 0);
+            if !same {
+                return Err(format!("QP {qpn:#x} {name}: core {got:02x?}, model {want:02x?}"));
+            }
+        }
+        Ok(())
     }
 
     /// Runs until `n` more commands have completed, or fails after `limit` cycles.

@@ -77,6 +77,11 @@ impl Lockstep {
         }
     }
 
+    /// The model NIC following the core.
+    pub fn model(&self) -> &model::nic::Nic {
+        &self.follower.nic
+    }
+
     pub fn report(&self) -> &Report {
         &self.report
     }

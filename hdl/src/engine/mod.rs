@@ -1,8 +1,9 @@
 //! The transport engine, in blocks named after the model's functions: so far the command unit (`cmd`), the
-//! RX route (`recv`, the model's `recv::route`), the TX headers (`headers`) and the responder's check chain
-//! (`resp::check`).
+//! RX route (`recv`, the model's `recv::route`), the TX headers (`headers`), the responder's check chain and
+//! bookkeeping (`resp`), and the dispatch of each received frame (`dispatch`, `recv::receive`).
 
 pub mod cmd;
+pub mod dispatch;
 pub mod headers;
 pub mod recv;
 pub mod resp;

@@ -73,6 +73,13 @@ impl Trace {
         self.outputs.extend(outputs.into_iter().map(|o| (i, o)));
     }
 
+    /// An output that came after its decision (a received WRITE's payload reaches host memory after the
+    /// frame was decided): attached to the last event recorded (the reports name that event; the streams'
+    /// comparison does not depend on it).
+    pub fn output(&mut self, o: Output) {
+        self.outputs.push((self.events.len().saturating_sub(1), o));
+    }
+
     /// Appends a host memory operation.
     pub fn host(&mut self, op: HostOp) {
         self.events.push(Stamped { time: self.time, event: Event::Host(op) });

@@ -92,6 +92,21 @@ pub struct CmdExec {
     pub gid: Signal<Out, Bits<128>>,
     pub gid_valid: Signal<Out, Bit>,
     pub mac: Signal<Out, Bits<48>>,
+    /// The responder's ports (`engine::dispatch`): a QP's valid bit and its `qp_attr` and `qp_resp` records
+    /// and an MR entry, one cycle after their index (an index past a table reads as no entry); a GID entry
+    /// at once; and the write of a QP's next `qp_resp` record.
+    pub rs_qp_index: Signal<In, Bits<24>>,
+    pub rs_qp_valid: Signal<Out, Bit>,
+    pub rs_attr: Signal<Out, Bits<ATTR_BITS>>,
+    pub rs_resp: Signal<Out, Bits<RESP_BITS>>,
+    pub rs_mr_index: Signal<In, Bits<24>>,
+    pub rs_mr: Signal<Out, Bits<MR_BITS>>,
+    pub rs_gid_index: Signal<In, Bits<4>>,
+    pub rs_gid: Signal<Out, Bits<128>>,
+    pub rs_gid_valid: Signal<Out, Bit>,
+    pub rs_resp_we: Signal<In, Bit>,
+    pub rs_resp_qpn: Signal<In, Bits<24>>,
+    pub rs_resp_next: Signal<In, Bits<RESP_BITS>>,
     profile: Param<Profile>,
 }
 
@@ -128,6 +143,18 @@ impl CmdExec {
             gid: Signal::default(),
             gid_valid: Signal::default(),
             mac: Signal::default(),
+            rs_qp_index: Signal::default(),
+            rs_qp_valid: Signal::default(),
+            rs_attr: Signal::default(),
+            rs_resp: Signal::default(),
+            rs_mr_index: Signal::default(),
+            rs_mr: Signal::default(),
+            rs_gid_index: Signal::default(),
+            rs_gid: Signal::default(),
+            rs_gid_valid: Signal::default(),
+            rs_resp_we: Signal::default(),
+            rs_resp_qpn: Signal::default(),
+            rs_resp_next: Signal::default(),
             profile: Param(profile),
         }
     }
@@ -152,6 +179,12 @@ impl Logic for CmdExec {
         self.gid.connect();
         self.gid_valid.connect();
         self.mac.connect();
+        self.rs_qp_valid.connect();
+        self.rs_attr.connect();
+        self.rs_resp.connect();
+        self.rs_mr.connect();
+        self.rs_gid.connect();
+        self.rs_gid_valid.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -796,6 +829,9 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    if (apply && opcode == 16'h{:x}) begin attr_tab[qp_sel] <= mod_attr; req_tab[qp_sel] <= mod_req; resp_tab[qp_sel] <= mod_resp; end",
         op::MODIFY_QP
     ));
+    w("    // The responder's write-back (never in a command's lookup-to-commit window: the core keeps them apart)."
+        .into());
+    w(format!("    if (rs_resp_we) resp_tab[rs_resp_qpn[{}:0]] <= rs_resp_next[{}:0];", qa - 1, sw - 1));
     w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[mr_free] <= new_mr;", op::REG_MR));
     w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[key_idx[{}:0]] <= gone_mr;", op::DEREG_MR, mra - 1));
     w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[cq_free] <= new_cq;", op::CREATE_CQ));
@@ -830,6 +866,18 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", "qp_sq_pi", "qp_rq_pi") {
         w(l);
     }
+    w("// The responder's read ports.".into());
+    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi;", aw - 1));
+    w("always @(posedge clock) begin".into());
+    w(format!("    rs_qp_valid <= rs_qp_index < 24'd{} && qp_valid_r[rs_qp_index[{}:0]];", p.max_qp, qa - 1));
+    w(format!("    rs_attr_raw <= attr_tab[rs_qp_index[{0}:0]]; rs_sq_pi <= sq_pi_tab[rs_qp_index[{0}:0]]; rs_rq_pi <= rq_pi_tab[rs_qp_index[{0}:0]];", qa - 1));
+    w(format!("    rs_resp <= resp_tab[rs_qp_index[{}:0]];", qa - 1));
+    w(format!("    rs_mr <= rs_mr_index < 24'd{} ? mr_tab[rs_mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
+    w("end".into());
+    for l in with_counters(al, "rs_attr_raw", "rs_attr_full", "ra", "rs_sq_pi", "rs_rq_pi") {
+        w(l);
+    }
+    w("always @(*) begin rs_attr = rs_attr_full; rs_gid = gid_tab[rs_gid_index]; rs_gid_valid = gid_valid_r[rs_gid_index]; end".into());
     let (d, e) = build(&cql, "cq_raw", "pc", |name, _| match name {
         "ci" => Some("cq_ci_r".into()),
         "armed" => Some("cq_arm_r".into()),

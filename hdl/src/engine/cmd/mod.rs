@@ -70,8 +70,10 @@ pub struct CmdUnit {
     pub out_index: Signal<Out, Bits<4>>,
     pub out_beat: Signal<In, Bits<64>>,
     pub exec_status: Signal<In, Bits<8>>,
-    /// The tables may be read (no clear pending).
+    /// The tables may be read (no clear pending, and no engine between its reads and its write-back).
     pub quiet: Signal<In, Bit>,
+    /// Between the lookup and the commit: an engine must not read a context the command may write.
+    pub holding: Signal<Out, Bit>,
     state: DFF<CmdState>,
     addr: DFF<Bits<64>>,
     beats: DFF<Bits<6>>,
@@ -118,6 +120,7 @@ impl Default for CmdUnit {
             out_beat: Signal::default(),
             exec_status: Signal::default(),
             quiet: Signal::default(),
+            holding: Signal::default(),
             state: DFF::default(),
             addr: DFF::default(),
             beats: DFF::default(),
@@ -156,6 +159,7 @@ impl Logic for CmdUnit {
         self.latch.next = false;
         self.commit.next = false;
         self.out_index.next = self.beats.q.val().get_bits::<4>(0);
+        self.holding.next = false;
         match self.state.q.val() {
             CmdState::Idle => {
                 if self.start.val() {
@@ -195,11 +199,13 @@ impl Logic for CmdUnit {
                 }
             }
             CmdState::Latch => {
+                self.holding.next = true;
                 self.latch.next = true;
                 self.beats.d.next = 0.into();
                 self.state.d.next = CmdState::Write;
             }
             CmdState::Write => {
+                self.holding.next = true;
                 self.wr_valid.next = true;
                 if self.wr_ready.val() {
                     self.beats.d.next = self.beats.q.val() + 1;
@@ -209,6 +215,7 @@ impl Logic for CmdUnit {
                 }
             }
             CmdState::Finish => {
+                self.holding.next = true;
                 // A mailbox that could not be read changes nothing.
                 self.commit.next = !self.bad.q.val();
                 self.done.next = true;

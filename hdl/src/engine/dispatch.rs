@@ -1,0 +1,347 @@
+//! `RxDispatch`: what happens to each frame the RX pipeline has parsed, the model's `recv::receive` as far as
+//! the engines built so far go. A frame's record is taken, its QP's contexts, GID entry and MR entry are read
+//! (`RxRoute` names the QP and the GID, `RespCheck` the key), and with the route, the check chain's verdict
+//! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
+//! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
+//! placed in host memory (`DmaPlace`, at the cursor); a frame whose only effect in the model is a counter
+//! (another MAC or peer, malformed, a P_Key, QP or QP-state drop, a sequence or queue-full drop) is dropped,
+//! its payload drained. Everything else (SEND, READ, atomics, NAKs, duplicates, CNPs, CE marks, responses,
+//! raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which needs it
+//! shows it.
+//!
+//! Between its context reads and its write-back (`ctx_busy`) no command may look up or commit; a command
+//! between its lookup and its commit (`cmd_hold`) keeps a new frame from starting. Each side's decision then
+//! sees the other's whole, as the model applies them one after another.
+
+use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
+use super::recv::{route, RxRoute};
+use super::resp::advance::RespAdvance;
+use super::resp::check::{verdict, RespCheck};
+use super::resp::opcode_flags;
+use crate::host::place::DmaPlace;
+use crate::kit::*;
+use crate::rx::meta::{self, Verdict};
+use wire::contract::profile::Profile;
+
+/// What the decision does with a frame (`Action::action`).
+pub mod action {
+    pub const DROP: u8 = 0;
+    pub const WRITE: u8 = 1;
+    pub const UNHANDLED: u8 = 2;
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum DispatchState {
+    Idle,
+    /// The record is in: the QP's contexts are being read.
+    Look,
+    /// The contexts are in: the route settles, the MR entry is being read.
+    Ctx,
+    /// The MR entry is in: the check chain settles.
+    Check,
+    /// Route, verdict and bookkeeping in hand: the decision.
+    Decide,
+    /// A WRITE's payload going to `DmaPlace`.
+    Place,
+    /// Its last write beat still to go out.
+    PlaceEnd,
+    /// A dropped frame's payload being discarded.
+    Drain,
+}
+
+#[derive(LogicBlock)]
+pub struct RxDispatch {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// The RX pipeline's records and payloads (8-byte beats, realigned to lane 0).
+    pub meta: Signal<In, Bits<{ meta::BITS }>>,
+    pub meta_valid: Signal<In, Bit>,
+    pub meta_ready: Signal<Out, Bit>,
+    pub pay_data: Signal<In, Bits<64>>,
+    pub pay_keep: Signal<In, Bits<8>>,
+    pub pay_last: Signal<In, Bit>,
+    pub pay_valid: Signal<In, Bit>,
+    pub pay_ready: Signal<Out, Bit>,
+    /// A command is between its lookup and its commit (or looks up this cycle).
+    pub cmd_hold: Signal<In, Bit>,
+    /// Between the context reads and the write-back.
+    pub ctx_busy: Signal<Out, Bit>,
+    /// No frame in hand and no write beat left to go.
+    pub idle: Signal<Out, Bit>,
+    /// The context ports (`CmdExec`'s `rs_*`).
+    pub qp_index: Signal<Out, Bits<24>>,
+    pub qp_valid: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub resp: Signal<In, Bits<RESP_BITS>>,
+    pub mr_index: Signal<Out, Bits<24>>,
+    pub mr: Signal<In, Bits<MR_BITS>>,
+    pub gid_index: Signal<Out, Bits<4>>,
+    pub gid: Signal<In, Bits<128>>,
+    pub gid_valid: Signal<In, Bit>,
+    pub mac: Signal<In, Bits<48>>,
+    pub resp_we: Signal<Out, Bit>,
+    pub resp_qpn: Signal<Out, Bits<24>>,
+    pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    /// Posted DMA writes of placed payload.
+    pub wr_valid: Signal<Out, Bit>,
+    pub wr_ready: Signal<In, Bit>,
+    pub wr_addr: Signal<Out, Bits<64>>,
+    pub wr_data: Signal<Out, Bits<64>>,
+    pub wr_strb: Signal<Out, Bits<8>>,
+    /// The decision trace: a frame decided this cycle; the QP whose payload the write beats carry.
+    pub decided: Signal<Out, Bit>,
+    pub wr_qpn: Signal<Out, Bits<24>>,
+    /// Frames that needed what is not built yet.
+    pub unhandled: Signal<Out, Bits<32>>,
+    state: DFF<DispatchState>,
+    rec: DFF<Bits<{ meta::BITS }>>,
+    qpn: DFF<Bits<24>>,
+    va: DFF<Bits<64>>,
+    count: DFF<Bits<32>>,
+    rx_route: RxRoute,
+    check: RespCheck,
+    advance: RespAdvance,
+    act: Action,
+    place: DmaPlace<64, 8>,
+    write: Constant<Bits<2>>,
+    unbuilt: Constant<Bits<2>>,
+}
+
+impl RxDispatch {
+    pub fn new(profile: Profile) -> Self {
+        RxDispatch {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            meta: Signal::default(),
+            meta_valid: Signal::default(),
+            meta_ready: Signal::default(),
+            pay_data: Signal::default(),
+            pay_keep: Signal::default(),
+            pay_last: Signal::default(),
+            pay_valid: Signal::default(),
+            pay_ready: Signal::default(),
+            cmd_hold: Signal::default(),
+            ctx_busy: Signal::default(),
+            idle: Signal::default(),
+            qp_index: Signal::default(),
+            qp_valid: Signal::default(),
+            attr: Signal::default(),
+            resp: Signal::default(),
+            mr_index: Signal::default(),
+            mr: Signal::default(),
+            gid_index: Signal::default(),
+            gid: Signal::default(),
+            gid_valid: Signal::default(),
+            mac: Signal::default(),
+            resp_we: Signal::default(),
+            resp_qpn: Signal::default(),
+            resp_next: Signal::default(),
+            wr_valid: Signal::default(),
+            wr_ready: Signal::default(),
+            wr_addr: Signal::default(),
+            wr_data: Signal::default(),
+            wr_strb: Signal::default(),
+            decided: Signal::default(),
+            wr_qpn: Signal::default(),
+            unhandled: Signal::default(),
+            state: DFF::default(),
+            rec: DFF::default(),
+            qpn: DFF::default(),
+            va: DFF::default(),
+            count: DFF::default(),
+            rx_route: RxRoute::new(profile),
+            check: RespCheck::new(profile),
+            advance: RespAdvance::new(profile),
+            act: Action::default(),
+            place: DmaPlace::default(),
+            write: Constant::new(u64::from(action::WRITE).into()),
+            unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
+        }
+    }
+}
+
+impl Logic for RxDispatch {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, rec, qpn, va, count);
+        // The blocks read the record in hand; their context ports are this block's.
+        self.rx_route.clock.next = self.clock.val();
+        self.rx_route.meta.next = self.rec.q.val();
+        self.rx_route.mac.next = self.mac.val();
+        self.qp_index.next = self.rx_route.qp_index.val();
+        self.rx_route.qp_valid.next = self.qp_valid.val();
+        self.rx_route.attr.next = self.attr.val();
+        self.gid_index.next = self.rx_route.gid_index.val();
+        self.rx_route.gid.next = self.gid.val();
+        self.rx_route.gid_valid.next = self.gid_valid.val();
+        self.check.clock.next = self.clock.val();
+        self.check.meta.next = self.rec.q.val();
+        self.check.attr.next = self.attr.val();
+        self.check.resp.next = self.resp.val();
+        self.mr_index.next = self.check.key_index.val();
+        self.check.mr.next = self.mr.val();
+        self.advance.clock.next = self.clock.val();
+        self.advance.meta.next = self.rec.q.val();
+        self.advance.resp.next = self.resp.val();
+        self.act.rec.next = self.rec.q.val();
+        self.act.route.next = self.rx_route.route.val();
+        self.act.ce.next = self.rx_route.ce.val();
+        self.act.verdict.next = self.check.verdict.val();
+        self.act.room.next = self.check.room.val();
+        self.resp_qpn.next = self.qpn.q.val();
+        self.resp_next.next = self.advance.resp_next.val();
+        self.resp_we.next = false;
+        self.wr_qpn.next = self.qpn.q.val();
+        self.unhandled.next = self.count.q.val();
+
+        self.place.clock.next = self.clock.val();
+        self.place.reset.next = self.reset.val();
+        self.place.in_data.next = self.pay_data.val();
+        self.place.in_keep.next = self.pay_keep.val();
+        self.place.in_last.next = self.pay_last.val();
+        self.place.in_valid.next = false;
+        self.place.va.next = self.va.q.val();
+        self.wr_valid.next = self.place.wr_valid.val();
+        self.place.wr_ready.next = self.wr_ready.val();
+        self.wr_addr.next = self.place.wr_addr.val();
+        self.wr_data.next = self.place.wr_data.val();
+        self.wr_strb.next = self.place.wr_strb.val();
+
+        self.meta_ready.next = false;
+        self.pay_ready.next = false;
+        self.ctx_busy.next = false;
+        self.idle.next = false;
+        self.decided.next = false;
+        match self.state.q.val() {
+            DispatchState::Idle => {
+                self.idle.next = true;
+                if !self.cmd_hold.val() {
+                    self.meta_ready.next = true;
+                    if self.meta_valid.val() {
+                        self.rec.d.next = self.meta.val();
+                        self.state.d.next = DispatchState::Look;
+                    }
+                }
+            }
+            DispatchState::Look => {
+                self.ctx_busy.next = true;
+                self.qpn.d.next = self.rx_route.qp_index.val();
+                self.state.d.next = DispatchState::Ctx;
+            }
+            DispatchState::Ctx => {
+                self.ctx_busy.next = true;
+                self.state.d.next = DispatchState::Check;
+            }
+            DispatchState::Check => {
+                self.ctx_busy.next = true;
+                self.state.d.next = DispatchState::Decide;
+            }
+            DispatchState::Decide => {
+                self.ctx_busy.next = true;
+                self.decided.next = true;
+                self.va.d.next = self.advance.va.val();
+                if self.act.action.val() == self.write.val() {
+                    self.resp_we.next = true;
+                }
+                if self.act.action.val() == self.unbuilt.val() {
+                    self.count.d.next = self.count.q.val() + 1;
+                }
+                if !self.act.has_payload.val() {
+                    self.state.d.next = DispatchState::Idle;
+                } else if self.act.action.val() == self.write.val() {
+                    self.state.d.next = DispatchState::Place;
+                } else {
+                    self.state.d.next = DispatchState::Drain;
+                }
+            }
+            DispatchState::Place => {
+                self.place.in_valid.next = self.pay_valid.val();
+                self.pay_ready.next = self.place.in_ready.val();
+                if self.pay_valid.val() & self.place.in_ready.val() & self.pay_last.val() {
+                    self.state.d.next = DispatchState::PlaceEnd;
+                }
+            }
+            DispatchState::PlaceEnd => {
+                if self.place.wr_valid.val() & self.wr_ready.val() & self.place.wr_last.val() {
+                    self.state.d.next = DispatchState::Idle;
+                }
+            }
+            DispatchState::Drain => {
+                self.pay_ready.next = true;
+                if self.pay_valid.val() & self.pay_last.val() {
+                    self.state.d.next = DispatchState::Idle;
+                }
+            }
+            _ => {
+                self.state.d.next = DispatchState::Idle;
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = DispatchState::Idle;
+            self.count.d.next = 0.into();
+        }
+    }
+}
+
+/// The decision's table: from the record, the route and the verdict, what is done with the frame
+/// (`action`) and whether it has payload to place or drain.
+#[derive(LogicBlock, Default)]
+pub struct Action {
+    pub rec: Signal<In, Bits<{ meta::BITS }>>,
+    pub route: Signal<In, Bits<4>>,
+    pub ce: Signal<In, Bit>,
+    pub verdict: Signal<In, Bits<4>>,
+    pub room: Signal<In, Bit>,
+    pub action: Signal<Out, Bits<2>>,
+    pub has_payload: Signal<Out, Bit>,
+}
+
+impl Logic for Action {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+    }
+
+    fn connect(&mut self) {
+        self.action.connect();
+        self.has_payload.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(action_verilog())
+    }
+}
+
+/// The Verilog body of `Action`.
+pub fn action_verilog() -> Vec<String> {
+    let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
+    v.extend(opcode_flags(&["k_write", "op_immdt"]));
+    v.push(format!(
+        "wire pay = {} == 4'd{} && {} != 16'd0;",
+        meta::select("rec", "verdict"),
+        Verdict::Ok as u8,
+        meta::select("rec", "payload_len")
+    ));
+    let (drop, write, unbuilt) = (action::DROP, action::WRITE, action::UNHANDLED);
+    v.push("always @(*) begin".into());
+    v.push("    has_payload = pay;".into());
+    v.push(format!("    action = 2'd{unbuilt};"));
+    v.push("    case (route)".into());
+    for r in [route::OTHER_MAC, route::MALFORMED, route::BAD_PKEY, route::NO_QP, route::QP_STATE, route::OTHER_PEER] {
+        v.push(format!("    4'd{r}: action = 2'd{drop};"));
+    }
+    v.push(format!("    4'd{}: if (!ce) action = 2'd{drop};", route::RESPONSE_QP_STATE));
+    v.push(format!("    4'd{}: if (!ce) begin", route::REQUEST));
+    v.push("        case (verdict)".into());
+    for vd in [verdict::QP_STATE, verdict::SEQ_DROP, verdict::NO_ROOM] {
+        v.push(format!("        4'd{vd}: action = 2'd{drop};"));
+    }
+    v.push(format!("        4'd{}: if (!room) action = 2'd{drop};", verdict::SEQ_NAK));
+    v.push(format!("        4'd{}: if (k_write && !op_immdt) action = 2'd{write};", verdict::EXECUTE));
+    v.push("        default: ;".into());
+    v.push("        endcase".into());
+    v.push("    end".into());
+    v.push("    default: ;".into());
+    v.push("    endcase".into());
+    v.push("end".into());
+    v
+}
