@@ -107,18 +107,28 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).receive(frame, false);
     }
 
-    /// Runs the core until every frame handed to it is in and decided and its payload written; false if
-    /// that takes more than `limit` cycles.
-    pub fn settle_rx(&self, limit: u64) -> bool {
+    /// Runs the core until every frame handed to it is in and decided, its payload written, and every
+    /// response it owes sent; false if that takes more than `limit` cycles.
+    pub fn settle(&self, limit: u64) -> bool {
         let mut c = crate::verbs::lock(&self.0);
         let start = c.cycles();
-        while !c.rx_quiet() {
+        while !(c.rx_quiet() && c.tx_quiet()) {
             if c.cycles() - start > limit {
                 return false;
             }
             c.step();
         }
         true
+    }
+
+    /// The frames the core has sent since the last call, in order.
+    pub fn take_sent(&self) -> Vec<Vec<u8>> {
+        crate::verbs::lock(&self.0).take_sent()
+    }
+
+    /// Frames the core has decided to send (its trace's `Tx` decisions).
+    pub fn responses(&self) -> u64 {
+        crate::verbs::lock(&self.0).responses
     }
 
     /// The value of one of the core's output ports (a counter, up to 64 bits).

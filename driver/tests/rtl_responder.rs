@@ -1,14 +1,15 @@
 //! The responder on the RTL core, with a model NIC as the requester: the RDMA WRITEs the model's requester
-//! sends (empty, one packet, many packets at PMTU 1024, at any offset) land in the core's host memory, and
-//! frames the model only counts (a bad ICRC, another MAC, no such QP) change nothing. The model follows the
-//! core throughout: every decision legal, every byte written the same, the QP's contexts the same after.
+//! sends (empty, one packet, many packets at PMTU 1024, at any offset) land in the core's host memory, the
+//! core's ACKs complete them at the requester, and frames the model only counts (a bad ICRC, another MAC,
+//! no such QP) change nothing. The model follows the core throughout: every decision legal, every byte
+//! written and every frame sent the same, the QP's contexts the same after.
 
 use driver::pair::{connect, forged_headers, open_host, open_host_on};
 use driver::rtl::RtlBackend;
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
-use wire::ext::{syndrome, AethRepr, RethRepr};
+use wire::ext::RethRepr;
 use wire::Opcode;
 
 /// The core expects PSN_A from the model's QP.
@@ -29,14 +30,14 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     let core = rtl.handle();
     let cap = QpCap { max_send_wr: 16, max_recv_wr: 16, ..QpCap::default() };
     let b = open_host_on(Box::new(rtl), 1, 1, BUF, cap, false).expect("the RTL host");
-    // PMTU 1024; the ACK timeout far past the run (no ACK comes back yet: the core has no transmit side).
+    // PMTU 1024; the ACK timeout far past the run (a lost ACK shows as missing completions, not a retry).
     let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
     connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
 
-    // The WRITEs, a requester's window at a time: the image the core's buffer must end as. The core has
-    // no transmit side yet, so the test acknowledges each window itself, as the core's ACK would.
+    // The WRITEs, a requester's window at a time (the requester waits for the core's ACKs before the next):
+    // the image the core's buffer must end as.
     let mut want = vec![0u8; BUF];
-    let (mut packets, mut messages, mut n) = (0usize, 0u32, 0u64);
+    let (mut packets, mut n, mut acks) = (0usize, 0u64, 0usize);
     for round in 0..3 {
         let mut sent = 0;
         for i in 0..8u64 {
@@ -84,19 +85,20 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
         for f in frames {
             core.receive(f);
         }
-        assert!(core.settle_rx(2_000_000), "seed {seed:#x}: the core took every frame in");
+        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
         packets += sent;
-        messages += 8;
-        let psn = PSN_A.wrapping_add(packets as u32 - 1) & 0xFF_FFFF;
-        let mut ack = forged_headers(&b, &a, Opcode::ACKNOWLEDGE, psn);
-        ack.bth.dest_qp = a.qps[0].qpn;
-        ack.ext.aeth = Some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: messages });
-        w.lock().unwrap().inject_external(ack.emit(&[]));
+        let answers = core.take_sent();
+        assert!(!answers.is_empty(), "seed {seed:#x}: round {round}: the core acknowledged the window");
+        acks += answers.len();
+        for f in answers {
+            w.lock().unwrap().inject_external(f);
+        }
         run(&w);
+        let done = a.cq.poll(64).expect("the requester's completions");
+        assert_eq!(done.len(), 8, "seed {seed:#x}: round {round}: the core's ACKs completed the window");
+        assert!(done.iter().all(|c| c.status == WcStatus::Success), "seed {seed:#x}: {done:?}");
     }
-    let done = a.cq.poll(64).expect("the requester's completions");
-    assert_eq!(done.len(), 24, "seed {seed:#x}: the requester took the acknowledgements");
-    assert!(done.iter().all(|c| c.status == WcStatus::Success), "seed {seed:#x}: {done:?}");
+    assert_eq!(core.responses(), acks as u64, "seed {seed:#x}: every ACK decided left the core");
 
     assert_eq!(core.frames(), n, "seed {seed:#x}: every frame decided");
     assert_eq!(core.peek("rx_drop_full"), 0, "seed {seed:#x}: the MAC boundary had room");
@@ -109,7 +111,10 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
         panic!("seed {seed:#x}: the core's buffer differs first at byte {at:#x}");
     }
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
-    eprintln!("RTL responder: {packets} WRITE packets and 3 dropped frames, {} decisions in lockstep", r.events);
+    eprintln!(
+        "RTL responder: {packets} WRITE packets and 3 dropped frames in, {acks} ACKs out, {} decisions in lockstep",
+        r.events
+    );
 }
 
 /// Runs the model's world for 2 ms (far short of the ACK timeout) and takes the frames it sent.

@@ -1,7 +1,11 @@
 //! `Core`: the NIC core the simulation drives and the boards will wrap. So far: BAR0's register file and the
-//! command unit with its tables, behind 32-bit MMIO and the DMA ports; and the receive side, a MAC's beats
+//! command unit with its tables, behind 32-bit MMIO and the DMA ports; the receive side, a MAC's beats
 //! through the MAC boundary (`rx::ingress`) and the RX pipeline to the dispatch (`engine::dispatch`), which
-//! executes RDMA WRITEs into host memory. The requester, the completer and the transmit side come next.
+//! executes RDMA WRITEs into host memory; and the responder's transmit side (`engine::resp::tx`), whose
+//! ACKs go through the TX pipeline to the MAC. The requester and the completer come next.
+//!
+//! The responder's context port is shared by the dispatch and the responder's transmit side, one holding it
+//! at a time, and neither while a command is between its lookup and its commit.
 //!
 //! The DMA write port is shared: the command unit's beats go first, the placed payload's when it has none.
 //!
@@ -12,14 +16,18 @@
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
 use crate::engine::dispatch::RxDispatch;
+use crate::engine::resp::tx::RespTx;
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
 use crate::rx::pipeline::Rx;
 use crate::top::{Dir, Port, INGRESS_LOG2_W8, RECORDS_LOG2_W8, RX_COUNTERS, STORE_LOG2_W8};
+use crate::tx::pipeline::Tx;
 
 /// The core's RX pipeline: the 8-byte one.
 type RxW8 = Rx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>;
+/// Its TX pipeline: the 8-byte one.
+type TxW8 = Tx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>;
 
 #[derive(LogicBlock)]
 pub struct Core {
@@ -67,6 +75,14 @@ pub struct Core {
     pub cnt_bad_icrc: Signal<Out, Bits<32>>,
     pub cnt_too_long: Signal<Out, Bits<32>>,
     pub rx_unhandled: Signal<Out, Bits<32>>,
+    /// QPs whose responder owed what is not built yet (READ responses, atomic ACKs, queued NAKs).
+    pub tx_unhandled: Signal<Out, Bits<32>>,
+    /// The MAC's transmit beats.
+    pub tx_data: Signal<Out, Bits<64>>,
+    pub tx_keep: Signal<Out, Bits<8>>,
+    pub tx_last: Signal<Out, Bit>,
+    pub tx_valid: Signal<Out, Bit>,
+    pub tx_ready: Signal<In, Bit>,
     /// The decision trace: a command completed this cycle (the model's `Decision::Command`); a received
     /// frame decided (`Decision::Rx`); the dispatch idle (no frame in hand, no write left); the write beat
     /// on the DMA port is payload of QP `trace_wr_qpn`'s responder.
@@ -75,6 +91,12 @@ pub struct Core {
     pub trace_rx_idle: Signal<Out, Bit>,
     pub trace_wr_data: Signal<Out, Bit>,
     pub trace_wr_qpn: Signal<Out, Bits<24>>,
+    /// The decision trace: QP `trace_tx_qpn`'s responder stream sent (`Decision::Tx`); its frame leaves the
+    /// TX pipeline later, frames in the order of their decisions.
+    pub trace_tx: Signal<Out, Bit>,
+    pub trace_tx_qpn: Signal<Out, Bits<24>>,
+    /// No QP's responder is known to owe a response, none is in hand.
+    pub trace_tx_idle: Signal<Out, Bit>,
     pub qp_index: Signal<In, Bits<16>>,
     pub qp_valid: Signal<Out, Bit>,
     pub qp_attr: Signal<Out, Bits<ATTR_BITS>>,
@@ -95,6 +117,8 @@ pub struct Core {
     ingress: RxIngress<64, 8, INGRESS_LOG2_W8>,
     rx: RxW8,
     dispatch: RxDispatch,
+    resp_tx: RespTx,
+    tx: TxW8,
 }
 
 impl Core {
@@ -142,11 +166,20 @@ impl Core {
             cnt_bad_icrc: Signal::default(),
             cnt_too_long: Signal::default(),
             rx_unhandled: Signal::default(),
+            tx_unhandled: Signal::default(),
+            tx_data: Signal::default(),
+            tx_keep: Signal::default(),
+            tx_last: Signal::default(),
+            tx_valid: Signal::default(),
+            tx_ready: Signal::default(),
             trace_cmd: Signal::default(),
             trace_rx: Signal::default(),
             trace_rx_idle: Signal::default(),
             trace_wr_data: Signal::default(),
             trace_wr_qpn: Signal::default(),
+            trace_tx: Signal::default(),
+            trace_tx_qpn: Signal::default(),
+            trace_tx_idle: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
             qp_attr: Signal::default(),
@@ -167,6 +200,8 @@ impl Core {
             ingress: RxIngress::default(),
             rx: Rx::default(),
             dispatch: RxDispatch::new(profile),
+            resp_tx: RespTx::new(profile),
+            tx: Tx::default(),
         }
     }
 }
@@ -221,11 +256,20 @@ pub fn ports() -> Vec<Port> {
     .chain(RX_COUNTERS.iter().map(|&n| p(n, 32, Out)))
     .chain([
         p("rx_unhandled", 32, Out),
+        p("tx_unhandled", 32, Out),
+        p("tx_data", 64, Out),
+        p("tx_keep", 8, Out),
+        p("tx_last", 1, Out),
+        p("tx_valid", 1, Out),
+        p("tx_ready", 1, In),
         p("trace_cmd", 1, Out),
         p("trace_rx", 1, Out),
         p("trace_rx_idle", 1, Out),
         p("trace_wr_data", 1, Out),
         p("trace_wr_qpn", 24, Out),
+        p("trace_tx", 1, Out),
+        p("trace_tx_qpn", 24, Out),
+        p("trace_tx_idle", 1, Out),
         p("qp_index", 16, In),
         p("qp_valid", 1, Out),
         p("qp_attr", ATTR_BITS, Out),
@@ -265,6 +309,7 @@ impl Core {
         self.rx_last.connect();
         self.rx_valid.connect();
         self.rx_fcs_bad.connect();
+        self.tx_ready.connect();
         self.qp_index.connect();
         self.mr_index.connect();
         self.cq_index.connect();
@@ -330,9 +375,10 @@ impl Logic for Core {
         self.exec.out_index.next = self.cmd.out_index.val();
         self.cmd.out_beat.next = self.exec.out_beat.val();
         self.cmd.exec_status.next = self.exec.status.val();
-        // A command and a frame never overlap between their context reads and their writes.
-        self.cmd.quiet.next = self.exec.quiet.val() & !self.dispatch.ctx_busy.val();
-        self.dispatch.cmd_hold.next = self.cmd.lookup.val() | self.cmd.holding.val();
+        // A command, a frame and a response never overlap between their context reads and their writes.
+        self.cmd.quiet.next = self.exec.quiet.val() & !self.dispatch.ctx_busy.val() & !self.resp_tx.ctx_busy.val();
+        self.dispatch.hold.next = self.cmd.lookup.val() | self.cmd.holding.val() | self.resp_tx.ctx_busy.val();
+        self.resp_tx.hold.next = self.cmd.lookup.val() | self.cmd.holding.val() | self.dispatch.claim.val();
         self.exec.db_valid.next = self.mmio.db_valid.val();
         self.exec.db_addr.next = self.mmio.db_addr.val();
         self.exec.db_val.next = self.mmio.db_val.val();
@@ -391,18 +437,57 @@ impl Logic for Core {
         self.dispatch.pay_valid.next = self.rx.out_valid.val();
         self.rx.out_ready.next = self.dispatch.pay_ready.val();
         self.rx_unhandled.next = self.dispatch.unhandled.val();
+        // The responder's context port: the dispatch's, or the transmit side's while it holds it.
         self.exec.rs_qp_index.next = self.dispatch.qp_index.val();
+        self.exec.rs_gid_index.next = self.dispatch.gid_index.val();
+        self.exec.rs_resp_we.next = self.dispatch.resp_we.val();
+        self.exec.rs_resp_qpn.next = self.dispatch.resp_qpn.val();
+        self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
+        if self.resp_tx.ctx_busy.val() {
+            self.exec.rs_qp_index.next = self.resp_tx.qp_index.val();
+            self.exec.rs_gid_index.next = self.resp_tx.gid_index.val();
+            self.exec.rs_resp_we.next = self.resp_tx.resp_we.val();
+            self.exec.rs_resp_qpn.next = self.resp_tx.resp_qpn.val();
+            self.exec.rs_resp_next.next = self.resp_tx.resp_next.val();
+        }
         self.dispatch.qp_valid.next = self.exec.rs_qp_valid.val();
         self.dispatch.attr.next = self.exec.rs_attr.val();
         self.dispatch.resp.next = self.exec.rs_resp.val();
         self.exec.rs_mr_index.next = self.dispatch.mr_index.val();
         self.dispatch.mr.next = self.exec.rs_mr.val();
-        self.exec.rs_gid_index.next = self.dispatch.gid_index.val();
         self.dispatch.gid.next = self.exec.rs_gid.val();
         self.dispatch.gid_valid.next = self.exec.rs_gid_valid.val();
         self.dispatch.mac.next = self.exec.mac.val();
-        self.exec.rs_resp_we.next = self.dispatch.resp_we.val();
-        self.exec.rs_resp_qpn.next = self.dispatch.resp_qpn.val();
-        self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
+
+        // The responder's transmit side: which QPs owe a response (the dispatch's write-backs), its reads of
+        // the context port, and its ACKs' records through the TX pipeline to the MAC.
+        self.resp_tx.clock.next = self.clock.val();
+        self.resp_tx.reset.next = self.reset.val();
+        self.resp_tx.wb_we.next = self.dispatch.resp_we.val();
+        self.resp_tx.wb_qpn.next = self.dispatch.resp_qpn.val();
+        self.resp_tx.wb_resp.next = self.dispatch.resp_next.val();
+        self.resp_tx.qp_valid.next = self.exec.rs_qp_valid.val();
+        self.resp_tx.attr.next = self.exec.rs_attr.val();
+        self.resp_tx.resp.next = self.exec.rs_resp.val();
+        self.resp_tx.gid.next = self.exec.rs_gid.val();
+        self.resp_tx.gid_valid.next = self.exec.rs_gid_valid.val();
+        self.resp_tx.mac.next = self.exec.mac.val();
+        self.tx_unhandled.next = self.resp_tx.unhandled.val();
+        self.trace_tx.next = self.resp_tx.decided.val();
+        self.trace_tx_qpn.next = self.resp_tx.tx_qpn.val();
+        self.trace_tx_idle.next = self.resp_tx.idle.val();
+        self.tx.clock.next = self.clock.val();
+        self.tx.meta.next = self.resp_tx.meta.val();
+        self.tx.meta_valid.next = self.resp_tx.meta_valid.val();
+        self.resp_tx.meta_ready.next = self.tx.meta_ready.val();
+        self.tx.pay_data.next = 0.into();
+        self.tx.pay_keep.next = 0.into();
+        self.tx.pay_last.next = false;
+        self.tx.pay_valid.next = false;
+        self.tx_data.next = self.tx.out_data.val();
+        self.tx_keep.next = self.tx.out_keep.val();
+        self.tx_last.next = self.tx.out_last.val();
+        self.tx_valid.next = self.tx.out_valid.val();
+        self.tx.out_ready.next = self.tx_ready.val();
     }
 }

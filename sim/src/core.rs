@@ -1,7 +1,7 @@
 //! The NIC core in Verilator with its host side in Rust: 32-bit MMIO, host memory behind the DMA ports
 //! with a round-trip latency (reads complete one 8-byte beat a cycle after it; writes are posted and land
-//! at once), and a MAC that hands it received frames a beat a cycle. `CoreSim` runs it cycle by cycle and
-//! reports the decisions the core's trace shows.
+//! at once), and a MAC that hands it received frames a beat a cycle and takes the frames it sends.
+//! `CoreSim` runs it cycle by cycle and reports the decisions the core's trace shows.
 
 use crate::lockstep::{command_output, Lockstep, Report};
 use crate::Sim;
@@ -9,7 +9,7 @@ use hdl::engine::cmd::MAILBOX_TAG;
 use hdl::top::Top;
 use hdl::Width;
 use model::follow::lock;
-use model::nic::{Decision, NicConfig, Output, Side};
+use model::nic::{Decision, NicConfig, Output, Side, Stream, TxPick};
 use model::{Dma, HostMemory};
 use std::collections::VecDeque;
 use wire::contract::cmd::{MAILBOX_LEN, OUT_HDR};
@@ -60,6 +60,14 @@ struct Ports {
     trace_rx_idle: usize,
     trace_wr_data: usize,
     trace_wr_qpn: usize,
+    tx_data: usize,
+    tx_keep: usize,
+    tx_last: usize,
+    tx_valid: usize,
+    tx_ready: usize,
+    trace_tx: usize,
+    trace_tx_qpn: usize,
+    trace_tx_idle: usize,
 }
 
 /// A frame on its way in from the MAC: its bytes, the beat to go next, and whether the MAC flags its FCS.
@@ -119,8 +127,17 @@ pub struct CoreSim {
     ingress_drops: u64,
     /// Frames the core decided (trace `Rx` decisions) so far.
     pub frames: u64,
-    /// A lockstep check waits for the dispatch to be idle (a decided WRITE's payload all written).
+    /// A lockstep check waits for the dispatch to be idle (a decided WRITE's payload all written) and for
+    /// every frame decided to be sent to have left.
     check_due: bool,
+    /// The streams of the frames decided and not yet out of the TX pipeline, oldest first.
+    picks: VecDeque<TxPick>,
+    /// The frame leaving now, its beats so far.
+    leaving: Vec<u8>,
+    /// Frames the core has sent, not yet taken (`take_sent`).
+    sent: VecDeque<Vec<u8>>,
+    /// Frames the core decided to send (trace `Tx` decisions) so far.
+    pub responses: u64,
 }
 
 /// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
@@ -166,6 +183,14 @@ impl CoreSim {
             trace_rx_idle: q("trace_rx_idle"),
             trace_wr_data: q("trace_wr_data"),
             trace_wr_qpn: q("trace_wr_qpn"),
+            tx_data: q("tx_data"),
+            tx_keep: q("tx_keep"),
+            tx_last: q("tx_last"),
+            tx_valid: q("tx_valid"),
+            tx_ready: q("tx_ready"),
+            trace_tx: q("trace_tx"),
+            trace_tx_qpn: q("trace_tx_qpn"),
+            trace_tx_idle: q("trace_tx_idle"),
         };
         let mut c = CoreSim {
             sim,
@@ -184,6 +209,10 @@ impl CoreSim {
             ingress_drops: 0,
             frames: 0,
             check_due: false,
+            picks: VecDeque::new(),
+            leaving: Vec::new(),
+            sent: VecDeque::new(),
+            responses: 0,
         };
         c.sim.set(c.p.rd_ready, 1);
         c.sim.set(c.p.wr_ready, 1);
@@ -322,10 +351,19 @@ impl CoreSim {
             None => self.sim.set(p.cpl_valid, 0),
         }
         let last_in = self.mac_beat();
+        let left = self.mac_take();
         let p = &self.p;
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
+        let sends = (self.sim.get(p.trace_tx) == 1).then(|| self.sim.get(p.trace_tx_qpn) as u32);
         self.sim.tick();
+        if let Some(frame) = left {
+            let pick = self.picks.pop_front().expect("a frame left that no decision sent");
+            if let Some(l) = &self.lockstep {
+                lock(&l.log).output(Output::Frame { pick, frame: frame.clone() });
+            }
+            self.sent.push_back(frame);
+        }
         if let Some(frame) = last_in {
             // The MAC boundary counts a frame it drops at its last beat.
             let drops = self.sim.get(self.p.rx_drop_full) + self.sim.get(self.p.rx_drop_fcs);
@@ -341,6 +379,13 @@ impl CoreSim {
                 self.record(Decision::MmioRead { off }, vec![Output::Register { off, val }]);
             }
             None => {}
+        }
+        if let Some(qpn) = sends {
+            self.responses += 1;
+            let pick = TxPick::Qp { qpn, stream: Stream::Responder };
+            self.picks.push_back(pick);
+            self.record(Decision::Tx(pick), Vec::new());
+            self.check_due = true;
         }
         if decided {
             self.frames += 1;
@@ -368,7 +413,7 @@ impl CoreSim {
             self.record(Decision::Command, vec![out]);
             self.check_due = true;
         }
-        if self.check_due && self.sim.get(self.p.trace_rx_idle) == 1 {
+        if self.check_due && self.sim.get(self.p.trace_rx_idle) == 1 && self.picks.is_empty() {
             self.check_due = false;
             let cycle = self.cycles();
             if let Some(l) = self.lockstep.as_mut() {
@@ -399,6 +444,30 @@ impl CoreSim {
             return None;
         }
         self.arriving.pop_front().map(|a| a.frame)
+    }
+
+    /// Takes the core's transmit beat, if it offers one (the MAC takes one a cycle, stalled by the bubbles);
+    /// returns the frame whose last beat this is.
+    fn mac_take(&mut self) -> Option<Vec<u8>> {
+        let ready = !self.stall();
+        let p = &self.p;
+        self.sim.set(p.tx_ready, u64::from(ready));
+        if !ready || self.sim.get(p.tx_valid) == 0 {
+            return None;
+        }
+        let (data, keep) = (self.sim.get(p.tx_data).to_le_bytes(), self.sim.get(p.tx_keep));
+        self.leaving.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| data[i]));
+        (self.sim.get(p.tx_last) == 1).then(|| std::mem::take(&mut self.leaving))
+    }
+
+    /// The frames the core has sent since the last call, in order.
+    pub fn take_sent(&mut self) -> Vec<Vec<u8>> {
+        self.sent.drain(..).collect()
+    }
+
+    /// No response is owed that the core knows of, and every frame it decided to send has left.
+    pub fn tx_quiet(&self) -> bool {
+        self.picks.is_empty() && self.leaving.is_empty() && self.sim.get(self.p.trace_tx_idle) == 1
     }
 
     /// Hands `frame` to the MAC, to go in a beat a cycle after the frames before it (the MAC cannot be told

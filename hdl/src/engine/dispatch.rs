@@ -10,7 +10,8 @@
 //! shows it.
 //!
 //! Between its context reads and its write-back (`ctx_busy`) no command may look up or commit; a command
-//! between its lookup and its commit (`cmd_hold`) keeps a new frame from starting. Each side's decision then
+//! between its lookup and its commit, or the responder's transmit side holding the context port (`hold`),
+//! keeps a new frame from starting. Each side's decision then
 //! sees the other's whole, as the model applies them one after another.
 
 use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
@@ -62,10 +63,13 @@ pub struct RxDispatch {
     pub pay_last: Signal<In, Bit>,
     pub pay_valid: Signal<In, Bit>,
     pub pay_ready: Signal<Out, Bit>,
-    /// A command is between its lookup and its commit (or looks up this cycle).
-    pub cmd_hold: Signal<In, Bit>,
+    /// The context port is another's: a command between its lookup and its commit (or looking up this
+    /// cycle), or the responder's transmit side.
+    pub hold: Signal<In, Bit>,
     /// Between the context reads and the write-back.
     pub ctx_busy: Signal<Out, Bit>,
+    /// Holding the context port, or taking a record (so taking it) this cycle.
+    pub claim: Signal<Out, Bit>,
     /// No frame in hand and no write beat left to go.
     pub idle: Signal<Out, Bit>,
     /// The context ports (`CmdExec`'s `rs_*`).
@@ -120,8 +124,9 @@ impl RxDispatch {
             pay_last: Signal::default(),
             pay_valid: Signal::default(),
             pay_ready: Signal::default(),
-            cmd_hold: Signal::default(),
+            hold: Signal::default(),
             ctx_busy: Signal::default(),
+            claim: Signal::default(),
             idle: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
@@ -210,13 +215,15 @@ impl Logic for RxDispatch {
         self.meta_ready.next = false;
         self.pay_ready.next = false;
         self.ctx_busy.next = false;
+        self.claim.next = false;
         self.idle.next = false;
         self.decided.next = false;
         match self.state.q.val() {
             DispatchState::Idle => {
                 self.idle.next = true;
-                if !self.cmd_hold.val() {
+                if !self.hold.val() {
                     self.meta_ready.next = true;
+                    self.claim.next = self.meta_valid.val();
                     if self.meta_valid.val() {
                         self.rec.d.next = self.meta.val();
                         self.state.d.next = DispatchState::Look;
@@ -225,19 +232,23 @@ impl Logic for RxDispatch {
             }
             DispatchState::Look => {
                 self.ctx_busy.next = true;
+                self.claim.next = true;
                 self.qpn.d.next = self.rx_route.qp_index.val();
                 self.state.d.next = DispatchState::Ctx;
             }
             DispatchState::Ctx => {
                 self.ctx_busy.next = true;
+                self.claim.next = true;
                 self.state.d.next = DispatchState::Check;
             }
             DispatchState::Check => {
                 self.ctx_busy.next = true;
+                self.claim.next = true;
                 self.state.d.next = DispatchState::Decide;
             }
             DispatchState::Decide => {
                 self.ctx_busy.next = true;
+                self.claim.next = true;
                 self.decided.next = true;
                 self.va.d.next = self.advance.va.val();
                 if self.act.action.val() == self.write.val() {

@@ -1,0 +1,372 @@
+//! `RespTx`: the responder's transmit side, the model's `resp::sendable` and `resp::next_frame`, as far as
+//! the engines built so far go: the coalesced ACK (`qp_resp`'s ACK slot). READ responses, atomic ACKs and
+//! the response queue's NAKs are not built yet: a QP whose queue holds items is counted (`unhandled`).
+//!
+//! Which QPs owe a response is learnt from the dispatch's write-backs (`owed`, a queue holding each QP at
+//! most once). A QP taken from it has its `qp_attr` and `qp_resp` read through the responder's context
+//! port, and if it may send (an RC QP, not flushing, its source GID set, the ACK slot full, the response
+//! queue empty) the decision is taken in one cycle (`decided`, the trace's `Tx` of its responder stream):
+//! the slot is emptied and written back, and the ACK's TX record goes to the TX pipeline. The port is held
+//! from the read until the record is taken (the headers are read from it), so no frame or command sees the
+//! QP in between. A QP that may not send is let go; it is queued again by the next write-back that leaves
+//! it owing.
+
+use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
+use crate::engine::headers::TxHeaders;
+use crate::kit::*;
+use crate::record::slice;
+use crate::rx::meta;
+use wire::contract::profile::Profile;
+use wire::contract::qpc::qp_context;
+use wire::Opcode;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum RespTxState {
+    Idle,
+    /// A QP taken from the owed queue: its contexts being read.
+    Look,
+    /// The contexts are in: the decision.
+    Ctx,
+    /// The ACK's headers being built.
+    Hdr,
+    /// Its record offered to the TX pipeline.
+    Emit,
+}
+
+#[derive(LogicBlock)]
+pub struct RespTx {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// The dispatch's write-backs of `qp_resp`: which QPs may owe a response.
+    pub wb_we: Signal<In, Bit>,
+    pub wb_qpn: Signal<In, Bits<24>>,
+    pub wb_resp: Signal<In, Bits<RESP_BITS>>,
+    /// The context port is another's this cycle (a frame or a command claims it).
+    pub hold: Signal<In, Bit>,
+    /// Holding the context port.
+    pub ctx_busy: Signal<Out, Bit>,
+    /// No QP queued, none in hand.
+    pub idle: Signal<Out, Bit>,
+    /// The responder's context port (`CmdExec`'s `rs_*`), shared with the dispatch.
+    pub qp_index: Signal<Out, Bits<24>>,
+    pub qp_valid: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub resp: Signal<In, Bits<RESP_BITS>>,
+    pub gid_index: Signal<Out, Bits<4>>,
+    pub gid: Signal<In, Bits<128>>,
+    pub gid_valid: Signal<In, Bit>,
+    pub mac: Signal<In, Bits<48>>,
+    pub resp_we: Signal<Out, Bit>,
+    pub resp_qpn: Signal<Out, Bits<24>>,
+    pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    /// The TX record of the response, for the TX pipeline (no payload).
+    pub meta: Signal<Out, Bits<{ meta::BITS }>>,
+    pub meta_valid: Signal<Out, Bit>,
+    pub meta_ready: Signal<In, Bit>,
+    /// The decision trace: QP `tx_qpn`'s responder sent this cycle.
+    pub decided: Signal<Out, Bit>,
+    pub tx_qpn: Signal<Out, Bits<24>>,
+    /// QPs that owed a response not built yet.
+    pub unhandled: Signal<Out, Bits<32>>,
+    state: DFF<RespTxState>,
+    qpn: DFF<Bits<24>>,
+    psn: DFF<Bits<24>>,
+    aeth: DFF<Bits<32>>,
+    count: DFF<Bits<32>>,
+    owed: Owed,
+    slot: AckSlot,
+    headers: TxHeaders,
+    ack: Constant<Bits<8>>,
+}
+
+impl RespTx {
+    pub fn new(profile: Profile) -> Self {
+        RespTx {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            wb_we: Signal::default(),
+            wb_qpn: Signal::default(),
+            wb_resp: Signal::default(),
+            hold: Signal::default(),
+            ctx_busy: Signal::default(),
+            idle: Signal::default(),
+            qp_index: Signal::default(),
+            qp_valid: Signal::default(),
+            attr: Signal::default(),
+            resp: Signal::default(),
+            gid_index: Signal::default(),
+            gid: Signal::default(),
+            gid_valid: Signal::default(),
+            mac: Signal::default(),
+            resp_we: Signal::default(),
+            resp_qpn: Signal::default(),
+            resp_next: Signal::default(),
+            meta: Signal::default(),
+            meta_valid: Signal::default(),
+            meta_ready: Signal::default(),
+            decided: Signal::default(),
+            tx_qpn: Signal::default(),
+            unhandled: Signal::default(),
+            state: DFF::default(),
+            qpn: DFF::default(),
+            psn: DFF::default(),
+            aeth: DFF::default(),
+            count: DFF::default(),
+            owed: Owed::new(profile),
+            slot: AckSlot::new(profile),
+            headers: TxHeaders::new(profile),
+            ack: Constant::new(u64::from(Opcode::ACKNOWLEDGE.0).into()),
+        }
+    }
+}
+
+impl Logic for RespTx {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, qpn, psn, aeth, count);
+        self.owed.clock.next = self.clock.val();
+        self.owed.reset.next = self.reset.val();
+        self.owed.wb_resp.next = self.wb_resp.val();
+        self.owed.push.next = self.wb_we.val();
+        self.owed.push_qpn.next = self.wb_qpn.val();
+        self.owed.pop.next = false;
+        self.slot.attr.next = self.attr.val();
+        self.slot.resp.next = self.resp.val();
+        self.slot.qp_valid.next = self.qp_valid.val();
+        self.slot.gid_valid.next = self.gid_valid.val();
+        self.slot.hdr.next = self.headers.meta.val();
+        self.slot.aeth_in.next = self.aeth.q.val();
+        self.headers.clock.next = self.clock.val();
+        self.headers.attr.next = self.attr.val();
+        self.gid_index.next = self.headers.gid_index.val();
+        self.headers.gid.next = self.gid.val();
+        self.headers.gid_valid.next = self.gid_valid.val();
+        self.headers.mac.next = self.mac.val();
+        self.headers.opcode.next = self.ack.val();
+        self.headers.psn.next = self.psn.q.val();
+        self.headers.ack_req.next = false;
+        self.qp_index.next = self.qpn.q.val();
+        self.resp_qpn.next = self.qpn.q.val();
+        self.resp_next.next = self.slot.resp_next.val();
+        self.tx_qpn.next = self.qpn.q.val();
+        self.meta.next = self.slot.meta.val();
+        self.unhandled.next = self.count.q.val();
+
+        self.resp_we.next = false;
+        self.decided.next = false;
+        self.meta_valid.next = false;
+        self.ctx_busy.next = true;
+        self.idle.next = false;
+        match self.state.q.val() {
+            RespTxState::Idle => {
+                self.ctx_busy.next = false;
+                self.idle.next = !self.owed.valid.val();
+                if self.owed.valid.val() & !self.hold.val() {
+                    self.owed.pop.next = true;
+                    self.qpn.d.next = self.owed.head.val();
+                    self.state.d.next = RespTxState::Look;
+                }
+            }
+            RespTxState::Look => {
+                self.state.d.next = RespTxState::Ctx;
+            }
+            RespTxState::Ctx => {
+                self.state.d.next = RespTxState::Idle;
+                if self.slot.go.val() {
+                    self.resp_we.next = true;
+                    self.decided.next = true;
+                    self.psn.d.next = self.slot.psn.val();
+                    self.aeth.d.next = self.slot.aeth.val();
+                    self.state.d.next = RespTxState::Hdr;
+                } else if self.slot.other.val() {
+                    self.count.d.next = self.count.q.val() + 1;
+                }
+            }
+            RespTxState::Hdr => {
+                self.state.d.next = RespTxState::Emit;
+            }
+            RespTxState::Emit => {
+                self.meta_valid.next = true;
+                if self.meta_ready.val() {
+                    self.state.d.next = RespTxState::Idle;
+                }
+            }
+            _ => {
+                self.state.d.next = RespTxState::Idle;
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = RespTxState::Idle;
+            self.count.d.next = 0.into();
+        }
+    }
+}
+
+/// The QPs that may owe a response, each at most once, oldest first: a write-back (`push`) that leaves QP
+/// `push_qpn` owing (`wb_resp`: the ACK slot full or response items queued) queues it unless it is queued;
+/// `pop` takes the head. One entry per QP, so it never overflows.
+#[derive(LogicBlock)]
+pub struct Owed {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub push: Signal<In, Bit>,
+    pub push_qpn: Signal<In, Bits<24>>,
+    pub wb_resp: Signal<In, Bits<RESP_BITS>>,
+    pub pop: Signal<In, Bit>,
+    pub head: Signal<Out, Bits<24>>,
+    pub valid: Signal<Out, Bit>,
+    profile: Param<Profile>,
+}
+
+impl Owed {
+    pub fn new(profile: Profile) -> Self {
+        Owed {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            push: Signal::default(),
+            push_qpn: Signal::default(),
+            wb_resp: Signal::default(),
+            pop: Signal::default(),
+            head: Signal::default(),
+            valid: Signal::default(),
+            profile: Param(profile),
+        }
+    }
+}
+
+impl Logic for Owed {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+    }
+
+    fn connect(&mut self) {
+        self.head.connect();
+        self.valid.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(owed_verilog(&self.profile.0))
+    }
+}
+
+/// The Verilog body of `Owed` for profile `p`.
+pub fn owed_verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let s = |n: &str| slice(&c.resp, "wb_resp", n);
+    let n = u64::from(p.max_qp).next_power_of_two();
+    let qa = n.trailing_zeros().max(1) as usize;
+    vec![
+        format!("reg [{}:0] ring [0:{}];", qa - 1, n - 1),
+        format!("reg [{}:0] queued;", n - 1),
+        format!("reg [{qa}:0] wp, rp;"),
+        format!("wire [{}:0] q = push_qpn[{}:0];", qa - 1, qa - 1),
+        format!("wire owes = {} || {} != 0;", s("ack_valid"), s("items")),
+        // A QP popped as it is pushed again is queued again.
+        format!(
+            "wire take = push && owes && push_qpn < 24'd{} && (!queued[q] || (pop && valid && head[{}:0] == q));",
+            p.max_qp,
+            qa - 1
+        ),
+        "always @(*) begin".into(),
+        format!("    valid = wp != rp;\n    head = {{{}'d0, ring[rp[{}:0]]}};", 24 - qa, qa - 1),
+        "end".into(),
+        "always @(posedge clock) begin".into(),
+        format!("    if (pop && valid) begin queued[head[{}:0]] <= 1'b0; rp <= rp + 1'b1; end", qa - 1),
+        format!("    if (take) begin ring[wp[{}:0]] <= q; queued[q] <= 1'b1; wp <= wp + 1'b1; end", qa - 1),
+        format!("    if (reset) begin wp <= {}'d0; rp <= {}'d0; queued <= {n}'d0; end", qa + 1, qa + 1),
+        "end".into(),
+    ]
+}
+
+/// The ACK slot of the QP in hand: whether it sends now (`go`: an RC QP, not flushing, its source GID set,
+/// the slot full, no response item ahead of it) or owes what is not built yet (`other`: response items);
+/// the slot's PSN and AETH, the `qp_resp` record with the slot emptied, and the ACK's TX record (the
+/// headers with the AETH held in `aeth_in`).
+#[derive(LogicBlock)]
+pub struct AckSlot {
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub resp: Signal<In, Bits<RESP_BITS>>,
+    pub qp_valid: Signal<In, Bit>,
+    pub gid_valid: Signal<In, Bit>,
+    pub hdr: Signal<In, Bits<{ meta::BITS }>>,
+    pub aeth_in: Signal<In, Bits<32>>,
+    pub go: Signal<Out, Bit>,
+    pub other: Signal<Out, Bit>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub aeth: Signal<Out, Bits<32>>,
+    pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    pub meta: Signal<Out, Bits<{ meta::BITS }>>,
+    profile: Param<Profile>,
+}
+
+impl AckSlot {
+    pub fn new(profile: Profile) -> Self {
+        AckSlot {
+            attr: Signal::default(),
+            resp: Signal::default(),
+            qp_valid: Signal::default(),
+            gid_valid: Signal::default(),
+            hdr: Signal::default(),
+            aeth_in: Signal::default(),
+            go: Signal::default(),
+            other: Signal::default(),
+            psn: Signal::default(),
+            aeth: Signal::default(),
+            resp_next: Signal::default(),
+            meta: Signal::default(),
+            profile: Param(profile),
+        }
+    }
+}
+
+impl Logic for AckSlot {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+    }
+
+    fn connect(&mut self) {
+        self.go.connect();
+        self.other.connect();
+        self.psn.connect();
+        self.aeth.connect();
+        self.resp_next.connect();
+        self.meta.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(slot_verilog(&self.profile.0))
+    }
+}
+
+/// The Verilog body of `AckSlot` for profile `p`.
+pub fn slot_verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let (al, sl) = (&c.attr, &c.resp);
+    let a = |n: &str| slice(al, "attr", n);
+    let s = |n: &str| slice(sl, "resp", n);
+    let (next_decls, next) = crate::record::build(sl, "resp", "nx", |name, _| {
+        matches!(name, "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn").then(|| "0".to_string())
+    });
+    let pad = RESP_BITS - sl.width() as usize;
+    let next = if pad == 0 { next } else { format!("{{{pad}'d0, {next}}}") };
+    let (has, _) = meta::field("has_aeth");
+    let (lsb, bits) = meta::field("aeth");
+    let mut v = vec![
+        format!("wire may = qp_valid && !{} && !{};", a("raw"), a("flushing")),
+        format!("wire queued = {} != 0;", s("items")),
+    ];
+    v.extend(next_decls);
+    v.extend([
+        "always @(*) begin".to_string(),
+        format!("    go = may && gid_valid && {} && !queued;", s("ack_valid")),
+        "    other = may && queued;".into(),
+        format!("    psn = {};", s("ack_psn")),
+        format!("    aeth = {{{}, {}}};", s("ack_syndrome"), s("ack_msn")),
+        format!("    resp_next = {next};"),
+        "    meta = hdr;".into(),
+        format!("    meta[{has}] = 1'b1;"),
+        format!("    meta[{}:{lsb}] = aeth_in;", lsb + bits - 1),
+        "end".into(),
+    ]);
+    v
+}
