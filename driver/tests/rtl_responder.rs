@@ -1,7 +1,7 @@
 //! The responder on the RTL core, with a model NIC as the requester: the RDMA WRITEs the model's requester
 //! sends (empty, one packet, many packets at PMTU 1024, at any offset) land in the core's host memory, the
-//! core's ACKs complete them at the requester, and frames the model only counts (a bad ICRC, another MAC,
-//! no such QP) change nothing. The model follows the core throughout: every decision legal, every byte
+//! core's ACKs complete them at the requester, packets it has executed before are acknowledged again and not
+//! executed, and frames the model only counts (a bad ICRC, another MAC, no such QP) change nothing. The model follows the core throughout: every decision legal, every byte
 //! written and every frame sent the same, the QP's contexts the same after.
 
 use driver::pair::{connect, forged_headers, open_host, open_host_on};
@@ -82,8 +82,17 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
                 n += 1;
             }
         }
+        let again = [frames[0].clone(), frames[frames.len() - 1].clone()];
         for f in frames {
             core.receive(f);
+        }
+        if round == 2 {
+            // Duplicates (a PSN behind the core's ePSN): acknowledged again, not executed again (their bytes
+            // are already in place; a WRITE placed twice would show as a second `Data` output).
+            for f in again {
+                core.receive(f);
+                n += 1;
+            }
         }
         assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
         packets += sent;
@@ -112,7 +121,7 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     }
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     eprintln!(
-        "RTL responder: {packets} WRITE packets and 3 dropped frames in, {acks} ACKs out, {} decisions in lockstep",
+        "RTL responder: {packets} WRITE packets, 2 duplicates and 3 dropped frames in, {acks} ACKs out, {} decisions in lockstep",
         r.events
     );
 }

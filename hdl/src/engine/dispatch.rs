@@ -3,10 +3,11 @@
 //! (`RxRoute` names the QP and the GID, `RespCheck` the key), and with the route, the check chain's verdict
 //! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
 //! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
-//! placed in host memory (`DmaPlace`, at the cursor); a frame whose only effect in the model is a counter
+//! placed in host memory (`DmaPlace`, at the cursor); a SEND or WRITE packet executed before has the QP's
+//! ACK slot set again (`RespDuplicate`) and its payload drained; a frame whose only effect in the model is a counter
 //! (another MAC or peer, malformed, a P_Key, QP or QP-state drop, a sequence or queue-full drop) is dropped,
-//! its payload drained. Everything else (SEND, READ, atomics, NAKs, duplicates, CNPs, CE marks, responses,
-//! raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which needs it
+//! its payload drained. Everything else (SEND, READ, atomics, NAKs, duplicate READs and atomics, CNPs, CE
+//! marks, responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which needs it
 //! shows it.
 //!
 //! Between its context reads and its write-back (`ctx_busy`) no command may look up or commit; a command
@@ -18,6 +19,7 @@ use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
+use super::resp::duplicate::RespDuplicate;
 use super::resp::opcode_flags;
 use crate::host::place::DmaPlace;
 use crate::kit::*;
@@ -29,6 +31,8 @@ pub mod action {
     pub const DROP: u8 = 0;
     pub const WRITE: u8 = 1;
     pub const UNHANDLED: u8 = 2;
+    /// A SEND or WRITE executed before: acknowledged again.
+    pub const DUP_ACK: u8 = 3;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -105,10 +109,12 @@ pub struct RxDispatch {
     rx_route: RxRoute,
     check: RespCheck,
     advance: RespAdvance,
+    duplicate: RespDuplicate,
     act: Action,
     place: DmaPlace<64, 8>,
     write: Constant<Bits<2>>,
     unbuilt: Constant<Bits<2>>,
+    dup_ack: Constant<Bits<2>>,
 }
 
 impl RxDispatch {
@@ -157,10 +163,12 @@ impl RxDispatch {
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
+            duplicate: RespDuplicate::new(profile),
             act: Action::default(),
             place: DmaPlace::default(),
             write: Constant::new(u64::from(action::WRITE).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
+            dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
         }
     }
 }
@@ -188,6 +196,8 @@ impl Logic for RxDispatch {
         self.advance.clock.next = self.clock.val();
         self.advance.meta.next = self.rec.q.val();
         self.advance.resp.next = self.resp.val();
+        self.duplicate.clock.next = self.clock.val();
+        self.duplicate.resp.next = self.resp.val();
         self.act.rec.next = self.rec.q.val();
         self.act.route.next = self.rx_route.route.val();
         self.act.ce.next = self.rx_route.ce.val();
@@ -252,6 +262,10 @@ impl Logic for RxDispatch {
                 self.decided.next = true;
                 self.va.d.next = self.advance.va.val();
                 if self.act.action.val() == self.write.val() {
+                    self.resp_we.next = true;
+                }
+                if self.act.action.val() == self.dup_ack.val() {
+                    self.resp_next.next = self.duplicate.resp_next.val();
                     self.resp_we.next = true;
                 }
                 if self.act.action.val() == self.unbuilt.val() {
@@ -325,14 +339,14 @@ impl Logic for Action {
 /// The Verilog body of `Action`.
 pub fn action_verilog() -> Vec<String> {
     let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
-    v.extend(opcode_flags(&["k_write", "op_immdt"]));
+    v.extend(opcode_flags(&["k_send", "k_write", "op_immdt"]));
     v.push(format!(
         "wire pay = {} == 4'd{} && {} != 16'd0;",
         meta::select("rec", "verdict"),
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt) = (action::DROP, action::WRITE, action::UNHANDLED);
+    let (drop, write, unbuilt, dup) = (action::DROP, action::WRITE, action::UNHANDLED, action::DUP_ACK);
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
     v.push(format!("    action = 2'd{unbuilt};"));
@@ -347,6 +361,7 @@ pub fn action_verilog() -> Vec<String> {
         v.push(format!("        4'd{vd}: action = 2'd{drop};"));
     }
     v.push(format!("        4'd{}: if (!room) action = 2'd{drop};", verdict::SEQ_NAK));
+    v.push(format!("        4'd{}: if (k_send || k_write) action = 2'd{dup};", verdict::DUPLICATE));
     v.push(format!("        4'd{}: if (k_write && !op_immdt) action = 2'd{write};", verdict::EXECUTE));
     v.push("        default: ;".into());
     v.push("        endcase".into());

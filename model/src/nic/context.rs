@@ -371,7 +371,9 @@ fn pack_resp(r: &RespState, c: &QpContext) -> R<Bits> {
     put("recv_offset", r.recv.map_or(0, |x| x.offset).into())?;
     put("fatal", u128::from(r.fatal))?;
     put("resources", r.resources.len() as u128)?;
+    put("res_head", r.res_head.into())?;
     put("items", r.out.len() as u128)?;
+    put("item_head", r.item_head.into())?;
     put("ack_valid", u128::from(r.ack.is_some()))?;
     let (psn, aeth) = r.ack.unwrap_or_default();
     put("ack_psn", psn.value().into())?;
@@ -392,7 +394,9 @@ fn unpack_resp(b: &Bits, res: &[Bits], items: &[Bits], c: &QpContext, rq: &Ring,
     };
     let (write_va, write_resid, write_len) = (g("write_va")?, g("write_resid")? as u32, g("write_len")? as u32);
     let (recv_valid, offset, fatal) = (g("recv_valid")? != 0, g("recv_offset")? as u32, g("fatal")? != 0);
-    if g("resources")? as usize != res.len() || g("items")? as usize != items.len() {
+    let (n_res, res_head) = (g("resources")? as usize, g("res_head")? as u8);
+    let (n_items, item_head) = (g("items")? as usize, g("item_head")? as u8);
+    if n_res != res.len() || n_items != items.len() {
         return Err("the responder's entry counts disagree with its entries".into());
     }
     let ack_valid = g("ack_valid")? != 0;
@@ -408,7 +412,9 @@ fn unpack_resp(b: &Bits, res: &[Bits], items: &[Bits], c: &QpContext, rq: &Ring,
         write_len,
         recv: recv_valid.then(|| RecvCtx { index: rq.ci.wrapping_sub(1), offset }),
         resources: res.iter().map(|r| unpack_resource(r, c, pmtu)).collect::<R<_>>()?,
+        res_head,
         out: items.iter().map(|i| unpack_item(i, c)).collect::<R<_>>()?,
+        item_head,
         ack: ack_valid.then_some(ack),
         fatal,
     })
@@ -600,6 +606,7 @@ mod tests {
             RespItem::FatalNak { psn: Psn::new(0x76), aeth: aeth(0x61, 0x52) },
         ]);
         s.ack = Some((Psn::new(0x70), aeth(0x1F, 0x4F)));
+        (s.res_head, s.item_head) = (0xFE, 0x83);
         let rp = &mut q.rp;
         assert!(rp.on_cnp(100_000, &Params::default()));
         rp.on_sent(100_001, 9000, crate::nic::dcqcn::rate_q8(100_000), &Params::default());

@@ -356,8 +356,12 @@ pub struct RespState {
     pub recv: Option<RecvCtx>,
     /// READ and atomic requests kept for duplicates, oldest first (at most `max_dest_rd_atomic`).
     pub resources: VecDeque<Resource>,
+    /// Resources dropped off the front so far, wrapping (`qpc::RING_HEAD_BITS`): the ring slot of the oldest.
+    pub res_head: u8,
     /// Responses owed, oldest first (at most the profile's `resp_queue`).
     pub out: VecDeque<RespItem>,
+    /// Responses taken off the front so far, wrapping: the ring slot of the oldest.
+    pub item_head: u8,
     /// The coalesced ACK: the newest plain ACK owed, sent after everything in `out`. A later ACK replaces
     /// it; anything else queued behind it moves it into `out` first.
     pub ack: Option<(Psn, AethRepr)>,
@@ -377,6 +381,22 @@ impl RespState {
             self.out.push_back(RespItem::Ack { psn, aeth });
         }
         self.out.push_back(item);
+    }
+
+    /// Takes the oldest response owed off the queue.
+    pub fn pop_item(&mut self) -> Option<RespItem> {
+        let i = self.out.pop_front();
+        if i.is_some() {
+            self.item_head = self.item_head.wrapping_add(1);
+        }
+        i
+    }
+
+    /// Drops the oldest resource.
+    pub fn pop_resource(&mut self) {
+        if self.resources.pop_front().is_some() {
+            self.res_head = self.res_head.wrapping_add(1);
+        }
     }
 
     /// Whether anything is owed.
@@ -511,7 +531,7 @@ impl Qp {
         if mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             t.max_dest_rd_atomic = a.max_dest_rd_atomic;
             while self.resp.resources.len() > usize::from(a.max_dest_rd_atomic.max(1)) {
-                self.resp.resources.pop_front();
+                self.resp.pop_resource();
             }
         }
         if mask & attr::MIN_RNR_TIMER != 0 {
@@ -967,5 +987,21 @@ mod tests {
         q.modify(&lower(2)).unwrap();
         let msns: Vec<u32> = q.resp.resources.iter().map(|r| r.msn).collect();
         assert_eq!(msns, [2, 3], "the newest two");
+        assert_eq!(q.resp.res_head, 2, "the ring's head moved past the two dropped");
+    }
+
+    /// The response queue's head counts the responses taken off its front, wrapping; dropping the queue
+    /// (entering ERR, a fatal NAK) leaves it where it is.
+    #[test]
+    fn the_response_ring_head_counts_what_leaves_its_front() {
+        let mut r = RespState { item_head: 0xFF, ..Default::default() };
+        let ack = RespItem::Ack { psn: Psn::new(1), aeth: AethRepr::default() };
+        r.out.extend([ack.clone(), ack.clone(), ack]);
+        assert!(r.pop_item().is_some());
+        assert_eq!(r.item_head, 0, "wraps");
+        r.out.clear();
+        assert_eq!((r.pop_item(), r.item_head), (None, 0), "an empty queue keeps its head");
+        r.pop_resource();
+        assert_eq!(r.res_head, 0, "no resource, no move");
     }
 }

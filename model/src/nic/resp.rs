@@ -561,7 +561,7 @@ pub fn advance(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) {
 fn push_resource(qp: &mut Qp, r: Resource) {
     let max = usize::from(qp.attrs.max_dest_rd_atomic.max(1));
     while qp.resp.resources.len() >= max {
-        qp.resp.resources.pop_front();
+        qp.resp.pop_resource();
     }
     qp.resp.resources.push_back(r);
 }
@@ -628,14 +628,14 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     };
     match item {
         RespItem::Ack { psn, aeth } => {
-            qp.resp.out.pop_front();
+            qp.resp.pop_item();
             let mut h = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false)?;
             h.ext.aeth = Some(aeth);
             nic.count(Counter::tx_acks);
             Some(h.emit(&[]))
         }
         RespItem::AtomicAck { psn, aeth, orig } => {
-            qp.resp.out.pop_front();
+            qp.resp.pop_item();
             let mut h = nic.headers(qpn, Opcode::ATOMIC_ACKNOWLEDGE, psn, false)?;
             h.ext.aeth = Some(aeth);
             h.ext.atomic_ack_eth = Some(wire::ext::AtomicAckEthRepr { orig });
@@ -664,7 +664,7 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
                 *b = false;
             }
             if done {
-                qp.resp.out.pop_front();
+                qp.resp.pop_item();
             }
             if !ok {
                 // The MR went away under the READ: a remote access error ends the connection here.

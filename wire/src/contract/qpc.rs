@@ -52,8 +52,20 @@ pub struct QpContext {
     pub rp: Layout,
 }
 
+/// Width of a per-QP ring's head (`qp_resp.res_head`, `item_head`): a free-running count of the entries
+/// taken off its front, whose low bits are the slot of the oldest entry in the QP's rows of the table. The
+/// rings' depths (`max_qp_rd_atom`, `resp_queue`) are powers of two up to 2^`RING_HEAD_BITS`.
+pub const RING_HEAD_BITS: u32 = 8;
+
 /// The QP context layouts for profile `p`.
 pub fn qp_context(p: &Profile) -> QpContext {
+    for (name, depth) in [("max_qp_rd_atom", p.max_qp_rd_atom), ("resp_queue", p.resp_queue)] {
+        assert!(
+            depth.is_power_of_two() && depth <= 1 << RING_HEAD_BITS,
+            "{name} {depth} is not a power of two up to {}",
+            1 << RING_HEAD_BITS
+        );
+    }
     let window = bits_for(p.wqe_window);
     let t = TICK_BITS;
     let psn = PSN_BITS;
@@ -151,7 +163,9 @@ pub fn qp_context(p: &Profile) -> QpContext {
             ("recv_offset", 32),
             ("fatal", 1),
             ("resources", bits_for(p.max_qp_rd_atom)),
+            ("res_head", RING_HEAD_BITS),
             ("items", bits_for(p.resp_queue)),
+            ("item_head", RING_HEAD_BITS),
             ("ack_valid", 1),
             ("ack_psn", psn),
             ("ack_syndrome", 8),

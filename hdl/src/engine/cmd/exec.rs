@@ -555,6 +555,12 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             "epsn" => Some(format!("{} ? i_qpa_rq_psn : {old}", m(attr::RQ_PSN))),
             // A smaller max_dest_rd_atomic keeps the newest resources (the model drops the oldest).
             "resources" => Some(format!("{} && {old} > res_cap ? res_cap : {old}", m(attr::MAX_DEST_RD_ATOMIC))),
+            // ... moving the ring's head past the oldest ones.
+            "res_head" => Some(format!(
+                "{} && {res} > res_cap ? {old} + ({res} - res_cap) : {old}",
+                m(attr::MAX_DEST_RD_ATOMIC),
+                res = slice(sl, "resp_q", "resources")
+            )),
             // Entering ERR drops the queued responses and the coalesced ACK.
             "items" | "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => Some(format!("to_err ? 0 : {old}")),
             _ => None,
