@@ -121,6 +121,11 @@ impl RtlHandle {
         true
     }
 
+    /// Stalls the core's host side and MAC at random from here on (`CoreSim::set_bubbles`; 0 for none).
+    pub fn set_bubbles(&self, seed: u64, p: f64) {
+        crate::verbs::lock(&self.0).set_bubbles(seed, p);
+    }
+
     /// The frames the core has sent since the last call, in order.
     pub fn take_sent(&self) -> Vec<Vec<u8>> {
         crate::verbs::lock(&self.0).take_sent()

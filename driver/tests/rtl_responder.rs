@@ -1,7 +1,9 @@
 //! The responder on the RTL core, with a model NIC as the requester: the RDMA WRITEs the model's requester
 //! sends (empty, one packet, many packets at PMTU 1024, at any offset) land in the core's host memory, the
-//! core's ACKs complete them at the requester, packets it has executed before are acknowledged again and not
-//! executed, and frames the model only counts (a bad ICRC, another MAC, no such QP) change nothing. The model follows the core throughout: every decision legal, every byte
+//! core's ACKs complete them at the requester, a lost packet has the core NAK the next one (a sequence
+//! error, queued behind the ACK it owes) and the requester go back to it, packets it has executed before
+//! are acknowledged again and not executed, and frames the model only counts (a bad ICRC, another MAC, no
+//! such QP) change nothing. The model follows the core throughout: every decision legal, every byte
 //! written and every frame sent the same, the QP's contexts the same after.
 
 use driver::pair::{connect, forged_headers, open_host, open_host_on};
@@ -37,15 +39,22 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     // The WRITEs, a requester's window at a time (the requester waits for the core's ACKs before the next):
     // the image the core's buffer must end as.
     let mut want = vec![0u8; BUF];
-    let (mut packets, mut n, mut acks) = (0usize, 0u64, 0usize);
+    let (mut packets, mut n, mut acks, mut resent) = (0usize, 0u64, 0usize, 0usize);
     for round in 0..3 {
         let mut sent = 0;
         for i in 0..8u64 {
-            let len = match rng.below(4) {
-                0 => 0,
-                1 => 1 + rng.below(64) as usize,
-                2 => 1 + rng.below(1024) as usize,
-                _ => 1025 + rng.below(6 * 1024) as usize,
+            // The first window: a long WRITE placed slowly (the host stalls), an empty one asking for an ACK,
+            // then one lost on the way: the next is decided before the empty one's ACK can leave, so the
+            // NAK queues behind it.
+            let first = [Some(7000), Some(0), Some(100)];
+            let len = match first.get(i as usize).copied().flatten().filter(|_| round == 0) {
+                Some(l) => l,
+                None => match rng.below(4) {
+                    0 => 0,
+                    1 => 1 + rng.below(64) as usize,
+                    2 => 1 + rng.below(1024) as usize,
+                    _ => 1025 + rng.below(6 * 1024) as usize,
+                },
             };
             // Each WRITE of a window has its own source (they are read as they go out, after all are posted).
             let (src, dst) = (8192 * i as usize, rng.below((BUF - len) as u64) as usize);
@@ -65,8 +74,12 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
             };
             a.qps[0].post_send(&wr).unwrap_or_else(|e| panic!("seed {seed:#x}: WRITE {i} posted: {e:?}"));
         }
-        let frames = run(&w);
+        let mut frames = run(&w);
         assert_eq!(frames.len(), sent, "seed {seed:#x}: round {round}: the requester sent every packet");
+        core.set_bubbles(seed, if round == 0 { 0.5 } else { 0.0 });
+        if round == 0 {
+            frames.remove(8);
+        }
         n += frames.len() as u64;
         if round == 1 {
             // Frames the model only counts: a bad ICRC, another MAC, a QP the core does not have.
@@ -94,20 +107,33 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
                 n += 1;
             }
         }
-        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
         packets += sent;
-        let answers = core.take_sent();
-        assert!(!answers.is_empty(), "seed {seed:#x}: round {round}: the core acknowledged the window");
-        acks += answers.len();
-        for f in answers {
-            w.lock().unwrap().inject_external(f);
+        // The core answers; the requester goes back to a NAKed packet and sends again, until it is done.
+        for pass in 0.. {
+            assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+            let answers = core.take_sent();
+            assert!(!answers.is_empty(), "seed {seed:#x}: round {round}: the core answered pass {pass}");
+            acks += answers.len();
+            for f in answers {
+                w.lock().unwrap().inject_external(f);
+            }
+            let again = run(&w);
+            if again.is_empty() {
+                break;
+            }
+            assert!(pass < 4, "seed {seed:#x}: round {round}: the requester still sends after {pass} passes");
+            n += again.len() as u64;
+            resent += again.len();
+            for f in again {
+                core.receive(f);
+            }
         }
-        run(&w);
         let done = a.cq.poll(64).expect("the requester's completions");
         assert_eq!(done.len(), 8, "seed {seed:#x}: round {round}: the core's ACKs completed the window");
         assert!(done.iter().all(|c| c.status == WcStatus::Success), "seed {seed:#x}: {done:?}");
     }
     assert_eq!(core.responses(), acks as u64, "seed {seed:#x}: every ACK decided left the core");
+    assert!(resent >= 6, "seed {seed:#x}: the requester went back to the lost packet ({resent} sent again)");
 
     assert_eq!(core.frames(), n, "seed {seed:#x}: every frame decided");
     assert_eq!(core.peek("rx_drop_full"), 0, "seed {seed:#x}: the MAC boundary had room");
@@ -121,7 +147,8 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     }
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     eprintln!(
-        "RTL responder: {packets} WRITE packets, 2 duplicates and 3 dropped frames in, {acks} ACKs out, {} decisions in lockstep",
+        "RTL responder: {packets} WRITE packets (one lost, {resent} sent again), 2 duplicates and 3 dropped frames \
+         in, {acks} ACKs and NAKs out, {} decisions in lockstep",
         r.events
     );
 }

@@ -2,7 +2,8 @@
 //! command unit with its tables, behind 32-bit MMIO and the DMA ports; the receive side, a MAC's beats
 //! through the MAC boundary (`rx::ingress`) and the RX pipeline to the dispatch (`engine::dispatch`), which
 //! executes RDMA WRITEs into host memory; and the responder's transmit side (`engine::resp::tx`), whose
-//! ACKs go through the TX pipeline to the MAC. The requester and the completer come next.
+//! ACKs and NAKs (`engine::resp::queue`'s rings, then the coalesced slot) go through the TX pipeline to
+//! the MAC. The requester and the completer come next.
 //!
 //! The responder's context port is shared by the dispatch and the responder's transmit side, one holding it
 //! at a time, and neither while a command is between its lookup and its commit.
@@ -16,6 +17,7 @@
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
 use crate::engine::dispatch::RxDispatch;
+use crate::engine::resp::queue::RespItems;
 use crate::engine::resp::tx::RespTx;
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
@@ -118,6 +120,7 @@ pub struct Core {
     rx: RxW8,
     dispatch: RxDispatch,
     resp_tx: RespTx,
+    items: RespItems,
     tx: TxW8,
 }
 
@@ -201,6 +204,7 @@ impl Core {
             rx: Rx::default(),
             dispatch: RxDispatch::new(profile),
             resp_tx: RespTx::new(profile),
+            items: RespItems::new(profile),
             tx: Tx::default(),
         }
     }
@@ -472,6 +476,14 @@ impl Logic for Core {
         self.resp_tx.gid.next = self.exec.rs_gid.val();
         self.resp_tx.gid_valid.next = self.exec.rs_gid_valid.val();
         self.resp_tx.mac.next = self.exec.mac.val();
+        self.items.clock.next = self.clock.val();
+        self.items.we.next = self.dispatch.item_we.val();
+        self.items.w_qpn.next = self.dispatch.resp_qpn.val();
+        self.items.w_slot.next = self.dispatch.item_slot.val();
+        self.items.w_item.next = self.dispatch.item.val();
+        self.items.r_qpn.next = self.resp_tx.qp_index.val();
+        self.items.r_slot.next = self.resp_tx.item_slot.val();
+        self.resp_tx.item.next = self.items.r_item.val();
         self.tx_unhandled.next = self.resp_tx.unhandled.val();
         self.trace_tx.next = self.resp_tx.decided.val();
         self.trace_tx_qpn.next = self.resp_tx.tx_qpn.val();

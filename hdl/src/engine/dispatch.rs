@@ -4,10 +4,12 @@
 //! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
 //! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
 //! placed in host memory (`DmaPlace`, at the cursor); a SEND or WRITE packet executed before has the QP's
-//! ACK slot set again (`RespDuplicate`) and its payload drained; a frame whose only effect in the model is a counter
+//! ACK slot set again (`RespDuplicate`) and its payload drained; the first request past ePSN has a
+//! sequence-error NAK queued in the QP's response ring (`RespQueue`: the coalesced ACK moving in ahead of
+//! it takes a second write, `QueueMore`); a frame whose only effect in the model is a counter
 //! (another MAC or peer, malformed, a P_Key, QP or QP-state drop, a sequence or queue-full drop) is dropped,
-//! its payload drained. Everything else (SEND, READ, atomics, NAKs, duplicate READs and atomics, CNPs, CE
-//! marks, responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which needs it
+//! its payload drained. Everything else (SEND, READ, atomics, RNR and fatal NAKs, duplicate READs and
+//! atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which needs it
 //! shows it.
 //!
 //! Between its context reads and its write-back (`ctx_busy`) no command may look up or commit; a command
@@ -21,6 +23,7 @@ use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
 use super::resp::duplicate::RespDuplicate;
 use super::resp::opcode_flags;
+use super::resp::queue::{RespQueue, ITEM_BITS};
 use crate::host::place::DmaPlace;
 use crate::kit::*;
 use crate::rx::meta::{self, Verdict};
@@ -33,6 +36,8 @@ pub mod action {
     pub const UNHANDLED: u8 = 2;
     /// A SEND or WRITE executed before: acknowledged again.
     pub const DUP_ACK: u8 = 3;
+    /// A request past ePSN, the first since the last in sequence: a sequence-error NAK queued.
+    pub const SEQ_NAK: u8 = 4;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -46,6 +51,8 @@ pub enum DispatchState {
     Check,
     /// Route, verdict and bookkeeping in hand: the decision.
     Decide,
+    /// A NAK's second ring entry being written (the ACK it moved is the first).
+    QueueMore,
     /// A WRITE's payload going to `DmaPlace`.
     Place,
     /// Its last write beat still to go out.
@@ -90,6 +97,10 @@ pub struct RxDispatch {
     pub resp_we: Signal<Out, Bit>,
     pub resp_qpn: Signal<Out, Bits<24>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    /// The response rings' write port (`RespItems`; the QP is `resp_qpn`).
+    pub item_we: Signal<Out, Bit>,
+    pub item_slot: Signal<Out, Bits<8>>,
+    pub item: Signal<Out, Bits<ITEM_BITS>>,
     /// Posted DMA writes of placed payload.
     pub wr_valid: Signal<Out, Bit>,
     pub wr_ready: Signal<In, Bit>,
@@ -110,11 +121,13 @@ pub struct RxDispatch {
     check: RespCheck,
     advance: RespAdvance,
     duplicate: RespDuplicate,
+    queue: RespQueue,
     act: Action,
     place: DmaPlace<64, 8>,
-    write: Constant<Bits<2>>,
-    unbuilt: Constant<Bits<2>>,
-    dup_ack: Constant<Bits<2>>,
+    write: Constant<Bits<3>>,
+    unbuilt: Constant<Bits<3>>,
+    dup_ack: Constant<Bits<3>>,
+    seq_nak: Constant<Bits<3>>,
 }
 
 impl RxDispatch {
@@ -147,6 +160,9 @@ impl RxDispatch {
             resp_we: Signal::default(),
             resp_qpn: Signal::default(),
             resp_next: Signal::default(),
+            item_we: Signal::default(),
+            item_slot: Signal::default(),
+            item: Signal::default(),
             wr_valid: Signal::default(),
             wr_ready: Signal::default(),
             wr_addr: Signal::default(),
@@ -164,11 +180,13 @@ impl RxDispatch {
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
             duplicate: RespDuplicate::new(profile),
+            queue: RespQueue::new(profile),
             act: Action::default(),
             place: DmaPlace::default(),
             write: Constant::new(u64::from(action::WRITE).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
             dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
+            seq_nak: Constant::new(u64::from(action::SEQ_NAK).into()),
         }
     }
 }
@@ -198,6 +216,11 @@ impl Logic for RxDispatch {
         self.advance.resp.next = self.resp.val();
         self.duplicate.clock.next = self.clock.val();
         self.duplicate.resp.next = self.resp.val();
+        self.queue.clock.next = self.clock.val();
+        self.queue.resp.next = self.resp.val();
+        self.item_we.next = false;
+        self.item_slot.next = self.queue.first_slot.val();
+        self.item.next = self.queue.first.val();
         self.act.rec.next = self.rec.q.val();
         self.act.route.next = self.rx_route.route.val();
         self.act.ce.next = self.rx_route.ce.val();
@@ -268,14 +291,32 @@ impl Logic for RxDispatch {
                     self.resp_next.next = self.duplicate.resp_next.val();
                     self.resp_we.next = true;
                 }
+                if self.act.action.val() == self.seq_nak.val() {
+                    self.resp_next.next = self.queue.resp_next.val();
+                    self.resp_we.next = true;
+                    self.item_we.next = true;
+                }
                 if self.act.action.val() == self.unbuilt.val() {
                     self.count.d.next = self.count.q.val() + 1;
                 }
-                if !self.act.has_payload.val() {
+                if (self.act.action.val() == self.seq_nak.val()) & self.queue.second_valid.val() {
+                    self.state.d.next = DispatchState::QueueMore;
+                } else if !self.act.has_payload.val() {
                     self.state.d.next = DispatchState::Idle;
                 } else if self.act.action.val() == self.write.val() {
                     self.state.d.next = DispatchState::Place;
                 } else {
+                    self.state.d.next = DispatchState::Drain;
+                }
+            }
+            DispatchState::QueueMore => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.item_we.next = true;
+                self.item_slot.next = self.queue.first_slot.val() + 1;
+                self.item.next = self.queue.second.val();
+                self.state.d.next = DispatchState::Idle;
+                if self.act.has_payload.val() {
                     self.state.d.next = DispatchState::Drain;
                 }
             }
@@ -317,7 +358,7 @@ pub struct Action {
     pub ce: Signal<In, Bit>,
     pub verdict: Signal<In, Bits<4>>,
     pub room: Signal<In, Bit>,
-    pub action: Signal<Out, Bits<2>>,
+    pub action: Signal<Out, Bits<3>>,
     pub has_payload: Signal<Out, Bit>,
 }
 
@@ -346,23 +387,24 @@ pub fn action_verilog() -> Vec<String> {
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup) = (action::DROP, action::WRITE, action::UNHANDLED, action::DUP_ACK);
+    let (drop, write, unbuilt, dup, nak) =
+        (action::DROP, action::WRITE, action::UNHANDLED, action::DUP_ACK, action::SEQ_NAK);
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
-    v.push(format!("    action = 2'd{unbuilt};"));
+    v.push(format!("    action = 3'd{unbuilt};"));
     v.push("    case (route)".into());
     for r in [route::OTHER_MAC, route::MALFORMED, route::BAD_PKEY, route::NO_QP, route::QP_STATE, route::OTHER_PEER] {
-        v.push(format!("    4'd{r}: action = 2'd{drop};"));
+        v.push(format!("    4'd{r}: action = 3'd{drop};"));
     }
-    v.push(format!("    4'd{}: if (!ce) action = 2'd{drop};", route::RESPONSE_QP_STATE));
+    v.push(format!("    4'd{}: if (!ce) action = 3'd{drop};", route::RESPONSE_QP_STATE));
     v.push(format!("    4'd{}: if (!ce) begin", route::REQUEST));
     v.push("        case (verdict)".into());
     for vd in [verdict::QP_STATE, verdict::SEQ_DROP, verdict::NO_ROOM] {
-        v.push(format!("        4'd{vd}: action = 2'd{drop};"));
+        v.push(format!("        4'd{vd}: action = 3'd{drop};"));
     }
-    v.push(format!("        4'd{}: if (!room) action = 2'd{drop};", verdict::SEQ_NAK));
-    v.push(format!("        4'd{}: if (k_send || k_write) action = 2'd{dup};", verdict::DUPLICATE));
-    v.push(format!("        4'd{}: if (k_write && !op_immdt) action = 2'd{write};", verdict::EXECUTE));
+    v.push(format!("        4'd{}: action = room ? 3'd{nak} : 3'd{drop};", verdict::SEQ_NAK));
+    v.push(format!("        4'd{}: if (k_send || k_write) action = 3'd{dup};", verdict::DUPLICATE));
+    v.push(format!("        4'd{}: if (k_write && !op_immdt) action = 3'd{write};", verdict::EXECUTE));
     v.push("        default: ;".into());
     v.push("        endcase".into());
     v.push("    end".into());

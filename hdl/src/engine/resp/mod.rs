@@ -1,10 +1,11 @@
 //! The responder, in blocks named after the model's `resp` functions: its check chain (`check`) and its
-//! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), and
-//! its transmit side (`tx`).
+//! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), its
+//! response queue (`queue`), and its transmit side (`tx`).
 
 pub mod advance;
 pub mod check;
 pub mod duplicate;
+pub mod queue;
 pub mod tx;
 
 use wire::opcode::Transport;

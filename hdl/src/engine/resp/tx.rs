@@ -1,23 +1,26 @@
 //! `RespTx`: the responder's transmit side, the model's `resp::sendable` and `resp::next_frame`, as far as
-//! the engines built so far go: the coalesced ACK (`qp_resp`'s ACK slot). READ responses, atomic ACKs and
-//! the response queue's NAKs are not built yet: a QP whose queue holds items is counted (`unhandled`).
+//! the engines built so far go: the ACKs and NAKs of its response queue (`queue::RespItems`, oldest first)
+//! and then the coalesced ACK (`qp_resp`'s ACK slot). READ responses, atomic ACKs and fatal NAKs are not
+//! built yet: a QP whose queue starts with one is counted (`unhandled`) and let go.
 //!
 //! Which QPs owe a response is learnt from the dispatch's write-backs (`owed`, a queue holding each QP at
 //! most once). A QP taken from it has its `qp_attr` and `qp_resp` read through the responder's context
-//! port, and if it may send (an RC QP, not flushing, its source GID set, the ACK slot full, the response
-//! queue empty) the decision is taken in one cycle (`decided`, the trace's `Tx` of its responder stream):
-//! the slot is emptied and written back, and the ACK's TX record goes to the TX pipeline. The port is held
+//! port, then the oldest item of its queue; if it may send (an RC QP, not flushing, its source GID set, an
+//! ACK or NAK first in its queue, or an empty queue and the ACK slot full) the decision is taken in one
+//! cycle (`decided`, the trace's `Tx` of its responder stream): the item is taken off the ring or the slot
+//! emptied, the record written back, and the response's TX record goes to the TX pipeline. The port is held
 //! from the read until the record is taken (the headers are read from it), so no frame or command sees the
 //! QP in between. A QP that may not send is let go; it is queued again by the next write-back that leaves
 //! it owing.
 
+use super::queue::{slot_bits, ITEM_BITS};
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
 use crate::engine::headers::TxHeaders;
 use crate::kit::*;
 use crate::record::slice;
 use crate::rx::meta;
 use wire::contract::profile::Profile;
-use wire::contract::qpc::qp_context;
+use wire::contract::qpc::{item, qp_context};
 use wire::Opcode;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -25,8 +28,10 @@ pub enum RespTxState {
     Idle,
     /// A QP taken from the owed queue: its contexts being read.
     Look,
-    /// The contexts are in: the decision.
+    /// The contexts are in: the oldest item being read.
     Ctx,
+    /// The item is in: the decision.
+    Item,
     /// The ACK's headers being built.
     Hdr,
     /// Its record offered to the TX pipeline.
@@ -59,6 +64,9 @@ pub struct RespTx {
     pub resp_we: Signal<Out, Bit>,
     pub resp_qpn: Signal<Out, Bits<24>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    /// The response rings' read port (`RespItems`).
+    pub item_slot: Signal<Out, Bits<8>>,
+    pub item: Signal<In, Bits<ITEM_BITS>>,
     /// The TX record of the response, for the TX pipeline (no payload).
     pub meta: Signal<Out, Bits<{ meta::BITS }>>,
     pub meta_valid: Signal<Out, Bit>,
@@ -101,6 +109,8 @@ impl RespTx {
             resp_we: Signal::default(),
             resp_qpn: Signal::default(),
             resp_next: Signal::default(),
+            item_slot: Signal::default(),
+            item: Signal::default(),
             meta: Signal::default(),
             meta_valid: Signal::default(),
             meta_ready: Signal::default(),
@@ -132,6 +142,8 @@ impl Logic for RespTx {
         self.owed.pop.next = false;
         self.slot.attr.next = self.attr.val();
         self.slot.resp.next = self.resp.val();
+        self.slot.item.next = self.item.val();
+        self.item_slot.next = self.slot.head.val();
         self.slot.qp_valid.next = self.qp_valid.val();
         self.slot.gid_valid.next = self.gid_valid.val();
         self.slot.hdr.next = self.headers.meta.val();
@@ -171,6 +183,9 @@ impl Logic for RespTx {
                 self.state.d.next = RespTxState::Ctx;
             }
             RespTxState::Ctx => {
+                self.state.d.next = RespTxState::Item;
+            }
+            RespTxState::Item => {
                 self.state.d.next = RespTxState::Idle;
                 if self.slot.go.val() {
                     self.resp_we.next = true;
@@ -278,14 +293,16 @@ pub fn owed_verilog(p: &Profile) -> Vec<String> {
     ]
 }
 
-/// The ACK slot of the QP in hand: whether it sends now (`go`: an RC QP, not flushing, its source GID set,
-/// the slot full, no response item ahead of it) or owes what is not built yet (`other`: response items);
-/// the slot's PSN and AETH, the `qp_resp` record with the slot emptied, and the ACK's TX record (the
-/// headers with the AETH held in `aeth_in`).
+/// The next response of the QP in hand: whether it sends now (`go`: an RC QP, not flushing, its source
+/// GID set, and an ACK or NAK first in its queue, or an empty queue and the ACK slot full) or owes what is
+/// not built yet (`other`: another kind of item first); the response's PSN and AETH, the `qp_resp` record
+/// after it (the item taken off the ring, or the slot emptied), the ring slot of the oldest item (`head`),
+/// and the response's TX record (the headers with the AETH held in `aeth_in`).
 #[derive(LogicBlock)]
 pub struct AckSlot {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub resp: Signal<In, Bits<RESP_BITS>>,
+    pub item: Signal<In, Bits<ITEM_BITS>>,
     pub qp_valid: Signal<In, Bit>,
     pub gid_valid: Signal<In, Bit>,
     pub hdr: Signal<In, Bits<{ meta::BITS }>>,
@@ -295,6 +312,7 @@ pub struct AckSlot {
     pub psn: Signal<Out, Bits<24>>,
     pub aeth: Signal<Out, Bits<32>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    pub head: Signal<Out, Bits<8>>,
     pub meta: Signal<Out, Bits<{ meta::BITS }>>,
     profile: Param<Profile>,
 }
@@ -304,6 +322,7 @@ impl AckSlot {
         AckSlot {
             attr: Signal::default(),
             resp: Signal::default(),
+            item: Signal::default(),
             qp_valid: Signal::default(),
             gid_valid: Signal::default(),
             hdr: Signal::default(),
@@ -313,6 +332,7 @@ impl AckSlot {
             psn: Signal::default(),
             aeth: Signal::default(),
             resp_next: Signal::default(),
+            head: Signal::default(),
             meta: Signal::default(),
             profile: Param(profile),
         }
@@ -330,6 +350,7 @@ impl Logic for AckSlot {
         self.psn.connect();
         self.aeth.connect();
         self.resp_next.connect();
+        self.head.connect();
         self.meta.connect();
     }
 
@@ -341,11 +362,18 @@ impl Logic for AckSlot {
 /// The Verilog body of `AckSlot` for profile `p`.
 pub fn slot_verilog(p: &Profile) -> Vec<String> {
     let c = qp_context(p);
-    let (al, sl) = (&c.attr, &c.resp);
+    let (al, sl, il) = (&c.attr, &c.resp, &c.resp_item);
     let a = |n: &str| slice(al, "attr", n);
     let s = |n: &str| slice(sl, "resp", n);
+    let i = |n: &str| slice(il, "item", n);
+    let iw = crate::record::width(sl, "items");
     let (next_decls, next) = crate::record::build(sl, "resp", "nx", |name, _| {
-        matches!(name, "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn").then(|| "0".to_string())
+        Some(match name {
+            "items" => format!("queued ? {} - {iw}'d1 : {}", s("items"), s("items")),
+            "item_head" => format!("queued ? {} + 8'd1 : {}", s("item_head"), s("item_head")),
+            "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => format!("queued ? {} : 0", s(name)),
+            _ => return None,
+        })
     });
     let pad = RESP_BITS - sl.width() as usize;
     let next = if pad == 0 { next } else { format!("{{{pad}'d0, {next}}}") };
@@ -354,19 +382,33 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
     let mut v = vec![
         format!("wire may = qp_valid && !{} && !{};", a("raw"), a("flushing")),
         format!("wire queued = {} != 0;", s("items")),
+        format!("wire is_ack = {} == {}'d{};", i("kind"), crate::record::width(il, "kind"), item::ACK),
     ];
     v.extend(next_decls);
     v.extend([
         "always @(*) begin".to_string(),
-        format!("    go = may && gid_valid && {} && !queued;", s("ack_valid")),
-        "    other = may && queued;".into(),
-        format!("    psn = {};", s("ack_psn")),
-        format!("    aeth = {{{}, {}}};", s("ack_syndrome"), s("ack_msn")),
+        format!("    go = may && gid_valid && (queued ? is_ack : {});", s("ack_valid")),
+        "    other = may && queued && !is_ack;".into(),
+        format!("    psn = queued ? {} : {};", i("psn"), s("ack_psn")),
+        format!(
+            "    aeth = queued ? {{{}, {}}} : {{{}, {}}};",
+            slice_low8(il),
+            i("msn"),
+            s("ack_syndrome"),
+            s("ack_msn")
+        ),
         format!("    resp_next = {next};"),
+        format!("    head = {{{}'d0, {}[{}:0]}};", 8 - slot_bits(p), s("item_head"), slot_bits(p) - 1),
         "    meta = hdr;".into(),
         format!("    meta[{has}] = 1'b1;"),
         format!("    meta[{}:{lsb}] = aeth_in;", lsb + bits - 1),
         "end".into(),
     ]);
     v
+}
+
+/// The syndrome an ACK-kind item keeps in the low byte of `small`.
+fn slice_low8(il: &wire::layout::Layout) -> String {
+    let (lsb, _) = il.slice("small").expect("resp_item has `small`");
+    format!("item[{}:{lsb}]", lsb + 7)
 }
