@@ -2,8 +2,8 @@
 //! sends (empty, one packet, many packets at PMTU 1024, at any offset) land in the core's host memory, the
 //! core's ACKs complete them at the requester, a lost packet has the core NAK the next one (a sequence
 //! error, queued behind the ACK it owes) and the requester go back to it, packets it has executed before
-//! are acknowledged again and not executed, and frames the model only counts (a bad ICRC, another MAC, no
-//! such QP) change nothing. The model follows the core throughout: every decision legal, every byte
+//! are acknowledged again and not executed, frames the model only counts (a bad ICRC, another MAC, no
+//! such QP) change nothing, and a SEND that finds no receive WQE is NAKed RNR until the requester gives up. The model follows the core throughout: every decision legal, every byte
 //! written and every frame sent the same, the QP's contexts the same after.
 
 use driver::pair::{connect, forged_headers, open_host, open_host_on};
@@ -46,7 +46,7 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
             // The first window: a long WRITE placed slowly (the host stalls), an empty one asking for an ACK,
             // then one lost on the way: the next is decided before the empty one's ACK can leave, so the
             // NAK queues behind it.
-            let first = [Some(7000), Some(0), Some(100)];
+            let first = [Some(3000), Some(0), Some(100)];
             let len = match first.get(i as usize).copied().flatten().filter(|_| round == 0) {
                 Some(l) => l,
                 None => match rng.below(4) {
@@ -78,7 +78,8 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
         assert_eq!(frames.len(), sent, "seed {seed:#x}: round {round}: the requester sent every packet");
         core.set_bubbles(seed, if round == 0 { 0.5 } else { 0.0 });
         if round == 0 {
-            frames.remove(8);
+            // The 100-byte WRITE (after the long one's 3 packets and the empty one).
+            frames.remove(4);
         }
         n += frames.len() as u64;
         if round == 1 {
@@ -138,6 +139,7 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     assert_eq!(core.frames(), n, "seed {seed:#x}: every frame decided");
     assert_eq!(core.peek("rx_drop_full"), 0, "seed {seed:#x}: the MAC boundary had room");
     assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
+    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
     assert_eq!(core.peek("cnt_bad_icrc"), 1, "seed {seed:#x}");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
@@ -159,4 +161,80 @@ fn run(w: &SharedWorld) -> Vec<Vec<u8>> {
     let until = w.now + 2_000_000_000;
     w.run_until(until);
     w.take_external()
+}
+
+#[test]
+fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
+    let seed = seed();
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
+    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
+    let rtl = RtlBackend::with_lockstep(16);
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, 1, BUF, QpCap::default(), false).expect("the RTL host");
+    // The core's minimum RNR timer 10 us (code 1); the requester sends a request NAKed RNR twice more.
+    let opts = ConnectOpts { path_mtu: 3, timeout: 20, rnr_retry: 2, min_rnr_timer: 1, ..Default::default() };
+    connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
+
+    // A WRITE the core executes, then a SEND with no receive WQE posted at the core.
+    let data: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+    a.buf.write(0, &data).expect("the source written");
+    let write = SendWr {
+        wr_id: 1,
+        opcode: Some(SendOp::RdmaWrite),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0, 300)],
+        remote_addr: b.mr.addr + 0x40,
+        rkey: b.mr.rkey,
+        ..Default::default()
+    };
+    let send = SendWr {
+        wr_id: 2,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0, 200)],
+        ..Default::default()
+    };
+    for wr in [&write, &send] {
+        a.qps[0].post_send(wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
+    }
+    let mut frames = run(&w);
+    assert_eq!(frames.len(), 2, "seed {seed:#x}: the WRITE and the SEND");
+    let (mut rnr, mut acks) = (0usize, 0usize);
+    for pass in 0.. {
+        for f in frames {
+            core.receive(f);
+        }
+        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+        for f in core.take_sent() {
+            let p = wire::parse(&f).unwrap_or_else(|e| panic!("seed {seed:#x}: a frame from the core: {e:?}"));
+            let aeth = p.hdr.ext.aeth.expect("an ACK or NAK");
+            if aeth.syndrome >> 5 == 1 {
+                // An RNR NAK for the SEND (the PSN after the WRITE's), with the core's timer.
+                assert_eq!(aeth.syndrome & 0x1F, 1, "seed {seed:#x}: the core's minimum RNR timer");
+                assert_eq!(p.hdr.bth.psn, wire::Psn::new(PSN_A + 1), "seed {seed:#x}: the SEND's PSN");
+                rnr += 1;
+            } else {
+                acks += 1;
+            }
+            w.lock().unwrap().inject_external(f);
+        }
+        frames = run(&w);
+        if frames.is_empty() {
+            break;
+        }
+        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
+    }
+    // The first RNR NAK and one for each of the two retries; the requester then gives up.
+    assert_eq!(rnr, 3, "seed {seed:#x}: RNR NAKs");
+    assert!(acks >= 1, "seed {seed:#x}: the WRITE acknowledged");
+    let done = a.cq.poll(8).expect("the requester's completions");
+    let status: Vec<_> = done.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(status, [(1, WcStatus::Success), (2, WcStatus::RnrRetryExcErr)], "seed {seed:#x}");
+    assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
+    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert_eq!(b.buf.read(0x40, 300).expect("the core's buffer"), data, "seed {seed:#x}: the WRITE landed");
+    core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    eprintln!("RTL responder: a SEND with no receive WQE NAKed RNR {rnr} times, {acks} ACKs, {} decisions", r.events);
 }

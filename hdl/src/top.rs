@@ -22,6 +22,9 @@ pub enum Top {
     RespCheck,
     /// The responder's SEND / WRITE bookkeeping on its own (`engine::resp::advance`), with `engine_profile`.
     RespAdvance,
+    /// The responder's sequence-error and RNR NAK queuing on its own (`engine::resp::queue::RespQueue`),
+    /// with `engine_profile`.
+    RespQueue,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
     RxRoute,
     /// The MAC boundary (`rx::ingress`), at both widths.
@@ -48,7 +51,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 12] = [
+    pub const ALL: [Top; 13] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -57,6 +60,7 @@ impl Top {
         Top::Core(1024),
         Top::RespCheck,
         Top::RespAdvance,
+        Top::RespQueue,
         Top::RxRoute,
         Top::TxHeaders,
         Top::DmaPlace,
@@ -88,9 +92,13 @@ impl Top {
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
         match self {
-            Top::RxDecode | Top::Core(_) | Top::RespCheck | Top::RespAdvance | Top::RxRoute | Top::TxHeaders => {
-                &[Width::W8]
-            }
+            Top::RxDecode
+            | Top::Core(_)
+            | Top::RespCheck
+            | Top::RespAdvance
+            | Top::RespQueue
+            | Top::RxRoute
+            | Top::TxHeaders => &[Width::W8],
             _ => &Width::ALL,
         }
     }
@@ -105,6 +113,7 @@ impl Top {
             Top::Core(qps) => format!("core_q{qps}"),
             Top::RespCheck => "resp_check".into(),
             Top::RespAdvance => "resp_advance".into(),
+            Top::RespQueue => "resp_queue".into(),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
@@ -193,6 +202,20 @@ impl Top {
                 p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
                 p("va", 64, Dir::Out),
             ],
+            Top::RespQueue => {
+                let item = crate::engine::resp::queue::ITEM_BITS;
+                vec![
+                    p("clock", 1, Dir::In),
+                    p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                    p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
+                    p("rnr", 1, Dir::In),
+                    p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
+                    p("first", item, Dir::Out),
+                    p("first_slot", 8, Dir::Out),
+                    p("second_valid", 1, Dir::Out),
+                    p("second", item, Dir::Out),
+                ]
+            }
             Top::RxRoute => vec![
                 p("clock", 1, Dir::In),
                 p("meta", crate::rx::meta::BITS, Dir::In),
@@ -279,6 +302,15 @@ impl Top {
                 u.clock.connect();
                 u.meta.connect();
                 u.resp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespQueue, _) => {
+                let mut u = crate::engine::resp::queue::RespQueue::new(Top::engine_profile());
+                u.clock.connect();
+                u.attr.connect();
+                u.resp.connect();
+                u.rnr.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

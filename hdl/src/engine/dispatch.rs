@@ -4,13 +4,14 @@
 //! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
 //! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
 //! placed in host memory (`DmaPlace`, at the cursor); a SEND or WRITE packet executed before has the QP's
-//! ACK slot set again (`RespDuplicate`) and its payload drained; the first request past ePSN has a
-//! sequence-error NAK queued in the QP's response ring (`RespQueue`: the coalesced ACK moving in ahead of
-//! it takes a second write, `QueueMore`); a frame whose only effect in the model is a counter
-//! (another MAC or peer, malformed, a P_Key, QP or QP-state drop, a sequence or queue-full drop) is dropped,
-//! its payload drained. Everything else (SEND, READ, atomics, RNR and fatal NAKs, duplicate READs and
-//! atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which needs it
-//! shows it.
+//! ACK slot set again (`RespDuplicate`) and its payload drained; the first request past ePSN, or a request
+//! in sequence that needs a receive WQE and finds none, has a sequence-error or RNR NAK queued in the QP's
+//! response ring (`RespQueue`: the coalesced ACK moving in ahead of it takes a second write, `QueueMore`);
+//! a frame whose only effect in the model is a counter (another MAC or peer, malformed, a P_Key, QP or
+//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained. Everything else (SEND and
+//! WRITE with immediate executed, READ, atomics, fatal NAKs, duplicate READs and atomics, CNPs, CE marks,
+//! responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run
+//! which needs it shows it.
 //!
 //! Between its context reads and its write-back (`ctx_busy`) no command may look up or commit; a command
 //! between its lookup and its commit, or the responder's transmit side holding the context port (`hold`),
@@ -38,6 +39,8 @@ pub mod action {
     pub const DUP_ACK: u8 = 3;
     /// A request past ePSN, the first since the last in sequence: a sequence-error NAK queued.
     pub const SEQ_NAK: u8 = 4;
+    /// A request in sequence that needs a receive WQE and finds none: an RNR NAK queued.
+    pub const RNR_NAK: u8 = 5;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -128,6 +131,7 @@ pub struct RxDispatch {
     unbuilt: Constant<Bits<3>>,
     dup_ack: Constant<Bits<3>>,
     seq_nak: Constant<Bits<3>>,
+    rnr_nak: Constant<Bits<3>>,
 }
 
 impl RxDispatch {
@@ -187,6 +191,7 @@ impl RxDispatch {
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
             dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
             seq_nak: Constant::new(u64::from(action::SEQ_NAK).into()),
+            rnr_nak: Constant::new(u64::from(action::RNR_NAK).into()),
         }
     }
 }
@@ -217,7 +222,9 @@ impl Logic for RxDispatch {
         self.duplicate.clock.next = self.clock.val();
         self.duplicate.resp.next = self.resp.val();
         self.queue.clock.next = self.clock.val();
+        self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
+        self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
         self.item_we.next = false;
         self.item_slot.next = self.queue.first_slot.val();
         self.item.next = self.queue.first.val();
@@ -291,7 +298,7 @@ impl Logic for RxDispatch {
                     self.resp_next.next = self.duplicate.resp_next.val();
                     self.resp_we.next = true;
                 }
-                if self.act.action.val() == self.seq_nak.val() {
+                if (self.act.action.val() == self.seq_nak.val()) | (self.act.action.val() == self.rnr_nak.val()) {
                     self.resp_next.next = self.queue.resp_next.val();
                     self.resp_we.next = true;
                     self.item_we.next = true;
@@ -299,7 +306,9 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.unbuilt.val() {
                     self.count.d.next = self.count.q.val() + 1;
                 }
-                if (self.act.action.val() == self.seq_nak.val()) & self.queue.second_valid.val() {
+                if ((self.act.action.val() == self.seq_nak.val()) | (self.act.action.val() == self.rnr_nak.val()))
+                    & self.queue.second_valid.val()
+                {
                     self.state.d.next = DispatchState::QueueMore;
                 } else if !self.act.has_payload.val() {
                     self.state.d.next = DispatchState::Idle;
@@ -387,8 +396,8 @@ pub fn action_verilog() -> Vec<String> {
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup, nak) =
-        (action::DROP, action::WRITE, action::UNHANDLED, action::DUP_ACK, action::SEQ_NAK);
+    let (drop, write, unbuilt, dup, nak, rnr) =
+        (action::DROP, action::WRITE, action::UNHANDLED, action::DUP_ACK, action::SEQ_NAK, action::RNR_NAK);
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
     v.push(format!("    action = 3'd{unbuilt};"));
@@ -403,6 +412,7 @@ pub fn action_verilog() -> Vec<String> {
         v.push(format!("        4'd{vd}: action = 3'd{drop};"));
     }
     v.push(format!("        4'd{}: action = room ? 3'd{nak} : 3'd{drop};", verdict::SEQ_NAK));
+    v.push(format!("        4'd{}: action = room ? 3'd{rnr} : 3'd{drop};", verdict::NAK_RNR));
     v.push(format!("        4'd{}: if (k_send || k_write) action = 3'd{dup};", verdict::DUPLICATE));
     v.push(format!("        4'd{}: if (k_write && !op_immdt) action = 3'd{write};", verdict::EXECUTE));
     v.push("        default: ;".into());

@@ -33,12 +33,6 @@ pub enum Nak {
     Rnr,
 }
 
-impl Nak {
-    fn is_fatal(self) -> bool {
-        self != Nak::Rnr
-    }
-}
-
 /// What the check chain decides for a request packet to an RC QP, before anything is done about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -122,10 +116,7 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
                 nic.count(Counter::rx_drop_resp_queue_full);
             } else if c.verdict == Verdict::SeqNak {
                 let Some(qp) = nic.qp_mut(qpn) else { return };
-                qp.resp.nak_sent = true;
-                let aeth = AethRepr { syndrome: syndrome::NAK_PSN_SEQ_ERR, msn: qp.resp.msn };
-                let epsn = qp.resp.epsn;
-                qp.resp.queue(RespItem::Ack { psn: epsn, aeth });
+                queue_seq_nak(qp);
                 nic.count(Counter::tx_naks_psn_seq);
             }
             nic.count(Counter::rx_drop_out_of_seq);
@@ -140,6 +131,26 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
         Verdict::NoRoom => nic.count(Counter::rx_drop_resp_queue_full),
         Verdict::Execute => execute(nic, qpn, info, pkt, now, mem),
     }
+}
+
+/// Queues a sequence-error NAK for ePSN behind what the responder owes (callers check the room first); no
+/// other is sent until a request arrives in sequence.
+pub fn queue_seq_nak(qp: &mut Qp) {
+    qp.resp.nak_sent = true;
+    queue_nak_at_epsn(qp, syndrome::NAK_PSN_SEQ_ERR);
+}
+
+/// Queues an RNR NAK for ePSN (the request that found no receive WQE) behind what the responder owes, with
+/// the QP's minimum RNR timer (callers check the room first); the QP stays as it is, and the requester
+/// sends the request again after the timer.
+pub fn queue_rnr_nak(qp: &mut Qp) {
+    queue_nak_at_epsn(qp, syndrome::RNR_NAK | (qp.attrs.min_rnr_timer & 0x1F));
+}
+
+fn queue_nak_at_epsn(qp: &mut Qp, syndrome: u8) {
+    let aeth = AethRepr { syndrome, msn: qp.resp.msn };
+    let epsn = qp.resp.epsn;
+    qp.resp.queue(RespItem::Ack { psn: epsn, aeth });
 }
 
 fn chk_op_seq(qp: &Qp, info: &OpInfo) -> Result<(), Nak> {
@@ -573,33 +584,32 @@ fn send_nak(nic: &mut Nic, qpn: u32, nak: Nak) {
     }
 }
 
-/// Queues `nak` with PSN `psn` behind what the responder already owes. An RNR NAK that does not fit is not
-/// sent (the request is dropped, counted); a fatal one always fits.
+/// Queues `nak` with PSN `psn` behind what the responder already owes. An RNR NAK (always for ePSN: the
+/// request in sequence found no receive WQE) that does not fit is not sent (the request is dropped,
+/// counted); a fatal one always fits.
 fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
-    if nak == Nak::Rnr {
-        nic.count(Counter::rx_drop_no_rq_wqe);
-        if !has_room(nic, qpn) {
+    let (syn, counter) = match nak {
+        Nak::Rnr => {
+            nic.count(Counter::rx_drop_no_rq_wqe);
+            if !has_room(nic, qpn) {
+                return;
+            }
+            let Some(qp) = nic.qp_mut(qpn) else { return };
+            debug_assert_eq!(psn, qp.resp.epsn, "an RNR NAK is for the request in sequence");
+            queue_rnr_nak(qp);
+            nic.count(Counter::tx_rnr_naks);
             return;
         }
-    }
-    let Some(qp) = nic.qp_mut(qpn) else { return };
-    let (syn, counter) = match nak {
-        Nak::Rnr => (syndrome::RNR_NAK | (qp.attrs.min_rnr_timer & 0x1F), Counter::tx_rnr_naks),
         Nak::InvalidRequest => (syndrome::NAK_INVALID_REQUEST, Counter::tx_naks_invalid_req),
         Nak::RemoteAccess => (syndrome::NAK_REMOTE_ACCESS, Counter::tx_naks_remote_access),
         Nak::RemoteOp => (syndrome::NAK_REMOTE_OP, Counter::tx_naks_remote_op),
     };
-    let aeth = AethRepr { syndrome: syn, msn: qp.resp.msn };
-    if nak.is_fatal() {
-        // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
-        // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
-        qp.resp.fatal = true;
-        qp.resp.ack = None;
-        qp.resp.queue(RespItem::FatalNak { psn, aeth });
-    } else {
-        qp.resp.nak_sent = true;
-        qp.resp.queue(RespItem::Ack { psn, aeth });
-    }
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
+    // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
+    qp.resp.fatal = true;
+    qp.resp.ack = None;
+    qp.resp.queue(RespItem::FatalNak { psn, aeth: AethRepr { syndrome: syn, msn: qp.resp.msn } });
     nic.count(counter);
 }
 

@@ -1,11 +1,11 @@
 //! The responder's response queue: the per-QP rings of `resp_item` records (`RespItems`, the table) and
-//! what queuing a sequence-error NAK does to a QP (`RespQueue`, the model's `RespState::queue` as
-//! `resp::on_request` uses it for `Verdict::SeqNak`).
+//! what queuing a sequence-error or RNR NAK does to a QP (`RespQueue`, the model's `RespState::queue` as
+//! `resp::queue_seq_nak` and `resp::queue_rnr_nak` use it).
 //!
 //! QP `q`'s ring is rows `q * resp_queue ..` of the table; its oldest entry is in slot `item_head` (low
 //! bits), and `items` entries follow it (`qpc::RING_HEAD_BITS`).
 
-use crate::engine::cmd::exec::RESP_BITS;
+use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
 use crate::kit::*;
 use crate::record::{build, slice};
 use wire::contract::profile::Profile;
@@ -86,14 +86,17 @@ pub fn items_verilog(p: &Profile) -> Vec<String> {
     ]
 }
 
-/// A sequence-error NAK queued behind what the QP owes (the coalesced ACK moving into the ring first, if
-/// the slot is full): the QP's `qp_resp` record in; one cycle later, the record after (a NAK outstanding,
-/// the slot empty, one or two more items) and the items to write: `first` into slot `first_slot`, and when
-/// the ACK moved, the NAK (`second`) into the slot after it.
+/// A NAK for ePSN queued behind what the QP owes (the coalesced ACK moving into the ring first, if the
+/// slot is full): the model's `queue_seq_nak`, or with `rnr` its `queue_rnr_nak` (the QP's minimum RNR
+/// timer in the syndrome, no NAK marked outstanding). The QP's `qp_attr` and `qp_resp` records in; one
+/// cycle later, the record after (the slot empty, one or two more items) and the items to write: `first`
+/// into slot `first_slot`, and when the ACK moved, the NAK (`second`) into the slot after it.
 #[derive(LogicBlock)]
 pub struct RespQueue {
     pub clock: Signal<In, Clock>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub resp: Signal<In, Bits<RESP_BITS>>,
+    pub rnr: Signal<In, Bit>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
     pub first: Signal<Out, Bits<ITEM_BITS>>,
     pub first_slot: Signal<Out, Bits<8>>,
@@ -106,7 +109,9 @@ impl RespQueue {
     pub fn new(profile: Profile) -> Self {
         RespQueue {
             clock: Signal::default(),
+            attr: Signal::default(),
             resp: Signal::default(),
+            rnr: Signal::default(),
             resp_next: Signal::default(),
             first: Signal::default(),
             first_slot: Signal::default(),
@@ -162,11 +167,17 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     assert!(iw < 8, "a ring slot count fits below the head's 8 bits");
     let mut v = vec![format!("wire moved = {};", s("ack_valid"))];
     v.extend(ack_item(p, "acked", &s("ack_psn"), &s("ack_syndrome"), &s("ack_msn")));
-    let nak = format!("8'h{:02x}", syndrome::NAK_PSN_SEQ_ERR);
-    v.extend(ack_item(p, "nak", &s("epsn"), &nak, &s("msn")));
+    let timer = slice(&c.attr, "attr", "min_rnr_timer");
+    assert_eq!(crate::record::width(&c.attr, "min_rnr_timer"), 5, "the RNR timer code fills the syndrome's low bits");
+    v.push(format!(
+        "wire [7:0] syn = rnr ? {{3'd{}, {timer}}} : 8'h{:02x};",
+        syndrome::RNR_NAK >> 5,
+        syndrome::NAK_PSN_SEQ_ERR
+    ));
+    v.extend(ack_item(p, "nak", &s("epsn"), "syn", &s("msn")));
     let (decls, next) = build(sl, "resp", "nq", |name, _| {
         Some(match name {
-            "nak_sent" => "1'b1".to_string(),
+            "nak_sent" => format!("rnr ? {} : 1'b1", s("nak_sent")),
             "items" => format!("{} + (moved ? {iw}'d2 : {iw}'d1)", s("items")),
             "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => "0".into(),
             _ => return None,

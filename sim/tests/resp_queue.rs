@@ -1,0 +1,105 @@
+//! The responder's queuing of a sequence-error or RNR NAK, in RTL (`hdl::engine::resp::queue::RespQueue`)
+//! against the model's `resp::queue_seq_nak` and `resp::queue_rnr_nak`: random QP contexts (any minimum RNR
+//! timer, a NAK outstanding or not) with random response rings (any head, any kinds queued, the ACK slot
+//! full or empty), and the QP's next `qp_resp` record and the ring entries to write compared bit for bit
+//! with the model's packed ones.
+//!
+//! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test resp_queue`.
+
+use hdl::top::Top;
+use hdl::Width;
+use model::nic::context::pack;
+use model::nic::qp::RespItem;
+use model::nic::resp::{queue_rnr_nak, queue_seq_nak};
+use model::rng::Rng;
+use sim::responder::{bytes_of, random_qp};
+use sim::Sim;
+use wire::contract::qpc::qp_context;
+use wire::ext::AethRepr;
+use wire::Psn;
+
+fn seed() -> u64 {
+    std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0E5E_0A4B)
+}
+
+/// A random response of any kind.
+fn random_item(rng: &mut Rng) -> RespItem {
+    let (psn, msn) = (Psn::new(rng.below(1 << 24) as u32), rng.below(1 << 24) as u32);
+    let aeth = AethRepr { syndrome: rng.below(256) as u8, msn };
+    match rng.below(4) {
+        0 => RespItem::Ack { psn, aeth },
+        1 => RespItem::AtomicAck { psn, aeth, orig: rng.next_u64() },
+        2 => RespItem::Read {
+            psn,
+            va: rng.next_u64(),
+            resid: rng.below(1 << 31) as u32,
+            at_base: rng.below(2) == 1,
+            msn,
+        },
+        _ => RespItem::FatalNak { psn, aeth },
+    }
+}
+
+#[test]
+fn a_sequence_or_rnr_nak_queues_as_the_model_queues_it() {
+    let seed = seed();
+    let p = Top::engine_profile();
+    let c = qp_context(&p);
+    let depth = p.resp_queue as usize;
+    let mut rtl = Sim::new(Top::RespQueue, Width::W8);
+    let q = |n| rtl.port(n);
+    let (p_attr, p_resp, p_rnr) = (q("attr"), q("resp"), q("rnr"));
+    let (p_next, p_first, p_slot, p_two, p_second) =
+        (q("resp_next"), q("first"), q("first_slot"), q("second_valid"), q("second"));
+    let (resp_bytes, item_bytes) = (c.resp.width().div_ceil(8) as usize, c.resp_item.width().div_ceil(8) as usize);
+    let mut rng = Rng::new(seed);
+    let (mut moved, mut alone, mut rnrs) = (0u32, 0u32, 0u32);
+    for n in 0..20_000 {
+        let mut qp = random_qp(&mut rng, &p);
+        qp.attrs.min_rnr_timer = rng.below(32) as u8;
+        let rnr = rng.below(2) == 1;
+        let r = &mut qp.resp;
+        r.nak_sent = rng.below(2) == 1;
+        r.epsn = Psn::new(rng.below(1 << 24) as u32);
+        r.msn = rng.below(1 << 24) as u32;
+        r.item_head = rng.below(256) as u8;
+        // Room for the NAK: with the slot full, it and the NAK both move in, one place left for a fatal NAK.
+        let full = rng.below(2) == 1;
+        r.ack = full.then(|| {
+            (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 })
+        });
+        let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
+        r.out = (0..queued).map(|_| random_item(&mut rng)).collect();
+        assert!(r.room(1, depth - 1), "the generator leaves room");
+        let before = pack(&qp, &c, 0).expect("the QP packs");
+        rtl.set_bytes(p_attr, &bytes_of(&before.attr));
+        rtl.set_bytes(p_resp, &bytes_of(&before.resp));
+        rtl.set(p_rnr, u64::from(rnr));
+        rtl.tick();
+        let old = qp.resp.clone();
+        if rnr {
+            queue_rnr_nak(&mut qp);
+            rnrs += 1;
+        } else {
+            queue_seq_nak(&mut qp);
+        }
+        let after = pack(&qp, &c, 0).expect("the QP packs");
+        let ctx = format!(
+            "seed {seed} (FERRITE_SEED={seed}), case {n}, rnr {rnr}: before {old:?}, model after {:?}",
+            qp.resp
+        );
+        assert_eq!(&rtl.get_bytes(p_next)[..resp_bytes], &bytes_of(&after.resp)[..], "qp_resp: {ctx}");
+        let new = &after.items[queued..];
+        assert_eq!(rtl.get(p_two) == 1, new.len() == 2, "second entry: {ctx}");
+        assert_eq!(rtl.get(p_slot), u64::from(old.item_head.wrapping_add(queued as u8)), "slot: {ctx}");
+        assert_eq!(&rtl.get_bytes(p_first)[..item_bytes], &bytes_of(&new[0])[..], "first entry: {ctx}");
+        if new.len() == 2 {
+            assert_eq!(&rtl.get_bytes(p_second)[..item_bytes], &bytes_of(&new[1])[..], "second: {ctx}");
+            moved += 1;
+        } else {
+            alone += 1;
+        }
+    }
+    eprintln!("resp_queue: {moved} NAKs behind a moved ACK, {alone} alone, {rnrs} of them RNR, 0 mismatches");
+    assert!(moved > 5000 && alone > 5000 && rnrs > 5000 && rnrs < 15000, "too few of a kind");
+}
