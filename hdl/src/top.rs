@@ -33,6 +33,8 @@ pub enum Top {
     DmaPlace,
     /// The TX headers on their own (`engine::headers`), with `engine_profile`.
     TxHeaders,
+    /// Posting and writing a CQE on its own (`engine::cq::CqeWrite`), at both widths.
+    CqeWrite,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -51,7 +53,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 13] = [
+    pub const ALL: [Top; 14] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -65,6 +67,7 @@ impl Top {
         Top::TxHeaders,
         Top::DmaPlace,
         Top::RxIngress,
+        Top::CqeWrite,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -118,6 +121,7 @@ impl Top {
             Top::TxHeaders => "tx_headers".into(),
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
             Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
+            Top::CqeWrite => format!("cqe_write_w{}", w.bytes()),
         }
     }
 
@@ -262,6 +266,27 @@ impl Top {
                 p("wr_strb", k, Dir::Out),
                 p("wr_last", 1, Dir::Out),
             ],
+            Top::CqeWrite => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("in_valid", 1, Dir::In),
+                p("in_ready", 1, Dir::Out),
+                p("cq", crate::engine::cmd::exec::CQ_BITS, Dir::In),
+                p("cqe", crate::engine::cq::CQE_BITS, Dir::In),
+                p("qp_live", 1, Dir::In),
+                p("written", 1, Dir::Out),
+                p("cq_next", crate::engine::cmd::exec::CQ_BITS, Dir::Out),
+                p("fire", 1, Dir::Out),
+                p("cq_error", 1, Dir::Out),
+                p("qp_fatal", 1, Dir::Out),
+                p("slot", 32, Dir::Out),
+                p("wr_valid", 1, Dir::Out),
+                p("wr_ready", 1, Dir::In),
+                p("wr_addr", 64, Dir::Out),
+                p("wr_data", 8 * k, Dir::Out),
+                p("wr_strb", k, Dir::Out),
+                p("wr_last", 1, Dir::Out),
+            ],
             Top::TxHeaders => vec![
                 p("clock", 1, Dir::In),
                 p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
@@ -343,6 +368,8 @@ impl Top {
             (Top::RxIngress, Width::W64) => ingress_verilog::<512, 64, INGRESS_LOG2_W64>(),
             (Top::DmaPlace, Width::W8) => place_verilog::<64, 8>(),
             (Top::DmaPlace, Width::W64) => place_verilog::<512, 64>(),
+            (Top::CqeWrite, Width::W8) => cqe_write_verilog::<64, 8>(),
+            (Top::CqeWrite, Width::W64) => cqe_write_verilog::<512, 64>(),
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),
@@ -462,6 +489,19 @@ fn place_verilog<const D: usize, const K: usize>() -> String {
     u.in_last.connect();
     u.in_valid.connect();
     u.va.connect();
+    u.wr_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+fn cqe_write_verilog<const D: usize, const K: usize>() -> String {
+    let mut u = crate::engine::cq::CqeWrite::<D, K>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.in_valid.connect();
+    u.cq.connect();
+    u.cqe.connect();
+    u.qp_live.connect();
     u.wr_ready.connect();
     u.connect_all();
     generate_verilog(&u)

@@ -20,6 +20,11 @@ pub fn bytes_of(b: &Bits) -> Vec<u8> {
     (0..b.len().div_ceil(8)).map(|i| b.get(8 * i, 8.min(b.len() - 8 * i)) as u8).collect()
 }
 
+/// Bytes as a big-endian number (a field as the wire carries it).
+pub fn be(b: &[u8]) -> u128 {
+    b.iter().fold(0u128, |a, &x| a << 8 | u128::from(x))
+}
+
 /// The MR table, as the model holds it and as the RTL's entries (by index).
 pub struct Mrs {
     pub table: MrTable,

@@ -11,22 +11,18 @@ use model::nic::{context, Decision, Nic, NicConfig};
 use model::rng::Rng;
 use model::HostMemory;
 use sim::core::{CoreSim, DMA_LATENCY};
+use sim::responder::bytes_of;
 use wire::contract::cmd::*;
 use wire::contract::qpc::{self, QpContext};
 use wire::contract::regs::{self, block, counters, dcqcn, doorbell, id, Counter, Dcqcn};
 use wire::contract::verbs::{attr, rc_transition, QpState, QpType};
-use wire::layout::{Bits, Layout, Packer};
+use wire::layout::{Layout, Packer};
 
 /// An address mapped on no side.
 const UNMAPPED: u64 = 0x7F00_0000;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x00C0_4D00)
-}
-
-/// A packed record as bytes, byte 0 = bits 7:0 (as the RTL's ports read).
-fn bytes_of(b: &Bits) -> Vec<u8> {
-    (0..b.len().div_ceil(8)).map(|i| b.get(8 * i, 8.min(b.len() - 8 * i)) as u8).collect()
 }
 
 fn pack(l: &Layout, vals: &[(&str, u128)]) -> Vec<u8> {
@@ -597,24 +593,7 @@ impl Pair {
 
 /// A model CQ as the core's CQ table holds it.
 fn cq_record(q: &model::nic::cq::Cq) -> Vec<u8> {
-    use model::nic::cq::Arm;
-    let armed = match q.armed {
-        None => 0,
-        Some(Arm::Any) => 1,
-        Some(Arm::Solicited) => 2,
-    };
-    pack(
-        &qpc::cq_entry(),
-        &[
-            ("valid", 1),
-            ("iova", q.iova.into()),
-            ("log_size", q.log_size.into()),
-            ("pi", q.pi.into()),
-            ("ci", q.ci.into()),
-            ("overrun", u128::from(q.overrun)),
-            ("armed", armed),
-        ],
-    )
+    bytes_of(&context::pack_cq(q).expect("the CQ packs"))
 }
 
 /// The fields of layout `l` that differ between two packed records.

@@ -16,13 +16,13 @@ use model::nic::qp::Qp;
 use model::nic::recv::{route, Route, Station};
 use model::rng::Rng;
 use sim::frames::{damage, Damage};
+use sim::responder::{be, bytes_of};
 use sim::Sim;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::{QpState, QpType};
 use wire::ipv4::Ipv4Repr;
 use wire::ipv6::{gid_from_ipv4, gid_to_ipv4, Ipv6Repr};
-use wire::layout::Bits;
 use wire::IpRepr;
 
 fn seed() -> u64 {
@@ -44,14 +44,6 @@ fn expect(r: Route) -> (u8, bool) {
         Route::Response { ce } => (code::RESPONSE, ce),
         Route::ResponseQpState { ce } => (code::RESPONSE_QP_STATE, ce),
     }
-}
-
-fn bytes_of(b: &Bits) -> Vec<u8> {
-    (0..b.len().div_ceil(8)).map(|i| b.get(8 * i, 8.min(b.len() - 8 * i)) as u8).collect()
-}
-
-fn be(b: &[u8]) -> u128 {
-    b.iter().fold(0u128, |a, &x| a << 8 | u128::from(x))
 }
 
 /// A pool of GIDs, half IPv4-mapped, for stations, peers and frames to share so that they often agree.

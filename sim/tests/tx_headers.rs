@@ -13,24 +13,16 @@ use model::nic::dcqcn::Rp;
 use model::nic::headers::headers;
 use model::nic::qp::Qp;
 use model::rng::Rng;
+use sim::responder::{be, bytes_of};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::QpState;
 use wire::eth::VlanTag;
 use wire::ipv6::gid_from_ipv4;
-use wire::layout::Bits;
 use wire::{Opcode, Psn};
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0C4E_4EAD)
-}
-
-fn bytes_of(b: &Bits) -> Vec<u8> {
-    (0..b.len().div_ceil(8)).map(|i| b.get(8 * i, 8.min(b.len() - 8 * i)) as u8).collect()
-}
-
-fn be(b: &[u8]) -> u128 {
-    b.iter().fold(0u128, |a, &x| a << 8 | u128::from(x))
 }
 
 /// A GID: IPv4-mapped or not, sometimes one that is mapped but for one byte.

@@ -146,29 +146,26 @@ impl Nic {
     /// Writes a CQE and raises the completion event an armed CQ asked for. A CQE that does not fit overruns
     /// the CQ: a CQ error event, and the QP it belonged to goes to ERR with a QP fatal event.
     pub(super) fn push_cqe(&mut self, cqn: u32, cqe: CqeRepr, mem: &mut dyn Dma) {
+        let qpn = cqe.qp_num;
+        let qp_live = self.qp(qpn).is_some_and(|q| q.state != QpState::Err);
         let Some(Some(cq)) = self.cqs.get_mut(cqn as usize) else { return };
-        let was_overrun = cq.overrun;
         let log_size = cq.log_size;
-        if let Some((written, slot)) = cq.push(cqe, mem) {
-            let fire = cq.armed.is_some_and(|a| a.fires(&cqe));
-            if fire {
-                cq.armed = None;
-            }
+        let posted = cq.post(cqe, qp_live, mem);
+        if let Some((written, slot)) = posted.written {
             self.count(Counter::cqes);
             if cqe.status != WcStatus::Success as u8 {
                 self.count(Counter::error_cqes);
             }
             self.emit(|| super::Output::Cqe { cqn, slot, log_size, cqe: written });
-            if fire {
+            if posted.fire {
                 self.raise(EventKind::Completion, cqn, mem);
             }
             return;
         }
-        if !was_overrun {
+        if posted.cq_error {
             self.raise(EventKind::CqError, cqn, mem);
         }
-        let qpn = cqe.qp_num;
-        if self.qp(qpn).is_some_and(|q| q.state != QpState::Err) {
+        if posted.qp_fatal {
             self.enter_err(qpn);
             self.raise(EventKind::QpFatal, qpn, mem);
         }

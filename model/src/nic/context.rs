@@ -3,12 +3,13 @@
 //! must come back the same, which proves every field is in the layout, wide enough, and that what the layout
 //! leaves out (PSN ranges, packet counts, a READ's last PSN, ring indices) really follows from the rest.
 
+use super::cq::{Arm, Cq};
 use super::dcqcn::Rp;
 use super::qp::{Attrs, Qp, RecvCtx, ReqState, Resource, ResourceKind, RespItem, RespState, Ring, SendWqe};
 use super::timer::Tick;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use wire::contract::qpc::{in_msg, item, QpContext, NEAR_TICK_BITS, TICK_BITS};
+use wire::contract::qpc::{cq_entry, in_msg, item, QpContext, NEAR_TICK_BITS, TICK_BITS};
 use wire::contract::verbs::{mtu_bytes, mtu_enum, QpState, QpType, WcStatus};
 use wire::contract::wqe::SendOp;
 use wire::eth::VlanTag;
@@ -136,6 +137,25 @@ pub fn round_trip(q: &Qp, c: &QpContext, now: Tick) -> R<()> {
 /// The ring fields of `qp_attr`, in their order.
 const SQ: [&str; 5] = ["sq_iova", "sq_log_size", "sq_log_stride", "sq_pi", "sq_ci"];
 const RQ: [&str; 5] = ["rq_iova", "rq_log_size", "rq_log_stride", "rq_pi", "rq_ci"];
+
+/// A CQ as the CQ table holds it (`qpc::cq_entry`): `armed` 0 when not, 1 for any CQE, 2 for solicited ones.
+pub fn pack_cq(q: &Cq) -> R<Bits> {
+    let l = cq_entry();
+    let mut p = Packer::new(&l);
+    let armed = match q.armed {
+        None => 0u8,
+        Some(Arm::Any) => 1,
+        Some(Arm::Solicited) => 2,
+    };
+    p.put("valid", 1u8).map_err(e)?;
+    p.put("iova", q.iova).map_err(e)?;
+    p.put("log_size", q.log_size).map_err(e)?;
+    p.put("pi", q.pi).map_err(e)?;
+    p.put("ci", q.ci).map_err(e)?;
+    p.flag("overrun", q.overrun).map_err(e)?;
+    p.put("armed", armed).map_err(e)?;
+    p.finish().map_err(e)
+}
 
 fn pack_attr(q: &Qp, c: &QpContext, now: Tick) -> R<Bits> {
     let a = &q.attrs;

@@ -59,6 +59,36 @@ impl Cq {
         self.pi = self.pi.wrapping_add(1);
         Some((cqe, n))
     }
+
+    /// Posts one CQE of a QP that is live (exists, not in ERR) or not: the write (`push`), then what it
+    /// raises. A CQE written fires an armed CQ it matches and disarms it; one the full ring refuses reports
+    /// the CQ's error the first time only, and takes a live QP to ERR.
+    pub fn post(&mut self, cqe: CqeRepr, qp_live: bool, mem: &mut dyn Dma) -> Posted {
+        let was_overrun = self.overrun;
+        match self.push(cqe, mem) {
+            Some(written) => {
+                let fire = self.armed.is_some_and(|a| a.fires(&cqe));
+                if fire {
+                    self.armed = None;
+                }
+                Posted { written: Some(written), fire, cq_error: false, qp_fatal: false }
+            }
+            None => Posted { written: None, fire: false, cq_error: !was_overrun, qp_fatal: qp_live },
+        }
+    }
+}
+
+/// What posting a CQE did (`Cq::post`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posted {
+    /// The CQE as written (its owner bit set) and its slot counter; `None` when the ring refused it.
+    pub written: Option<(CqeRepr, u32)>,
+    /// A completion event for the CQ (it was armed for this CQE).
+    pub fire: bool,
+    /// A CQ error event (the ring overflowed just now).
+    pub cq_error: bool,
+    /// The CQE's QP goes to ERR with a fatal event (the ring refused a live QP's CQE).
+    pub qp_fatal: bool,
 }
 
 #[cfg(test)]
