@@ -35,6 +35,8 @@ pub enum Top {
     TxHeaders,
     /// Posting and writing a CQE on its own (`engine::cq::CqeWrite`), at both widths.
     CqeWrite,
+    /// A receive WQE fetched and checked on its own (`engine::resp::recv_wqe::RecvWqe`), with `engine_profile`.
+    RecvWqe,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -53,7 +55,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 14] = [
+    pub const ALL: [Top; 15] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -68,6 +70,7 @@ impl Top {
         Top::DmaPlace,
         Top::RxIngress,
         Top::CqeWrite,
+        Top::RecvWqe,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -100,6 +103,7 @@ impl Top {
             | Top::RespCheck
             | Top::RespAdvance
             | Top::RespQueue
+            | Top::RecvWqe
             | Top::RxRoute
             | Top::TxHeaders => &[Width::W8],
             _ => &Width::ALL,
@@ -122,6 +126,7 @@ impl Top {
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
             Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
             Top::CqeWrite => format!("cqe_write_w{}", w.bytes()),
+            Top::RecvWqe => "recv_wqe".into(),
         }
     }
 
@@ -287,6 +292,29 @@ impl Top {
                 p("wr_strb", k, Dir::Out),
                 p("wr_last", 1, Dir::Out),
             ],
+            Top::RecvWqe => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("index", 16, Dir::In),
+                p("busy", 1, Dir::Out),
+                p("rd_valid", 1, Dir::Out),
+                p("rd_ready", 1, Dir::In),
+                p("rd_addr", 64, Dir::Out),
+                p("rd_len", 16, Dir::Out),
+                p("cpl_valid", 1, Dir::In),
+                p("cpl_data", 64, Dir::In),
+                p("cpl_err", 1, Dir::In),
+                p("cpl_last", 1, Dir::In),
+                p("mr_index", 24, Dir::Out),
+                p("mr", crate::engine::cmd::exec::MR_BITS, Dir::In),
+                p("done", 1, Dir::Out),
+                p("ok", 1, Dir::Out),
+                p("wr_id", 64, Dir::Out),
+                p("count", 8, Dir::Out),
+                p("sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::Out),
+            ],
             Top::TxHeaders => vec![
                 p("clock", 1, Dir::In),
                 p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
@@ -327,6 +355,22 @@ impl Top {
                 u.clock.connect();
                 u.meta.connect();
                 u.resp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RecvWqe, _) => {
+                let mut u = crate::engine::resp::recv_wqe::RecvWqe::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.attr.connect();
+                u.index.connect();
+                u.rd_ready.connect();
+                u.cpl_valid.connect();
+                u.cpl_data.connect();
+                u.cpl_err.connect();
+                u.cpl_last.connect();
+                u.mr.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -339,12 +339,21 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
 /// Reads the receive WQE in RQ slot `index` and checks its scatter list: its `wr_id` and SGEs, or the `wr_id`
 /// alone when the WQE is malformed or names memory it may not write.
 pub(super) fn read_recv_wqe(nic: &Nic, qp: &Qp, index: u16, mem: &dyn Dma) -> Result<(u64, Vec<Sge>), u64> {
+    recv_wqe(&nic.mrs, nic.cfg.profile.max_sge, qp, index, mem)
+}
+
+/// The receive WQE in RQ slot `index` of `qp`, with its scatter list checked against `mrs` (the RTL's
+/// `RecvWqe` does the same). Only the slot's first `RECV_DATA + max_sge * DATA_SEG_LEN` bytes are read:
+/// the most a WQE can use. A read that fails gives `Err(0)`; a WQE with more than `max_sge` SGEs or more
+/// than its slot holds, or an SGE the QP's PD may not write, gives `Err(wr_id)`. Zero-length SGEs are
+/// left out.
+pub fn recv_wqe(mrs: &MrTable, max_sge: u32, qp: &Qp, index: u16, mem: &dyn Dma) -> Result<(u64, Vec<Sge>), u64> {
     let stride = 1usize << qp.rq.log_stride;
-    let mut buf = vec![0u8; stride];
+    let mut buf = vec![0u8; stride.min(RECV_DATA + max_sge as usize * DATA_SEG_LEN)];
     mem.dma_read(qp.rq.addr(index), &mut buf).map_err(|_| 0u64)?;
     let ctrl = RecvCtrlRepr::from_bytes(&buf).map_err(|_| 0u64)?;
     let n = usize::from(ctrl.num_sge);
-    if n as u32 > nic.cfg.profile.max_sge {
+    if n as u32 > max_sge {
         return Err(ctrl.wr_id);
     }
     let mut sges = Vec::with_capacity(n);
@@ -355,7 +364,7 @@ pub(super) fn read_recv_wqe(nic: &Nic, qp: &Qp, index: u16, mem: &dyn Dma) -> Re
         if d.length == 0 {
             continue;
         }
-        nic.mrs.check(d.lkey, qp.pdn, d.addr, u64::from(d.length), LOCAL_WRITE).map_err(|_| ctrl.wr_id)?;
+        mrs.check(d.lkey, qp.pdn, d.addr, u64::from(d.length), LOCAL_WRITE).map_err(|_| ctrl.wr_id)?;
         sges.push(Sge { addr: d.addr, lkey: d.lkey, length: d.length });
     }
     Ok((ctrl.wr_id, sges))

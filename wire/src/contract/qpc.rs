@@ -248,6 +248,11 @@ pub fn cq_entry() -> Layout {
     )
 }
 
+/// A receive WQE's SGE as the responder keeps it once checked (the key has done its work).
+pub fn recv_sge() -> Layout {
+    Layout::new("recv_sge", &[("addr", 64), ("length", 32)])
+}
+
 /// Longest frame the control queue holds (an ICMP echo reply of a full 1500-byte packet, with its header).
 pub const CTRL_FRAME_LEN: u64 = 1536;
 

@@ -102,7 +102,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
     let a = |n: &str| slice(al, "attr", n);
     let s = |n: &str| slice(sl, "resp", n);
-    let r = |n: &str| slice(&ml, "mr", n);
     let st = |q: QpState| format!("3'd{}", q as u8);
     let mut v = vec![
         "// The request.".to_string(),
@@ -198,15 +197,12 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         ),
         "wire rk_used = (use_reth || k_atomic) && rk_len != 32'd0;".into(),
         "always @(*) key_index = rk_key[31:8];".into(),
-        "// The MR the key names: present, this variant, the QP's PD, the access, the range within it.".into(),
-        format!("wire idx_in = rk_key[31:8] < 24'd{};", p.max_mr),
-        format!("wire key_ok = idx_in && {} && {} == rk_key[7:0];", r("valid"), r("variant")),
-        format!("wire pd_ok = {} == {};", r("pdn"), a("pdn")),
-        format!("wire access_ok = ({} & rk_need) == rk_need;", r("access")),
-        "wire [64:0] rk_end = {1'b0, rk_va} + {33'd0, rk_len};".into(),
-        format!("wire [65:0] mr_end = {{2'd0, {}}} + {{{}'d0, {}}};", r("iova"), 66 - ml.slice("length").unwrap().1, r("length")),
-        format!("wire bounds_ok = !rk_end[64] && rk_va >= {} && {{1'b0, rk_end}} <= mr_end;", r("iova")),
-        "wire rk_access = rk_used && !(key_ok && pd_ok && access_ok && bounds_ok);".into(),
+    ]);
+    let pdn = a("pdn");
+    let u = crate::engine::mr::Use { key: "rk_key", pdn: &pdn, va: "rk_va", len: "rk_len", need: "rk_need" };
+    v.extend(crate::engine::mr::check(p, "rk", "mr", &u));
+    v.extend([
+        "wire rk_access = rk_used && !rk_ok;".to_string(),
         "// Room for one more response that is not a fatal NAK (the queue's last place is kept for one).".into(),
         format!(
             "wire room_c = {{8'd0, {}}} + {{15'd0, {}}} + 16'd2 <= 16'd{};",

@@ -6,6 +6,7 @@ pub mod advance;
 pub mod check;
 pub mod duplicate;
 pub mod queue;
+pub mod recv_wqe;
 pub mod tx;
 
 use wire::opcode::Transport;

@@ -1,0 +1,231 @@
+//! A receive WQE fetched and its scatter list checked in RTL (`hdl::engine::resp::recv_wqe::RecvWqe`)
+//! against the model's `resp::recv_wqe`: random RQ rings (any stride, size and counter), WQEs with up to
+//! two SGEs past `max_sge` or past the slot, SGEs whose keys are live, stale or unknown, aimed inside, across
+//! the end of and outside their MR, of the QP's PD or another, some of zero length; reads that fail. The
+//! DMA read asked for must be the model's read, and `ok`, `wr_id` and the SGEs kept must be the model's,
+//! with random back-pressure on the read request and bubbles in its completion.
+//!
+//! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test recv_wqe`.
+
+use hdl::engine::resp::recv_wqe::SGE_BITS;
+use hdl::top::Top;
+use hdl::Width;
+use model::hostmem::{Dma, DmaError};
+use model::nic::context::pack;
+use model::nic::mr::Mr;
+use model::nic::resp::recv_wqe;
+use model::rng::Rng;
+use sim::responder::{bytes_of, random_qp, Mrs};
+use sim::Sim;
+use std::cell::RefCell;
+use wire::contract::qpc::{qp_context, recv_sge};
+use wire::contract::verbs::access;
+use wire::contract::wqe::{DataSegRepr, RecvCtrlRepr, DATA_SEG_LEN, MAX_LOG_STRIDE, MIN_RQ_LOG_STRIDE, RECV_DATA};
+
+fn seed() -> u64 {
+    std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0E3C_5A7E)
+}
+
+/// The RQ slot in host memory, the reads the model made of it, and whether reads fail.
+struct Slot {
+    addr: u64,
+    bytes: Vec<u8>,
+    fail: bool,
+    reads: RefCell<Vec<(u64, usize)>>,
+}
+
+impl Dma for Slot {
+    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        self.reads.borrow_mut().push((iova, buf.len()));
+        let off = iova.wrapping_sub(self.addr) as usize;
+        match self.bytes.get(off..off + buf.len()) {
+            Some(b) if !self.fail => {
+                buf.copy_from_slice(b);
+                Ok(())
+            }
+            _ => Err(DmaError { iova, len: buf.len() }),
+        }
+    }
+    fn dma_write(&mut self, _iova: u64, _data: &[u8]) {
+        unreachable!("fetching a receive WQE writes nothing")
+    }
+}
+
+/// Bits `lsb..lsb + width` of a little-endian byte bus.
+fn bits(bytes: &[u8], lsb: u32, width: u32) -> u128 {
+    (0..width).fold(0u128, |a, i| {
+        let b = lsb + i;
+        a | u128::from(bytes[(b / 8) as usize] >> (b % 8) & 1) << i
+    })
+}
+
+#[test]
+fn receive_wqes_are_read_and_checked_as_the_model_does() {
+    let seed = seed();
+    let p = Top::engine_profile();
+    let c = qp_context(&p);
+    let max_sge = p.max_sge as usize;
+    let mut rtl = Sim::new(Top::RecvWqe, Width::W8);
+    let q = |n| rtl.port(n);
+    let (reset, start, p_attr, p_index, busy) = (q("reset"), q("start"), q("attr"), q("index"), q("busy"));
+    let (rd_valid, rd_ready, rd_addr, rd_len) = (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"));
+    let (cpl_valid, cpl_data, cpl_err, cpl_last) = (q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last"));
+    let (mr_index, p_mr, done, ok, wr_id, count, p_sges) =
+        (q("mr_index"), q("mr"), q("done"), q("ok"), q("wr_id"), q("count"), q("sges"));
+    let sl = recv_sge();
+    let (addr_f, len_f) = (sl.slice("addr").unwrap(), sl.slice("length").unwrap());
+    let mut rng = Rng::new(seed);
+    let (stall, bubble) = (rng.below(60) as f64 / 100.0, rng.below(60) as f64 / 100.0);
+    rtl.set(reset, 1);
+    rtl.tick();
+    rtl.set(reset, 0);
+    let (mut oks, mut bad_wqe, mut failed, mut kept, mut cycles) = (0u32, 0u32, 0u32, 0usize, 0u64);
+    let mut mrs = Mrs::random(&mut rng, &p);
+    for n in 0..5_000 {
+        let ctx = || format!("seed {seed} (FERRITE_SEED={seed}), WQE {n}");
+        if n % 100 == 0 {
+            mrs = Mrs::random(&mut rng, &p);
+        }
+        let mut qp = random_qp(&mut rng, &p);
+        qp.rq.iova = if rng.chance(0.1) { u64::MAX - rng.below(1 << 20) } else { rng.next_u64() >> 16 };
+        qp.rq.log_size = rng.below(13) as u8;
+        qp.rq.log_stride = MIN_RQ_LOG_STRIDE + rng.below(u64::from(MAX_LOG_STRIDE - MIN_RQ_LOG_STRIDE) + 1) as u8;
+        let stride = 1usize << qp.rq.log_stride;
+        let index = rng.next_u64() as u16;
+        // The slot: a control segment and SGEs, the rest anything.
+        let mut bytes = vec![0u8; stride];
+        rng.fill(&mut bytes);
+        let num = match rng.below(8) {
+            0 => rng.next_u64() as u16,
+            1 => (max_sge + 1 + rng.below(2) as usize) as u16,
+            _ => rng.below(max_sge as u64 + 1) as u16,
+        };
+        // Most SGEs name MRs the QP's PD may write, so that whole lists pass.
+        let writable: Vec<Mr> =
+            mrs.entries.iter().flatten().filter(|m| m.access & access::LOCAL_WRITE != 0).copied().collect();
+        if let Some(m) = writable.get(rng.below(writable.len().max(1) as u64) as usize) {
+            qp.pdn = m.pdn;
+        }
+        let good: Vec<Mr> = writable.iter().filter(|m| m.pdn == qp.pdn).copied().collect();
+        let ctrl = RecvCtrlRepr { wr_id: rng.next_u64(), num_sge: num };
+        bytes[..RecvCtrlRepr::LEN].copy_from_slice(&ctrl.to_bytes());
+        for i in 0..usize::from(num).min(max_sge) {
+            let at = RECV_DATA + i * DATA_SEG_LEN;
+            if at + DATA_SEG_LEN > stride {
+                break;
+            }
+            let (lkey, mr) = match good.get(rng.below(good.len().max(1) as u64) as usize) {
+                Some(m) if rng.chance(0.8) => (m.key, Some(*m)),
+                _ => mrs.key(&mut rng),
+            };
+            let length = match rng.below(10) {
+                0 => 0,
+                1 => rng.next_u64() as u32,
+                _ => 1 + rng.below(5000) as u32,
+            };
+            let addr = match (mr, rng.below(12)) {
+                (Some(m), 0) => m.iova + m.length - rng.below(u64::from(length) + 1).min(m.length),
+                (Some(m), 1) => m.iova.wrapping_sub(rng.below(64)),
+                (Some(m), _) => m.iova + rng.below(m.length),
+                (None, _) => rng.next_u64(),
+            };
+            let d = DataSegRepr { addr, lkey, length };
+            bytes[at..at + DATA_SEG_LEN].copy_from_slice(&d.to_bytes());
+        }
+        let fail = rng.chance(0.05);
+        let slot = Slot { addr: qp.rq.addr(index), bytes, fail, reads: RefCell::new(Vec::new()) };
+        let want = recv_wqe(&mrs.table, p.max_sge, &qp, index, &slot);
+        let read = slot.reads.borrow()[0];
+
+        let attr = pack(&qp, &c, 0).expect("the QP packs").attr;
+        rtl.set_bytes(p_attr, &bytes_of(&attr));
+        rtl.set(p_index, u64::from(index));
+        assert_eq!(rtl.get(busy), 0, "{}: busy before the start", ctx());
+        rtl.set(start, 1);
+        rtl.tick();
+        rtl.set(start, 0);
+        // The read request, held until taken.
+        let mut asked = None;
+        let mut beats = Vec::new();
+        let mut mr_at: Option<u64> = None;
+        let mut waited = 0u64;
+        loop {
+            waited += 1;
+            assert!(waited < 2_000, "{}: no end", ctx());
+            if let Some(i) = mr_at.take() {
+                rtl.set_bytes(p_mr, &mrs.entry(i, &p));
+            }
+            let ready = asked.is_none() && !rng.chance(stall);
+            rtl.set(rd_ready, u64::from(ready));
+            let beat = asked.is_some() && !beats.is_empty() && !rng.chance(bubble);
+            if beat {
+                let (data, last, err): (u64, bool, bool) = beats.remove(0);
+                rtl.set(cpl_data, data);
+                rtl.set(cpl_last, u64::from(last));
+                rtl.set(cpl_err, u64::from(err));
+            } else {
+                rtl.set(cpl_data, rng.next_u64());
+                rtl.set(cpl_err, u64::from(rng.chance(0.5)));
+                rtl.set(cpl_last, u64::from(rng.chance(0.5)));
+            }
+            rtl.set(cpl_valid, u64::from(beat));
+
+            rtl.eval();
+            if rtl.get(done) == 1 {
+                break;
+            }
+            if rtl.get(rd_valid) == 1 && ready {
+                let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
+                assert_eq!((a, l), read, "{}: the read asked for (address, length) is the model's", ctx());
+                // The completion: the slot's bytes, beat by beat, a failed read flagging one beat.
+                let bad = fail.then(|| rng.below(l.div_ceil(8) as u64) as usize);
+                let off = (a - slot.addr) as usize;
+                beats = slot.bytes[off..off + l]
+                    .chunks(8)
+                    .enumerate()
+                    .map(|(j, b)| {
+                        let mut w = [0u8; 8];
+                        w[..b.len()].copy_from_slice(b);
+                        (u64::from_le_bytes(w), (j + 1) * 8 >= l, bad == Some(j))
+                    })
+                    .collect();
+                asked = Some((a, l));
+            }
+            mr_at = Some(rtl.get(mr_index));
+            rtl.tick();
+        }
+        cycles += waited;
+        assert!(beats.is_empty(), "{}: done before the completion's last beat", ctx());
+        let (got_ok, got_id) = (rtl.get(ok) == 1, rtl.get(wr_id));
+        match want {
+            Ok((id, sges)) => {
+                assert!(got_ok, "{}: the model takes the WQE, the RTL does not", ctx());
+                assert_eq!(got_id, id, "{}: wr_id", ctx());
+                assert_eq!(rtl.get(count) as usize, sges.len(), "{}: SGEs kept", ctx());
+                let bus = rtl.get_bytes(p_sges);
+                for (i, s) in sges.iter().enumerate() {
+                    let base = (i * SGE_BITS) as u32;
+                    let got =
+                        (bits(&bus, base + addr_f.0, addr_f.1) as u64, bits(&bus, base + len_f.0, len_f.1) as u32);
+                    assert_eq!(got, (s.addr, s.length), "{}: SGE {i} (address, length)", ctx());
+                }
+                oks += 1;
+                kept += sges.len();
+            }
+            Err(id) => {
+                assert!(!got_ok, "{}: the model refuses the WQE (wr_id {id:#x}), the RTL takes it", ctx());
+                assert_eq!(got_id, id, "{}: wr_id of a refused WQE", ctx());
+                if id == 0 && fail {
+                    failed += 1;
+                } else {
+                    bad_wqe += 1;
+                }
+            }
+        }
+        rtl.tick();
+    }
+    eprintln!(
+        "recv_wqe: 5000 WQEs: {oks} taken ({kept} SGEs kept), {bad_wqe} refused, {failed} reads failed; {cycles} cycles"
+    );
+    assert!(oks > 1000 && bad_wqe > 1000 && failed > 100, "seed {seed}: the generator reaches every outcome");
+}
