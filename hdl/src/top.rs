@@ -35,6 +35,8 @@ pub enum Top {
     TxHeaders,
     /// Posting and writing a CQE on its own (`engine::cq::CqeWrite`), at both widths.
     CqeWrite,
+    /// A payload scattered over SGEs on its own (`host::scatter::DmaScatter`), at both widths.
+    DmaScatter,
     /// A receive WQE fetched and checked on its own (`engine::resp::recv_wqe::RecvWqe`), with `engine_profile`.
     RecvWqe,
 }
@@ -55,7 +57,7 @@ pub struct Port {
 }
 
 impl Top {
-    pub const ALL: [Top; 15] = [
+    pub const ALL: [Top; 16] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -71,6 +73,7 @@ impl Top {
         Top::RxIngress,
         Top::CqeWrite,
         Top::RecvWqe,
+        Top::DmaScatter,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -127,6 +130,7 @@ impl Top {
             Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
             Top::CqeWrite => format!("cqe_write_w{}", w.bytes()),
             Top::RecvWqe => "recv_wqe".into(),
+            Top::DmaScatter => format!("dma_scatter_w{}", w.bytes()),
         }
     }
 
@@ -264,6 +268,29 @@ impl Top {
                 p("in_valid", 1, Dir::In),
                 p("in_ready", 1, Dir::Out),
                 p("va", 64, Dir::In),
+                p("lane", 8, Dir::In),
+                p("wr_valid", 1, Dir::Out),
+                p("wr_ready", 1, Dir::In),
+                p("wr_addr", 64, Dir::Out),
+                p("wr_data", 8 * k, Dir::Out),
+                p("wr_strb", k, Dir::Out),
+                p("wr_last", 1, Dir::Out),
+            ],
+            Top::DmaScatter => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::In),
+                p("count", 8, Dir::In),
+                p("off", 32, Dir::In),
+                p("len", 32, Dir::In),
+                p("busy", 1, Dir::Out),
+                p("fits", 1, Dir::Out),
+                p("in_data", 8 * k, Dir::In),
+                p("in_keep", k, Dir::In),
+                p("in_last", 1, Dir::In),
+                p("in_valid", 1, Dir::In),
+                p("in_ready", 1, Dir::Out),
                 p("wr_valid", 1, Dir::Out),
                 p("wr_ready", 1, Dir::In),
                 p("wr_addr", 64, Dir::Out),
@@ -412,6 +439,8 @@ impl Top {
             (Top::RxIngress, Width::W64) => ingress_verilog::<512, 64, INGRESS_LOG2_W64>(),
             (Top::DmaPlace, Width::W8) => place_verilog::<64, 8>(),
             (Top::DmaPlace, Width::W64) => place_verilog::<512, 64>(),
+            (Top::DmaScatter, Width::W8) => scatter_verilog::<64, 8>(),
+            (Top::DmaScatter, Width::W64) => scatter_verilog::<512, 64>(),
             (Top::CqeWrite, Width::W8) => cqe_write_verilog::<64, 8>(),
             (Top::CqeWrite, Width::W64) => cqe_write_verilog::<512, 64>(),
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
@@ -533,6 +562,25 @@ fn place_verilog<const D: usize, const K: usize>() -> String {
     u.in_last.connect();
     u.in_valid.connect();
     u.va.connect();
+    u.lane.connect();
+    u.wr_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+fn scatter_verilog<const D: usize, const K: usize>() -> String {
+    let mut u = crate::host::scatter::DmaScatter::<D, K>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.start.connect();
+    u.sges.connect();
+    u.count.connect();
+    u.off.connect();
+    u.len.connect();
+    u.in_data.connect();
+    u.in_keep.connect();
+    u.in_last.connect();
+    u.in_valid.connect();
     u.wr_ready.connect();
     u.connect_all();
     generate_verilog(&u)

@@ -243,6 +243,7 @@ impl<const D: usize, const K: usize> Logic for CqeWrite<D, K> {
         self.place.in_last.next = self.left.q.val() == 1;
         self.place.in_valid.next = self.left.q.val() != 0;
         self.place.va.next = self.at.q.val();
+        self.place.lane.next = 0.into();
         self.wr_valid.next = self.place.wr_valid.val();
         self.place.wr_ready.next = self.wr_ready.val();
         self.wr_addr.next = self.place.wr_addr.val();

@@ -246,6 +246,7 @@ impl Logic for RxDispatch {
         self.place.in_last.next = self.pay_last.val();
         self.place.in_valid.next = false;
         self.place.va.next = self.va.q.val();
+        self.place.lane.next = 0.into();
         self.wr_valid.next = self.place.wr_valid.val();
         self.place.wr_ready.next = self.wr_ready.val();
         self.wr_addr.next = self.place.wr_addr.val();

@@ -1,13 +1,15 @@
 //! `DmaPlace`: payload bytes placed in host memory at any address, the model's `Nic::place`, as generated
 //! Verilog: a payload stream (realigned to lane 0, as the RX pipeline gives it: full beats, then a last beat
-//! whose `keep` is a prefix) and the address its first byte goes to in; posted DMA write beats out, each
-//! at a beat-aligned address with a byte strobe, the payload's last one flagged.
+//! whose `keep` is a prefix; or a piece `DmaScatter` cut, whose first beat starts at `lane`) and the address
+//! its first byte goes to in; posted DMA write beats out, each at a beat-aligned address with a byte strobe,
+//! the payload's last one flagged.
 //!
-//! A payload starting at lane offset `o` of a beat is shifted up by `o` bytes; the `o` bytes that spill
-//! over the top wait in a carry for the next beat, and after the last input beat one more write beat takes
-//! what is left in the carry. So a payload of `n` bytes at address `va` takes ceil((va mod K + n) / K) write
-//! beats, the fewest there can be. One write beat is held in an output register (`wr_*`) until
-//! `wr_ready`; the input waits meanwhile and while the carry is being written.
+//! The payload is shifted up by its address's lane offset less its first lane (modulo a beat); the bytes
+//! that spill over the top wait in a carry for the next beat, and after the last input beat one more write
+//! beat takes what is left in the carry. A beat that would write nothing (a piece whose first lane is above
+//! its address's: all of it spills) is not written. So a payload of `n` bytes at address `va` takes
+//! ceil((va mod K + n) / K) write beats, the fewest there can be. One write beat is held in an output
+//! register (`wr_*`) until `wr_ready`; the input waits meanwhile and while the carry is being written.
 
 use crate::kit::*;
 
@@ -21,8 +23,11 @@ pub struct DmaPlace<const D: usize, const K: usize> {
     pub in_last: Signal<In, Bit>,
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
-    /// Where the payload's first byte goes; read with a payload's first beat.
+    /// Where the payload's first byte goes, and the lane it is in; read with a payload's first beat. Its
+    /// first beat's `keep` may start at that lane (`DmaScatter` cuts pieces from beats); the rest are whole
+    /// beats and a last one whose `keep` is a prefix.
     pub va: Signal<In, Bits<64>>,
+    pub lane: Signal<In, Bits<8>>,
     pub wr_valid: Signal<Out, Bit>,
     pub wr_ready: Signal<In, Bit>,
     pub wr_addr: Signal<Out, Bits<64>>,
@@ -44,6 +49,7 @@ impl<const D: usize, const K: usize> Default for DmaPlace<D, K> {
             in_valid: Signal::default(),
             in_ready: Signal::default(),
             va: Signal::default(),
+            lane: Signal::default(),
             wr_valid: Signal::default(),
             wr_ready: Signal::default(),
             wr_addr: Signal::default(),
@@ -89,8 +95,15 @@ pub fn verilog(k: usize) -> Vec<String> {
         "wire room = !wr_valid || wr_ready;".into(),
         "always @(*) in_ready = room && !flush;".into(),
         "wire in_fire = in_valid && in_ready;".into(),
-        format!("wire [{}:0] o = first ? va[{}:0] : off;", l - 1, l - 1),
-        format!("wire [63:0] base = first ? {{va[63:{l}], {l}'d0}} : addr;"),
+        // A payload whose first byte sits in a higher lane than its address's shifts up by less than that
+        // lane (modulo a beat) and starts a beat lower: that beat, empty, is not written.
+        format!("wire [{}:0] lane_in = lane[{}:0];", l - 1, l - 1),
+        format!("wire unused_lane = ^lane[7:{l}];"),
+        format!("wire [{}:0] o = first ? va[{}:0] - lane_in : off;", l - 1, l - 1),
+        format!(
+            "wire [63:0] base = first ? {{va[63:{l}], {l}'d0}} - (lane_in > va[{}:0] ? 64'd{k} : 64'd0) : addr;",
+            l - 1
+        ),
         format!("wire [{}:0] c_in = first ? {d}'d0 : carry;", d - 1),
         format!("wire [{}:0] ck_in = first ? {k}'d0 : carry_keep;", k - 1),
         // The beat shifted up by `o` bytes over the carry, and what spills over the top.
@@ -104,7 +117,7 @@ pub fn verilog(k: usize) -> Vec<String> {
         "    end else begin".into(),
         "        if (wr_valid && wr_ready) wr_valid <= 1'b0;".into(),
         "        if (in_fire) begin".into(),
-        "            wr_valid <= 1'b1;".into(),
+        format!("            wr_valid <= |(shk[{}:0] | ck_in);", k - 1),
         "            wr_addr <= base;".into(),
         format!("            wr_data <= sh[{}:0] | c_in;", d - 1),
         format!("            wr_strb <= shk[{}:0] | ck_in;", k - 1),

@@ -206,12 +206,14 @@ impl Nic {
     }
 
     /// Places `data` at message offset `off` of scatter list `sges` (DMA writes, recorded per QP and side).
-    /// False if the list is shorter than the data; a write itself cannot fail (PCIe writes are posted).
+    /// False, with nothing written, if the list is shorter than the data; a write itself cannot fail (PCIe
+    /// writes are posted).
     pub(super) fn scatter(&mut self, at: (u32, Side), sges: &[Sge], off: u32, data: &[u8], mem: &mut dyn Dma) -> bool {
-        super::qp::walk_sges(sges, off, data.len(), |addr, a, b| {
+        let Some(pieces) = super::qp::scatter_pieces(sges, off, data.len()) else { return false };
+        for (addr, a, b) in pieces {
             self.place(at, addr, &data[a..b], mem);
-            true
-        })
+        }
+        true
     }
 }
 

@@ -62,7 +62,7 @@ pub struct Ring {
 impl Ring {
     pub fn addr(&self, counter: u16) -> u64 {
         let slot = u64::from(counter) & ((1u64 << self.log_size) - 1);
-        self.iova + (slot << self.log_stride)
+        self.iova.wrapping_add(slot << self.log_stride)
     }
     pub fn pending(&self) -> u16 {
         self.pi.wrapping_sub(self.ci)
@@ -94,13 +94,29 @@ pub fn walk_sges(sges: &[Sge], mut off: u32, len: usize, mut f: impl FnMut(u64, 
             continue;
         }
         let n = ((s.length - off) as usize).min(len - done);
-        if !f(s.addr + u64::from(off), done, done + n) {
+        if !f(s.addr.wrapping_add(u64::from(off)), done, done + n) {
             return false;
         }
         done += n;
         off = 0;
     }
     done == len
+}
+
+/// The pieces a payload of `len` bytes at message offset `off` takes in a scatter list, `(addr, start, end)`
+/// as `walk_sges` gives them; `None` when the list from `off` is shorter than the payload, which then writes
+/// nothing (a payload of no bytes always fits). The RTL's `DmaScatter` decides and cuts the same.
+pub fn scatter_pieces(sges: &[Sge], off: u32, len: usize) -> Option<Vec<(u64, usize, usize)>> {
+    let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+    if len > 0 && u64::from(off) + len as u64 > total {
+        return None;
+    }
+    let mut pieces = Vec::new();
+    let whole = walk_sges(sges, off, len, |addr, a, b| {
+        pieces.push((addr, a, b));
+        true
+    });
+    whole.then_some(pieces)
 }
 
 /// Where a send WQE's data lives.
