@@ -148,3 +148,64 @@ impl Monitor {
         }
     }
 }
+
+/// The posted DMA write port of a block (`wr_valid`, `wr_ready`, `wr_addr`, `wr_data`, `wr_strb`,
+/// `wr_last`), with seeded random back-pressure.
+pub struct WritePort {
+    valid: usize,
+    ready: usize,
+    addr: usize,
+    data: usize,
+    strb: usize,
+    last: usize,
+    lanes: usize,
+    stall: f64,
+    rng: Rng,
+}
+
+/// A write beat taken from a `WritePort`: its bytes by address (the lanes its strobe names), and whether it
+/// ends its write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteBeat {
+    pub addr: u64,
+    pub bytes: Vec<(u64, u8)>,
+    pub last: bool,
+}
+
+impl WritePort {
+    /// The ports of `sim`, whose beats are `lanes` bytes wide; `ready` is low with probability `stall`.
+    pub fn find(sim: &Sim, lanes: usize, seed: u64, stall: f64) -> Self {
+        let p = |n: &str| sim.port(&format!("wr_{n}"));
+        WritePort {
+            valid: p("valid"),
+            ready: p("ready"),
+            addr: p("addr"),
+            data: p("data"),
+            strb: p("strb"),
+            last: p("last"),
+            lanes,
+            stall,
+            rng: Rng::new(seed),
+        }
+    }
+
+    /// Sets `ready` for this cycle (before `Sim::eval`).
+    pub fn drive(&mut self, sim: &mut Sim) -> bool {
+        let ready = !self.rng.chance(self.stall);
+        sim.set(self.ready, u64::from(ready));
+        ready
+    }
+
+    /// The beat taken this cycle (after `Sim::eval`, with `ready` as `drive` set it), if any.
+    pub fn take(&self, sim: &Sim, ready: bool) -> Option<WriteBeat> {
+        if !ready || sim.get(self.valid) == 0 {
+            return None;
+        }
+        let (addr, data, strb) = (sim.get(self.addr), sim.get_bytes(self.data), sim.get_bytes(self.strb));
+        let bytes = (0..self.lanes)
+            .filter(|&l| strb[l / 8] >> (l % 8) & 1 == 1)
+            .map(|l| (addr.wrapping_add(l as u64), data[l]))
+            .collect();
+        Some(WriteBeat { addr, bytes, last: sim.get(self.last) == 1 })
+    }
+}

@@ -15,6 +15,7 @@ use model::nic::context::pack_cq;
 use model::nic::cq::{Arm, Cq};
 use model::rng::Rng;
 use sim::responder::bytes_of;
+use sim::stream::WritePort;
 use sim::Sim;
 use std::collections::BTreeMap;
 use wire::contract::cqe::CqeRepr;
@@ -89,10 +90,9 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
         (port("reset"), port("in_valid"), port("in_ready"), port("cq"), port("cqe"), port("qp_live"));
     let (p_written, p_next, p_fire, p_error, p_fatal, p_slot) =
         (port("written"), port("cq_next"), port("fire"), port("cq_error"), port("qp_fatal"), port("slot"));
-    let (wr_valid, wr_ready, wr_addr, wr_data, wr_strb, wr_last) =
-        (port("wr_valid"), port("wr_ready"), port("wr_addr"), port("wr_data"), port("wr_strb"), port("wr_last"));
     let mut rng = Rng::new(seed);
     let (bubble, stall) = (rng.below(60) as f64 / 100.0, rng.below(60) as f64 / 100.0);
+    let mut wr = WritePort::find(&sim, k, seed, stall);
     sim.set(reset, 1);
     sim.tick();
     sim.set(reset, 0);
@@ -131,8 +131,7 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
             None => sim.set(p_live, 0),
         }
         sim.set(in_valid, u64::from(valid));
-        let ready = !rng.chance(stall);
-        sim.set(wr_ready, u64::from(ready));
+        let ready = wr.drive(&mut sim);
         sim.eval();
         if valid && sim.get(in_ready) == 1 {
             let (mut cq, cqe, live, exists) = offer.take().expect("offered");
@@ -161,15 +160,13 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
             owed.extend(mem.0);
             done += 1;
         }
-        if sim.get(wr_valid) == 1 && ready {
+        if let Some(b) = wr.take(&sim, ready) {
             beats += 1;
-            let (addr, data, last) = (sim.get(wr_addr), sim.get_bytes(wr_data), sim.get(wr_last) == 1);
-            let strb = sim.get_bytes(wr_strb);
-            assert_eq!(addr % k as u64, 0, "{}: a write beat's address is beat-aligned", ctx());
-            for lane in (0..k).filter(|&l| strb[l / 8] >> (l % 8) & 1 == 1) {
-                assert!(got.insert(addr.wrapping_add(lane as u64), data[lane]).is_none(), "{}: a byte twice", ctx());
+            assert_eq!(b.addr % k as u64, 0, "{}: a write beat's address is beat-aligned", ctx());
+            for (at, x) in b.bytes {
+                assert!(got.insert(at, x).is_none(), "{}: a byte twice", ctx());
             }
-            if last {
+            if b.last {
                 let (at, bytes) =
                     owed.pop_front().unwrap_or_else(|| panic!("{}: a write the model did not make", ctx()));
                 let want: BTreeMap<u64, u8> =

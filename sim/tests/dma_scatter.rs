@@ -13,6 +13,7 @@ use hdl::top::Top;
 use hdl::Width;
 use model::nic::qp::{scatter_pieces, Sge};
 use model::rng::Rng;
+use sim::stream::WritePort;
 use sim::Sim;
 use std::collections::BTreeMap;
 use wire::contract::qpc::recv_sge;
@@ -79,10 +80,9 @@ fn run(w: Width, payloads: usize, seed: u64) -> (u64, u64, u64, u64) {
     );
     let (in_data, in_keep, in_last, in_valid, in_ready) =
         (port("in_data"), port("in_keep"), port("in_last"), port("in_valid"), port("in_ready"));
-    let (wr_valid, wr_ready, wr_addr, wr_data, wr_strb, wr_last) =
-        (port("wr_valid"), port("wr_ready"), port("wr_addr"), port("wr_data"), port("wr_strb"), port("wr_last"));
     let mut rng = Rng::new(seed);
     let (bubble, stall) = (rng.below(60) as f64 / 100.0, rng.below(60) as f64 / 100.0);
+    let mut wr = WritePort::find(&sim, k, seed, stall);
     sim.set(reset, 1);
     sim.tick();
     sim.set(reset, 0);
@@ -139,23 +139,19 @@ fn run(w: Width, payloads: usize, seed: u64) -> (u64, u64, u64, u64) {
                 sim.set(in_last, u64::from(beat + 1 == nbeats));
             }
             sim.set(in_valid, u64::from(offer));
-            let ready = !rng.chance(stall);
-            sim.set(wr_ready, u64::from(ready));
+            let ready = wr.drive(&mut sim);
             sim.eval();
             if offer && sim.get(in_ready) == 1 {
                 beat += 1;
             }
-            if sim.get(wr_valid) == 1 && ready {
-                let (addr, data) = (sim.get(wr_addr), sim.get_bytes(wr_data));
-                let strb = sim.get_bytes(wr_strb);
-                assert_eq!(addr % k as u64, 0, "{}", ctx("a write beat's address is beat-aligned"));
-                assert!(strb.iter().any(|&b| b != 0), "{}", ctx("a write beat with no byte"));
-                for lane in (0..k).filter(|&l| strb[l / 8] >> (l % 8) & 1 == 1) {
-                    let at = addr.wrapping_add(lane as u64);
-                    assert!(got.insert(at, data[lane]).is_none(), "{}", ctx(&format!("byte {at:#x} written twice")));
+            if let Some(b) = wr.take(&sim, ready) {
+                assert_eq!(b.addr % k as u64, 0, "{}", ctx("a write beat's address is beat-aligned"));
+                assert!(!b.bytes.is_empty(), "{}", ctx("a write beat with no byte"));
+                for (at, x) in b.bytes {
+                    assert!(got.insert(at, x).is_none(), "{}", ctx(&format!("byte {at:#x} written twice")));
                 }
                 wbeats += 1;
-                lasts += sim.get(wr_last);
+                lasts += u64::from(b.last);
             }
             sim.tick();
         }
