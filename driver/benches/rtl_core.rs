@@ -1,0 +1,115 @@
+//! The RTL core's receive side as a responder, in cycles: a model NIC's requester writes into the Verilated
+//! core (16 QPs, 8-byte datapath, host memory behind the default DMA latency), and the core places the data
+//! and acknowledges it. `cargo bench -p ferrite-driver --bench rtl_core` prints, for each run, the core's
+//! cycles from the first frame in to the last ACK out, the payload bytes per cycle over the datapath's width
+//! (the responder's efficiency, headers and the ACKs' turnaround included), frames per cycle, and the
+//! simulation's speed in cycles per wall second, without and with the model following in lockstep
+//! (figures in BENCHMARKS.md). Every run checks the data landed and the requester's WRITEs completed.
+
+use driver::pair::{connect, open_host, open_host_on};
+use driver::rtl::RtlBackend;
+use driver::*;
+use model::net::{LinkConfig, World};
+use std::time::Instant;
+
+const BUF: usize = 1 << 20;
+/// The core's datapath, bytes a cycle.
+const DATAPATH: f64 = 8.0;
+
+struct Run {
+    cycles: u64,
+    frames: usize,
+    bytes: usize,
+    wall: f64,
+}
+
+/// `count` WRITEs of `size` bytes at PMTU 4096 from the model into the core; the core's cycles and the
+/// wall time for them (and for the ACKs to complete them at the requester).
+fn run(size: usize, count: usize, lockstep: bool) -> Run {
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), 1));
+    let cap = QpCap { max_send_wr: count as u32, max_recv_wr: 16, ..QpCap::default() };
+    let a = open_host(&w, 0, 1, BUF, cap, false).expect("the model host");
+    let rtl = if lockstep { RtlBackend::with_lockstep(16) } else { RtlBackend::new(16) };
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, 1, BUF, cap, false).expect("the RTL host");
+    let opts = ConnectOpts { path_mtu: 5, timeout: 20, ..Default::default() };
+    connect(&a, 0, 0x10, &b, 0, 0x20, &opts).expect("connected");
+    let data: Vec<u8> = (0..size * count).map(|i| (i * 31 + 7) as u8).collect();
+    a.buf.write(0, &data).expect("the source written");
+    for i in 0..count {
+        let wr = SendWr {
+            wr_id: i as u64,
+            opcode: Some(SendOp::RdmaWrite),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![a.sge((i * size) as u64, size as u32)],
+            remote_addr: b.mr.addr + (i * size) as u64,
+            rkey: b.mr.rkey,
+            ..Default::default()
+        };
+        a.qps[0].post_send(&wr).expect("posted");
+    }
+    // The requester sends what its window lets it, the core answers, and so on until every WRITE completed;
+    // only the core's part is timed.
+    let (mut cycles, mut wall, mut n, mut done) = (0u64, 0f64, 0usize, Vec::new());
+    for _ in 0..64 {
+        let frames = {
+            let mut w = w.lock().unwrap();
+            let until = w.now + 2_000_000_000;
+            w.run_until(until);
+            w.take_external()
+        };
+        n += frames.len();
+        let start = (core.cycles(), Instant::now());
+        for f in frames {
+            core.receive(f);
+        }
+        assert!(core.settle(100_000_000), "the core took every frame in and answered");
+        cycles += core.cycles() - start.0;
+        wall += start.1.elapsed().as_secs_f64();
+        for f in core.take_sent() {
+            w.lock().unwrap().inject_external(f);
+        }
+        {
+            let mut w = w.lock().unwrap();
+            let until = w.now + 2_000_000_000;
+            w.run_until(until);
+        }
+        done.extend(a.cq.poll(count + 1).expect("the requester's completions"));
+        if done.len() >= count {
+            break;
+        }
+    }
+    assert_eq!(done.len(), count, "every WRITE completed by the core's ACKs");
+    assert!(done.iter().all(|c| c.status == WcStatus::Success), "{done:?}");
+    assert_eq!(core.peek("rx_drop_full"), 0, "the MAC boundary had room");
+    assert_eq!(b.buf.read(0, size * count).expect("the core's buffer"), data, "the data landed");
+    if lockstep {
+        let r = core.lockstep_report().expect("lockstep is on");
+        assert_eq!((r.mismatches, r.first), (0, None), "the model following {} decisions", r.events);
+    }
+    Run { cycles, frames: n, bytes: size * count, wall }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs this once as a smoke test.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let cases: &[(usize, usize)] = if quick { &[(4096, 2)] } else { &[(1 << 16, 16), (4096, 64), (64, 256)] };
+    println!(
+        "| WRITEs | lockstep | frames | core cycles | payload B / (cycles x 8 B) | frames / cycle | Kcycles / s |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for &(size, count) in cases {
+        for lockstep in [false, true] {
+            let r = run(size, count, lockstep);
+            println!(
+                "| {count} x {size} B | {} | {} | {} | {:.3} | {:.4} | {:.0} |",
+                if lockstep { "on" } else { "off" },
+                r.frames,
+                r.cycles,
+                r.bytes as f64 / (r.cycles as f64 * DATAPATH),
+                r.frames as f64 / r.cycles as f64,
+                r.cycles as f64 / r.wall / 1000.0
+            );
+        }
+    }
+}
