@@ -37,6 +37,8 @@ pub enum Top {
     CqeWrite,
     /// A payload scattered over SGEs on its own (`host::scatter::DmaScatter`), at both widths.
     DmaScatter,
+    /// The DMA read port's mux on its own (`host::dma::DmaReadMux`), with `DMA_MUX_REQUESTERS` requesters.
+    DmaReadMux,
     /// A receive WQE fetched and checked on its own (`engine::resp::recv_wqe::RecvWqe`), with `engine_profile`.
     RecvWqe,
 }
@@ -56,8 +58,12 @@ pub struct Port {
     pub dir: Dir,
 }
 
+/// Requesters of the DMA read mux's own top: a number that is not a power of two, so the round robin wraps
+/// unevenly.
+pub const DMA_MUX_REQUESTERS: usize = 3;
+
 impl Top {
-    pub const ALL: [Top; 16] = [
+    pub const ALL: [Top; 17] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -74,6 +80,7 @@ impl Top {
         Top::CqeWrite,
         Top::RecvWqe,
         Top::DmaScatter,
+        Top::DmaReadMux,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -107,6 +114,7 @@ impl Top {
             | Top::RespAdvance
             | Top::RespQueue
             | Top::RecvWqe
+            | Top::DmaReadMux
             | Top::RxRoute
             | Top::TxHeaders => &[Width::W8],
             _ => &Width::ALL,
@@ -130,6 +138,7 @@ impl Top {
             Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
             Top::CqeWrite => format!("cqe_write_w{}", w.bytes()),
             Top::RecvWqe => "recv_wqe".into(),
+            Top::DmaReadMux => "dma_read_mux".into(),
             Top::DmaScatter => format!("dma_scatter_w{}", w.bytes()),
         }
     }
@@ -276,6 +285,31 @@ impl Top {
                 p("wr_strb", k, Dir::Out),
                 p("wr_last", 1, Dir::Out),
             ],
+            Top::DmaReadMux => {
+                let m = crate::host::dma::MAX_REQUESTERS;
+                vec![
+                    p("clock", 1, Dir::In),
+                    p("reset", 1, Dir::In),
+                    p("rq_valid", m, Dir::In),
+                    p("rq_ready", m, Dir::Out),
+                    p("rq_addr", 64 * m, Dir::In),
+                    p("rq_len", 16 * m, Dir::In),
+                    p("cp_valid", m, Dir::Out),
+                    p("cp_data", 64, Dir::Out),
+                    p("cp_err", 1, Dir::Out),
+                    p("cp_last", 1, Dir::Out),
+                    p("rd_valid", 1, Dir::Out),
+                    p("rd_ready", 1, Dir::In),
+                    p("rd_addr", 64, Dir::Out),
+                    p("rd_len", 16, Dir::Out),
+                    p("rd_tag", 8, Dir::Out),
+                    p("cpl_valid", 1, Dir::In),
+                    p("cpl_data", 64, Dir::In),
+                    p("cpl_tag", 8, Dir::In),
+                    p("cpl_err", 1, Dir::In),
+                    p("cpl_last", 1, Dir::In),
+                ]
+            }
             Top::DmaScatter => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
@@ -382,6 +416,22 @@ impl Top {
                 u.clock.connect();
                 u.meta.connect();
                 u.resp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::DmaReadMux, _) => {
+                let mut u = crate::host::dma::DmaReadMux::new(DMA_MUX_REQUESTERS);
+                u.clock.connect();
+                u.reset.connect();
+                u.rq_valid.connect();
+                u.rq_addr.connect();
+                u.rq_len.connect();
+                u.rd_ready.connect();
+                u.cpl_valid.connect();
+                u.cpl_data.connect();
+                u.cpl_tag.connect();
+                u.cpl_err.connect();
+                u.cpl_last.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

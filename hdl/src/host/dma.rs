@@ -1,0 +1,144 @@
+//! `DmaReadMux`: the DMA read port shared by the engines that read host memory (the command unit's
+//! mailboxes, receive WQEs, and later send WQEs, READ payload and atomics), as generated Verilog. Each
+//! requester has one read in flight at most, and its index is the read's tag; completions come back in any
+//! order across tags (a tag's own beats in order, `last` on its final one) and each goes to the requester
+//! its tag names, on shared data lines. Requests are granted round robin from the one after the last
+//! granted, and a request offered and not yet taken keeps the port (its address and length hold still, as
+//! a bridge expects), so no requester waits more than one turn of the others.
+
+use crate::kit::*;
+
+/// The most requesters a mux serves (tags 0 to 7).
+pub const MAX_REQUESTERS: usize = 8;
+
+#[derive(LogicBlock)]
+pub struct DmaReadMux {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// The requesters' reads: requester `i`'s bit, address (`64i+63:64i`) and length (`16i+15:16i`).
+    pub rq_valid: Signal<In, Bits<MAX_REQUESTERS>>,
+    pub rq_ready: Signal<Out, Bits<MAX_REQUESTERS>>,
+    pub rq_addr: Signal<In, Bits<{ 64 * MAX_REQUESTERS }>>,
+    pub rq_len: Signal<In, Bits<{ 16 * MAX_REQUESTERS }>>,
+    /// The completion beat is requester `i`'s when its bit is set; data, error and last are shared.
+    pub cp_valid: Signal<Out, Bits<MAX_REQUESTERS>>,
+    pub cp_data: Signal<Out, Bits<64>>,
+    pub cp_err: Signal<Out, Bit>,
+    pub cp_last: Signal<Out, Bit>,
+    /// The host side: tagged reads out, completions in.
+    pub rd_valid: Signal<Out, Bit>,
+    pub rd_ready: Signal<In, Bit>,
+    pub rd_addr: Signal<Out, Bits<64>>,
+    pub rd_len: Signal<Out, Bits<16>>,
+    pub rd_tag: Signal<Out, Bits<8>>,
+    pub cpl_valid: Signal<In, Bit>,
+    pub cpl_data: Signal<In, Bits<64>>,
+    pub cpl_tag: Signal<In, Bits<8>>,
+    pub cpl_err: Signal<In, Bit>,
+    pub cpl_last: Signal<In, Bit>,
+    requesters: Param<usize>,
+}
+
+impl DmaReadMux {
+    /// A mux for `n` requesters (tags 0 to `n - 1`).
+    pub fn new(n: usize) -> Self {
+        assert!((1..=MAX_REQUESTERS).contains(&n), "1 to {MAX_REQUESTERS} requesters");
+        DmaReadMux {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            rq_valid: Signal::default(),
+            rq_ready: Signal::default(),
+            rq_addr: Signal::default(),
+            rq_len: Signal::default(),
+            cp_valid: Signal::default(),
+            cp_data: Signal::default(),
+            cp_err: Signal::default(),
+            cp_last: Signal::default(),
+            rd_valid: Signal::default(),
+            rd_ready: Signal::default(),
+            rd_addr: Signal::default(),
+            rd_len: Signal::default(),
+            rd_tag: Signal::default(),
+            cpl_valid: Signal::default(),
+            cpl_data: Signal::default(),
+            cpl_tag: Signal::default(),
+            cpl_err: Signal::default(),
+            cpl_last: Signal::default(),
+            requesters: Param(n),
+        }
+    }
+}
+
+impl Logic for DmaReadMux {
+    fn update(&mut self) {
+        // Verified in Verilator (sim/tests/dma_read_mux.rs).
+    }
+
+    fn connect(&mut self) {
+        self.rq_ready.connect();
+        self.cp_valid.connect();
+        self.cp_data.connect();
+        self.cp_err.connect();
+        self.cp_last.connect();
+        self.rd_valid.connect();
+        self.rd_addr.connect();
+        self.rd_len.connect();
+        self.rd_tag.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(verilog(self.requesters.0))
+    }
+}
+
+/// The Verilog body of `DmaReadMux` for `n` requesters.
+pub fn verilog(n: usize) -> Vec<String> {
+    let m = MAX_REQUESTERS;
+    let mut v = vec![
+        "// The requester granted last, and whether its offer waits (it keeps the port).".to_string(),
+        "reg [2:0] last_g;".into(),
+        "reg waiting;".into(),
+        "reg [2:0] g;".into(),
+        "reg any;".into(),
+        "integer k;".into(),
+        "// Round robin: the first valid requester after the last granted.".into(),
+        "always @(*) begin".into(),
+        "    g = last_g; any = 1'b0;".into(),
+        "    if (waiting) begin g = last_g; any = 1'b1; end".into(),
+        "    else begin".into(),
+        format!("        for (k = {n}; k >= 1; k = k - 1)"),
+        format!("            if (rq_valid[(last_g + k) % {n}]) begin g = (last_g + k) % {n}; any = 1'b1; end"),
+        "    end".into(),
+        "end".into(),
+        "always @(*) begin".into(),
+        "    rd_valid = any;".into(),
+        "    rd_addr = rq_addr[g * 64 +: 64];".into(),
+        "    rd_len = rq_len[g * 16 +: 16];".into(),
+        "    rd_tag = {5'd0, g};".into(),
+        format!("    rq_ready = {m}'d0;"),
+        "    rq_ready[g] = any && rd_ready;".into(),
+        format!("    cp_valid = {m}'d0;"),
+        format!("    cp_valid[cpl_tag[2:0]] = cpl_valid && cpl_tag < 8'd{n};"),
+        "    cp_data = cpl_data;".into(),
+        "    cp_err = cpl_err;".into(),
+        "    cp_last = cpl_last;".into(),
+        "end".into(),
+        "always @(posedge clock) begin".into(),
+        "    if (any) last_g <= g;".into(),
+        "    waiting <= any && !rd_ready;".into(),
+        "    if (reset) begin last_g <= 3'd0; waiting <= 1'b0; end".into(),
+        "end".into(),
+    ];
+    if n < m {
+        // Requesters past `n` are not there: their inputs are not looked at (Verilator's `*unused*` names).
+        v.push(format!(
+            "wire unused_rq = ^{{rq_valid[{}:{n}], rq_addr[{}:{}], rq_len[{}:{}]}};",
+            m - 1,
+            64 * m - 1,
+            64 * n,
+            16 * m - 1,
+            16 * n
+        ));
+    }
+    v
+}
