@@ -23,7 +23,7 @@ use wire::contract::verbs::WcStatus;
 pub const CQE_BITS: usize = 8 * CQE_LEN;
 
 /// The model's `Cq::post`: what posting `cqe` to the CQ `cq` does, combinationally.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct CqPost {
     /// The CQ's table entry, zero-extended.
     pub cq: Signal<In, Bits<CQ_BITS>>,
@@ -45,24 +45,6 @@ pub struct CqPost {
     pub data: Signal<Out, Bits<CQE_BITS>>,
     pub addr: Signal<Out, Bits<64>>,
     pub slot: Signal<Out, Bits<32>>,
-}
-
-impl Default for CqPost {
-    fn default() -> Self {
-        CqPost {
-            cq: Signal::default(),
-            cqe: Signal::default(),
-            qp_live: Signal::default(),
-            written: Signal::default(),
-            cq_next: Signal::default(),
-            fire: Signal::default(),
-            cq_error: Signal::default(),
-            qp_fatal: Signal::default(),
-            data: Signal::default(),
-            addr: Signal::default(),
-            slot: Signal::default(),
-        }
-    }
 }
 
 impl Logic for CqPost {
@@ -189,7 +171,7 @@ pub struct CqeWrite<const D: usize, const K: usize> {
 
 impl<const D: usize, const K: usize> Default for CqeWrite<D, K> {
     fn default() -> Self {
-        assert!(D == 8 * K && CQE_LEN % K == 0, "a beat of {K} bytes is {D} bits and divides a CQE");
+        assert!(D == 8 * K && CQE_LEN.is_multiple_of(K), "a beat of {K} bytes is {D} bits and divides a CQE");
         CqeWrite {
             clock: Signal::default(),
             reset: Signal::default(),

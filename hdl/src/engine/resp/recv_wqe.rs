@@ -128,7 +128,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let (id_beat, id) = beat_field(RecvCtrlRepr::FIELDS, 0, "wr_id");
     let (num_beat, num) = beat_field(RecvCtrlRepr::FIELDS, 0, "num_sge");
     // The data segments: two beats each, from beat `RECV_DATA / 8`; a segment's fields by the beat within it.
-    assert!(RECV_DATA % 8 == 0 && DATA_SEG_LEN == 16, "data segments are two whole beats");
+    const { assert!(RECV_DATA.is_multiple_of(8) && DATA_SEG_LEN == 16, "data segments are two whole beats") };
     let first_seg = RECV_DATA / 8;
     let seg = |name: &str| beat_field(DataSegRepr::FIELDS, 0, name);
     let ((addr_beat, addr), (key_beat, key), (len_beat, len)) = (seg("addr"), seg("lkey"), seg("length"));
