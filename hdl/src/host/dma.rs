@@ -11,7 +11,7 @@ use crate::kit::*;
 /// The most requesters a mux serves (tags 0 to 7).
 pub const MAX_REQUESTERS: usize = 8;
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct DmaReadMux {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -43,29 +43,7 @@ impl DmaReadMux {
     /// A mux for `n` requesters (tags 0 to `n - 1`).
     pub fn new(n: usize) -> Self {
         assert!((1..=MAX_REQUESTERS).contains(&n), "1 to {MAX_REQUESTERS} requesters");
-        DmaReadMux {
-            clock: Signal::default(),
-            reset: Signal::default(),
-            rq_valid: Signal::default(),
-            rq_ready: Signal::default(),
-            rq_addr: Signal::default(),
-            rq_len: Signal::default(),
-            cp_valid: Signal::default(),
-            cp_data: Signal::default(),
-            cp_err: Signal::default(),
-            cp_last: Signal::default(),
-            rd_valid: Signal::default(),
-            rd_ready: Signal::default(),
-            rd_addr: Signal::default(),
-            rd_len: Signal::default(),
-            rd_tag: Signal::default(),
-            cpl_valid: Signal::default(),
-            cpl_data: Signal::default(),
-            cpl_tag: Signal::default(),
-            cpl_err: Signal::default(),
-            cpl_last: Signal::default(),
-            requesters: Param(n),
-        }
+        DmaReadMux { requesters: Param(n), ..Default::default() }
     }
 }
 

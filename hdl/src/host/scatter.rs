@@ -20,7 +20,7 @@ use crate::kit::*;
 use wire::contract::qpc::recv_sge;
 
 /// The walk: it decides, finds SGEs and cuts pieces; `DmaPlace` writes them.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct ScatterWalk<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -48,35 +48,6 @@ pub struct ScatterWalk<const D: usize, const K: usize> {
     pub p_idle: Signal<In, Bit>,
 }
 
-impl<const D: usize, const K: usize> Default for ScatterWalk<D, K> {
-    fn default() -> Self {
-        ScatterWalk {
-            clock: Signal::default(),
-            reset: Signal::default(),
-            start: Signal::default(),
-            sges: Signal::default(),
-            count: Signal::default(),
-            off: Signal::default(),
-            len: Signal::default(),
-            busy: Signal::default(),
-            fits: Signal::default(),
-            in_data: Signal::default(),
-            in_keep: Signal::default(),
-            in_last: Signal::default(),
-            in_valid: Signal::default(),
-            in_ready: Signal::default(),
-            p_data: Signal::default(),
-            p_keep: Signal::default(),
-            p_va: Signal::default(),
-            p_lane: Signal::default(),
-            p_last: Signal::default(),
-            p_valid: Signal::default(),
-            p_ready: Signal::default(),
-            p_idle: Signal::default(),
-        }
-    }
-}
-
 impl<const D: usize, const K: usize> Logic for ScatterWalk<D, K> {
     fn update(&mut self) {
         // Verified in Verilator against the model's `Nic::scatter` (sim/tests/dma_scatter.rs).
@@ -101,6 +72,7 @@ impl<const D: usize, const K: usize> Logic for ScatterWalk<D, K> {
 
 /// The Verilog body of `ScatterWalk` for beats of `k` bytes.
 pub fn walk_verilog(k: usize) -> Vec<String> {
+    assert!(k <= 128, "a beat's lanes count in 8 bits");
     let l = sge_layout();
     let (a_lsb, a_w) = l.0;
     let (n_lsb, n_w) = l.1;
@@ -202,7 +174,7 @@ fn sge_layout() -> ((usize, usize), (usize, usize)) {
 }
 
 /// `dma_scatter`: `ScatterWalk` and the `DmaPlace` it feeds.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct DmaScatter<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -228,36 +200,6 @@ pub struct DmaScatter<const D: usize, const K: usize> {
     pub wr_last: Signal<Out, Bit>,
     walk: ScatterWalk<D, K>,
     place: DmaPlace<D, K>,
-}
-
-impl<const D: usize, const K: usize> Default for DmaScatter<D, K> {
-    fn default() -> Self {
-        assert!(K <= 128, "a beat's lanes count in 8 bits");
-        DmaScatter {
-            clock: Signal::default(),
-            reset: Signal::default(),
-            start: Signal::default(),
-            sges: Signal::default(),
-            count: Signal::default(),
-            off: Signal::default(),
-            len: Signal::default(),
-            busy: Signal::default(),
-            fits: Signal::default(),
-            in_data: Signal::default(),
-            in_keep: Signal::default(),
-            in_last: Signal::default(),
-            in_valid: Signal::default(),
-            in_ready: Signal::default(),
-            wr_valid: Signal::default(),
-            wr_ready: Signal::default(),
-            wr_addr: Signal::default(),
-            wr_data: Signal::default(),
-            wr_strb: Signal::default(),
-            wr_last: Signal::default(),
-            walk: ScatterWalk::default(),
-            place: DmaPlace::default(),
-        }
-    }
 }
 
 impl<const D: usize, const K: usize> Logic for DmaScatter<D, K> {

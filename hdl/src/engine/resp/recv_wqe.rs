@@ -26,7 +26,7 @@ pub const SGE_BITS: usize = 96;
 /// Bits of the `sges` port.
 pub const SGES_BITS: usize = MAX_SGE * SGE_BITS;
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RecvWqe {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -59,30 +59,7 @@ pub struct RecvWqe {
 impl RecvWqe {
     pub fn new(profile: Profile) -> Self {
         assert!(profile.max_sge as usize <= MAX_SGE, "max_sge {} past the port's {MAX_SGE}", profile.max_sge);
-        RecvWqe {
-            clock: Signal::default(),
-            reset: Signal::default(),
-            start: Signal::default(),
-            attr: Signal::default(),
-            index: Signal::default(),
-            busy: Signal::default(),
-            rd_valid: Signal::default(),
-            rd_ready: Signal::default(),
-            rd_addr: Signal::default(),
-            rd_len: Signal::default(),
-            cpl_valid: Signal::default(),
-            cpl_data: Signal::default(),
-            cpl_err: Signal::default(),
-            cpl_last: Signal::default(),
-            mr_index: Signal::default(),
-            mr: Signal::default(),
-            done: Signal::default(),
-            ok: Signal::default(),
-            wr_id: Signal::default(),
-            count: Signal::default(),
-            sges: Signal::default(),
-            profile: Param(profile),
-        }
+        RecvWqe { profile: Param(profile), ..Default::default() }
     }
 }
 
