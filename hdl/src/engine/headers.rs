@@ -15,7 +15,7 @@ use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::DEFAULT_HOP_LIMIT;
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct TxHeaders {
     pub clock: Signal<In, Clock>,
     /// The QP's `qp_attr` record, zero-extended.
@@ -37,20 +37,7 @@ pub struct TxHeaders {
 
 impl TxHeaders {
     pub fn new(profile: Profile) -> Self {
-        TxHeaders {
-            clock: Signal::default(),
-            attr: Signal::default(),
-            gid_index: Signal::default(),
-            gid: Signal::default(),
-            gid_valid: Signal::default(),
-            mac: Signal::default(),
-            opcode: Signal::default(),
-            psn: Signal::default(),
-            ack_req: Signal::default(),
-            meta: Signal::default(),
-            ok: Signal::default(),
-            profile: Param(profile),
-        }
+        TxHeaders { profile: Param(profile), ..Default::default() }
     }
 }
 

@@ -37,7 +37,7 @@ pub mod route {
     pub const RESPONSE_QP_STATE: u8 = 10;
 }
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RxRoute {
     pub clock: Signal<In, Clock>,
     /// The frame's RX record (`rx::meta`).
@@ -60,20 +60,7 @@ pub struct RxRoute {
 
 impl RxRoute {
     pub fn new(profile: Profile) -> Self {
-        RxRoute {
-            clock: Signal::default(),
-            meta: Signal::default(),
-            mac: Signal::default(),
-            qp_index: Signal::default(),
-            qp_valid: Signal::default(),
-            attr: Signal::default(),
-            gid_index: Signal::default(),
-            gid: Signal::default(),
-            gid_valid: Signal::default(),
-            route: Signal::default(),
-            ce: Signal::default(),
-            profile: Param(profile),
-        }
+        RxRoute { profile: Param(profile), ..Default::default() }
     }
 }
 

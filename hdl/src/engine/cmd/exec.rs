@@ -49,7 +49,7 @@ pub const MB_BYTES: usize = OUT_HDR;
 /// Bytes it writes back, from `OUT_HDR` to the end of the mailbox: the output header and the output.
 pub const TAIL_BYTES: usize = MAILBOX_LEN - OUT_HDR;
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct CmdExec {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -112,51 +112,7 @@ pub struct CmdExec {
 
 impl CmdExec {
     pub fn new(profile: Profile) -> Self {
-        CmdExec {
-            clock: Signal::default(),
-            reset: Signal::default(),
-            beat_valid: Signal::default(),
-            beat_data: Signal::default(),
-            scan_start: Signal::default(),
-            lookup: Signal::default(),
-            latch: Signal::default(),
-            commit: Signal::default(),
-            out_index: Signal::default(),
-            out_beat: Signal::default(),
-            status: Signal::default(),
-            db_valid: Signal::default(),
-            db_addr: Signal::default(),
-            db_val: Signal::default(),
-            quiet: Signal::default(),
-            qp_started: Signal::default(),
-            qp_index: Signal::default(),
-            qp_valid: Signal::default(),
-            qp_attr: Signal::default(),
-            qp_req: Signal::default(),
-            qp_resp: Signal::default(),
-            mr_index: Signal::default(),
-            mr: Signal::default(),
-            cq_index: Signal::default(),
-            cq: Signal::default(),
-            eq: Signal::default(),
-            gid_index: Signal::default(),
-            gid: Signal::default(),
-            gid_valid: Signal::default(),
-            mac: Signal::default(),
-            rs_qp_index: Signal::default(),
-            rs_qp_valid: Signal::default(),
-            rs_attr: Signal::default(),
-            rs_resp: Signal::default(),
-            rs_mr_index: Signal::default(),
-            rs_mr: Signal::default(),
-            rs_gid_index: Signal::default(),
-            rs_gid: Signal::default(),
-            rs_gid_valid: Signal::default(),
-            rs_resp_we: Signal::default(),
-            rs_resp_qpn: Signal::default(),
-            rs_resp_next: Signal::default(),
-            profile: Param(profile),
-        }
+        CmdExec { profile: Param(profile), ..Default::default() }
     }
 }
 

@@ -17,7 +17,7 @@ use wire::contract::profile::Profile;
 use wire::contract::qpc::{in_msg, qp_context};
 use wire::ext::{syndrome, RethRepr};
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RespAdvance {
     pub clock: Signal<In, Clock>,
     /// The packet's RX record (`rx::meta`).
@@ -33,14 +33,7 @@ pub struct RespAdvance {
 
 impl RespAdvance {
     pub fn new(profile: Profile) -> Self {
-        RespAdvance {
-            clock: Signal::default(),
-            meta: Signal::default(),
-            resp: Signal::default(),
-            resp_next: Signal::default(),
-            va: Signal::default(),
-            profile: Param(profile),
-        }
+        RespAdvance { profile: Param(profile), ..Default::default() }
     }
 }
 

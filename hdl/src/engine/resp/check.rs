@@ -34,7 +34,7 @@ pub mod verdict {
     pub const EXECUTE: u8 = 8;
 }
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RespCheck {
     pub clock: Signal<In, Clock>,
     /// The request's RX record (`rx::meta`).
@@ -53,17 +53,7 @@ pub struct RespCheck {
 
 impl RespCheck {
     pub fn new(profile: Profile) -> Self {
-        RespCheck {
-            clock: Signal::default(),
-            meta: Signal::default(),
-            attr: Signal::default(),
-            resp: Signal::default(),
-            key_index: Signal::default(),
-            mr: Signal::default(),
-            verdict: Signal::default(),
-            room: Signal::default(),
-            profile: Param(profile),
-        }
+        RespCheck { profile: Param(profile), ..Default::default() }
     }
 }
 

@@ -11,7 +11,7 @@ use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::ext::syndrome;
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RespDuplicate {
     pub clock: Signal<In, Clock>,
     /// The QP's `qp_resp` record, zero-extended.
@@ -23,12 +23,7 @@ pub struct RespDuplicate {
 
 impl RespDuplicate {
     pub fn new(profile: Profile) -> Self {
-        RespDuplicate {
-            clock: Signal::default(),
-            resp: Signal::default(),
-            resp_next: Signal::default(),
-            profile: Param(profile),
-        }
+        RespDuplicate { profile: Param(profile), ..Default::default() }
     }
 }
 

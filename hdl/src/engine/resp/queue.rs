@@ -26,7 +26,7 @@ fn qp_bits(p: &Profile) -> usize {
 }
 
 /// The response rings of every QP: one write port (QP, slot, record) and one registered read port.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RespItems {
     pub clock: Signal<In, Clock>,
     pub we: Signal<In, Bit>,
@@ -41,17 +41,7 @@ pub struct RespItems {
 
 impl RespItems {
     pub fn new(profile: Profile) -> Self {
-        RespItems {
-            clock: Signal::default(),
-            we: Signal::default(),
-            w_qpn: Signal::default(),
-            w_slot: Signal::default(),
-            w_item: Signal::default(),
-            r_qpn: Signal::default(),
-            r_slot: Signal::default(),
-            r_item: Signal::default(),
-            profile: Param(profile),
-        }
+        RespItems { profile: Param(profile), ..Default::default() }
     }
 }
 
@@ -91,7 +81,7 @@ pub fn items_verilog(p: &Profile) -> Vec<String> {
 /// timer in the syndrome, no NAK marked outstanding). The QP's `qp_attr` and `qp_resp` records in; one
 /// cycle later, the record after (the slot empty, one or two more items) and the items to write: `first`
 /// into slot `first_slot`, and when the ACK moved, the NAK (`second`) into the slot after it.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RespQueue {
     pub clock: Signal<In, Clock>,
     pub attr: Signal<In, Bits<ATTR_BITS>>,
@@ -107,18 +97,7 @@ pub struct RespQueue {
 
 impl RespQueue {
     pub fn new(profile: Profile) -> Self {
-        RespQueue {
-            clock: Signal::default(),
-            attr: Signal::default(),
-            resp: Signal::default(),
-            rnr: Signal::default(),
-            resp_next: Signal::default(),
-            first: Signal::default(),
-            first_slot: Signal::default(),
-            second_valid: Signal::default(),
-            second: Signal::default(),
-            profile: Param(profile),
-        }
+        RespQueue { profile: Param(profile), ..Default::default() }
     }
 }
 
