@@ -41,6 +41,8 @@ pub enum Top {
     DmaReadMux,
     /// A receive WQE fetched and checked on its own (`engine::resp::recv_wqe::RecvWqe`), with `engine_profile`.
     RecvWqe,
+    /// The same with the large profile (16 SGEs, 65,536 MRs).
+    RecvWqeLarge,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -63,7 +65,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 17] = [
+    pub const ALL: [Top; 18] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -79,6 +81,7 @@ impl Top {
         Top::RxIngress,
         Top::CqeWrite,
         Top::RecvWqe,
+        Top::RecvWqeLarge,
         Top::DmaScatter,
         Top::DmaReadMux,
     ];
@@ -114,6 +117,7 @@ impl Top {
             | Top::RespAdvance
             | Top::RespQueue
             | Top::RecvWqe
+            | Top::RecvWqeLarge
             | Top::DmaReadMux
             | Top::RxRoute
             | Top::TxHeaders => &[Width::W8],
@@ -138,6 +142,7 @@ impl Top {
             Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
             Top::CqeWrite => format!("cqe_write_w{}", w.bytes()),
             Top::RecvWqe => "recv_wqe".into(),
+            Top::RecvWqeLarge => "recv_wqe_large".into(),
             Top::DmaReadMux => "dma_read_mux".into(),
             Top::DmaScatter => format!("dma_scatter_w{}", w.bytes()),
         }
@@ -353,7 +358,7 @@ impl Top {
                 p("wr_strb", k, Dir::Out),
                 p("wr_last", 1, Dir::Out),
             ],
-            Top::RecvWqe => vec![
+            Top::RecvWqe | Top::RecvWqeLarge => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
                 p("start", 1, Dir::In),
@@ -435,8 +440,13 @@ impl Top {
                 u.connect_all();
                 generate_verilog(&u)
             }
-            (Top::RecvWqe, _) => {
-                let mut u = crate::engine::resp::recv_wqe::RecvWqe::new(Top::engine_profile());
+            (Top::RecvWqe | Top::RecvWqeLarge, _) => {
+                let p = if self == Top::RecvWqe {
+                    Top::engine_profile()
+                } else {
+                    wire::contract::profile::Profile::large()
+                };
+                let mut u = crate::engine::resp::recv_wqe::RecvWqe::new(p);
                 u.clock.connect();
                 u.reset.connect();
                 u.start.connect();

@@ -1,5 +1,5 @@
-//! `DmaScatter`: a payload scattered over a list of SGEs in host memory, the model's `Nic::scatter`, as
-//! generated Verilog in front of `DmaPlace`. Started with the SGEs (`qpc::recv_sge` records, as
+//! `DmaScatter`: a payload scattered over a list of SGEs in host memory, the model's `qp::scatter_pieces`
+//! (what `Nic::scatter` places), as generated Verilog in front of `DmaPlace`. Started with the SGEs (`qpc::recv_sge` records, as
 //! `RecvWqe` keeps them), how many there are, the message offset the payload starts at and its length, it
 //! first decides whether the payload fits the list from that offset (`fits`, the next cycle). If it does,
 //! it walks to the SGE the offset falls in and cuts the payload stream (realigned to lane 0, full beats and
