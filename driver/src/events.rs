@@ -111,7 +111,7 @@ impl Cq {
     /// `ibv_req_notify_cq`: one completion event for the next CQE, or with `solicited_only` for the next
     /// CQE of a solicited message or in error.
     pub fn req_notify(&self, solicited_only: bool) {
-        let val = if solicited_only { 2 } else { 1 };
+        let val = if solicited_only { doorbell::ARM_SOLICITED } else { doorbell::ARM_ANY };
         self.ctx.dev.backend.mmio_write(doorbell::cq(self.cqn, doorbell::CQ_ARM), val);
     }
 }

@@ -138,22 +138,17 @@ pub fn round_trip(q: &Qp, c: &QpContext, now: Tick) -> R<()> {
 const SQ: [&str; 5] = ["sq_iova", "sq_log_size", "sq_log_stride", "sq_pi", "sq_ci"];
 const RQ: [&str; 5] = ["rq_iova", "rq_log_size", "rq_log_stride", "rq_pi", "rq_ci"];
 
-/// A CQ as the CQ table holds it (`qpc::cq_entry`): `armed` 0 when not, 1 for any CQE, 2 for solicited ones.
+/// A CQ as the CQ table holds it (`qpc::cq_entry`), its arming as the doorbell's value (0 when disarmed).
 pub fn pack_cq(q: &Cq) -> R<Bits> {
     let l = cq_entry();
     let mut p = Packer::new(&l);
-    let armed = match q.armed {
-        None => 0u8,
-        Some(Arm::Any) => 1,
-        Some(Arm::Solicited) => 2,
-    };
     p.put("valid", 1u8).map_err(e)?;
     p.put("iova", q.iova).map_err(e)?;
     p.put("log_size", q.log_size).map_err(e)?;
     p.put("pi", q.pi).map_err(e)?;
     p.put("ci", q.ci).map_err(e)?;
     p.flag("overrun", q.overrun).map_err(e)?;
-    p.put("armed", armed).map_err(e)?;
+    p.put("armed", Arm::to_doorbell(q.armed)).map_err(e)?;
     p.finish().map_err(e)
 }
 

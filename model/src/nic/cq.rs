@@ -2,6 +2,7 @@
 
 use crate::hostmem::Dma;
 use wire::contract::cqe::{owner_for, CqeRepr, CQE_LEN};
+use wire::contract::regs::doorbell;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cq {
@@ -26,12 +27,21 @@ pub enum Arm {
 }
 
 impl Arm {
-    /// Decodes a CQ_ARM doorbell value: 1 = any, 2 = solicited only, anything else disarms.
+    /// Decodes a CQ_ARM doorbell value (`doorbell::ARM_ANY`, `ARM_SOLICITED`; anything else disarms).
     pub fn from_doorbell(v: u32) -> Option<Arm> {
         match v {
-            1 => Some(Arm::Any),
-            2 => Some(Arm::Solicited),
+            doorbell::ARM_ANY => Some(Arm::Any),
+            doorbell::ARM_SOLICITED => Some(Arm::Solicited),
             _ => None,
+        }
+    }
+
+    /// The doorbell value of an arming, as the CQ table keeps it (0 when disarmed).
+    pub fn to_doorbell(a: Option<Arm>) -> u32 {
+        match a {
+            None => 0,
+            Some(Arm::Any) => doorbell::ARM_ANY,
+            Some(Arm::Solicited) => doorbell::ARM_SOLICITED,
         }
     }
 

@@ -251,8 +251,11 @@ pub mod doorbell {
     pub const QP_RQ_PI: u32 = 4;
     /// CQ doorbell: write the consumer counter (32 bits, wrapping).
     pub const CQ_CI: u32 = 0;
-    /// CQ doorbell: write 1 to request an event on the next CQE (solicited-only when 2).
+    /// CQ doorbell: write `ARM_ANY` to request an event on the next CQE, `ARM_SOLICITED` for the next CQE of a
+    /// solicited message or in error; anything else disarms. The CQ table keeps the value (0 when disarmed).
     pub const CQ_ARM: u32 = 4;
+    pub const ARM_ANY: u32 = 1;
+    pub const ARM_SOLICITED: u32 = 2;
     /// The event queue's doorbells (one EQ per device).
     pub const EQ_DB: u32 = 0x0030_0000;
     /// EQ doorbell: write the consumer counter (32 bits, wrapping).

@@ -725,7 +725,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire db_ci = db_cq && db_cq_off[{}:0] == {sh}'d{};", sh - 1, db::CQ_CI));
     w(format!("wire db_arm = db_cq && db_cq_off[{}:0] == {sh}'d{};", sh - 1, db::CQ_ARM));
     w("// CQ_ARM: 1 = the next CQE, 2 = the next solicited one, anything else disarms (the model's `Arm`).".into());
-    w("wire [1:0] db_arm_val = (db_val == 32'd1 || db_val == 32'd2) ? db_val[1:0] : 2'd0;".into());
+    w(format!(
+        "wire [1:0] db_arm_val = (db_val == 32'd{any} || db_val == 32'd{sol}) ? db_val[1:0] : 2'd0;",
+        any = db::ARM_ANY,
+        sol = db::ARM_SOLICITED
+    ));
     w(format!("wire db_eq_ci = db_valid && eq_valid && db_addr == 22'h{:x};", db::EQ_DB + db::EQ_CI));
     w(format!("wire db_eq_arm = db_valid && eq_valid && db_addr == 22'h{:x};", db::EQ_DB + db::EQ_ARM));
     let sweep_n = p.max_qp.max(p.max_cq);
