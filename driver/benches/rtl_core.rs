@@ -86,6 +86,7 @@ fn run(size: usize, count: usize, lockstep: bool) -> Run {
     if lockstep {
         let r = core.lockstep_report().expect("lockstep is on");
         assert_eq!((r.mismatches, r.first), (0, None), "the model following {} decisions", r.events);
+        assert!(r.events as u64 > core.frames() + core.responses(), "every frame in and out a decision followed");
     }
     Run { cycles, frames: n, bytes: size * count, wall }
 }

@@ -143,6 +143,11 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     assert_eq!(core.peek("cnt_bad_icrc"), 1, "seed {seed:#x}");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert!(
+        r.events as u64 > core.frames() + core.responses(),
+        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
+        r.events
+    );
     let got = b.buf.read(0, BUF).expect("the core's buffer");
     if let Some(at) = (0..BUF).find(|&i| got[i] != want[i]) {
         panic!("seed {seed:#x}: the core's buffer differs first at byte {at:#x}");
@@ -234,6 +239,11 @@ fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
     assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert!(
+        r.events as u64 > core.frames() + core.responses(),
+        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
+        r.events
+    );
     assert_eq!(b.buf.read(0x40, 300).expect("the core's buffer"), data, "seed {seed:#x}: the WRITE landed");
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     eprintln!("RTL responder: a SEND with no receive WQE NAKed RNR {rnr} times, {acks} ACKs, {} decisions", r.events);
