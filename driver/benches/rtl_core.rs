@@ -6,7 +6,7 @@
 //! simulation's speed in cycles per wall second, without and with the model following in lockstep
 //! (figures in BENCHMARKS.md). Every run checks the data landed and the requester's WRITEs completed.
 
-use driver::pair::{connect, open_host, open_host_on};
+use driver::pair::{connect, open_host, open_host_on, run_external};
 use driver::rtl::RtlBackend;
 use driver::*;
 use model::net::{LinkConfig, World};
@@ -52,12 +52,7 @@ fn run(size: usize, count: usize, lockstep: bool) -> Run {
     // only the core's part is timed.
     let (mut cycles, mut wall, mut n, mut done) = (0u64, 0f64, 0usize, Vec::new());
     for _ in 0..64 {
-        let frames = {
-            let mut w = w.lock().unwrap();
-            let until = w.now + 2_000_000_000;
-            w.run_until(until);
-            w.take_external()
-        };
+        let frames = run_external(&w, 2_000_000_000);
         n += frames.len();
         let start = (core.cycles(), Instant::now());
         for f in frames {
@@ -69,8 +64,9 @@ fn run(size: usize, count: usize, lockstep: bool) -> Run {
         for f in core.take_sent() {
             w.lock().unwrap().inject_external(f);
         }
+        // The ACKs reach the requester; what it sends next waits for the next turn.
         {
-            let mut w = w.lock().unwrap();
+            let mut w = lock_world(&w);
             let until = w.now + 2_000_000_000;
             w.run_until(until);
         }

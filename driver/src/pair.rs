@@ -117,6 +117,14 @@ pub fn connect(a: &Host, qa: usize, pa: u32, b: &Host, qb: usize, pb: u32, o: &C
     a.qps[qa].connect(pa, &b.endpoint(qb, pb), o)?;
     b.qps[qb].connect(pb, &a.endpoint(qa, pa), o)
 }
+/// Runs `w` for `ps` picoseconds of its time and takes the frames its NICs sent to the outside (to a peer
+/// the world does not hold, such as the RTL core).
+pub fn run_external(w: &SharedWorld, ps: u64) -> Vec<Vec<u8>> {
+    let mut w = crate::lock_world(w);
+    let until = w.now + ps;
+    w.run_until(until);
+    w.take_external()
+}
 
 /// Headers of a frame from `from` to `to`'s first QP, as `from`'s NIC would address it (IPv4 GIDs), for tests
 /// that forge frames the model would never send.

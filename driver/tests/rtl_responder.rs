@@ -6,7 +6,7 @@
 //! such QP) change nothing, and a SEND that finds no receive WQE is NAKed RNR until the requester gives up. The model follows the core throughout: every decision legal, every byte
 //! written and every frame sent the same, the QP's contexts the same after.
 
-use driver::pair::{connect, forged_headers, open_host, open_host_on};
+use driver::pair::{connect, forged_headers, open_host, open_host_on, run_external};
 use driver::rtl::RtlBackend;
 use driver::*;
 use model::net::{LinkConfig, World};
@@ -162,10 +162,7 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
 
 /// Runs the model's world for 2 ms (far short of the ACK timeout) and takes the frames it sent.
 fn run(w: &SharedWorld) -> Vec<Vec<u8>> {
-    let mut w = w.lock().unwrap();
-    let until = w.now + 2_000_000_000;
-    w.run_until(until);
-    w.take_external()
+    run_external(w, 2_000_000_000)
 }
 
 #[test]
