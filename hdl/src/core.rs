@@ -1,14 +1,17 @@
 //! `Core`: the NIC core the simulation drives and the boards will wrap. So far: BAR0's register file and the
 //! command unit with its tables, behind 32-bit MMIO and the DMA ports; the receive side, a MAC's beats
 //! through the MAC boundary (`rx::ingress`) and the RX pipeline to the dispatch (`engine::dispatch`), which
-//! executes RDMA WRITEs into host memory; and the responder's transmit side (`engine::resp::tx`), whose
+//! executes RDMA WRITEs into host memory and SENDs and WRITEs with immediate into posted receive WQEs, with
+//! their receive CQEs; and the responder's transmit side (`engine::resp::tx`), whose
 //! ACKs and NAKs (`engine::resp::queue`'s rings, then the coalesced slot) go through the TX pipeline to
 //! the MAC. The requester and the completer come next.
 //!
 //! The responder's context port is shared by the dispatch and the responder's transmit side, one holding it
 //! at a time, and neither while a command is between its lookup and its commit.
 //!
-//! The DMA write port is shared: the command unit's beats go first, the placed payload's when it has none.
+//! The DMA read port is shared by tag (`DmaReadMux`): the command unit's mailbox reads are tag 0
+//! (`cmd::MAILBOX_TAG`), the dispatch's receive WQE reads tag 1. The DMA write port is shared: the command
+//! unit's beats go first, the dispatch's (payload, CQEs) when it has none.
 //!
 //! The read ports of the context tables (`qp_*`, `mr`, `cq`, `eq`, `gid`, `mac`) are the engines' ports to
 //! be; until the engines exist they are the core's, so the testbench can compare the packed contexts with
@@ -19,6 +22,7 @@ use crate::engine::cmd::CmdUnit;
 use crate::engine::dispatch::RxDispatch;
 use crate::engine::resp::queue::RespItems;
 use crate::engine::resp::tx::RespTx;
+use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
@@ -93,6 +97,14 @@ pub struct Core {
     pub trace_rx_idle: Signal<Out, Bit>,
     pub trace_wr_data: Signal<Out, Bit>,
     pub trace_wr_qpn: Signal<Out, Bits<24>>,
+    /// The write beat on the DMA port is a CQE's; a CQE was posted (the model's `Output::Cqe`) to CQ
+    /// `trace_cqn`, in slot `trace_cq_slot` (its producer counter) of a ring of `2^trace_cq_log`; its beats
+    /// follow.
+    pub trace_wr_cqe: Signal<Out, Bit>,
+    pub trace_cqe: Signal<Out, Bit>,
+    pub trace_cqn: Signal<Out, Bits<16>>,
+    pub trace_cq_slot: Signal<Out, Bits<32>>,
+    pub trace_cq_log: Signal<Out, Bits<4>>,
     /// The decision trace: QP `trace_tx_qpn`'s responder stream sent (`Decision::Tx`); its frame leaves the
     /// TX pipeline later, frames in the order of their decisions.
     pub trace_tx: Signal<Out, Bit>,
@@ -114,6 +126,7 @@ pub struct Core {
     pub gid_valid: Signal<Out, Bit>,
     pub mac: Signal<Out, Bits<48>>,
     mmio: Mmio,
+    rd_mux: DmaReadMux,
     cmd: CmdUnit,
     exec: CmdExec,
     ingress: RxIngress<64, 8, INGRESS_LOG2_W8>,
@@ -180,6 +193,11 @@ impl Core {
             trace_rx_idle: Signal::default(),
             trace_wr_data: Signal::default(),
             trace_wr_qpn: Signal::default(),
+            trace_wr_cqe: Signal::default(),
+            trace_cqe: Signal::default(),
+            trace_cqn: Signal::default(),
+            trace_cq_slot: Signal::default(),
+            trace_cq_log: Signal::default(),
             trace_tx: Signal::default(),
             trace_tx_qpn: Signal::default(),
             trace_tx_idle: Signal::default(),
@@ -198,6 +216,7 @@ impl Core {
             gid_valid: Signal::default(),
             mac: Signal::default(),
             mmio: Mmio::new(info),
+            rd_mux: DmaReadMux::new(2),
             cmd: CmdUnit::default(),
             exec: CmdExec::new(profile),
             ingress: RxIngress::default(),
@@ -271,6 +290,11 @@ pub fn ports() -> Vec<Port> {
         p("trace_rx_idle", 1, Out),
         p("trace_wr_data", 1, Out),
         p("trace_wr_qpn", 24, Out),
+        p("trace_wr_cqe", 1, Out),
+        p("trace_cqe", 1, Out),
+        p("trace_cqn", 16, Out),
+        p("trace_cq_slot", 32, Out),
+        p("trace_cq_log", 4, Out),
         p("trace_tx", 1, Out),
         p("trace_tx_qpn", 24, Out),
         p("trace_tx_idle", 1, Out),
@@ -339,30 +363,57 @@ impl Logic for Core {
         self.cmd.reset.next = self.reset.val();
         self.cmd.start.next = self.mmio.cmd_start.val();
         self.cmd.mb_iova.next = self.mmio.cmd_mailbox.val();
-        self.dma_rd_valid.next = self.cmd.rd_valid.val();
-        self.cmd.rd_ready.next = self.dma_rd_ready.val();
-        self.dma_rd_addr.next = self.cmd.rd_addr.val();
-        self.dma_rd_len.next = self.cmd.rd_len.val();
-        self.dma_rd_tag.next = self.cmd.rd_tag.val();
-        self.cmd.cpl_valid.next = self.dma_cpl_valid.val();
-        self.cmd.cpl_data.next = self.dma_cpl_data.val();
-        self.cmd.cpl_tag.next = self.dma_cpl_tag.val();
-        self.cmd.cpl_err.next = self.dma_cpl_err.val();
-        self.cmd.cpl_last.next = self.dma_cpl_last.val();
-        // The DMA write port: the command unit's beats first, the placed payload's when it has none.
+        // The DMA read port, by tag: the command unit (0), the dispatch's receive WQEs (1).
+        self.rd_mux.clock.next = self.clock.val();
+        self.rd_mux.reset.next = self.reset.val();
+        self.rd_mux.rq_valid.next = 0.into();
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(0, self.cmd.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.dispatch.rd_valid.val());
+        self.rd_mux.rq_addr.next = bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.cmd.rd_addr.val())
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64);
+        self.rd_mux.rq_len.next = bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.cmd.rd_len.val())
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16);
+        self.cmd.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
+        self.dispatch.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
+        self.dma_rd_valid.next = self.rd_mux.rd_valid.val();
+        self.rd_mux.rd_ready.next = self.dma_rd_ready.val();
+        self.dma_rd_addr.next = self.rd_mux.rd_addr.val();
+        self.dma_rd_len.next = self.rd_mux.rd_len.val();
+        self.dma_rd_tag.next = self.rd_mux.rd_tag.val();
+        self.rd_mux.cpl_valid.next = self.dma_cpl_valid.val();
+        self.rd_mux.cpl_data.next = self.dma_cpl_data.val();
+        self.rd_mux.cpl_tag.next = self.dma_cpl_tag.val();
+        self.rd_mux.cpl_err.next = self.dma_cpl_err.val();
+        self.rd_mux.cpl_last.next = self.dma_cpl_last.val();
+        self.cmd.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(0);
+        self.cmd.cpl_data.next = self.rd_mux.cp_data.val();
+        self.cmd.cpl_tag.next = self.cmd.rd_tag.val();
+        self.cmd.cpl_err.next = self.rd_mux.cp_err.val();
+        self.cmd.cpl_last.next = self.rd_mux.cp_last.val();
+        self.dispatch.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(1);
+        self.dispatch.cpl_data.next = self.rd_mux.cp_data.val();
+        self.dispatch.cpl_err.next = self.rd_mux.cp_err.val();
+        self.dispatch.cpl_last.next = self.rd_mux.cp_last.val();
+        // The DMA write port: the command unit's beats first, the dispatch's when it has none.
         self.cmd.wr_ready.next = self.dma_wr_ready.val();
         self.dispatch.wr_ready.next = self.dma_wr_ready.val() & !self.cmd.wr_valid.val();
         self.dma_wr_valid.next = self.cmd.wr_valid.val() | self.dispatch.wr_valid.val();
         self.dma_wr_addr.next = self.dispatch.wr_addr.val();
         self.dma_wr_data.next = self.dispatch.wr_data.val();
         self.dma_wr_strb.next = self.dispatch.wr_strb.val();
-        self.trace_wr_data.next = self.dispatch.wr_valid.val();
+        self.trace_wr_data.next = self.dispatch.wr_valid.val() & !self.dispatch.wr_cqe.val();
+        self.trace_wr_cqe.next = self.dispatch.wr_valid.val() & self.dispatch.wr_cqe.val();
         if self.cmd.wr_valid.val() {
             self.dma_wr_addr.next = self.cmd.wr_addr.val();
             self.dma_wr_data.next = self.cmd.wr_data.val();
             self.dma_wr_strb.next = self.cmd.wr_strb.val();
             self.trace_wr_data.next = false;
+            self.trace_wr_cqe.next = false;
         }
+        self.trace_cqe.next = self.dispatch.posted.val();
+        self.trace_cqn.next = self.dispatch.cq_index.val();
+        self.trace_cq_slot.next = self.dispatch.posted_slot.val();
+        self.trace_cq_log.next = self.dispatch.posted_log.val();
         self.trace_wr_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_cmd.next = self.cmd.done.val();
         self.trace_rx.next = self.dispatch.decided.val();
@@ -447,6 +498,14 @@ impl Logic for Core {
         self.exec.rs_resp_we.next = self.dispatch.resp_we.val();
         self.exec.rs_resp_qpn.next = self.dispatch.resp_qpn.val();
         self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
+        self.exec.rs_rq_ci_we.next = self.dispatch.rq_ci_we.val();
+        self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
+        self.exec.rs_cq_index.next = self.dispatch.cq_index.val();
+        self.dispatch.cq.next = self.exec.rs_cq.val();
+        self.exec.rs_cq_we.next = self.dispatch.cq_we.val();
+        self.exec.rs_cq_n.next = self.dispatch.cq_index.val();
+        self.exec.rs_cq_next.next = self.dispatch.cq_next.val();
+        self.exec.rs_cq_disarm.next = self.dispatch.cq_disarm.val();
         if self.resp_tx.ctx_busy.val() {
             self.exec.rs_qp_index.next = self.resp_tx.qp_index.val();
             self.exec.rs_gid_index.next = self.resp_tx.gid_index.val();

@@ -351,6 +351,7 @@ impl Top {
                 p("cq_error", 1, Dir::Out),
                 p("qp_fatal", 1, Dir::Out),
                 p("slot", 32, Dir::Out),
+                p("log_size", 4, Dir::Out),
                 p("wr_valid", 1, Dir::Out),
                 p("wr_ready", 1, Dir::In),
                 p("wr_addr", 64, Dir::Out),

@@ -1,6 +1,6 @@
 //! The NIC core in Verilator with its host side in Rust: 32-bit MMIO, host memory behind the DMA ports
-//! with a round-trip latency (reads complete one 8-byte beat a cycle after it; writes are posted and land
-//! at once), and a MAC that hands it received frames a beat a cycle and takes the frames it sends.
+//! with a round-trip latency (reads complete one 8-byte beat a cycle after it, those of different tags in
+//! any order when the host stalls at random; writes are posted and land at once), and a MAC that hands it received frames a beat a cycle and takes the frames it sends.
 //! `CoreSim` runs it cycle by cycle and reports the decisions the core's trace shows.
 
 use crate::lockstep::{command_output, Lockstep, Report};
@@ -60,6 +60,11 @@ struct Ports {
     trace_rx_idle: usize,
     trace_wr_data: usize,
     trace_wr_qpn: usize,
+    trace_wr_cqe: usize,
+    trace_cqe: usize,
+    trace_cqn: usize,
+    trace_cq_slot: usize,
+    trace_cq_log: usize,
     tx_data: usize,
     tx_keep: usize,
     tx_last: usize,
@@ -138,6 +143,12 @@ pub struct CoreSim {
     sent: VecDeque<Vec<u8>>,
     /// Frames the core decided to send (trace `Tx` decisions) so far.
     pub responses: u64,
+    /// CQEs posted and not yet written whole, oldest first: (CQ, slot, ring size log2), and the bytes of
+    /// the first so far.
+    cqes: VecDeque<(u32, u32, u8)>,
+    cqe_bytes: Vec<u8>,
+    /// CQEs the core has written so far.
+    pub cqes_written: u64,
 }
 
 /// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
@@ -183,6 +194,11 @@ impl CoreSim {
             trace_rx_idle: q("trace_rx_idle"),
             trace_wr_data: q("trace_wr_data"),
             trace_wr_qpn: q("trace_wr_qpn"),
+            trace_wr_cqe: q("trace_wr_cqe"),
+            trace_cqe: q("trace_cqe"),
+            trace_cqn: q("trace_cqn"),
+            trace_cq_slot: q("trace_cq_slot"),
+            trace_cq_log: q("trace_cq_log"),
             tx_data: q("tx_data"),
             tx_keep: q("tx_keep"),
             tx_last: q("tx_last"),
@@ -213,6 +229,9 @@ impl CoreSim {
             leaving: Vec::new(),
             sent: VecDeque::new(),
             responses: 0,
+            cqes: VecDeque::new(),
+            cqe_bytes: Vec::new(),
+            cqes_written: 0,
         };
         c.sim.set(c.p.rd_ready, 1);
         c.sim.set(c.p.wr_ready, 1);
@@ -285,8 +304,9 @@ impl CoreSim {
     }
 
     /// A cycle in which the core takes register access `access` (its inputs set): the decisions it took at
-    /// the edge are recorded in the order they saw each other (an access before a command that completes at
-    /// the same edge: the access saw the command still running).
+    /// the edge are recorded in the order they saw each other (a frame's decision before an access, which
+    /// reaches the tables at the edge the decision read them before; an access before a command that
+    /// completes at the same edge: the access saw the command still running).
     fn cycle(&mut self, access: Option<Access>) {
         let now = self.sim.cycles();
         let (rd_ready, wr_ready, cpl_gap) = (!self.stall(), !self.stall(), self.stall());
@@ -305,6 +325,9 @@ impl CoreSim {
         }
         if wr_ready && self.sim.get(p.wr_valid) == 1 {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
+            if self.sim.get(p.trace_wr_cqe) == 1 {
+                self.cqe_bytes.extend((0..8).filter(|i| strb >> i & 1 == 1).map(|i| (data >> (8 * i)) as u8));
+            }
             if self.sim.get(p.trace_wr_data) == 1 {
                 let qpn = self.sim.get(p.trace_wr_qpn) as u32;
                 let bytes: Vec<u8> = (0..8).filter(|i| strb >> i & 1 == 1).map(|i| (data >> (8 * i)) as u8).collect();
@@ -328,24 +351,32 @@ impl CoreSim {
                 _ => self.writes.push((addr, bytes.to_vec())),
             }
         }
-        let beat = match self.reads.front_mut() {
-            Some(r) if r.due <= now && !cpl_gap => {
+        // The next completion beat: the oldest due read's, or with random stalls any due read's (a read's
+        // beats stay in order; different tags' interleave).
+        let due: Vec<usize> = (0..self.reads.len()).filter(|&i| self.reads[i].due <= now).collect();
+        let pick = match self.bubbles.as_mut() {
+            Some((rng, _)) if !due.is_empty() => Some(due[rng.below(due.len() as u64) as usize]),
+            _ => due.first().copied(),
+        };
+        let beat = match pick {
+            Some(k) if !cpl_gap => {
+                let r = &mut self.reads[k];
                 let i = r.beat;
                 r.beat += 1;
                 let d = u64::from_le_bytes(r.data[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-                Some((d, r.tag, r.err, r.beat * 8 >= r.data.len()))
+                Some((k, d, r.tag, r.err, r.beat * 8 >= r.data.len()))
             }
             _ => None,
         };
         match beat {
-            Some((d, tag, err, last)) => {
+            Some((k, d, tag, err, last)) => {
                 self.sim.set(p.cpl_valid, 1);
                 self.sim.set(p.cpl_data, d);
                 self.sim.set(p.cpl_tag, tag);
                 self.sim.set(p.cpl_err, u64::from(err));
                 self.sim.set(p.cpl_last, u64::from(last));
                 if last {
-                    self.reads.pop_front();
+                    self.reads.remove(k);
                 }
             }
             None => self.sim.set(p.cpl_valid, 0),
@@ -356,7 +387,21 @@ impl CoreSim {
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
         let sends = (self.sim.get(p.trace_tx) == 1).then(|| self.sim.get(p.trace_tx_qpn) as u32);
+        if self.sim.get(p.trace_cqe) == 1 {
+            let (cqn, slot, log) =
+                (self.sim.get(p.trace_cqn), self.sim.get(p.trace_cq_slot), self.sim.get(p.trace_cq_log));
+            self.cqes.push_back((cqn as u32, slot as u32, log as u8));
+        }
         self.sim.tick();
+        if self.cqe_bytes.len() >= wire::contract::cqe::CQE_LEN {
+            let bytes: Vec<u8> = self.cqe_bytes.drain(..wire::contract::cqe::CQE_LEN).collect();
+            let (cqn, slot, log_size) = self.cqes.pop_front().expect("CQE beats that no post announced");
+            let cqe = wire::contract::cqe::CqeRepr::from_bytes(&bytes).expect("64 bytes make a CQE");
+            self.cqes_written += 1;
+            if let Some(l) = &self.lockstep {
+                lock(&l.log).output(Output::Cqe { cqn, slot, log_size, cqe });
+            }
+        }
         if let Some(frame) = left {
             let pick = self.picks.pop_front().expect("a frame left that no decision sent");
             if let Some(l) = &self.lockstep {
@@ -371,14 +416,6 @@ impl CoreSim {
                 self.kept.push_back(frame);
             }
             self.ingress_drops = drops;
-        }
-        match access {
-            Some(Access::Write(off, val)) => self.record(Decision::MmioWrite { off, val }, Vec::new()),
-            Some(Access::Read(off)) => {
-                let val = self.sim.get(self.p.mmio_rdata) as u32;
-                self.record(Decision::MmioRead { off }, vec![Output::Register { off, val }]);
-            }
-            None => {}
         }
         if let Some(qpn) = sends {
             self.responses += 1;
@@ -397,6 +434,16 @@ impl CoreSim {
             self.record(Decision::Rx(frame), Vec::new());
             self.check_due = true;
         }
+        // A register access the core took in the cycle of a frame's decision came after it (the decision
+        // read the contexts as they were), and before a command completing at the same edge.
+        match access {
+            Some(Access::Write(off, val)) => self.record(Decision::MmioWrite { off, val }, Vec::new()),
+            Some(Access::Read(off)) => {
+                let val = self.sim.get(self.p.mmio_rdata) as u32;
+                self.record(Decision::MmioRead { off }, vec![Output::Register { off, val }]);
+            }
+            None => {}
+        }
         if done {
             self.commands += 1;
             let seen = std::mem::take(&mut self.seen);
@@ -413,7 +460,7 @@ impl CoreSim {
             self.record(Decision::Command, vec![out]);
             self.check_due = true;
         }
-        if self.check_due && self.sim.get(self.p.trace_rx_idle) == 1 && self.picks.is_empty() {
+        if self.check_due && self.sim.get(self.p.trace_rx_idle) == 1 && self.picks.is_empty() && self.cqes.is_empty() {
             self.check_due = false;
             let cycle = self.cycles();
             if let Some(l) = self.lockstep.as_mut() {

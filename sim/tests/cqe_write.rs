@@ -90,6 +90,7 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
         (port("reset"), port("in_valid"), port("in_ready"), port("cq"), port("cqe"), port("qp_live"));
     let (p_written, p_next, p_fire, p_error, p_fatal, p_slot) =
         (port("written"), port("cq_next"), port("fire"), port("cq_error"), port("qp_fatal"), port("slot"));
+    let p_log = port("log_size");
     let mut rng = Rng::new(seed);
     let (bubble, stall) = (rng.below(60) as f64 / 100.0, rng.below(60) as f64 / 100.0);
     let mut wr = WritePort::find(&sim, k, seed, stall);
@@ -154,6 +155,7 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
             assert_eq!(sim.get(p_fatal) == 1, posted.qp_fatal, "{}: QP fatal", ctx());
             if let Some((_, slot)) = posted.written {
                 assert_eq!(sim.get(p_slot) as u32, slot, "{}: slot", ctx());
+                assert_eq!(sim.get(p_log) as u8, cq.log_size, "{}: the ring's size", ctx());
                 written += 1;
             }
             events += u64::from(posted.fire) + u64::from(posted.cq_error) + u64::from(posted.qp_fatal);

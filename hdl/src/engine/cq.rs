@@ -45,6 +45,8 @@ pub struct CqPost {
     pub data: Signal<Out, Bits<CQE_BITS>>,
     pub addr: Signal<Out, Bits<64>>,
     pub slot: Signal<Out, Bits<32>>,
+    /// The ring's size, log2 (for the trace: `slot` and this say which pass's owner bit it is).
+    pub log_size: Signal<Out, Bits<4>>,
 }
 
 impl Logic for CqPost {
@@ -61,6 +63,7 @@ impl Logic for CqPost {
         self.data.connect();
         self.addr.connect();
         self.slot.connect();
+        self.log_size.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -128,6 +131,7 @@ pub fn post_verilog() -> Vec<String> {
         format!("    data = {{7'd0, owner, cqe[{}:0]}};", o - 1),
         format!("    addr = {} + {{26'd0, slot_index, 6'd0}};", s("iova")),
         "    slot = c_pi;".into(),
+        "    log_size = c_log;".into(),
         "end".into(),
     ]);
     v
@@ -151,6 +155,7 @@ pub struct CqeWrite<const D: usize, const K: usize> {
     pub cq_error: Signal<Out, Bit>,
     pub qp_fatal: Signal<Out, Bit>,
     pub slot: Signal<Out, Bits<32>>,
+    pub log_size: Signal<Out, Bits<4>>,
     /// The posted DMA write beats.
     pub wr_valid: Signal<Out, Bit>,
     pub wr_ready: Signal<In, Bit>,
@@ -186,6 +191,7 @@ impl<const D: usize, const K: usize> Default for CqeWrite<D, K> {
             cq_error: Signal::default(),
             qp_fatal: Signal::default(),
             slot: Signal::default(),
+            log_size: Signal::default(),
             wr_valid: Signal::default(),
             wr_ready: Signal::default(),
             wr_addr: Signal::default(),
@@ -217,6 +223,7 @@ impl<const D: usize, const K: usize> Logic for CqeWrite<D, K> {
         self.cq_error.next = self.post.cq_error.val();
         self.qp_fatal.next = self.post.qp_fatal.val();
         self.slot.next = self.post.slot.val();
+        self.log_size.next = self.post.log_size.val();
 
         self.place.clock.next = self.clock.val();
         self.place.reset.next = self.reset.val();

@@ -3,29 +3,41 @@
 //! (`RxRoute` names the QP and the GID, `RespCheck` the key), and with the route, the check chain's verdict
 //! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
 //! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
-//! placed in host memory (`DmaPlace`, at the cursor); a SEND or WRITE packet executed before has the QP's
+//! placed in host memory (`DmaPlace`, at the cursor); a SEND packet the chain passed, or a WRITE's last
+//! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port) and is decided
+//! once the WQE is in (`RespSend`): the QP's RQ consumer counter and `qp_resp` record written back, a
+//! SEND's payload scattered over the WQE's list (`DmaScatter`), a WRITE's placed, and the receive CQE
+//! posted at the message's end (`CqeWrite`, through the responder's CQ port; its beats after the
+//! payload's); a SEND or WRITE packet executed before has the QP's
 //! ACK slot set again (`RespDuplicate`) and its payload drained; the first request past ePSN, or a request
 //! in sequence that needs a receive WQE and finds none, has a sequence-error or RNR NAK queued in the QP's
 //! response ring (`RespQueue`: the coalesced ACK moving in ahead of it takes a second write, `QueueMore`);
 //! a frame whose only effect in the model is a counter (another MAC or peer, malformed, a P_Key, QP or
-//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained. Everything else (SEND and
-//! WRITE with immediate executed, READ, atomics, fatal NAKs, duplicate READs and atomics, CNPs, CE marks,
-//! responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run
-//! which needs it shows it.
+//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained. Everything else (a SEND
+//! whose WQE fails its checks or is too short, SEND with invalidate, READ, atomics, fatal NAKs, duplicate
+//! READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and
+//! counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that raises an event
+//! (no `eqe_wr` yet).
 //!
-//! Between its context reads and its write-back (`ctx_busy`) no command may look up or commit; a command
+//! Between its context reads and its write-back (`ctx_busy`, which spans a WQE's fetch) no command may look
+//! up or commit; a command
 //! between its lookup and its commit, or the responder's transmit side holding the context port (`hold`),
 //! keeps a new frame from starting. Each side's decision then
 //! sees the other's whole, as the model applies them one after another.
 
+use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
+use super::cq::CqeWrite;
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
 use super::resp::duplicate::RespDuplicate;
 use super::resp::opcode_flags;
 use super::resp::queue::{RespQueue, ITEM_BITS};
+use super::resp::recv_wqe::RecvWqe;
+use super::resp::send::RespSend;
 use crate::host::place::DmaPlace;
+use crate::host::scatter::DmaScatter;
 use crate::kit::*;
 use crate::rx::meta::{self, Verdict};
 use wire::contract::profile::Profile;
@@ -41,6 +53,8 @@ pub mod action {
     pub const SEQ_NAK: u8 = 4;
     /// A request in sequence that needs a receive WQE and finds none: an RNR NAK queued.
     pub const RNR_NAK: u8 = 5;
+    /// A SEND packet, or a WRITE's last with immediate, the chain passed: its receive WQE fetched.
+    pub const RECV: u8 = 6;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -62,6 +76,16 @@ pub enum DispatchState {
     PlaceEnd,
     /// A dropped frame's payload being discarded.
     Drain,
+    /// The receive WQE being fetched.
+    Wqe,
+    /// The WQE in and the payload's fit known: the decision.
+    Exec,
+    /// A SEND's payload going to `DmaScatter` (or drained by it, when it does not fit).
+    Scatter,
+    /// Its last write beat still to go out.
+    ScatterEnd,
+    /// The receive CQE's beats going out, after the payload's.
+    CqeEnd,
 }
 
 #[derive(LogicBlock)]
@@ -110,9 +134,33 @@ pub struct RxDispatch {
     pub wr_addr: Signal<Out, Bits<64>>,
     pub wr_data: Signal<Out, Bits<64>>,
     pub wr_strb: Signal<Out, Bits<8>>,
-    /// The decision trace: a frame decided this cycle; the QP whose payload the write beats carry.
+    /// The write beat is a CQE's (else placed payload).
+    pub wr_cqe: Signal<Out, Bit>,
+    /// The DMA read of receive WQEs (requester port of `DmaReadMux`) and its completion beats.
+    pub rd_valid: Signal<Out, Bit>,
+    pub rd_ready: Signal<In, Bit>,
+    pub rd_addr: Signal<Out, Bits<64>>,
+    pub rd_len: Signal<Out, Bits<16>>,
+    pub cpl_valid: Signal<In, Bit>,
+    pub cpl_data: Signal<In, Bits<64>>,
+    pub cpl_err: Signal<In, Bit>,
+    pub cpl_last: Signal<In, Bit>,
+    /// The RQ consumer counter's write (the QP is `resp_qpn`).
+    pub rq_ci_we: Signal<Out, Bit>,
+    pub rq_ci: Signal<Out, Bits<16>>,
+    /// The CQ port (`CmdExec`'s `rs_cq*`).
+    pub cq_index: Signal<Out, Bits<16>>,
+    pub cq: Signal<In, Bits<CQ_BITS>>,
+    pub cq_we: Signal<Out, Bit>,
+    pub cq_next: Signal<Out, Bits<CQ_BITS>>,
+    pub cq_disarm: Signal<Out, Bit>,
+    /// The decision trace: a frame decided this cycle; the QP whose payload the write beats carry; a CQE
+    /// posted this cycle to CQ `cq_index`, its slot (the CQ's producer counter) and the ring's size.
     pub decided: Signal<Out, Bit>,
     pub wr_qpn: Signal<Out, Bits<24>>,
+    pub posted: Signal<Out, Bit>,
+    pub posted_slot: Signal<Out, Bits<32>>,
+    pub posted_log: Signal<Out, Bits<4>>,
     /// Frames that needed what is not built yet.
     pub unhandled: Signal<Out, Bits<32>>,
     state: DFF<DispatchState>,
@@ -120,6 +168,9 @@ pub struct RxDispatch {
     qpn: DFF<Bits<24>>,
     va: DFF<Bits<64>>,
     count: DFF<Bits<32>>,
+    /// The frame in hand is a RECV action's (it ends through `CqeEnd`); a CQE's beats are owed.
+    recv: DFF<Bit>,
+    owe_cqe: DFF<Bit>,
     rx_route: RxRoute,
     check: RespCheck,
     advance: RespAdvance,
@@ -127,7 +178,12 @@ pub struct RxDispatch {
     queue: RespQueue,
     act: Action,
     place: DmaPlace<64, 8>,
+    recv_wqe: RecvWqe,
+    send: RespSend,
+    scatter: DmaScatter<64, 8>,
+    cqe_wr: CqeWrite<64, 8>,
     write: Constant<Bits<3>>,
+    recv_act: Constant<Bits<3>>,
     unbuilt: Constant<Bits<3>>,
     dup_ack: Constant<Bits<3>>,
     seq_nak: Constant<Bits<3>>,
@@ -172,14 +228,35 @@ impl RxDispatch {
             wr_addr: Signal::default(),
             wr_data: Signal::default(),
             wr_strb: Signal::default(),
+            wr_cqe: Signal::default(),
+            rd_valid: Signal::default(),
+            rd_ready: Signal::default(),
+            rd_addr: Signal::default(),
+            rd_len: Signal::default(),
+            cpl_valid: Signal::default(),
+            cpl_data: Signal::default(),
+            cpl_err: Signal::default(),
+            cpl_last: Signal::default(),
+            rq_ci_we: Signal::default(),
+            rq_ci: Signal::default(),
+            cq_index: Signal::default(),
+            cq: Signal::default(),
+            cq_we: Signal::default(),
+            cq_next: Signal::default(),
+            cq_disarm: Signal::default(),
             decided: Signal::default(),
             wr_qpn: Signal::default(),
+            posted: Signal::default(),
+            posted_slot: Signal::default(),
+            posted_log: Signal::default(),
             unhandled: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
             qpn: DFF::default(),
             va: DFF::default(),
             count: DFF::default(),
+            recv: DFF::default(),
+            owe_cqe: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -187,7 +264,12 @@ impl RxDispatch {
             queue: RespQueue::new(profile),
             act: Action::default(),
             place: DmaPlace::default(),
+            recv_wqe: RecvWqe::new(profile),
+            send: RespSend::new(profile),
+            scatter: DmaScatter::default(),
+            cqe_wr: CqeWrite::default(),
             write: Constant::new(u64::from(action::WRITE).into()),
+            recv_act: Constant::new(u64::from(action::RECV).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
             dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
             seq_nak: Constant::new(u64::from(action::SEQ_NAK).into()),
@@ -199,7 +281,7 @@ impl RxDispatch {
 impl Logic for RxDispatch {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, rec, qpn, va, count);
+        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe);
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
         self.rx_route.meta.next = self.rec.q.val();
@@ -247,11 +329,80 @@ impl Logic for RxDispatch {
         self.place.in_valid.next = false;
         self.place.va.next = self.va.q.val();
         self.place.lane.next = 0.into();
-        self.wr_valid.next = self.place.wr_valid.val();
+
+        // The receive WQE's fetch (its MR reads take the MR port while it runs), what executing the packet
+        // does, the scatter of a SEND's payload and the CQE's post and write.
+        self.recv_wqe.clock.next = self.clock.val();
+        self.recv_wqe.reset.next = self.reset.val();
+        self.recv_wqe.start.next = false;
+        self.recv_wqe.attr.next = self.attr.val();
+        self.recv_wqe.index.next = self.send.index.val();
+        self.rd_valid.next = self.recv_wqe.rd_valid.val();
+        self.recv_wqe.rd_ready.next = self.rd_ready.val();
+        self.rd_addr.next = self.recv_wqe.rd_addr.val();
+        self.rd_len.next = self.recv_wqe.rd_len.val();
+        self.recv_wqe.cpl_valid.next = self.cpl_valid.val();
+        self.recv_wqe.cpl_data.next = self.cpl_data.val();
+        self.recv_wqe.cpl_err.next = self.cpl_err.val();
+        self.recv_wqe.cpl_last.next = self.cpl_last.val();
+        self.recv_wqe.mr.next = self.mr.val();
+        self.send.meta.next = self.rec.q.val();
+        self.send.qpn.next = self.qpn.q.val();
+        self.send.attr.next = self.attr.val();
+        self.send.resp.next = self.resp.val();
+        self.send.adv.next = self.advance.resp_next.val();
+        self.send.wqe_ok.next = self.recv_wqe.ok.val();
+        self.send.wr_id.next = self.recv_wqe.wr_id.val();
+        self.send.fits.next = self.scatter.fits.val();
+        self.rq_ci_we.next = false;
+        self.rq_ci.next = self.send.rq_ci.val();
+        self.scatter.clock.next = self.clock.val();
+        self.scatter.reset.next = self.reset.val();
+        self.scatter.start.next = false;
+        self.scatter.sges.next = self.recv_wqe.sges.val();
+        self.scatter.count.next = self.recv_wqe.count.val();
+        self.scatter.off.next = self.send.off.val();
+        self.scatter.len.next = self.send.len.val();
+        self.scatter.in_data.next = self.pay_data.val();
+        self.scatter.in_keep.next = self.pay_keep.val();
+        self.scatter.in_last.next = self.pay_last.val();
+        self.scatter.in_valid.next = false;
+        self.cq_index.next = self.send.cqn.val();
+        self.cqe_wr.clock.next = self.clock.val();
+        self.cqe_wr.reset.next = self.reset.val();
+        self.cqe_wr.in_valid.next = false;
+        self.cqe_wr.cq.next = self.cq.val();
+        self.cqe_wr.cqe.next = self.send.cqe.val();
+        self.cqe_wr.qp_live.next = self.send.qp_live.val();
+        self.cq_we.next = false;
+        self.cq_next.next = self.cqe_wr.cq_next.val();
+        self.cq_disarm.next = self.cqe_wr.fire.val();
+        self.posted.next = false;
+        self.posted_slot.next = self.cqe_wr.slot.val();
+        self.posted_log.next = self.cqe_wr.log_size.val();
+
+        // The DMA write port: placed payload, scattered payload, the CQE (one at a time, in that order).
         self.place.wr_ready.next = self.wr_ready.val();
+        self.scatter.wr_ready.next = self.wr_ready.val() & !self.place.wr_valid.val();
+        self.cqe_wr.wr_ready.next = false;
+        self.wr_valid.next = self.place.wr_valid.val() | self.scatter.wr_valid.val();
         self.wr_addr.next = self.place.wr_addr.val();
         self.wr_data.next = self.place.wr_data.val();
         self.wr_strb.next = self.place.wr_strb.val();
+        self.wr_cqe.next = false;
+        if self.scatter.wr_valid.val() & !self.place.wr_valid.val() {
+            self.wr_addr.next = self.scatter.wr_addr.val();
+            self.wr_data.next = self.scatter.wr_data.val();
+            self.wr_strb.next = self.scatter.wr_strb.val();
+        }
+        if self.state.q.val() == DispatchState::CqeEnd {
+            self.cqe_wr.wr_ready.next = self.wr_ready.val();
+            self.wr_valid.next = self.cqe_wr.wr_valid.val();
+            self.wr_addr.next = self.cqe_wr.wr_addr.val();
+            self.wr_data.next = self.cqe_wr.wr_data.val();
+            self.wr_strb.next = self.cqe_wr.wr_strb.val();
+            self.wr_cqe.next = true;
+        }
 
         self.meta_ready.next = false;
         self.pay_ready.next = false;
@@ -307,7 +458,15 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.unbuilt.val() {
                     self.count.d.next = self.count.q.val() + 1;
                 }
-                if ((self.act.action.val() == self.seq_nak.val()) | (self.act.action.val() == self.rnr_nak.val()))
+                self.recv.d.next = false;
+                if self.act.action.val() == self.recv_act.val() {
+                    // Decided once the WQE is in.
+                    self.decided.next = false;
+                    self.recv.d.next = true;
+                    self.recv_wqe.start.next = true;
+                    self.state.d.next = DispatchState::Wqe;
+                } else if ((self.act.action.val() == self.seq_nak.val())
+                    | (self.act.action.val() == self.rnr_nak.val()))
                     & self.queue.second_valid.val()
                 {
                     self.state.d.next = DispatchState::QueueMore;
@@ -340,6 +499,75 @@ impl Logic for RxDispatch {
             DispatchState::PlaceEnd => {
                 if self.place.wr_valid.val() & self.wr_ready.val() & self.place.wr_last.val() {
                     self.state.d.next = DispatchState::Idle;
+                    if self.recv.q.val() {
+                        self.state.d.next = DispatchState::CqeEnd;
+                    }
+                }
+            }
+            DispatchState::Wqe => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.mr_index.next = self.recv_wqe.mr_index.val();
+                if self.recv_wqe.done.val() {
+                    self.scatter.start.next = self.send.is_send.val() & self.recv_wqe.ok.val();
+                    self.state.d.next = DispatchState::Exec;
+                }
+            }
+            DispatchState::Exec => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.decided.next = true;
+                self.owe_cqe.d.next = false;
+                if self.send.handled.val() {
+                    self.resp_next.next = self.send.resp_next.val();
+                    self.resp_we.next = true;
+                    self.rq_ci_we.next = self.send.rq_ci_we.val();
+                    if self.send.cqe_valid.val() {
+                        self.cqe_wr.in_valid.next = true;
+                        self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
+                        self.posted.next = self.cqe_wr.written.val();
+                        self.owe_cqe.d.next = self.cqe_wr.written.val();
+                        if self.cqe_wr.fire.val() | self.cqe_wr.cq_error.val() | self.cqe_wr.qp_fatal.val() {
+                            // Its event is not built yet.
+                            self.count.d.next = self.count.q.val() + 1;
+                        }
+                    }
+                    if !self.act.has_payload.val() {
+                        self.state.d.next = DispatchState::CqeEnd;
+                    } else if self.send.is_send.val() {
+                        self.state.d.next = DispatchState::Scatter;
+                    } else {
+                        self.state.d.next = DispatchState::Place;
+                    }
+                } else {
+                    self.count.d.next = self.count.q.val() + 1;
+                    if !self.act.has_payload.val() {
+                        self.state.d.next = DispatchState::Idle;
+                    } else if self.send.is_send.val() & self.recv_wqe.ok.val() {
+                        // Too long for the list: the scatter drains it.
+                        self.state.d.next = DispatchState::Scatter;
+                    } else {
+                        self.state.d.next = DispatchState::Drain;
+                    }
+                }
+            }
+            DispatchState::Scatter => {
+                self.scatter.in_valid.next = self.pay_valid.val();
+                self.pay_ready.next = self.scatter.in_ready.val();
+                if self.pay_valid.val() & self.scatter.in_ready.val() & self.pay_last.val() {
+                    self.state.d.next = DispatchState::ScatterEnd;
+                }
+            }
+            DispatchState::ScatterEnd => {
+                if !self.scatter.busy.val() {
+                    self.state.d.next = DispatchState::CqeEnd;
+                }
+            }
+            DispatchState::CqeEnd => {
+                if !self.owe_cqe.q.val()
+                    | (self.cqe_wr.wr_valid.val() & self.wr_ready.val() & self.cqe_wr.wr_last.val())
+                {
+                    self.state.d.next = DispatchState::Idle;
                 }
             }
             DispatchState::Drain => {
@@ -355,6 +583,7 @@ impl Logic for RxDispatch {
         if self.reset.val() {
             self.state.d.next = DispatchState::Idle;
             self.count.d.next = 0.into();
+            self.owe_cqe.d.next = false;
         }
     }
 }
@@ -391,14 +620,22 @@ impl Logic for Action {
 pub fn action_verilog() -> Vec<String> {
     let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
     v.extend(opcode_flags(&["k_send", "k_write", "op_immdt"]));
+    v.push(format!("wire has_ieth = {};", meta::select("rec", "has_ieth")));
     v.push(format!(
         "wire pay = {} == 4'd{} && {} != 16'd0;",
         meta::select("rec", "verdict"),
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup, nak, rnr) =
-        (action::DROP, action::WRITE, action::UNHANDLED, action::DUP_ACK, action::SEQ_NAK, action::RNR_NAK);
+    let (drop, write, unbuilt, dup, nak, rnr, recv) = (
+        action::DROP,
+        action::WRITE,
+        action::UNHANDLED,
+        action::DUP_ACK,
+        action::SEQ_NAK,
+        action::RNR_NAK,
+        action::RECV,
+    );
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
     v.push(format!("    action = 3'd{unbuilt};"));
@@ -415,7 +652,10 @@ pub fn action_verilog() -> Vec<String> {
     v.push(format!("        4'd{}: action = room ? 3'd{nak} : 3'd{drop};", verdict::SEQ_NAK));
     v.push(format!("        4'd{}: action = room ? 3'd{rnr} : 3'd{drop};", verdict::NAK_RNR));
     v.push(format!("        4'd{}: if (k_send || k_write) action = 3'd{dup};", verdict::DUPLICATE));
-    v.push(format!("        4'd{}: if (k_write && !op_immdt) action = 3'd{write};", verdict::EXECUTE));
+    v.push(format!(
+        "        4'd{}: if (k_write && !op_immdt) action = 3'd{write}; else if (k_write || (k_send && !has_ieth)) action = 3'd{recv};",
+        verdict::EXECUTE
+    ));
     v.push("        default: ;".into());
     v.push("        endcase".into());
     v.push("    end".into());

@@ -107,6 +107,19 @@ pub struct CmdExec {
     pub rs_resp_we: Signal<In, Bit>,
     pub rs_resp_qpn: Signal<In, Bits<24>>,
     pub rs_resp_next: Signal<In, Bits<RESP_BITS>>,
+    /// The responder's write of QP `rs_resp_qpn`'s RQ consumer counter (a table of its own, as the
+    /// producer counters are the doorbells').
+    pub rs_rq_ci_we: Signal<In, Bit>,
+    pub rs_rq_ci: Signal<In, Bits<16>>,
+    /// The responder's CQ port: a CQ's entry (its consumer counter and arming from the doorbells' tables)
+    /// one cycle after its index, and the write of its next entry after a post (`rs_cq_disarm`: the post
+    /// spent the arming; a doorbell arming the CQ in the same cycle wins, as it came after).
+    pub rs_cq_index: Signal<In, Bits<16>>,
+    pub rs_cq: Signal<Out, Bits<CQ_BITS>>,
+    pub rs_cq_we: Signal<In, Bit>,
+    pub rs_cq_n: Signal<In, Bits<16>>,
+    pub rs_cq_next: Signal<In, Bits<CQ_BITS>>,
+    pub rs_cq_disarm: Signal<In, Bit>,
     profile: Param<Profile>,
 }
 
@@ -141,6 +154,7 @@ impl Logic for CmdExec {
         self.rs_mr.connect();
         self.rs_gid.connect();
         self.rs_gid_valid.connect();
+        self.rs_cq.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -239,7 +253,10 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         w(format!("reg [{}:0] {name}_tab [0:{}];", width - 1, p.max_qp - 1));
     }
     w("// The doorbells' tables, and the QPs that take doorbells (valid, not in RESET).".into());
-    w(format!("reg [15:0] sq_pi_tab [0:{0}];\nreg [15:0] rq_pi_tab [0:{0}];\nreg [{0}:0] qp_active;", p.max_qp - 1));
+    w(format!(
+        "reg [15:0] sq_pi_tab [0:{0}];\nreg [15:0] rq_pi_tab [0:{0}];\nreg [15:0] rq_ci_tab [0:{0}];\nreg [{0}:0] qp_active;",
+        p.max_qp - 1
+    ));
     w(format!("reg [31:0] cq_ci_tab [0:{0}];\nreg [1:0] cq_arm_tab [0:{0}];", p.max_cq - 1));
     w("// Never-registered MR slots start at variant 0, as the model's do.".into());
     w(format!("integer k;\ninitial for (k = 0; k < {}; k = k + 1) mr_tab[k] = {mw}'d0;", p.max_mr));
@@ -309,7 +326,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("wire [23:0] key_idx = i_obj_id[31:8];".into());
     w(format!("wire [{}:0] mr_sel = (opcode == 16'h{:x}) ? mr_free : key_idx[{}:0];", mra - 1, op::REG_MR, mra - 1));
     w(format!(
-        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
+        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q, rq_ci_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
         aw - 1,
         rw - 1,
         sw - 1,
@@ -323,6 +340,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire [{}:0] lk_mr = ref_on ? ref_idx[{}:0] : mr_sel;", mra - 1, mra - 1));
     w("always @(posedge clock) if (lookup || ref_on) begin".into());
     w("    attr_raw_q <= attr_tab[lk_qp];\n    sq_pi_q <= sq_pi_tab[lk_qp];\n    rq_pi_q <= rq_pi_tab[lk_qp];".into());
+    w("    rq_ci_q <= rq_ci_tab[lk_qp];".into());
     w("    req_q <= req_tab[lk_qp];\n    resp_q <= resp_tab[lk_qp];\n    mr_q <= mr_tab[lk_mr];\nend".into());
     w("// DEALLOC_PD and DESTROY_CQ: whether an MR or a QP still names the object, by reading every entry once".into());
     w("// the mailbox is in, as the model looks (one entry of each table a cycle; nothing to count).".into());
@@ -357,7 +375,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("        if (ref_seen && (ref_qp_hit || ref_mr_hit)) in_use <= 1'b1;".into());
     w("    end".into());
     w("end".into());
-    for l in with_counters(al, "attr_raw_q", "attr_q", "la", "sq_pi_q", "rq_pi_q") {
+    for l in with_counters(al, "attr_raw_q", "attr_q", "la", ["sq_pi_q", "rq_pi_q", "rq_ci_q"]) {
         w(l);
     }
 
@@ -801,6 +819,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[mr_free] <= new_mr;", op::REG_MR));
     w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[key_idx[{}:0]] <= gone_mr;", op::DEREG_MR, mra - 1));
     w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[cq_free] <= new_cq;", op::CREATE_CQ));
+    w("    // The responder's post (never in a command's lookup-to-commit window either).".into());
+    w(format!("    if (rs_cq_we) cq_tab[rs_cq_n[{}:0]] <= rs_cq_next[{}:0];", cqa - 1, cw - 1));
     w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[i_obj_id[{}:0]] <= zero_cq;", op::DESTROY_CQ, cqa - 1));
     w("end".into());
 
@@ -809,7 +829,13 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("    if (db_sq) sq_pi_tab[db_qpn] <= db_val[15:0];\n    if (db_rq) rq_pi_tab[db_qpn] <= db_val[15:0];".into());
     w(format!("    if (qp_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_qp));
     w(format!("        sq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
+    w(format!("        rq_ci_tab[sweep ? sweep_idx[{}:0] : clr_qpn] <= 16'd0;", qa - 1));
     w("    end".into());
+    w("    // The responder's RQ consumer counter: never a QP whose entry is being cleared (a QP being reset or"
+        .into());
+    w("    // destroyed executes nothing).".into());
+    w(format!("    if (rs_rq_ci_we) rq_ci_tab[rs_resp_qpn[{}:0]] <= rs_rq_ci;", qa - 1));
+    w(format!("    if (rs_cq_we && rs_cq_disarm) cq_arm_tab[rs_cq_n[{}:0]] <= 2'd0;", cqa - 1));
     w("    if (db_ci) cq_ci_tab[db_cqn] <= db_val;\n    if (db_arm) cq_arm_tab[db_cqn] <= db_arm_val;".into());
     w(format!("    if (cq_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_cq));
     w(format!("        cq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_cqn] <= 32'd0; cq_arm_tab[sweep ? sweep_idx[{0}:0] : clr_cqn] <= 2'd0;", cqa - 1));
@@ -817,42 +843,50 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("end".into());
 
     w("// The read ports.".into());
-    w(format!("reg [{}:0] qp_attr_raw;\nreg [15:0] qp_sq_pi, qp_rq_pi;", aw - 1));
-    w(format!("reg cq_in;\nreg [{}:0] cq_raw;\nreg [31:0] cq_ci_r;\nreg [1:0] cq_arm_r;", cw - 1));
+    w(format!("reg [{}:0] qp_attr_raw;\nreg [15:0] qp_sq_pi, qp_rq_pi, qp_rq_ci;", aw - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    qp_valid <= qp_index < 16'd{} && qp_valid_r[qp_index[{}:0]];", p.max_qp, qa - 1));
     w(format!("    qp_attr_raw <= attr_tab[qp_index[{0}:0]]; qp_sq_pi <= sq_pi_tab[qp_index[{0}:0]]; qp_rq_pi <= rq_pi_tab[qp_index[{0}:0]];", qa - 1));
+    w(format!("    qp_rq_ci <= rq_ci_tab[qp_index[{}:0]];", qa - 1));
     for name in ["req", "resp"] {
         w(format!("    qp_{name} <= {name}_tab[qp_index[{}:0]];", qa - 1));
     }
     w(format!("    mr <= mr_index < 24'd{} ? mr_tab[mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
-    w(format!("    cq_in <= cq_index < 16'd{};", p.max_cq));
-    w(format!("    cq_raw <= cq_tab[cq_index[{0}:0]]; cq_ci_r <= cq_ci_tab[cq_index[{0}:0]]; cq_arm_r <= cq_arm_tab[cq_index[{0}:0]];", cqa - 1));
     w("end".into());
-    for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", "qp_sq_pi", "qp_rq_pi") {
+    for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", ["qp_sq_pi", "qp_rq_pi", "qp_rq_ci"]) {
         w(l);
     }
     w("// The responder's read ports.".into());
-    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi;", aw - 1));
+    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_rq_ci_r;", aw - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    rs_qp_valid <= rs_qp_index < 24'd{} && qp_valid_r[rs_qp_index[{}:0]];", p.max_qp, qa - 1));
     w(format!("    rs_attr_raw <= attr_tab[rs_qp_index[{0}:0]]; rs_sq_pi <= sq_pi_tab[rs_qp_index[{0}:0]]; rs_rq_pi <= rq_pi_tab[rs_qp_index[{0}:0]];", qa - 1));
+    w(format!("    rs_rq_ci_r <= rq_ci_tab[rs_qp_index[{}:0]];", qa - 1));
     w(format!("    rs_resp <= resp_tab[rs_qp_index[{}:0]];", qa - 1));
     w(format!("    rs_mr <= rs_mr_index < 24'd{} ? mr_tab[rs_mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
     w("end".into());
-    for l in with_counters(al, "rs_attr_raw", "rs_attr_full", "ra", "rs_sq_pi", "rs_rq_pi") {
+    for l in with_counters(al, "rs_attr_raw", "rs_attr_full", "ra", ["rs_sq_pi", "rs_rq_pi", "rs_rq_ci_r"]) {
         w(l);
     }
     w("always @(*) begin rs_attr = rs_attr_full; rs_gid = gid_tab[rs_gid_index]; rs_gid_valid = gid_valid_r[rs_gid_index]; end".into());
-    let (d, e) = build(&cql, "cq_raw", "pc", |name, _| match name {
-        "ci" => Some("cq_ci_r".into()),
-        "armed" => Some("cq_arm_r".into()),
-        _ => None,
-    });
-    for l in d {
-        w(l);
+    w("// The CQ read ports (the testbench's, the responder's): the entry with its doorbells' fields.".into());
+    for (port, index) in [("cq", "cq_index"), ("rs_cq", "rs_cq_index")] {
+        w(format!("reg {port}_in;\nreg [{}:0] {port}_raw;\nreg [31:0] {port}_ci_r;\nreg [1:0] {port}_arm_r;", cw - 1));
+        w("always @(posedge clock) begin".into());
+        w(format!("    {port}_in <= {index} < 16'd{};", p.max_cq));
+        w(format!("    {port}_raw <= cq_tab[{index}[{0}:0]]; {port}_ci_r <= cq_ci_tab[{index}[{0}:0]]; {port}_arm_r <= cq_arm_tab[{index}[{0}:0]];", cqa - 1));
+        w("end".into());
+        let (d, e) = build(&cql, &format!("{port}_raw"), &format!("{port}_f"), |name, _| match name {
+            "ci" => Some(format!("{port}_ci_r")),
+            "armed" => Some(format!("{port}_arm_r")),
+            _ => None,
+        });
+        for l in d {
+            w(l);
+        }
+        w(format!("always @(*) {port} = {port}_in ? {e} : {cw}'d0;"));
     }
-    w(format!("always @(*) begin qp_attr = qp_attr_full; cq = cq_in ? {e} : {cw}'d0; end"));
+    w("always @(*) qp_attr = qp_attr_full;".into());
     w("always @(*) begin eq = eq_ent; gid = gid_tab[gid_index]; gid_valid = gid_valid_r[gid_index]; mac = mac_r; end"
         .into());
     v
@@ -864,12 +898,11 @@ fn range(l: &wire::layout::Layout, name: &str) -> String {
     format!("{}:{lsb}", lsb + w - 1)
 }
 
-/// `out`, the `qp_attr` record `raw` with its producer counters taken from the doorbells' tables.
-fn with_counters(al: &wire::layout::Layout, raw: &str, out: &str, prefix: &str, sq: &str, rq: &str) -> Vec<String> {
-    let (mut d, e) = build(al, raw, prefix, |name, _| match name {
-        "sq_pi" => Some(sq.to_string()),
-        "rq_pi" => Some(rq.to_string()),
-        _ => None,
+/// `out`, the `qp_attr` record `raw` with its counters taken from their tables: the producer counters from
+/// the doorbells', the RQ consumer counter from the responder's (`sq_pi`, `rq_pi`, `rq_ci`, in that order).
+fn with_counters(al: &wire::layout::Layout, raw: &str, out: &str, prefix: &str, counters: [&str; 3]) -> Vec<String> {
+    let (mut d, e) = build(al, raw, prefix, |name, _| {
+        ["sq_pi", "rq_pi", "rq_ci"].iter().position(|n| *n == name).map(|i| counters[i].to_string())
     });
     d.push(format!("wire [{}:0] {out} = {e};", al.width() - 1));
     d

@@ -1,12 +1,14 @@
 //! The responder, in blocks named after the model's `resp` functions: its check chain (`check`) and its
-//! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), its
-//! response queue (`queue`), and its transmit side (`tx`).
+//! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), the
+//! receive WQE a SEND or a WRITE with immediate lands in (`recv_wqe`) and what executing it does (`send`),
+//! its response queue (`queue`), and its transmit side (`tx`).
 
 pub mod advance;
 pub mod check;
 pub mod duplicate;
 pub mod queue;
 pub mod recv_wqe;
+pub mod send;
 pub mod tx;
 
 use wire::opcode::Transport;
