@@ -1,10 +1,12 @@
 //! The RTL core's receive side as a responder, in cycles: a model NIC's requester writes into the Verilated
-//! core (16 QPs, 8-byte datapath, host memory behind the default DMA latency), and the core places the data
-//! and acknowledges it. `cargo bench -p ferrite-driver --bench rtl_core` prints, for each run, the core's
+//! core (16 QPs, 8-byte datapath, host memory behind the default DMA latency), or SENDs into receive WQEs
+//! posted there, and the core places the data (a SEND's after fetching its WQE, then its CQE) and
+//! acknowledges it. `cargo bench -p ferrite-driver --bench rtl_core` prints, for each run, the core's
 //! cycles from the first frame in to the last ACK out, the payload bytes per cycle over the datapath's width
 //! (the responder's efficiency, headers and the ACKs' turnaround included), frames per cycle, and the
 //! simulation's speed in cycles per wall second, without and with the model following in lockstep
-//! (figures in BENCHMARKS.md). Every run checks the data landed and the requester's WRITEs completed.
+//! (figures in BENCHMARKS.md). Every run checks the data landed, the requester's WRITEs or SENDs completed and,
+//! for SENDs, every receive completed.
 
 use driver::pair::{connect, open_host, open_host_on, run_external};
 use driver::rtl::RtlBackend;
@@ -23,11 +25,12 @@ struct Run {
     wall: f64,
 }
 
-/// `count` WRITEs of `size` bytes at PMTU 4096 from the model into the core; the core's cycles and the
-/// wall time for them (and for the ACKs to complete them at the requester).
-fn run(size: usize, count: usize, lockstep: bool) -> Run {
+/// `count` WRITEs (or SENDs, each into a receive WQE posted first) of `size` bytes at PMTU 4096 from the
+/// model into the core; the core's cycles and the wall time for them (and for the ACKs to complete them at
+/// the requester).
+fn run(op: SendOp, size: usize, count: usize, lockstep: bool) -> Run {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), 1));
-    let cap = QpCap { max_send_wr: count as u32, max_recv_wr: 16, ..QpCap::default() };
+    let cap = QpCap { max_send_wr: count as u32, max_recv_wr: count as u32, ..QpCap::default() };
     let a = open_host(&w, 0, 1, BUF, cap, false).expect("the model host");
     let rtl = if lockstep { RtlBackend::with_lockstep(16) } else { RtlBackend::new(16) };
     let core = rtl.handle();
@@ -37,9 +40,13 @@ fn run(size: usize, count: usize, lockstep: bool) -> Run {
     let data: Vec<u8> = (0..size * count).map(|i| (i * 31 + 7) as u8).collect();
     a.buf.write(0, &data).expect("the source written");
     for i in 0..count {
+        if op == SendOp::Send {
+            let sg_list = vec![b.sge((i * size) as u64, size as u32)];
+            b.qps[0].post_recv(&RecvWr { wr_id: i as u64, sg_list }).expect("the receive posted");
+        }
         let wr = SendWr {
             wr_id: i as u64,
-            opcode: Some(SendOp::RdmaWrite),
+            opcode: Some(op),
             send_flags: send_flags::SIGNALED,
             sg_list: vec![a.sge((i * size) as u64, size as u32)],
             remote_addr: b.mr.addr + (i * size) as u64,
@@ -79,6 +86,11 @@ fn run(size: usize, count: usize, lockstep: bool) -> Run {
     assert!(done.iter().all(|c| c.status == WcStatus::Success), "{done:?}");
     assert_eq!(core.peek("rx_drop_full"), 0, "the MAC boundary had room");
     assert_eq!(b.buf.read(0, size * count).expect("the core's buffer"), data, "the data landed");
+    if op == SendOp::Send {
+        let recvs = b.cq.poll(count + 1).expect("the core's completions");
+        assert_eq!(recvs.len(), count, "every receive completed");
+        assert!(recvs.iter().all(|c| c.status == WcStatus::Success && c.byte_len == size as u32), "{recvs:?}");
+    }
     if lockstep {
         let r = core.lockstep_report().expect("lockstep is on");
         assert_eq!((r.mismatches, r.first), (0, None), "the model following {} decisions", r.events);
@@ -90,16 +102,28 @@ fn run(size: usize, count: usize, lockstep: bool) -> Run {
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this once as a smoke test.
     let quick = !std::env::args().any(|a| a == "--bench");
-    let cases: &[(usize, usize)] = if quick { &[(4096, 2)] } else { &[(1 << 16, 16), (4096, 64), (64, 256)] };
+    let cases: &[(SendOp, usize, usize)] = if quick {
+        &[(SendOp::RdmaWrite, 4096, 2), (SendOp::Send, 4096, 2)]
+    } else {
+        &[
+            (SendOp::RdmaWrite, 1 << 16, 16),
+            (SendOp::RdmaWrite, 4096, 64),
+            (SendOp::RdmaWrite, 64, 256),
+            (SendOp::Send, 1 << 16, 16),
+            (SendOp::Send, 4096, 64),
+            (SendOp::Send, 64, 256),
+        ]
+    };
     println!(
-        "| WRITEs | lockstep | frames | core cycles | payload B / (cycles x 8 B) | frames / cycle | Kcycles / s |"
+        "| messages | lockstep | frames | core cycles | payload B / (cycles x 8 B) | frames / cycle | Kcycles / s |"
     );
     println!("|---|---|---|---|---|---|---|");
-    for &(size, count) in cases {
+    for &(op, size, count) in cases {
         for lockstep in [false, true] {
-            let r = run(size, count, lockstep);
+            let r = run(op, size, count, lockstep);
+            let name = if op == SendOp::Send { "SENDs" } else { "WRITEs" };
             println!(
-                "| {count} x {size} B | {} | {} | {} | {:.3} | {:.4} | {:.0} |",
+                "| {count} {name} x {size} B | {} | {} | {} | {:.3} | {:.4} | {:.0} |",
                 if lockstep { "on" } else { "off" },
                 r.frames,
                 r.cycles,

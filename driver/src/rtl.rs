@@ -87,8 +87,7 @@ impl Backend for RtlBackend {
     }
 
     fn take_interrupt(&self) -> bool {
-        // The core raises no interrupts yet (no EQ writer).
-        false
+        std::mem::take(&mut self.core().irq)
     }
 }
 
@@ -149,6 +148,11 @@ impl RtlHandle {
     /// Frames the core has decided (its trace's `Rx` decisions).
     pub fn frames(&self) -> u64 {
         crate::verbs::lock(&self.0).frames
+    }
+
+    /// DMA completion beats the host gave a read while an older one was unfinished (`CoreSim::reordered`).
+    pub fn reordered(&self) -> u64 {
+        crate::verbs::lock(&self.0).reordered
     }
 
     /// Lockstep's report after following everything recorded so far (None when it is off).

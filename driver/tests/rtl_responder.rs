@@ -249,7 +249,9 @@ fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
 /// SENDs (empty, one packet, many, with and without immediate) and WRITEs with immediate from a model
 /// requester land in receive WQEs posted on the RTL host: each SEND's payload scattered over its WQE's list
 /// of one to three SGEs, each completed with a receive CQE the driver polls (its `wr_id`, length, opcode,
-/// immediate and flags the message's), the WRITEs' payload at their address, in lockstep throughout.
+/// immediate and flags the message's), the WRITEs' payload at their address, in lockstep throughout. The
+/// CQ armed raises one completion event (an EQE and the interrupt the driver takes), armed for solicited
+/// messages one if a message was solicited, unarmed none.
 #[test]
 fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
     let seed = seed();
@@ -267,6 +269,12 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
     for round in 0..3u64 {
         // (what the receive's completion must say, where its bytes must land, the bytes)
         let mut want: Vec<(Wc, Vec<(usize, usize)>, Vec<u8>)> = Vec::new();
+        match round {
+            0 => b.cq.req_notify(false),
+            2 => b.cq.req_notify(true),
+            _ => {}
+        }
+        let mut solicited = false;
         let mut sent = 0;
         for i in 0..6u64 {
             let wr_id = 0x100 * (round + 1) + i;
@@ -286,6 +294,8 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
             let with_imm = rng.chance(0.5);
             let imm = rng.next_u64() as u32;
             let write = i == 5;
+            let se = rng.chance(0.3);
+            solicited |= se;
             // The receive: its buffer cut into up to three SGEs (a WRITE with immediate's is not used).
             let base = 4096 + 8192 * i as usize;
             let mut pieces = Vec::new();
@@ -306,7 +316,9 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
                     (false, true) => SendOp::SendWithImm,
                     (false, false) => SendOp::Send,
                 }),
-                send_flags: send_flags::SIGNALED,
+                // Solicited or not: the CQE's `se` (which only lockstep sees), and the event of an arming for
+                // solicited messages.
+                send_flags: send_flags::SIGNALED | if se { send_flags::SOLICITED } else { 0 },
                 sg_list: if len == 0 { Vec::new() } else { vec![a.sge(src as u64, len as u32)] },
                 imm_data: imm,
                 remote_addr: b.mr.addr + dst as u64,
@@ -337,6 +349,17 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
         for f in frames {
             core.receive(f);
         }
+        if round == 1 {
+            // Commands while the frames go in: their mailbox reads and the WQE fetches share the DMA read
+            // port, their completions in any order (the host stalls at random).
+            for _ in 0..64 {
+                let q = b.qps[0].query().unwrap_or_else(|e| panic!("seed {seed:#x}: QUERY_QP: {e:?}"));
+                assert_eq!(q.qp_state, QpState::Rts as u8, "seed {seed:#x}: the QP queried");
+                if core.reordered() > 0 {
+                    break;
+                }
+            }
+        }
         for pass in 0.. {
             assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
             let answers = core.take_sent();
@@ -355,6 +378,10 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
         let done = a.cq.poll(64).expect("the requester's completions");
         assert_eq!(done.len(), 6, "seed {seed:#x}: round {round}: the core's ACKs completed the window");
         assert!(done.iter().all(|c| c.status == WcStatus::Success), "seed {seed:#x}: {done:?}");
+        let event = b.ctx.get_cq_event(100_000).expect("the event queue read");
+        let armed = round == 0 || (round == 2 && solicited);
+        assert_eq!(event, armed.then_some(b.cq.cqn), "seed {seed:#x}: round {round}: the completion event");
+        assert_eq!(b.ctx.get_cq_event(100_000).expect("the event queue read"), None, "one event an arming");
         let got = b.cq.poll(64).expect("the RTL host's completions");
         assert_eq!(got.len(), want.len(), "seed {seed:#x}: a receive completion for every message: {got:?}");
         for (g, (wc, land, data)) in got.iter().zip(&want) {
@@ -367,10 +394,89 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
             }
         }
     }
+    assert!(core.reordered() > 0, "seed {seed:#x}: mailbox reads and WQE fetches completed out of order");
     assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
     assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     eprintln!("RTL responder: {sends} SENDs and WRITEs with immediate into receive WQEs, {} decisions", r.events);
+}
+
+/// SENDs the receive WQE cannot take, each on a QP of its own: longer than the WQE's list on its only packet
+/// (LocLenErr, no bytes) and on its second (LocLenErr, the first packet's bytes placed), and a WQE whose SGE
+/// names no MR (LocQpOpErr). The core completes the receive in error and sends a fatal NAK (Invalid Request,
+/// Remote Operational Error), which completes the requester's SEND in error; the QP enters ERR as the NAK
+/// leaves. In lockstep throughout, the QPs' contexts the model's after.
+#[test]
+fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
+    let seed = seed();
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
+    let a = open_host(&w, 0, 3, BUF, QpCap::default(), false).expect("the model host");
+    let rtl = RtlBackend::with_lockstep(16);
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, 3, BUF, QpCap::default(), false).expect("the RTL host");
+    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
+    for q in 0..3 {
+        connect(&a, q, PSN_A, &b, q, 0x100, &opts).expect("connected");
+    }
+    // (SEND length, receive length, a bad key, what the receive completes with, its byte count, what the
+    // requester's SEND completes with)
+    let cases = [
+        (300usize, 100u32, false, WcStatus::LocLenErr, 0u32, WcStatus::RemInvReqErr),
+        (3000, 1500, false, WcStatus::LocLenErr, 1024, WcStatus::RemInvReqErr),
+        (200, 400, true, WcStatus::LocQpOpErr, 0, WcStatus::RemOpErr),
+    ];
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 13 + 5) as u8).collect();
+    a.buf.write(0, &data).expect("the source written");
+    for (q, &(len, room, bad_key, ..)) in cases.iter().enumerate() {
+        let mut sge = b.sge(0x1000 * (q as u64 + 1), room);
+        if bad_key {
+            sge.lkey ^= 0x100;
+        }
+        b.qps[q].post_recv(&RecvWr { wr_id: 0x70 + q as u64, sg_list: vec![sge] }).expect("posted");
+        let wr = SendWr {
+            wr_id: 0x50 + q as u64,
+            opcode: Some(SendOp::Send),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![a.sge(0, len as u32)],
+            ..Default::default()
+        };
+        a.qps[q].post_send(&wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
+    }
+    let mut frames = run(&w);
+    for pass in 0.. {
+        for f in frames {
+            core.receive(f);
+        }
+        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+        for f in core.take_sent() {
+            w.lock().unwrap().inject_external(f);
+        }
+        frames = run(&w);
+        if frames.is_empty() {
+            break;
+        }
+        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
+    }
+    let mut got = b.cq.poll(8).expect("the RTL host's completions");
+    got.sort_by_key(|c| c.wr_id);
+    let mut sent = a.cq.poll(8).expect("the requester's completions");
+    sent.sort_by_key(|c| c.wr_id);
+    assert_eq!((got.len(), sent.len()), (3, 3), "seed {seed:#x}: {got:?} {sent:?}");
+    for (q, &(_, room, _, status, byte_len, req_status)) in cases.iter().enumerate() {
+        let c = &got[q];
+        assert_eq!((c.wr_id, c.status, c.byte_len), (0x70 + q as u64, status, byte_len), "seed {seed:#x}: {c:?}");
+        assert_eq!((sent[q].wr_id, sent[q].status), (0x50 + q as u64, req_status), "seed {seed:#x}: {sent:?}");
+        let placed = b.buf.read(0x1000 * (q + 1), room as usize).expect("the core's buffer");
+        let want: Vec<u8> = (0..room as usize).map(|i| if i < byte_len as usize { data[i] } else { 0 }).collect();
+        assert_eq!(placed, want, "seed {seed:#x}: QP {q}: what was placed before the error, and nothing else");
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+        let state = b.qps[q].query().expect("QUERY_QP").qp_state;
+        assert_eq!(state, QpState::Err as u8, "seed {seed:#x}: QP {q} entered ERR as its NAK left");
+    }
+    assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
+    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
 }

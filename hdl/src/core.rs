@@ -105,6 +105,12 @@ pub struct Core {
     pub trace_cqn: Signal<Out, Bits<16>>,
     pub trace_cq_slot: Signal<Out, Bits<32>>,
     pub trace_cq_log: Signal<Out, Bits<4>>,
+    /// The write beat is an EQE's; an EQE was posted (`Output::Eqe`) in slot `trace_eq_slot` of the EQ.
+    pub trace_wr_eqe: Signal<Out, Bit>,
+    pub trace_eqe: Signal<Out, Bit>,
+    pub trace_eq_slot: Signal<Out, Bits<32>>,
+    /// The interrupt (MSI-X vector 0): a cycle's pulse.
+    pub irq: Signal<Out, Bit>,
     /// The decision trace: QP `trace_tx_qpn`'s responder stream sent (`Decision::Tx`); its frame leaves the
     /// TX pipeline later, frames in the order of their decisions.
     pub trace_tx: Signal<Out, Bit>,
@@ -198,6 +204,10 @@ impl Core {
             trace_cqn: Signal::default(),
             trace_cq_slot: Signal::default(),
             trace_cq_log: Signal::default(),
+            trace_wr_eqe: Signal::default(),
+            trace_eqe: Signal::default(),
+            trace_eq_slot: Signal::default(),
+            irq: Signal::default(),
             trace_tx: Signal::default(),
             trace_tx_qpn: Signal::default(),
             trace_tx_idle: Signal::default(),
@@ -295,6 +305,10 @@ pub fn ports() -> Vec<Port> {
         p("trace_cqn", 16, Out),
         p("trace_cq_slot", 32, Out),
         p("trace_cq_log", 4, Out),
+        p("trace_wr_eqe", 1, Out),
+        p("trace_eqe", 1, Out),
+        p("trace_eq_slot", 32, Out),
+        p("irq", 1, Out),
         p("trace_tx", 1, Out),
         p("trace_tx_qpn", 24, Out),
         p("trace_tx_idle", 1, Out),
@@ -401,19 +415,25 @@ impl Logic for Core {
         self.dma_wr_addr.next = self.dispatch.wr_addr.val();
         self.dma_wr_data.next = self.dispatch.wr_data.val();
         self.dma_wr_strb.next = self.dispatch.wr_strb.val();
-        self.trace_wr_data.next = self.dispatch.wr_valid.val() & !self.dispatch.wr_cqe.val();
+        self.trace_wr_data.next =
+            self.dispatch.wr_valid.val() & !self.dispatch.wr_cqe.val() & !self.dispatch.wr_eqe.val();
         self.trace_wr_cqe.next = self.dispatch.wr_valid.val() & self.dispatch.wr_cqe.val();
+        self.trace_wr_eqe.next = self.dispatch.wr_valid.val() & self.dispatch.wr_eqe.val();
         if self.cmd.wr_valid.val() {
             self.dma_wr_addr.next = self.cmd.wr_addr.val();
             self.dma_wr_data.next = self.cmd.wr_data.val();
             self.dma_wr_strb.next = self.cmd.wr_strb.val();
             self.trace_wr_data.next = false;
             self.trace_wr_cqe.next = false;
+            self.trace_wr_eqe.next = false;
         }
         self.trace_cqe.next = self.dispatch.posted.val();
         self.trace_cqn.next = self.dispatch.cq_index.val();
         self.trace_cq_slot.next = self.dispatch.posted_slot.val();
         self.trace_cq_log.next = self.dispatch.posted_log.val();
+        self.trace_eqe.next = self.dispatch.posted_eqe.val();
+        self.trace_eq_slot.next = self.dispatch.eqe_slot.val();
+        self.irq.next = self.dispatch.irq.val();
         self.trace_wr_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_cmd.next = self.cmd.done.val();
         self.trace_rx.next = self.dispatch.decided.val();
@@ -499,6 +519,7 @@ impl Logic for Core {
         self.exec.rs_resp_qpn.next = self.dispatch.resp_qpn.val();
         self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
         self.exec.rs_rq_ci_we.next = self.dispatch.rq_ci_we.val();
+        self.exec.rs_err_we.next = self.resp_tx.err.val();
         self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
         self.exec.rs_cq_index.next = self.dispatch.cq_index.val();
         self.dispatch.cq.next = self.exec.rs_cq.val();
@@ -506,6 +527,10 @@ impl Logic for Core {
         self.exec.rs_cq_n.next = self.dispatch.cq_index.val();
         self.exec.rs_cq_next.next = self.dispatch.cq_next.val();
         self.exec.rs_cq_disarm.next = self.dispatch.cq_disarm.val();
+        self.dispatch.eq.next = self.exec.eq.val();
+        self.exec.ev_eq_we.next = self.dispatch.eq_we.val();
+        self.exec.ev_eq_pi.next = self.dispatch.eq_pi.val();
+        self.exec.ev_eq_disarm.next = self.dispatch.eq_disarm.val();
         if self.resp_tx.ctx_busy.val() {
             self.exec.rs_qp_index.next = self.resp_tx.qp_index.val();
             self.exec.rs_gid_index.next = self.resp_tx.gid_index.val();

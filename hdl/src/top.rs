@@ -236,6 +236,8 @@ impl Top {
                     p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
                     p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
                     p("rnr", 1, Dir::In),
+                    p("fatal", 1, Dir::In),
+                    p("fatal_syn", 8, Dir::In),
                     p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
                     p("first", item, Dir::Out),
                     p("first_slot", 8, Dir::Out),
@@ -468,6 +470,8 @@ impl Top {
                 u.attr.connect();
                 u.resp.connect();
                 u.rnr.connect();
+                u.fatal.connect();
+                u.fatal_syn.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

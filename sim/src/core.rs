@@ -65,6 +65,10 @@ struct Ports {
     trace_cqn: usize,
     trace_cq_slot: usize,
     trace_cq_log: usize,
+    trace_wr_eqe: usize,
+    trace_eqe: usize,
+    trace_eq_slot: usize,
+    irq: usize,
     tx_data: usize,
     tx_keep: usize,
     tx_last: usize,
@@ -149,6 +153,13 @@ pub struct CoreSim {
     cqe_bytes: Vec<u8>,
     /// CQEs the core has written so far.
     pub cqes_written: u64,
+    /// Completion beats given to a read while an older read was unfinished (other tags overtaking).
+    pub reordered: u64,
+    /// EQEs posted and not yet written whole (their slots), and the bytes of the first so far.
+    eqes: VecDeque<u32>,
+    eqe_bytes: Vec<u8>,
+    /// The core raised the interrupt and no one has taken it yet (`take_interrupt`).
+    pub irq: bool,
 }
 
 /// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
@@ -199,6 +210,10 @@ impl CoreSim {
             trace_cqn: q("trace_cqn"),
             trace_cq_slot: q("trace_cq_slot"),
             trace_cq_log: q("trace_cq_log"),
+            trace_wr_eqe: q("trace_wr_eqe"),
+            trace_eqe: q("trace_eqe"),
+            trace_eq_slot: q("trace_eq_slot"),
+            irq: q("irq"),
             tx_data: q("tx_data"),
             tx_keep: q("tx_keep"),
             tx_last: q("tx_last"),
@@ -232,6 +247,10 @@ impl CoreSim {
             cqes: VecDeque::new(),
             cqe_bytes: Vec::new(),
             cqes_written: 0,
+            reordered: 0,
+            eqes: VecDeque::new(),
+            eqe_bytes: Vec::new(),
+            irq: false,
         };
         c.sim.set(c.p.rd_ready, 1);
         c.sim.set(c.p.wr_ready, 1);
@@ -325,8 +344,12 @@ impl CoreSim {
         }
         if wr_ready && self.sim.get(p.wr_valid) == 1 {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
+            let strobed = || (0..8).filter(move |i| strb >> i & 1 == 1).map(move |i| (data >> (8 * i)) as u8);
             if self.sim.get(p.trace_wr_cqe) == 1 {
-                self.cqe_bytes.extend((0..8).filter(|i| strb >> i & 1 == 1).map(|i| (data >> (8 * i)) as u8));
+                self.cqe_bytes.extend(strobed());
+            }
+            if self.sim.get(p.trace_wr_eqe) == 1 {
+                self.eqe_bytes.extend(strobed());
             }
             if self.sim.get(p.trace_wr_data) == 1 {
                 let qpn = self.sim.get(p.trace_wr_qpn) as u32;
@@ -360,6 +383,7 @@ impl CoreSim {
         };
         let beat = match pick {
             Some(k) if !cpl_gap => {
+                self.reordered += u64::from(k != 0);
                 let r = &mut self.reads[k];
                 let i = r.beat;
                 r.beat += 1;
@@ -387,6 +411,10 @@ impl CoreSim {
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
         let sends = (self.sim.get(p.trace_tx) == 1).then(|| self.sim.get(p.trace_tx_qpn) as u32);
+        if self.sim.get(p.trace_eqe) == 1 {
+            self.eqes.push_back(self.sim.get(p.trace_eq_slot) as u32);
+        }
+        let irq = self.sim.get(p.irq) == 1;
         if self.sim.get(p.trace_cqe) == 1 {
             let (cqn, slot, log) =
                 (self.sim.get(p.trace_cqn), self.sim.get(p.trace_cq_slot), self.sim.get(p.trace_cq_log));
@@ -400,6 +428,21 @@ impl CoreSim {
             self.cqes_written += 1;
             if let Some(l) = &self.lockstep {
                 lock(&l.log).output(Output::Cqe { cqn, slot, log_size, cqe });
+            }
+        }
+        if self.eqe_bytes.len() >= wire::contract::eqe::EQE_LEN {
+            let bytes: Vec<u8> = self.eqe_bytes.drain(..wire::contract::eqe::EQE_LEN).collect();
+            let slot = self.eqes.pop_front().expect("EQE beats that no post announced");
+            let e = wire::contract::eqe::EqeRepr::from_bytes(&bytes).expect("16 bytes make an EQE");
+            let kind = wire::contract::eqe::EventKind::from_u8(e.kind).expect("an event kind the core knows");
+            if let Some(l) = &self.lockstep {
+                lock(&l.log).output(Output::Eqe { slot, owner: e.owner, kind, obj: e.obj });
+            }
+        }
+        if irq {
+            self.irq = true;
+            if let Some(l) = &self.lockstep {
+                lock(&l.log).output(Output::Interrupt);
             }
         }
         if let Some(frame) = left {
@@ -460,7 +503,12 @@ impl CoreSim {
             self.record(Decision::Command, vec![out]);
             self.check_due = true;
         }
-        if self.check_due && self.sim.get(self.p.trace_rx_idle) == 1 && self.picks.is_empty() && self.cqes.is_empty() {
+        if self.check_due
+            && self.sim.get(self.p.trace_rx_idle) == 1
+            && self.picks.is_empty()
+            && self.cqes.is_empty()
+            && self.eqes.is_empty()
+        {
             self.check_due = false;
             let cycle = self.cycles();
             if let Some(l) = self.lockstep.as_mut() {

@@ -1,5 +1,5 @@
-//! The responder's queuing of a sequence-error or RNR NAK, in RTL (`hdl::engine::resp::queue::RespQueue`)
-//! against the model's `resp::queue_seq_nak` and `resp::queue_rnr_nak`: random QP contexts (any minimum RNR
+//! The responder's queuing of a sequence-error, RNR or fatal NAK, in RTL (`hdl::engine::resp::queue::RespQueue`)
+//! against the model's `resp::queue_seq_nak`, `queue_rnr_nak` and `queue_fatal_nak`: random QP contexts (any minimum RNR
 //! timer, a NAK outstanding or not) with random response rings (any head, any kinds queued, the ACK slot
 //! full or empty), and the QP's next `qp_resp` record and the ring entries to write compared bit for bit
 //! with the model's packed ones.
@@ -10,12 +10,12 @@ use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
 use model::nic::qp::RespItem;
-use model::nic::resp::{queue_rnr_nak, queue_seq_nak};
+use model::nic::resp::{queue_fatal_nak, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
-use wire::ext::AethRepr;
+use wire::ext::{syndrome, AethRepr};
 use wire::Psn;
 
 fn seed() -> u64 {
@@ -41,23 +41,27 @@ fn random_item(rng: &mut Rng) -> RespItem {
 }
 
 #[test]
-fn a_sequence_or_rnr_nak_queues_as_the_model_queues_it() {
+fn a_sequence_rnr_or_fatal_nak_queues_as_the_model_queues_it() {
     let seed = seed();
     let p = Top::engine_profile();
     let c = qp_context(&p);
     let depth = p.resp_queue as usize;
     let mut rtl = Sim::new(Top::RespQueue, Width::W8);
     let q = |n| rtl.port(n);
-    let (p_attr, p_resp, p_rnr) = (q("attr"), q("resp"), q("rnr"));
+    let (p_attr, p_resp, p_rnr, p_fatal, p_syn) = (q("attr"), q("resp"), q("rnr"), q("fatal"), q("fatal_syn"));
     let (p_next, p_first, p_slot, p_two, p_second) =
         (q("resp_next"), q("first"), q("first_slot"), q("second_valid"), q("second"));
     let (resp_bytes, item_bytes) = (c.resp.width().div_ceil(8) as usize, c.resp_item.width().div_ceil(8) as usize);
     let mut rng = Rng::new(seed);
-    let (mut moved, mut alone, mut rnrs) = (0u32, 0u32, 0u32);
+    let (mut moved, mut alone, mut rnrs, mut fatals) = (0u32, 0u32, 0u32, 0u32);
     for n in 0..20_000 {
         let mut qp = random_qp(&mut rng, &p);
         qp.attrs.min_rnr_timer = rng.below(32) as u8;
-        let rnr = rng.below(2) == 1;
+        // A sequence-error, RNR or fatal NAK (of any fatal syndrome).
+        let kind = rng.below(3);
+        let (rnr, fatal) = (kind == 1, kind == 2);
+        let syn = [syndrome::NAK_REMOTE_OP, syndrome::NAK_INVALID_REQUEST, syndrome::NAK_REMOTE_ACCESS]
+            [rng.below(3) as usize];
         let r = &mut qp.resp;
         r.nak_sent = rng.below(2) == 1;
         r.epsn = Psn::new(rng.below(1 << 24) as u32);
@@ -75,9 +79,15 @@ fn a_sequence_or_rnr_nak_queues_as_the_model_queues_it() {
         rtl.set_bytes(p_attr, &bytes_of(&before.attr));
         rtl.set_bytes(p_resp, &bytes_of(&before.resp));
         rtl.set(p_rnr, u64::from(rnr));
+        rtl.set(p_fatal, u64::from(fatal));
+        rtl.set(p_syn, u64::from(syn));
         rtl.tick();
         let old = qp.resp.clone();
-        if rnr {
+        if fatal {
+            let epsn = qp.resp.epsn;
+            queue_fatal_nak(&mut qp, syn, epsn);
+            fatals += 1;
+        } else if rnr {
             queue_rnr_nak(&mut qp);
             rnrs += 1;
         } else {
@@ -85,7 +95,7 @@ fn a_sequence_or_rnr_nak_queues_as_the_model_queues_it() {
         }
         let after = pack(&qp, &c, 0).expect("the QP packs");
         let ctx = format!(
-            "seed {seed} (FERRITE_SEED={seed}), case {n}, rnr {rnr}: before {old:?}, model after {:?}",
+            "seed {seed} (FERRITE_SEED={seed}), case {n}, rnr {rnr}, fatal {fatal} ({syn:#x}): before {old:?}, model after {:?}",
             qp.resp
         );
         assert_eq!(&rtl.get_bytes(p_next)[..resp_bytes], &bytes_of(&after.resp)[..], "qp_resp: {ctx}");
@@ -100,6 +110,8 @@ fn a_sequence_or_rnr_nak_queues_as_the_model_queues_it() {
             alone += 1;
         }
     }
-    eprintln!("resp_queue: {moved} NAKs behind a moved ACK, {alone} alone, {rnrs} of them RNR, 0 mismatches");
-    assert!(moved > 5000 && alone > 5000 && rnrs > 5000 && rnrs < 15000, "too few of a kind");
+    eprintln!(
+        "resp_queue: {moved} NAKs behind a moved ACK, {alone} alone, {rnrs} of them RNR, {fatals} fatal, 0 mismatches"
+    );
+    assert!(moved > 4000 && alone > 4000 && rnrs > 5000 && fatals > 5000, "too few of a kind");
 }

@@ -1,18 +1,17 @@
 //! Completion queues: posting a CQE (`CqPost`, the model's `Cq::post`, rxe's `rxe_cq_post`) and writing it
-//! to its ring in host memory (`CqeWrite`, the `cqe_wr` block), as generated Verilog.
+//! to its ring in host memory (`CqeWrite`, the `cqe_wr` block).
 //!
 //! `CqPost` decides at once from the CQ's table entry (`qpc::cq_entry`, with the consumer counter and the
 //! arming the doorbells keep) and the CQE: whether the ring takes it, the entry after it (the producer
 //! counter one on, or the CQ overrun; disarmed when the CQE fires it), the events it raises, and the CQE
-//! as written (the owner bit for its pass, `cqe::owner_for`) with its address. `CqeWrite` takes the CQE the
-//! ring took and writes its 64 bytes through `DmaPlace`, so a ring at any address gets the fewest write
-//! beats, the owner byte in the last.
+//! as written (the owner bit for its pass, `cqe::owner_for`) with its address, as generated Verilog. `CqeWrite`
+//! takes the CQE the ring took and writes its 64 bytes (`host::entry::EntryWrite`), the owner byte last.
 //!
 //! The CQE's fields are `wire::contract::cqe`'s: it comes in as its 64 bytes on a byte bus (byte `i` at bits
 //! `8i+7:8i`), the owner byte's value ignored.
 
 use crate::engine::cmd::exec::CQ_BITS;
-use crate::host::place::DmaPlace;
+use crate::host::entry::EntryWrite;
 use crate::kit::*;
 use crate::record::{build, field_range, slice};
 use wire::contract::cqe::{CqeRepr, CQE_LEN, OWNER};
@@ -138,7 +137,7 @@ pub fn post_verilog() -> Vec<String> {
 }
 
 /// `cqe_wr`: posts a CQE (`CqPost`'s outputs, which settle from the inputs at once) and, when the caller
-/// takes the post (`in_valid` while `in_ready`) and the ring took the CQE, writes it through `DmaPlace`.
+/// takes the post (`in_valid` while `in_ready`) and the ring took the CQE, writes it (`EntryWrite`).
 /// The next CQE waits (`in_ready` low) until this one's last beat has gone in.
 #[derive(LogicBlock)]
 pub struct CqeWrite<const D: usize, const K: usize> {
@@ -164,19 +163,11 @@ pub struct CqeWrite<const D: usize, const K: usize> {
     pub wr_strb: Signal<Out, Bits<K>>,
     pub wr_last: Signal<Out, Bit>,
     post: CqPost,
-    place: DmaPlace<D, K>,
-    /// The CQE being written, its next beat in the low bits; the beats left; its address.
-    held: DFF<Bits<CQE_BITS>>,
-    left: DFF<Bits<8>>,
-    at: DFF<Bits<64>>,
-    beat_bits: Constant<Bits<16>>,
-    beats: Constant<Bits<8>>,
-    all_keep: Constant<Bits<K>>,
+    entry: EntryWrite<D, K, CQE_BITS>,
 }
 
 impl<const D: usize, const K: usize> Default for CqeWrite<D, K> {
     fn default() -> Self {
-        assert!(D == 8 * K && CQE_LEN.is_multiple_of(K), "a beat of {K} bytes is {D} bits and divides a CQE");
         CqeWrite {
             clock: Signal::default(),
             reset: Signal::default(),
@@ -199,13 +190,7 @@ impl<const D: usize, const K: usize> Default for CqeWrite<D, K> {
             wr_strb: Signal::default(),
             wr_last: Signal::default(),
             post: CqPost::default(),
-            place: DmaPlace::default(),
-            held: Default::default(),
-            left: Default::default(),
-            at: Default::default(),
-            beat_bits: Constant::new((D as u64).into()),
-            beats: Constant::new(((CQE_LEN / K) as u64).into()),
-            all_keep: Constant::new((u64::MAX >> (64 - K)).into()),
+            entry: EntryWrite::default(),
         }
     }
 }
@@ -213,7 +198,6 @@ impl<const D: usize, const K: usize> Default for CqeWrite<D, K> {
 impl<const D: usize, const K: usize> Logic for CqeWrite<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, held, left, at);
         self.post.cq.next = self.cq.val();
         self.post.cqe.next = self.cqe.val();
         self.post.qp_live.next = self.qp_live.val();
@@ -225,33 +209,17 @@ impl<const D: usize, const K: usize> Logic for CqeWrite<D, K> {
         self.slot.next = self.post.slot.val();
         self.log_size.next = self.post.log_size.val();
 
-        self.place.clock.next = self.clock.val();
-        self.place.reset.next = self.reset.val();
-        self.place.in_data.next = self.held.q.val().get_bits::<D>(0);
-        self.place.in_keep.next = self.all_keep.val();
-        self.place.in_last.next = self.left.q.val() == 1;
-        self.place.in_valid.next = self.left.q.val() != 0;
-        self.place.va.next = self.at.q.val();
-        self.place.lane.next = 0.into();
-        self.wr_valid.next = self.place.wr_valid.val();
-        self.place.wr_ready.next = self.wr_ready.val();
-        self.wr_addr.next = self.place.wr_addr.val();
-        self.wr_data.next = self.place.wr_data.val();
-        self.wr_strb.next = self.place.wr_strb.val();
-        self.wr_last.next = self.place.wr_last.val();
-
-        self.in_ready.next = self.left.q.val() == 0;
-        if (self.left.q.val() != 0) & self.place.in_ready.val() {
-            self.held.d.next = self.held.q.val() >> self.beat_bits.val();
-            self.left.d.next = self.left.q.val() - 1;
-        }
-        if (self.left.q.val() == 0) & self.in_valid.val() & self.post.written.val() {
-            self.held.d.next = self.post.data.val();
-            self.at.d.next = self.post.addr.val();
-            self.left.d.next = self.beats.val();
-        }
-        if self.reset.val() {
-            self.left.d.next = 0.into();
-        }
+        self.entry.clock.next = self.clock.val();
+        self.entry.reset.next = self.reset.val();
+        self.entry.start.next = self.in_valid.val() & self.post.written.val();
+        self.entry.data.next = self.post.data.val();
+        self.entry.addr.next = self.post.addr.val();
+        self.in_ready.next = self.entry.idle.val();
+        self.wr_valid.next = self.entry.wr_valid.val();
+        self.entry.wr_ready.next = self.wr_ready.val();
+        self.wr_addr.next = self.entry.wr_addr.val();
+        self.wr_data.next = self.entry.wr_data.val();
+        self.wr_strb.next = self.entry.wr_strb.val();
+        self.wr_last.next = self.entry.wr_last.val();
     }
 }

@@ -8,16 +8,17 @@
 //! once the WQE is in (`RespSend`): the QP's RQ consumer counter and `qp_resp` record written back, a
 //! SEND's payload scattered over the WQE's list (`DmaScatter`), a WRITE's placed, and the receive CQE
 //! posted at the message's end (`CqeWrite`, through the responder's CQ port; its beats after the
-//! payload's); a SEND or WRITE packet executed before has the QP's
+//! payload's), with the completion event an armed CQ fires (`EqeWrite`, its beats after the CQE's, then the
+//! interrupt an armed EQ raises); a SEND or WRITE packet executed before has the QP's
 //! ACK slot set again (`RespDuplicate`) and its payload drained; the first request past ePSN, or a request
 //! in sequence that needs a receive WQE and finds none, has a sequence-error or RNR NAK queued in the QP's
 //! response ring (`RespQueue`: the coalesced ACK moving in ahead of it takes a second write, `QueueMore`);
 //! a frame whose only effect in the model is a counter (another MAC or peer, malformed, a P_Key, QP or
-//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained. Everything else (a SEND
-//! whose WQE fails its checks or is too short, SEND with invalidate, READ, atomics, fatal NAKs, duplicate
-//! READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and
-//! counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that raises an event
-//! (no `eqe_wr` yet).
+//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained; a SEND whose WQE fails
+//! its checks or is too short completes it in error and has a fatal NAK queued (`RespQueue`). Everything
+//! else (SEND with invalidate, READ, atomics, other fatal NAKs, duplicate READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and
+//! counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that overruns its CQ
+//! (the CQ error event and the QP's move to ERR are not built yet).
 //!
 //! Between its context reads and its write-back (`ctx_busy`, which spans a WQE's fetch) no command may look
 //! up or commit; a command
@@ -28,6 +29,7 @@
 use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
 use super::cq::CqeWrite;
+use super::eq::EqeWrite;
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
@@ -86,6 +88,10 @@ pub enum DispatchState {
     ScatterEnd,
     /// The receive CQE's beats going out, after the payload's.
     CqeEnd,
+    /// The completion event's EQE beats going out, after the CQE's; then the interrupt.
+    EqeEnd,
+    /// A failed SEND's fatal NAK being queued and the QP's record written back.
+    Nak,
 }
 
 #[derive(LogicBlock)]
@@ -154,6 +160,15 @@ pub struct RxDispatch {
     pub cq_we: Signal<Out, Bit>,
     pub cq_next: Signal<Out, Bits<CQ_BITS>>,
     pub cq_disarm: Signal<Out, Bit>,
+    /// The EQ's entry (`CmdExec`'s `eq`) and its write after a post (`ev_eq_*`).
+    pub eq: Signal<In, Bits<CQ_BITS>>,
+    pub eq_we: Signal<Out, Bit>,
+    pub eq_pi: Signal<Out, Bits<32>>,
+    pub eq_disarm: Signal<Out, Bit>,
+    /// The write beat is an EQE's.
+    pub wr_eqe: Signal<Out, Bit>,
+    /// The interrupt (MSI-X vector 0), a cycle's pulse after the EQE that raised it is written.
+    pub irq: Signal<Out, Bit>,
     /// The decision trace: a frame decided this cycle; the QP whose payload the write beats carry; a CQE
     /// posted this cycle to CQ `cq_index`, its slot (the CQ's producer counter) and the ring's size.
     pub decided: Signal<Out, Bit>,
@@ -161,6 +176,9 @@ pub struct RxDispatch {
     pub posted: Signal<Out, Bit>,
     pub posted_slot: Signal<Out, Bits<32>>,
     pub posted_log: Signal<Out, Bits<4>>,
+    /// The decision trace: an EQE posted this cycle, in slot `eqe_slot` (the EQ's producer counter).
+    pub posted_eqe: Signal<Out, Bit>,
+    pub eqe_slot: Signal<Out, Bits<32>>,
     /// Frames that needed what is not built yet.
     pub unhandled: Signal<Out, Bits<32>>,
     state: DFF<DispatchState>,
@@ -171,6 +189,9 @@ pub struct RxDispatch {
     /// The frame in hand is a RECV action's (it ends through `CqeEnd`); a CQE's beats are owed.
     recv: DFF<Bit>,
     owe_cqe: DFF<Bit>,
+    /// An EQE's beats are owed, and then the interrupt.
+    owe_eqe: DFF<Bit>,
+    owe_irq: DFF<Bit>,
     rx_route: RxRoute,
     check: RespCheck,
     advance: RespAdvance,
@@ -182,6 +203,8 @@ pub struct RxDispatch {
     send: RespSend,
     scatter: DmaScatter<64, 8>,
     cqe_wr: CqeWrite<64, 8>,
+    eqe_wr: EqeWrite<64, 8>,
+    completion: Constant<Bits<8>>,
     write: Constant<Bits<3>>,
     recv_act: Constant<Bits<3>>,
     unbuilt: Constant<Bits<3>>,
@@ -244,11 +267,19 @@ impl RxDispatch {
             cq_we: Signal::default(),
             cq_next: Signal::default(),
             cq_disarm: Signal::default(),
+            eq: Signal::default(),
+            eq_we: Signal::default(),
+            eq_pi: Signal::default(),
+            eq_disarm: Signal::default(),
+            wr_eqe: Signal::default(),
+            irq: Signal::default(),
             decided: Signal::default(),
             wr_qpn: Signal::default(),
             posted: Signal::default(),
             posted_slot: Signal::default(),
             posted_log: Signal::default(),
+            posted_eqe: Signal::default(),
+            eqe_slot: Signal::default(),
             unhandled: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
@@ -257,6 +288,8 @@ impl RxDispatch {
             count: DFF::default(),
             recv: DFF::default(),
             owe_cqe: DFF::default(),
+            owe_eqe: DFF::default(),
+            owe_irq: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -268,6 +301,8 @@ impl RxDispatch {
             send: RespSend::new(profile),
             scatter: DmaScatter::default(),
             cqe_wr: CqeWrite::default(),
+            eqe_wr: EqeWrite::default(),
+            completion: Constant::new(u64::from(wire::contract::eqe::EventKind::Completion as u8).into()),
             write: Constant::new(u64::from(action::WRITE).into()),
             recv_act: Constant::new(u64::from(action::RECV).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
@@ -281,7 +316,7 @@ impl RxDispatch {
 impl Logic for RxDispatch {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe);
+        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq);
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
         self.rx_route.meta.next = self.rec.q.val();
@@ -307,6 +342,12 @@ impl Logic for RxDispatch {
         self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
         self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
+        // A SEND's failure is queued from the record it leaves (the receive given up).
+        self.queue.fatal.next = self.recv.q.val() & self.send.fatal.val();
+        self.queue.fatal_syn.next = self.send.syn.val();
+        if self.recv.q.val() {
+            self.queue.resp.next = self.send.resp_next.val();
+        }
         self.item_we.next = false;
         self.item_slot.next = self.queue.first_slot.val();
         self.item.next = self.queue.first.val();
@@ -380,11 +421,26 @@ impl Logic for RxDispatch {
         self.posted.next = false;
         self.posted_slot.next = self.cqe_wr.slot.val();
         self.posted_log.next = self.cqe_wr.log_size.val();
+        // A completion event for the CQ a CQE fired.
+        self.eqe_wr.clock.next = self.clock.val();
+        self.eqe_wr.reset.next = self.reset.val();
+        self.eqe_wr.in_valid.next = false;
+        self.eqe_wr.eq.next = self.eq.val();
+        self.eqe_wr.kind.next = self.completion.val();
+        self.eqe_wr.obj.next = bit_cast::<32, 16>(self.send.cqn.val());
+        self.eq_we.next = false;
+        self.eq_pi.next = self.eqe_wr.pi_next.val();
+        self.eq_disarm.next = self.eqe_wr.fire.val();
+        self.posted_eqe.next = false;
+        self.eqe_slot.next = self.eqe_wr.slot.val();
+        self.irq.next = false;
 
         // The DMA write port: placed payload, scattered payload, the CQE (one at a time, in that order).
         self.place.wr_ready.next = self.wr_ready.val();
         self.scatter.wr_ready.next = self.wr_ready.val() & !self.place.wr_valid.val();
         self.cqe_wr.wr_ready.next = false;
+        self.eqe_wr.wr_ready.next = false;
+        self.wr_eqe.next = false;
         self.wr_valid.next = self.place.wr_valid.val() | self.scatter.wr_valid.val();
         self.wr_addr.next = self.place.wr_addr.val();
         self.wr_data.next = self.place.wr_data.val();
@@ -403,6 +459,14 @@ impl Logic for RxDispatch {
             self.wr_strb.next = self.cqe_wr.wr_strb.val();
             self.wr_cqe.next = true;
         }
+        if self.state.q.val() == DispatchState::EqeEnd {
+            self.eqe_wr.wr_ready.next = self.wr_ready.val();
+            self.wr_valid.next = self.eqe_wr.wr_valid.val();
+            self.wr_addr.next = self.eqe_wr.wr_addr.val();
+            self.wr_data.next = self.eqe_wr.wr_data.val();
+            self.wr_strb.next = self.eqe_wr.wr_strb.val();
+            self.wr_eqe.next = true;
+        }
 
         self.meta_ready.next = false;
         self.pay_ready.next = false;
@@ -418,6 +482,7 @@ impl Logic for RxDispatch {
                     self.claim.next = self.meta_valid.val();
                     if self.meta_valid.val() {
                         self.rec.d.next = self.meta.val();
+                        self.recv.d.next = false;
                         self.state.d.next = DispatchState::Look;
                     }
                 }
@@ -458,7 +523,6 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.unbuilt.val() {
                     self.count.d.next = self.count.q.val() + 1;
                 }
-                self.recv.d.next = false;
                 if self.act.action.val() == self.recv_act.val() {
                     // Decided once the WQE is in.
                     self.decided.next = false;
@@ -518,37 +582,53 @@ impl Logic for RxDispatch {
                 self.claim.next = true;
                 self.decided.next = true;
                 self.owe_cqe.d.next = false;
-                if self.send.handled.val() {
-                    self.resp_next.next = self.send.resp_next.val();
-                    self.resp_we.next = true;
-                    self.rq_ci_we.next = self.send.rq_ci_we.val();
-                    if self.send.cqe_valid.val() {
-                        self.cqe_wr.in_valid.next = true;
-                        self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
-                        self.posted.next = self.cqe_wr.written.val();
-                        self.owe_cqe.d.next = self.cqe_wr.written.val();
-                        if self.cqe_wr.fire.val() | self.cqe_wr.cq_error.val() | self.cqe_wr.qp_fatal.val() {
-                            // Its event is not built yet.
-                            self.count.d.next = self.count.q.val() + 1;
-                        }
+                self.owe_eqe.d.next = false;
+                self.owe_irq.d.next = false;
+                self.resp_next.next = self.send.resp_next.val();
+                // A failed packet's record is written with its NAK's queuing, next cycle.
+                self.resp_we.next = !self.send.fatal.val();
+                self.rq_ci_we.next = self.send.rq_ci_we.val();
+                if self.send.cqe_valid.val() {
+                    self.cqe_wr.in_valid.next = true;
+                    self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
+                    self.posted.next = self.cqe_wr.written.val();
+                    self.owe_cqe.d.next = self.cqe_wr.written.val();
+                    if self.cqe_wr.fire.val() {
+                        self.eqe_wr.in_valid.next = true;
+                        self.eq_we.next = self.eqe_wr.written.val();
+                        self.posted_eqe.next = self.eqe_wr.written.val();
+                        self.owe_eqe.d.next = self.eqe_wr.written.val();
+                        self.owe_irq.d.next = self.eqe_wr.fire.val();
                     }
-                    if !self.act.has_payload.val() {
-                        self.state.d.next = DispatchState::CqeEnd;
-                    } else if self.send.is_send.val() {
-                        self.state.d.next = DispatchState::Scatter;
-                    } else {
-                        self.state.d.next = DispatchState::Place;
+                    if self.cqe_wr.cq_error.val() | self.cqe_wr.qp_fatal.val() {
+                        // Their events and the QP's move to ERR are not built yet.
+                        self.count.d.next = self.count.q.val() + 1;
                     }
+                }
+                if self.send.fatal.val() {
+                    self.state.d.next = DispatchState::Nak;
+                } else if !self.act.has_payload.val() {
+                    self.state.d.next = DispatchState::CqeEnd;
+                } else if self.send.is_send.val() {
+                    self.state.d.next = DispatchState::Scatter;
                 } else {
-                    self.count.d.next = self.count.q.val() + 1;
-                    if !self.act.has_payload.val() {
-                        self.state.d.next = DispatchState::Idle;
-                    } else if self.send.is_send.val() & self.recv_wqe.ok.val() {
-                        // Too long for the list: the scatter drains it.
-                        self.state.d.next = DispatchState::Scatter;
-                    } else {
-                        self.state.d.next = DispatchState::Drain;
-                    }
+                    self.state.d.next = DispatchState::Place;
+                }
+            }
+            DispatchState::Nak => {
+                // The coalesced ACK is dropped, not moved: one ring entry.
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.resp_next.next = self.queue.resp_next.val();
+                self.resp_we.next = true;
+                self.item_we.next = true;
+                if !self.act.has_payload.val() {
+                    self.state.d.next = DispatchState::CqeEnd;
+                } else if self.send.is_send.val() & self.recv_wqe.ok.val() {
+                    // Too long for the list: the scatter drains it.
+                    self.state.d.next = DispatchState::Scatter;
+                } else {
+                    self.state.d.next = DispatchState::Drain;
                 }
             }
             DispatchState::Scatter => {
@@ -568,12 +648,24 @@ impl Logic for RxDispatch {
                     | (self.cqe_wr.wr_valid.val() & self.wr_ready.val() & self.cqe_wr.wr_last.val())
                 {
                     self.state.d.next = DispatchState::Idle;
+                    if self.owe_eqe.q.val() {
+                        self.state.d.next = DispatchState::EqeEnd;
+                    }
+                }
+            }
+            DispatchState::EqeEnd => {
+                if self.eqe_wr.wr_valid.val() & self.wr_ready.val() & self.eqe_wr.wr_last.val() {
+                    self.irq.next = self.owe_irq.q.val();
+                    self.state.d.next = DispatchState::Idle;
                 }
             }
             DispatchState::Drain => {
                 self.pay_ready.next = true;
                 if self.pay_valid.val() & self.pay_last.val() {
                     self.state.d.next = DispatchState::Idle;
+                    if self.recv.q.val() {
+                        self.state.d.next = DispatchState::CqeEnd;
+                    }
                 }
             }
             _ => {
@@ -584,6 +676,7 @@ impl Logic for RxDispatch {
             self.state.d.next = DispatchState::Idle;
             self.count.d.next = 0.into();
             self.owe_cqe.d.next = false;
+            self.owe_eqe.d.next = false;
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The transport engine, in blocks named after the model's functions: so far the command unit (`cmd`), the
 //! RX route (`recv`, the model's `recv::route`), the TX headers (`headers`), the responder's check chain and
-//! bookkeeping (`resp`), completion queues (`cq`), the MR check (`mr`), and the dispatch of each received frame (`dispatch`, `recv::receive`).
+//! bookkeeping (`resp`), completion queues (`cq`), the event queue (`eq`), the MR check (`mr`), and the
+//! dispatch of each received frame (`dispatch`, `recv::receive`).
 
 pub mod cmd;
 pub mod cq;
 pub mod dispatch;
+pub mod eq;
 pub mod headers;
 pub mod mr;
 pub mod recv;

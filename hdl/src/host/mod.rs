@@ -1,9 +1,11 @@
 //! The host side of the NIC: BAR0's register file (`mmio`), the DMA read port's mux (`dma`), payload
-//! placement in host memory (`place`) and its scatter over a list of SGEs (`scatter`).
+//! placement in host memory (`place`), its scatter over a list of SGEs (`scatter`) and ring entries'
+//! writes (`entry`).
 //! The DMA interfaces are the engines' ports, in the shape a PCIe or host-link bridge takes (tagged reads
 //! with completions, posted writes with strobes).
 
 pub mod dma;
+pub mod entry;
 pub mod mmio;
 pub mod place;
 pub mod scatter;

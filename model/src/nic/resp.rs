@@ -614,12 +614,17 @@ fn nak_at(nic: &mut Nic, qpn: u32, nak: Nak, psn: Psn) {
         Nak::RemoteOp => (syndrome::NAK_REMOTE_OP, Counter::tx_naks_remote_op),
     };
     let Some(qp) = nic.qp_mut(qpn) else { return };
-    // Fatal: the NAK follows every response still owed for earlier requests (they were executed), and
-    // nothing after it is executed. The QP enters ERR when the NAK leaves (`next_frame`).
+    queue_fatal_nak(qp, syn, psn);
+    nic.count(counter);
+}
+
+/// Queues a fatal NAK of `syndrome` for `psn`: it follows every response still owed for earlier requests
+/// (they were executed), the coalesced ACK is dropped, and nothing after it is executed. The QP enters ERR
+/// when the NAK leaves (`next_frame`). The RTL's `RespQueue` does the same.
+pub fn queue_fatal_nak(qp: &mut Qp, syndrome: u8, psn: Psn) {
     qp.resp.fatal = true;
     qp.resp.ack = None;
-    qp.resp.queue(RespItem::FatalNak { psn, aeth: AethRepr { syndrome: syn, msn: qp.resp.msn } });
-    nic.count(counter);
+    qp.resp.queue(RespItem::FatalNak { psn, aeth: AethRepr { syndrome, msn: qp.resp.msn } });
 }
 
 /// Whether the responder of `qp` owes a response (pacer aside); a QP in ERR sends none.

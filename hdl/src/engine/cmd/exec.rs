@@ -120,6 +120,13 @@ pub struct CmdExec {
     pub rs_cq_n: Signal<In, Bits<16>>,
     pub rs_cq_next: Signal<In, Bits<CQ_BITS>>,
     pub rs_cq_disarm: Signal<In, Bit>,
+    /// The responder's EQ post: the EQ's producer counter after it, and whether it spent the arming (a
+    /// doorbell in the same cycle wins, as it came after).
+    pub ev_eq_we: Signal<In, Bit>,
+    pub ev_eq_pi: Signal<In, Bits<32>>,
+    pub ev_eq_disarm: Signal<In, Bit>,
+    /// A fatal NAK left: QP `rs_resp_qpn` enters ERR (the model's `enter_err`: flushing, timers stopped).
+    pub rs_err_we: Signal<In, Bit>,
     profile: Param<Profile>,
 }
 
@@ -768,6 +775,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("        eq_ent <= {cw}'d0; qp_active <= 0;"));
     w(format!("        sweep <= 1'b1; sweep_idx <= {sb}'d0; clr_qp <= 1'b0; clr_cq <= 1'b0;"));
     w("    end else begin".into());
+    w(format!("        if (ev_eq_we) eq_ent[{}] <= ev_eq_pi;", range(&cql, "pi")));
+    w(format!("        if (ev_eq_we && ev_eq_disarm) eq_ent[{}] <= 2'd0;", range(&cql, "armed")));
     w(format!("        if (db_eq_ci) eq_ent[{}] <= db_val;", range(&cql, "ci")));
     w(format!("        if (db_eq_arm) eq_ent[{}] <= {{1'b0, db_val[0]}};", range(&cql, "armed")));
     w(format!(
@@ -816,6 +825,17 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("    // The responder's write-back (never in a command's lookup-to-commit window: the core keeps them apart)."
         .into());
     w(format!("    if (rs_resp_we) resp_tab[rs_resp_qpn[{}:0]] <= rs_resp_next[{}:0];", qa - 1, sw - 1));
+    w(format!(
+        "    if (rs_err_we) begin attr_tab[rs_resp_qpn[{}:0]][{}] <= 3'd{};",
+        qa - 1,
+        range(al, "state"),
+        QpState::Err as u8
+    ));
+    w(format!("        attr_tab[rs_resp_qpn[{}:0]][{}] <= 1'b1;", qa - 1, range(al, "flushing")));
+    for f in ["timer_valid", "timer", "rnr_valid", "rnr_deadline", "rnr_psn"] {
+        w(format!("        req_tab[rs_resp_qpn[{}:0]][{}] <= 0;", qa - 1, range(rl, f)));
+    }
+    w("    end".into());
     w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[mr_free] <= new_mr;", op::REG_MR));
     w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[key_idx[{}:0]] <= gone_mr;", op::DEREG_MR, mra - 1));
     w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[cq_free] <= new_cq;", op::CREATE_CQ));

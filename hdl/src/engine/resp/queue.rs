@@ -78,7 +78,9 @@ pub fn items_verilog(p: &Profile) -> Vec<String> {
 
 /// A NAK for ePSN queued behind what the QP owes (the coalesced ACK moving into the ring first, if the
 /// slot is full): the model's `queue_seq_nak`, or with `rnr` its `queue_rnr_nak` (the QP's minimum RNR
-/// timer in the syndrome, no NAK marked outstanding). The QP's `qp_attr` and `qp_resp` records in; one
+/// timer in the syndrome, no NAK marked outstanding), or with `fatal` a fatal NAK of syndrome `fatal_syn`
+/// (`queue_fatal_nak`: the QP marked fatal, the coalesced ACK dropped, not moved; the check chain kept the
+/// queue's last place for it). The QP's `qp_attr` and `qp_resp` records in; one
 /// cycle later, the record after (the slot empty, one or two more items) and the items to write: `first`
 /// into slot `first_slot`, and when the ACK moved, the NAK (`second`) into the slot after it.
 #[derive(LogicBlock, Default)]
@@ -87,6 +89,8 @@ pub struct RespQueue {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub resp: Signal<In, Bits<RESP_BITS>>,
     pub rnr: Signal<In, Bit>,
+    pub fatal: Signal<In, Bit>,
+    pub fatal_syn: Signal<In, Bits<8>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
     pub first: Signal<Out, Bits<ITEM_BITS>>,
     pub first_slot: Signal<Out, Bits<8>>,
@@ -119,14 +123,14 @@ impl Logic for RespQueue {
     }
 }
 
-/// Verilog declaring `{name}` (`ITEM_BITS` wide): an ACK-kind `resp_item` (an ACK or a NAK) with PSN
-/// `psn`, syndrome `syn` and MSN `msn` (Verilog expressions).
-pub fn ack_item(p: &Profile, name: &str, psn: &str, syn: &str, msn: &str) -> Vec<String> {
+/// Verilog declaring `{name}` (`ITEM_BITS` wide): an ACK-kind `resp_item` (an ACK or a NAK; a fatal NAK
+/// when `kind`, a Verilog expression, says so) with PSN `psn`, syndrome `syn` and MSN `msn`.
+pub fn ack_item(p: &Profile, name: &str, kind: &str, psn: &str, syn: &str, msn: &str) -> Vec<String> {
     let il = qp_context(p).resp_item;
     // Every field is given, so the record `build` starts from is never read.
     let (mut v, rec) = build(&il, "unused", name, |field, _| {
         Some(match field {
-            "kind" => format!("{}'d{}", crate::record::width(&il, "kind"), item::ACK),
+            "kind" => kind.to_string(),
             "psn" => psn.to_string(),
             "msn" => msn.to_string(),
             "small" => format!("{{24'd0, {syn}}}"),
@@ -144,19 +148,23 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     let s = |n: &str| slice(sl, "resp", n);
     let iw = crate::record::width(sl, "items");
     assert!(iw < 8, "a ring slot count fits below the head's 8 bits");
-    let mut v = vec![format!("wire moved = {};", s("ack_valid"))];
-    v.extend(ack_item(p, "acked", &s("ack_psn"), &s("ack_syndrome"), &s("ack_msn")));
+    let mut v = vec![format!("wire moved = !fatal && {};", s("ack_valid"))];
+    let kw = crate::record::width(&c.resp_item, "kind");
+    let ack = format!("{kw}'d{}", item::ACK);
+    v.extend(ack_item(p, "acked", &ack, &s("ack_psn"), &s("ack_syndrome"), &s("ack_msn")));
     let timer = slice(&c.attr, "attr", "min_rnr_timer");
     assert_eq!(crate::record::width(&c.attr, "min_rnr_timer"), 5, "the RNR timer code fills the syndrome's low bits");
     v.push(format!(
-        "wire [7:0] syn = rnr ? {{3'd{}, {timer}}} : 8'h{:02x};",
+        "wire [7:0] syn = fatal ? fatal_syn : rnr ? {{3'd{}, {timer}}} : 8'h{:02x};",
         syndrome::RNR_NAK >> 5,
         syndrome::NAK_PSN_SEQ_ERR
     ));
-    v.extend(ack_item(p, "nak", &s("epsn"), "syn", &s("msn")));
+    let nak_kind = format!("fatal ? {kw}'d{} : {ack}", item::FATAL_NAK);
+    v.extend(ack_item(p, "nak", &nak_kind, &s("epsn"), "syn", &s("msn")));
     let (decls, next) = build(sl, "resp", "nq", |name, _| {
         Some(match name {
-            "nak_sent" => format!("rnr ? {} : 1'b1", s("nak_sent")),
+            "nak_sent" => format!("rnr || fatal ? {} : 1'b1", s("nak_sent")),
+            "fatal" => format!("fatal || {}", s("fatal")),
             "items" => format!("{} + (moved ? {iw}'d2 : {iw}'d1)", s("items")),
             "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => "0".into(),
             _ => return None,

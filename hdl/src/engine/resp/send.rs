@@ -12,9 +12,12 @@
 //! immediate if it carries one and the BTH's solicited bit. A WRITE with immediate takes the WQE at the
 //! counter for its `wr_id` alone and completes it (`RecvRdmaWithImm`, the WRITE's length).
 //!
-//! Not built yet, so not `handled`: a WQE whose scatter list fails (LocQpOpErr on a first packet,
-//! LocProtErr later), a payload longer than the list (LocLenErr), both with a fatal NAK. (SEND with
-//! invalidate never comes here: the dispatch's `Action` leaves it unhandled.)
+//! A SEND whose WQE's scatter list fails completes it in error with a fatal NAK: LocQpOpErr (no bytes) and
+//! NAK Remote Operational Error on a first packet, LocProtErr (the bytes placed so far) and NAK Invalid
+//! Request later; so does one whose payload is longer than the list (LocLenErr, Invalid Request). The QP's
+//! `qp_resp` record is then not advanced: the receive is given up and `RespQueue` queues the NAK (`fatal`,
+//! its syndrome `syn`). (SEND with invalidate never comes here: the dispatch's `Action` leaves it
+//! unhandled.)
 
 use super::opcode_flags;
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
@@ -26,6 +29,7 @@ use wire::contract::cqe::CqeRepr;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::{wc_flags, QpState, WcOpcode, WcStatus};
+use wire::ext::syndrome;
 
 #[derive(LogicBlock, Default)]
 pub struct RespSend {
@@ -48,8 +52,9 @@ pub struct RespSend {
     pub len: Signal<Out, Bits<32>>,
     /// A SEND (its payload is scattered), not a WRITE with immediate (placed at the WRITE's cursor).
     pub is_send: Signal<Out, Bit>,
-    /// The RTL executes the packet as the model does.
-    pub handled: Signal<Out, Bit>,
+    /// The packet fails: a fatal NAK of syndrome `syn` to queue.
+    pub fatal: Signal<Out, Bit>,
+    pub syn: Signal<Out, Bits<8>>,
     /// The QP's next RQ consumer counter, when it moves.
     pub rq_ci_we: Signal<Out, Bit>,
     pub rq_ci: Signal<Out, Bits<16>>,
@@ -78,7 +83,8 @@ impl Logic for RespSend {
         self.off.connect();
         self.len.connect();
         self.is_send.connect();
-        self.handled.connect();
+        self.fatal.connect();
+        self.syn.connect();
         self.rq_ci_we.connect();
         self.rq_ci.connect();
         self.resp_next.connect();
@@ -113,12 +119,22 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "wire [15:0] at = k_send && recv_valid ? ci - 16'd1 : ci;".into(),
         format!("wire [31:0] at_off = k_send && recv_valid ? {} : 32'd0;", r("recv_offset")),
         "wire [31:0] end_off = at_off + plen;".into(),
-        "wire ok = k_write || (k_send && wqe_ok && fits);".into(),
+        "wire qp_op_err = k_send && !recv_valid && !wqe_ok;".into(),
+        "wire prot_err = k_send && recv_valid && !wqe_ok;".into(),
+        "wire len_err = k_send && wqe_ok && !fits;".into(),
+        "wire failed = qp_op_err || prot_err || len_err;".into(),
         format!("wire [31:0] adv_len = {};", slice(sl, "adv", "write_len")),
     ]);
     let (decls, next) = build(sl, "adv", "sn", |name, _| match name {
         "recv_valid" => Some("!ends".into()),
         "recv_offset" => Some("ends ? 32'd0 : end_off".into()),
+        _ => None,
+    });
+    v.extend(decls);
+    // A failed packet: the receive given up, nothing else moved (the NAK's queuing is `RespQueue`'s).
+    let (decls, given_up) = build(sl, "resp", "fl", |name, _| match name {
+        "recv_valid" => Some("1'b0".into()),
+        "recv_offset" => Some("32'd0".into()),
         _ => None,
     });
     v.extend(decls);
@@ -128,14 +144,20 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let recv_imm = WcOpcode::RecvRdmaWithImm as u8;
     v.extend([
         format!("wire [7:0] wc_op = k_write ? 8'd{recv_imm} : 8'd{recv};"),
-        "wire [31:0] byte_len = k_write ? adv_len : end_off;".into(),
-        "wire [31:0] imm_data = has_imm ? imm : 32'd0;".into(),
-        format!("wire [7:0] flags = has_imm ? 8'd{} : 8'd0;", wc_flags::WITH_IMM),
+        "wire [31:0] byte_len = k_write ? adv_len : qp_op_err ? 32'd0 : failed ? at_off : end_off;".into(),
+        "wire [31:0] imm_data = has_imm && !failed ? imm : 32'd0;".into(),
+        format!("wire [7:0] flags = has_imm && !failed ? 8'd{} : 8'd0;", wc_flags::WITH_IMM),
         "wire [31:0] qp_num = {8'd0, qpn};".into(),
         "wire [15:0] wqe_index = at;".into(),
-        format!("wire [7:0] status = 8'd{};", WcStatus::Success as u8),
+        format!(
+            "wire [7:0] status = qp_op_err ? 8'd{} : prot_err ? 8'd{} : len_err ? 8'd{} : 8'd{};",
+            WcStatus::LocQpOpErr as u8,
+            WcStatus::LocProtErr as u8,
+            WcStatus::LocLenErr as u8,
+            WcStatus::Success as u8
+        ),
         "wire [7:0] is_recv = 8'd1;".into(),
-        format!("wire [7:0] se = {{7'd0, {}}};", m("solicited")),
+        format!("wire [7:0] se = {{7'd0, {} && !failed}};", m("solicited")),
         format!("reg [{}:0] cqe_c;", CQE_BITS - 1),
         "always @(*) begin".into(),
         format!("    cqe_c = {CQE_BITS}'d0;"),
@@ -161,11 +183,12 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    off = at_off;".into(),
         "    len = plen;".into(),
         "    is_send = k_send;".into(),
-        "    handled = ok;".into(),
-        "    rq_ci_we = ok && (k_write || starts);".into(),
+        "    fatal = failed;".into(),
+        format!("    syn = qp_op_err ? 8'h{:02x} : 8'h{:02x};", syndrome::NAK_REMOTE_OP, syndrome::NAK_INVALID_REQUEST),
+        "    rq_ci_we = k_write || starts;".into(),
         "    rq_ci = ci + 16'd1;".into(),
-        format!("    resp_next = k_send ? {} : adv;", pad(next)),
-        "    cqe_valid = ok && (k_write || ends);".into(),
+        format!("    resp_next = failed ? {} : k_send ? {} : adv;", pad(given_up), pad(next)),
+        "    cqe_valid = k_write || ends || failed;".into(),
         "    cqe = cqe_c;".into(),
         format!("    cqn = {{{}'d0, {}}};", 16 - width(al, "recv_cqn"), a("recv_cqn")),
         format!("    qp_live = {} != 3'd{};", a("state"), QpState::Err as u8),

@@ -1,6 +1,7 @@
 //! `RespTx`: the responder's transmit side, the model's `resp::sendable` and `resp::next_frame`, as far as
 //! the engines built so far go: the ACKs and NAKs of its response queue (`queue::RespItems`, oldest first)
-//! and then the coalesced ACK (`qp_resp`'s ACK slot). READ responses, atomic ACKs and fatal NAKs are not
+//! and then the coalesced ACK (`qp_resp`'s ACK slot). A fatal NAK empties the queue and the slot, and its
+//! QP enters ERR as it leaves (`err`, the model's `enter_err`). READ responses and atomic ACKs are not
 //! built yet: a QP whose queue starts with one is counted (`unhandled`) and let go.
 //!
 //! Which QPs owe a response is learnt from the dispatch's write-backs (`owed`, a queue holding each QP at
@@ -74,6 +75,8 @@ pub struct RespTx {
     /// The decision trace: QP `tx_qpn`'s responder sent this cycle.
     pub decided: Signal<Out, Bit>,
     pub tx_qpn: Signal<Out, Bits<24>>,
+    /// The fatal NAK decided this cycle: QP `resp_qpn` enters ERR.
+    pub err: Signal<Out, Bit>,
     /// QPs that owed a response not built yet.
     pub unhandled: Signal<Out, Bits<32>>,
     state: DFF<RespTxState>,
@@ -116,6 +119,7 @@ impl RespTx {
             meta_ready: Signal::default(),
             decided: Signal::default(),
             tx_qpn: Signal::default(),
+            err: Signal::default(),
             unhandled: Signal::default(),
             state: DFF::default(),
             qpn: DFF::default(),
@@ -166,6 +170,7 @@ impl Logic for RespTx {
 
         self.resp_we.next = false;
         self.decided.next = false;
+        self.err.next = false;
         self.meta_valid.next = false;
         self.ctx_busy.next = true;
         self.idle.next = false;
@@ -190,6 +195,7 @@ impl Logic for RespTx {
                 if self.slot.go.val() {
                     self.resp_we.next = true;
                     self.decided.next = true;
+                    self.err.next = self.slot.fatal.val();
                     self.psn.d.next = self.slot.psn.val();
                     self.aeth.d.next = self.slot.aeth.val();
                     self.state.d.next = RespTxState::Hdr;
@@ -308,6 +314,8 @@ pub struct AckSlot {
     pub hdr: Signal<In, Bits<{ meta::BITS }>>,
     pub aeth_in: Signal<In, Bits<32>>,
     pub go: Signal<Out, Bit>,
+    /// What goes is a fatal NAK.
+    pub fatal: Signal<Out, Bit>,
     pub other: Signal<Out, Bit>,
     pub psn: Signal<Out, Bits<24>>,
     pub aeth: Signal<Out, Bits<32>>,
@@ -328,6 +336,7 @@ impl AckSlot {
             hdr: Signal::default(),
             aeth_in: Signal::default(),
             go: Signal::default(),
+            fatal: Signal::default(),
             other: Signal::default(),
             psn: Signal::default(),
             aeth: Signal::default(),
@@ -346,6 +355,7 @@ impl Logic for AckSlot {
 
     fn connect(&mut self) {
         self.go.connect();
+        self.fatal.connect();
         self.other.connect();
         self.psn.connect();
         self.aeth.connect();
@@ -369,9 +379,12 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
     let iw = crate::record::width(sl, "items");
     let (next_decls, next) = crate::record::build(sl, "resp", "nx", |name, _| {
         Some(match name {
-            "items" => format!("queued ? {} - {iw}'d1 : {}", s("items"), s("items")),
-            "item_head" => format!("queued ? {} + 8'd1 : {}", s("item_head"), s("item_head")),
-            "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => format!("queued ? {} : 0", s(name)),
+            // A fatal NAK clears the queue without moving its head.
+            "items" => format!("is_fatal ? {iw}'d0 : queued ? {} - {iw}'d1 : {}", s("items"), s("items")),
+            "item_head" => format!("queued && !is_fatal ? {} + 8'd1 : {}", s("item_head"), s("item_head")),
+            "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => {
+                format!("queued && !is_fatal ? {} : 0", s(name))
+            }
             _ => return None,
         })
     });
@@ -383,12 +396,19 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
         format!("wire may = qp_valid && !{} && !{};", a("raw"), a("flushing")),
         format!("wire queued = {} != 0;", s("items")),
         format!("wire is_ack = {} == {}'d{};", i("kind"), crate::record::width(il, "kind"), item::ACK),
+        format!(
+            "wire is_fatal = queued && {} == {}'d{};",
+            i("kind"),
+            crate::record::width(il, "kind"),
+            item::FATAL_NAK
+        ),
     ];
     v.extend(next_decls);
     v.extend([
         "always @(*) begin".to_string(),
-        format!("    go = may && gid_valid && (queued ? is_ack : {});", s("ack_valid")),
-        "    other = may && queued && !is_ack;".into(),
+        format!("    go = may && gid_valid && (queued ? is_ack || is_fatal : {});", s("ack_valid")),
+        "    fatal = is_fatal;".into(),
+        "    other = may && queued && !is_ack && !is_fatal;".into(),
         format!("    psn = queued ? {} : {};", i("psn"), s("ack_psn")),
         format!(
             "    aeth = queued ? {{{}, {}}} : {{{}, {}}};",
