@@ -36,7 +36,12 @@ fn complete(h: &Host, n: usize) -> Result<Vec<Wc>, Error> {
 
 /// Runs the demo on two simulated NICs, or on the two NICs `devices` names (two ferrite NICs in PCIe slots,
 /// cabled to each other).
-pub fn run(_backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Result<bool, Error> {
+pub fn run(backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Result<bool, Error> {
+    if backend == Backend::Rtl {
+        return Err(
+            "the RTL core has no requester yet: `ferrite perf write --backend rtl` runs it as the responder".into()
+        );
+    }
     let world = shared(World::pair(NicConfig::default(), LinkConfig::default(), 1));
     let (a, b) = match devices {
         [] | [DeviceSpec::Model, DeviceSpec::Model] => {

@@ -32,6 +32,9 @@ pub struct InteropArgs {
 }
 
 pub fn run(a: &InteropArgs) -> Result<bool, Error> {
+    if a.backend == crate::Backend::Rtl {
+        return Err("interop runs the model backend: the RTL core has no requester yet".into());
+    }
     match a.peer.as_str() {
         "rxe" => {}
         "vfio" => return vfio(a),

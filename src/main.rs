@@ -9,6 +9,7 @@ mod link;
 mod pcap_check;
 mod perf;
 mod perf_link;
+mod perf_rtl;
 mod perf_threads;
 mod pingpong;
 mod profile;
@@ -31,6 +32,8 @@ struct Cli {
 pub enum Backend {
     /// The golden model.
     Model,
+    /// The Verilated RTL core (`perf write|send`: as the responder, a model NIC the requester).
+    Rtl,
 }
 
 #[derive(Subcommand)]

@@ -98,6 +98,23 @@ pub struct PerfArgs {
     pub json: bool,
     #[command(flatten)]
     pub perftest: crate::perf_link::opts::PerftestArgs,
+    #[command(flatten)]
+    pub rtl: RtlArgs,
+}
+
+/// The RTL backend's options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RtlArgs {
+    /// With `--backend rtl`: the core's datapath in bytes (8; the 64-byte core is not built yet).
+    #[arg(long, default_value_t = 8)]
+    pub width: u32,
+    /// With `--backend rtl`: the QPs the core is built with, 16 or 1024.
+    #[arg(long, default_value_t = 16)]
+    pub core_qps: u32,
+    /// With `--backend rtl`: the model follows the core and compares every output (`--lockstep false` to
+    /// run the core alone).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub lockstep: bool,
 }
 
 impl PerfArgs {
@@ -148,6 +165,9 @@ pub struct PerfReport {
     /// With `--threads`: wall time inside the verbs calls (posts, and polls that took something) per
     /// completed work request, averaged over the threads.
     pub driver_ns_per_wr: Option<f64>,
+    /// With `--backend rtl`: the core's cycles, efficiency and lockstep.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub rtl: Option<crate::perf_rtl::RtlFigures>,
 }
 
 /// Messages kept in flight per QP.
@@ -290,7 +310,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         .collect();
     Ok(report(
         args,
-        [&a, &b],
+        &[&a, &b],
         Outcome {
             size,
             iters,
@@ -355,7 +375,7 @@ pub(crate) struct Outcome {
 }
 
 /// The report of a run between the NICs of `hosts`, with their counters summed.
-pub(crate) fn report(args: &PerfArgs, hosts: [&Host; 2], o: Outcome) -> PerfReport {
+pub(crate) fn report(args: &PerfArgs, hosts: &[&Host], o: Outcome) -> PerfReport {
     let c = |k| hosts.iter().map(|h| h.ctx.counter(k)).sum::<u64>();
     let sim_ns = (o.sim_ps / 1000).max(1);
     PerfReport {
@@ -382,6 +402,7 @@ pub(crate) fn report(args: &PerfArgs, hosts: [&Host; 2], o: Outcome) -> PerfRepo
         errors: o.errors,
         wall_s: o.wall_s,
         driver_ns_per_wr: o.driver_ns_per_wr,
+        rtl: None,
     }
 }
 
@@ -395,7 +416,13 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
     if args.server || args.peer.is_some() {
         return Err("a peer or --server needs --link".into());
     }
-    let r = if args.threads.is_some() { crate::perf_threads::measure(args)? } else { measure(args)? };
+    let r = if args.backend == Backend::Rtl {
+        crate::perf_rtl::measure(args)?
+    } else if args.threads.is_some() {
+        crate::perf_threads::measure(args)?
+    } else {
+        measure(args)?
+    };
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
@@ -429,8 +456,26 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
         for m in &r.missing {
             println!(" not completed: {m}");
         }
-        let sim_gbps_per_cpu_s = r.bytes as f64 * 8.0 / 1e9 / r.wall_s.max(1e-9);
-        println!(" model speed: {:.1} simulated Gb per CPU second ({:.3} s wall)", sim_gbps_per_cpu_s, r.wall_s);
+        if let Some(x) = &r.rtl {
+            println!(
+                " core: {} cycles at {} MHz, {} B datapath, efficiency {:.3}; {:.0} Kcycles/s ({:.3} s wall)",
+                x.cycles,
+                x.clock_mhz,
+                x.datapath_bytes,
+                x.efficiency,
+                x.cycles_per_s / 1000.0,
+                r.wall_s
+            );
+            if x.lockstep {
+                println!(" lockstep: {} decisions followed, {} mismatches", x.lockstep_events, x.lockstep_mismatches);
+            }
+            if let Some(f) = &x.lockstep_first {
+                println!(" first mismatch: {f}");
+            }
+        } else {
+            let sim_gbps_per_cpu_s = r.bytes as f64 * 8.0 / 1e9 / r.wall_s.max(1e-9);
+            println!(" model speed: {:.1} simulated Gb per CPU second ({:.3} s wall)", sim_gbps_per_cpu_s, r.wall_s);
+        }
         if let Some(ns) = r.driver_ns_per_wr {
             println!(
                 " driver: {ns:.0} ns of verbs calls per work request in each thread (the device on its own thread)"

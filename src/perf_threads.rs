@@ -103,7 +103,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         .collect();
     Ok(report(
         args,
-        [&a, &b],
+        &[&a, &b],
         Outcome {
             size,
             iters,

@@ -513,3 +513,27 @@ fn interop_with_the_kernels_vfio() {
     }
     assert!(ok);
 }
+
+/// `perf --backend rtl`: the core answers WRITEs and SENDs (two QPs, multi-packet messages) with the data
+/// intact and lockstep clean, and its figures in the report; what it cannot run yet is refused with a reason.
+#[test]
+fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
+    for op in ["write", "send"] {
+        let args = ["perf", op, "--backend", "rtl", "--size", "3000", "--iters", "6", "--qps", "2", "--json"];
+        let (ok, v, out) = ferrite_json(&args);
+        assert!(ok, "{out}");
+        assert_eq!((v["backend"].as_str(), v["data_ok"].as_bool()), (Some("rtl"), Some(true)), "{out}");
+        assert_eq!(v["bytes"], 3000 * 6 * 2, "{out}");
+        assert_eq!(v["lockstep_mismatches"], 0, "{out}");
+        assert!(v["lockstep_events"].as_u64().unwrap() > 24, "every packet a decision followed: {out}");
+        let (cycles, eff) = (v["cycles"].as_u64().unwrap(), v["efficiency"].as_f64().unwrap());
+        assert!(cycles > 36_000 / 8 && eff > 0.0 && eff < 1.0, "{out}");
+        assert_eq!(v["datapath_bytes"], 8, "{out}");
+    }
+    for refused in [&["perf", "read", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
+    {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(refused).output().expect("run ferrite");
+        assert!(!out.status.success(), "{refused:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("RTL core"), "{refused:?}: a reason given");
+    }
+}

@@ -246,6 +246,9 @@ fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
     eprintln!("RTL responder: a SEND with no receive WQE NAKed RNR {rnr} times, {acks} ACKs, {} decisions", r.events);
 }
 
+/// What a receive's completion must say, where its bytes must land (offset, length), and the bytes.
+type Received = (Wc, Vec<(usize, usize)>, Vec<u8>);
+
 /// SENDs (empty, one packet, many, with and without immediate) and WRITEs with immediate from a model
 /// requester land in receive WQEs posted on the RTL host: each SEND's payload scattered over its WQE's list
 /// of one to three SGEs, each completed with a receive CQE the driver polls (its `wr_id`, length, opcode,
@@ -267,8 +270,7 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
 
     let mut sends = 0usize;
     for round in 0..3u64 {
-        // (what the receive's completion must say, where its bytes must land, the bytes)
-        let mut want: Vec<(Wc, Vec<(usize, usize)>, Vec<u8>)> = Vec::new();
+        let mut want: Vec<Received> = Vec::new();
         match round {
             0 => b.cq.req_notify(false),
             2 => b.cq.req_notify(true),

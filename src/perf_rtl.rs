@@ -1,0 +1,203 @@
+//! `ferrite perf write|send --backend rtl`: the Verilated NIC core as the responder, a model NIC as the
+//! requester. The model's frames go into the core's MAC, the core places them in its host memory (a SEND's
+//! after fetching its receive WQE, then its CQE) and answers, and its ACKs go back to the model, turn by
+//! turn, until every message completed. Time is the core's: its clock cycles from each turn's first frame in
+//! to its last answer out (the model's turnaround is not counted), at the board's 125 MHz. With lockstep
+//! (the default) the model follows every decision of the core and every output is compared.
+
+use crate::perf::{pattern, report, wr_for, Outcome, PerfArgs, PerfReport, DEPTH};
+use crate::Error;
+use driver::pair::{connect, open_host, open_host_on, run_external};
+use driver::rtl::RtlBackend;
+use driver::{shared, ConnectOpts, QpCap, RecvWr, Sge, WcStatus};
+use model::net::{LinkConfig, World};
+use serde::Serialize;
+
+/// The core's datapath in bytes, and its clock.
+const DATAPATH_BYTES: u32 = 8;
+const CLOCK_MHZ: f64 = 125.0;
+/// The model's time each turn runs for (2 ms, far short of its ACK timeout), in picoseconds.
+const TURN_PS: u64 = 2_000_000_000;
+/// Cycles a turn may take before the run counts as stalled.
+const TURN_CYCLES: u64 = 200_000_000;
+
+/// What the RTL core's run adds to the report.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RtlFigures {
+    /// The core's cycles, summed over the turns.
+    pub cycles: u64,
+    pub clock_mhz: f64,
+    pub datapath_bytes: u32,
+    /// Payload bytes / (cycles x datapath bytes).
+    pub efficiency: f64,
+    /// QPs the core was built with.
+    pub core_qps: u32,
+    /// Decisions the model followed, and outputs that differed (both 0 without lockstep).
+    pub lockstep: bool,
+    pub lockstep_events: u64,
+    pub lockstep_mismatches: u64,
+    /// The first difference, decoded.
+    pub lockstep_first: Option<String>,
+    /// Simulation speed, cycles per wall second.
+    pub cycles_per_s: f64,
+}
+
+/// The run: the arguments checked, the model host and the RTL host connected, the messages run.
+pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
+    use crate::perf::Op;
+    if !matches!(args.op, Op::Write | Op::Send) {
+        return Err(
+            "the RTL core answers WRITE and SEND so far (its READ responder and atomic unit are not built)".into()
+        );
+    }
+    if args.threads.is_some() {
+        return Err("--threads is for the model backend".into());
+    }
+    if args.rtl.width != 8 {
+        return Err("the RTL core is built at 8 bytes so far (--width 8)".into());
+    }
+    if !matches!(args.rtl.core_qps, 16 | 1024) {
+        return Err("--core-qps must be 16 or 1024 (the cores the simulation builds)".into());
+    }
+    let faults = args.faults.check()?;
+    if faults != Default::default() || args.faults.pcap.is_some() {
+        return Err("--loss, the other faults and --pcap are for the model backend".into());
+    }
+    let mtu = wire::contract::verbs::mtu_enum(args.pmtu).ok_or("--pmtu must be 256, 512, 1024, 2048 or 4096")?;
+    let iters = args.iters.unwrap_or(100);
+    // The core's first two QP numbers are reserved.
+    if args.qps == 0 || args.qps > args.rtl.core_qps - 2 || iters == 0 {
+        return Err(format!("--qps must be 1 to {} and --iters at least 1", args.rtl.core_qps - 2).into());
+    }
+    let size = args.size();
+    if size > 1 << 24 {
+        return Err("--size above 16 MiB on the RTL backend".into());
+    }
+    let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, ..Default::default() };
+    let world = shared(World::attached(args.nic()?, link, args.faults.seed));
+    let buf_len = (size.max(8) as usize) * args.qps as usize;
+    let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
+    let a = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
+    let rtl = if args.rtl.lockstep {
+        RtlBackend::with_lockstep(args.rtl.core_qps)
+    } else {
+        RtlBackend::new(args.rtl.core_qps)
+    };
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
+    let opts = ConnectOpts { path_mtu: mtu, timeout: 20, ..Default::default() };
+    for q in 0..args.qps as usize {
+        connect(&a, q, 100 + q as u32, &b, q, 200 + q as u32, &opts)?;
+    }
+    let expect = pattern(buf_len, args.faults.seed as u32);
+    a.buf.write(0, &expect)?;
+
+    let wall = std::time::Instant::now();
+    let (mut posted, mut done) = (vec![0u32; args.qps as usize], vec![0u32; args.qps as usize]);
+    let (mut cycles, mut errors, mut in_order) = (0u64, Vec::new(), true);
+    let total = iters as usize * args.qps as usize;
+    let (mut completed, mut succeeded, mut idle) = (0usize, 0u64, 0u32);
+    let recv_sge =
+        |q: u32| Sge { addr: b.mr.addr + u64::from(q) * u64::from(size.max(8)), length: size, lkey: b.mr.lkey };
+    while completed < total && errors.is_empty() {
+        for q in 0..args.qps {
+            let qi = q as usize;
+            while posted[qi] < iters && posted[qi] - done[qi] < DEPTH {
+                if args.op == Op::Send {
+                    b.qps[qi].post_recv(&RecvWr { wr_id: u64::from(posted[qi]), sg_list: vec![recv_sge(q)] })?;
+                }
+                a.qps[qi].post_send(&wr_for(args.op, &a, &b, q, size, u64::from(posted[qi])))?;
+                posted[qi] += 1;
+            }
+        }
+        // A turn: what the requester sends goes into the core, the core answers, the answers go back.
+        let frames = run_external(&world, TURN_PS);
+        let had_frames = !frames.is_empty();
+        let start = core.cycles();
+        for f in frames {
+            core.receive(f);
+        }
+        if !core.settle(TURN_CYCLES) {
+            errors.push(format!("the core did not settle within {TURN_CYCLES} cycles"));
+        }
+        cycles += core.cycles() - start;
+        {
+            let mut w = driver::lock_world(&world);
+            for f in core.take_sent() {
+                w.inject_external(f);
+            }
+            // The answers reach the requester; what it sends next waits for the next turn.
+            let until = w.now + TURN_PS;
+            w.run_until(until);
+        }
+        let wcs = a.cq.poll(64 * args.qps as usize)?;
+        idle = if had_frames || !wcs.is_empty() { 0 } else { idle + 1 };
+        if idle >= 3 {
+            errors.push(format!("stalled after {completed} of {total} completions"));
+        }
+        for wc in wcs {
+            let Some(qi) = a.qps.iter().position(|q| q.qpn == wc.qp_num) else { continue };
+            in_order &= wc.wr_id == u64::from(done[qi]);
+            if wc.status == WcStatus::Success {
+                succeeded += 1;
+            } else {
+                errors.push(format!("wr {} on qp {:#x}: {:?}", wc.wr_id, wc.qp_num, wc.status));
+            }
+            done[qi] += 1;
+            completed += 1;
+        }
+        if args.op == Op::Send {
+            for wc in b.cq.poll(64 * args.qps as usize)? {
+                if wc.status != WcStatus::Success || wc.byte_len != size {
+                    errors.push(format!("receive wr {} on qp {:#x}: {:?}", wc.wr_id, wc.qp_num, wc.status));
+                }
+            }
+        }
+    }
+    let wall_s = wall.elapsed().as_secs_f64();
+    let data_ok = crate::perf::data_arrived(args.op, [&a, &b], args.qps, size, iters, &expect)? && errors.is_empty();
+    let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
+    let missing: Vec<String> = (0..args.qps as usize)
+        .filter(|&q| done[q] < iters)
+        .map(|q| format!("qp {:#x}: wr {}..{}", a.qps[q].qpn, done[q], iters - 1))
+        .collect();
+    let report_lockstep = core.lockstep_report();
+    let outcome = Outcome {
+        size,
+        iters,
+        qps: args.qps,
+        threads: 1,
+        bytes,
+        sim_ps: (cycles as f64 * 1e6 / CLOCK_MHZ) as u64,
+        completed: completed as u64,
+        data_ok,
+        completions_ok: in_order && completed == total && errors.is_empty(),
+        missing,
+        errors,
+        wall_s,
+        driver_ns_per_wr: None,
+    };
+    // The counters are the model requester's (the core's are not in its register file yet), and the frames
+    // the core sent.
+    let mut r = report(args, &[&a], outcome);
+    r.packets += core.responses();
+    r.backend = "rtl";
+    let (events, mismatches, first) =
+        report_lockstep.map_or((0, 0, None), |l| (l.events as u64, l.mismatches as u64, l.first));
+    r.rtl = Some(RtlFigures {
+        cycles,
+        clock_mhz: CLOCK_MHZ,
+        datapath_bytes: DATAPATH_BYTES,
+        efficiency: bytes as f64 / (cycles.max(1) as f64 * f64::from(DATAPATH_BYTES)),
+        core_qps: args.rtl.core_qps,
+        lockstep: args.rtl.lockstep,
+        lockstep_events: events,
+        lockstep_mismatches: mismatches,
+        lockstep_first: first,
+        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+    });
+    if mismatches > 0 {
+        r.completions_ok = false;
+    }
+    Ok(r)
+}
