@@ -482,3 +482,63 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
 }
+
+/// A SEND whose receive buffer's MR is deregistered between its packets: the next packet finds the WQE's
+/// scatter list no longer passes the key checks (the core checks it again for every packet, as the model
+/// does), completes the receive with LocProtErr and the bytes placed so far, and sends a fatal NAK.
+#[test]
+fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
+    let seed = seed();
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
+    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
+    let rtl = RtlBackend::with_lockstep(16);
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, 1, BUF, QpCap::default(), false).expect("the RTL host");
+    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
+    connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
+    let mr = b.pd.reg_mr(b.mr.addr + 0x4000, 0x1000, wire::contract::verbs::access::LOCAL_WRITE).expect("an MR");
+    let sge = Sge { addr: b.mr.addr + 0x4000, length: 3000, lkey: mr.lkey };
+    b.qps[0].post_recv(&RecvWr { wr_id: 0x77, sg_list: vec![sge] }).expect("posted");
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 29 + 1) as u8).collect();
+    a.buf.write(0, &data).expect("the source written");
+    let wr = SendWr {
+        wr_id: 0x55,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0, 3000)],
+        ..Default::default()
+    };
+    a.qps[0].post_send(&wr).expect("posted");
+    let mut frames = run(&w);
+    assert_eq!(frames.len(), 3, "seed {seed:#x}: three packets");
+    core.receive(frames.remove(0));
+    assert!(core.settle(2_000_000), "seed {seed:#x}: the first packet in");
+    b.pd.dereg_mr(mr).expect("the MR deregistered");
+    for pass in 0.. {
+        for f in frames {
+            core.receive(f);
+        }
+        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+        for f in core.take_sent() {
+            w.lock().unwrap().inject_external(f);
+        }
+        frames = run(&w);
+        if frames.is_empty() {
+            break;
+        }
+        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
+    }
+    let got = b.cq.poll(4).expect("the RTL host's completions");
+    let st: Vec<_> = got.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+    assert_eq!(st, [(0x77, WcStatus::LocProtErr, 1024)], "seed {seed:#x}");
+    let sent = a.cq.poll(4).expect("the requester's completions");
+    let st: Vec<_> = sent.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(st, [(0x55, WcStatus::RemInvReqErr)], "seed {seed:#x}");
+    let placed = b.buf.read(0x4000, 3000).expect("the core's buffer");
+    assert_eq!(placed[..1024], data[..1024], "seed {seed:#x}: the first packet's bytes");
+    assert!(placed[1024..].iter().all(|&x| x == 0), "seed {seed:#x}: nothing after the MR went away");
+    core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+}

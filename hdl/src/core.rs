@@ -408,6 +408,7 @@ impl Logic for Core {
         self.dispatch.cpl_data.next = self.rd_mux.cp_data.val();
         self.dispatch.cpl_err.next = self.rd_mux.cp_err.val();
         self.dispatch.cpl_last.next = self.rd_mux.cp_last.val();
+        self.dispatch.clear_cache.next = self.cmd.commit.val();
         // The DMA write port: the command unit's beats first, the dispatch's when it has none.
         self.cmd.wr_ready.next = self.dma_wr_ready.val();
         self.dispatch.wr_ready.next = self.dma_wr_ready.val() & !self.cmd.wr_valid.val();

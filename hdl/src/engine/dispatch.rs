@@ -4,7 +4,8 @@
 //! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
 //! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
 //! placed in host memory (`DmaPlace`, at the cursor); a SEND packet the chain passed, or a WRITE's last
-//! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port) and is decided
+//! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port, or replayed from
+//! `WqeCache` for a message's later packets) and is decided
 //! once the WQE is in (`RespSend`): the QP's RQ consumer counter and `qp_resp` record written back, a
 //! SEND's payload scattered over the WQE's list (`DmaScatter`), a WRITE's placed, and the receive CQE
 //! posted at the message's end (`CqeWrite`, through the responder's CQ port; its beats after the
@@ -38,6 +39,7 @@ use super::resp::opcode_flags;
 use super::resp::queue::{RespQueue, ITEM_BITS};
 use super::resp::recv_wqe::RecvWqe;
 use super::resp::send::RespSend;
+use super::resp::wqe_cache::WqeCache;
 use crate::host::place::DmaPlace;
 use crate::host::scatter::DmaScatter;
 use crate::kit::*;
@@ -151,6 +153,8 @@ pub struct RxDispatch {
     pub cpl_data: Signal<In, Bits<64>>,
     pub cpl_err: Signal<In, Bit>,
     pub cpl_last: Signal<In, Bit>,
+    /// A command completed: the WQE cache forgets what it holds.
+    pub clear_cache: Signal<In, Bit>,
     /// The RQ consumer counter's write (the QP is `resp_qpn`).
     pub rq_ci_we: Signal<Out, Bit>,
     pub rq_ci: Signal<Out, Bits<16>>,
@@ -192,6 +196,8 @@ pub struct RxDispatch {
     /// An EQE's beats are owed, and then the interrupt.
     owe_eqe: DFF<Bit>,
     owe_irq: DFF<Bit>,
+    /// The WQE in hand is replayed from the cache.
+    replay: DFF<Bit>,
     rx_route: RxRoute,
     check: RespCheck,
     advance: RespAdvance,
@@ -200,6 +206,7 @@ pub struct RxDispatch {
     act: Action,
     place: DmaPlace<64, 8>,
     recv_wqe: RecvWqe,
+    cache: WqeCache,
     send: RespSend,
     scatter: DmaScatter<64, 8>,
     cqe_wr: CqeWrite<64, 8>,
@@ -260,6 +267,7 @@ impl RxDispatch {
             cpl_data: Signal::default(),
             cpl_err: Signal::default(),
             cpl_last: Signal::default(),
+            clear_cache: Signal::default(),
             rq_ci_we: Signal::default(),
             rq_ci: Signal::default(),
             cq_index: Signal::default(),
@@ -290,6 +298,7 @@ impl RxDispatch {
             owe_cqe: DFF::default(),
             owe_eqe: DFF::default(),
             owe_irq: DFF::default(),
+            replay: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -298,6 +307,7 @@ impl RxDispatch {
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
+            cache: WqeCache::new(profile),
             send: RespSend::new(profile),
             scatter: DmaScatter::default(),
             cqe_wr: CqeWrite::default(),
@@ -316,7 +326,7 @@ impl RxDispatch {
 impl Logic for RxDispatch {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq);
+        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq, replay);
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
         self.rx_route.meta.next = self.rec.q.val();
@@ -378,14 +388,32 @@ impl Logic for RxDispatch {
         self.recv_wqe.start.next = false;
         self.recv_wqe.attr.next = self.attr.val();
         self.recv_wqe.index.next = self.send.index.val();
-        self.rd_valid.next = self.recv_wqe.rd_valid.val();
-        self.recv_wqe.rd_ready.next = self.rd_ready.val();
+        self.rd_valid.next = self.recv_wqe.rd_valid.val() & !self.replay.q.val();
+        self.recv_wqe.rd_ready.next = self.rd_ready.val() | self.replay.q.val();
         self.rd_addr.next = self.recv_wqe.rd_addr.val();
         self.rd_len.next = self.recv_wqe.rd_len.val();
         self.recv_wqe.cpl_valid.next = self.cpl_valid.val();
         self.recv_wqe.cpl_data.next = self.cpl_data.val();
         self.recv_wqe.cpl_err.next = self.cpl_err.val();
         self.recv_wqe.cpl_last.next = self.cpl_last.val();
+        self.cache.clock.next = self.clock.val();
+        self.cache.reset.next = self.reset.val();
+        self.cache.clear.next = self.clear_cache.val();
+        self.cache.fill_start.next = false;
+        self.cache.qpn.next = self.qpn.q.val();
+        self.cache.index.next = self.send.index.val();
+        self.cache.fill_valid.next = self.cpl_valid.val();
+        self.cache.fill_data.next = self.cpl_data.val();
+        self.cache.fill_err.next = self.cpl_err.val();
+        self.cache.fill_last.next = self.cpl_last.val();
+        // A replay: the request taken at once, the beats the cache's.
+        self.cache.play.next = self.replay.q.val() & self.recv_wqe.rd_valid.val();
+        if self.replay.q.val() {
+            self.recv_wqe.cpl_valid.next = self.cache.out_valid.val();
+            self.recv_wqe.cpl_data.next = self.cache.out_data.val();
+            self.recv_wqe.cpl_err.next = false;
+            self.recv_wqe.cpl_last.next = self.cache.out_last.val();
+        }
         self.recv_wqe.mr.next = self.mr.val();
         self.send.meta.next = self.rec.q.val();
         self.send.qpn.next = self.qpn.q.val();
@@ -528,6 +556,8 @@ impl Logic for RxDispatch {
                     self.decided.next = false;
                     self.recv.d.next = true;
                     self.recv_wqe.start.next = true;
+                    self.replay.d.next = self.cache.hit.val();
+                    self.cache.fill_start.next = !self.cache.hit.val();
                     self.state.d.next = DispatchState::Wqe;
                 } else if ((self.act.action.val() == self.seq_nak.val())
                     | (self.act.action.val() == self.rnr_nak.val()))
@@ -677,6 +707,7 @@ impl Logic for RxDispatch {
             self.count.d.next = 0.into();
             self.owe_cqe.d.next = false;
             self.owe_eqe.d.next = false;
+            self.replay.d.next = false;
         }
     }
 }

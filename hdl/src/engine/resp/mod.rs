@@ -1,6 +1,7 @@
 //! The responder, in blocks named after the model's `resp` functions: its check chain (`check`) and its
 //! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), the
-//! receive WQE a SEND or a WRITE with immediate lands in (`recv_wqe`) and what executing it does (`send`),
+//! receive WQE a SEND or a WRITE with immediate lands in (`recv_wqe`, and `wqe_cache` for a message's later
+//! packets) and what executing it does (`send`),
 //! its response queue (`queue`), and its transmit side (`tx`).
 
 pub mod advance;
@@ -10,6 +11,7 @@ pub mod queue;
 pub mod recv_wqe;
 pub mod send;
 pub mod tx;
+pub mod wqe_cache;
 
 use wire::opcode::Transport;
 use wire::{OpKind, Position};
