@@ -458,11 +458,13 @@ pub fn run(args: &PerfArgs) -> Result<bool, Error> {
         }
         if let Some(x) = &r.rtl {
             println!(
-                " core: {} cycles at {} MHz, {} B datapath, efficiency {:.3}; {:.0} Kcycles/s ({:.3} s wall)",
+                " core: {} cycles at {} MHz, {} B datapath, efficiency {:.3}, {} frames dropped at the MAC; {:.0} \
+                 Kcycles/s ({:.3} s wall)",
                 x.cycles,
                 x.clock_mhz,
                 x.datapath_bytes,
                 x.efficiency,
+                x.mac_drops,
                 x.cycles_per_s / 1000.0,
                 r.wall_s
             );

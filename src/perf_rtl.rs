@@ -32,6 +32,9 @@ pub struct RtlFigures {
     pub efficiency: f64,
     /// QPs the core was built with.
     pub core_qps: u32,
+    /// Frames the core's MAC boundary dropped for want of room (a MAC cannot be told to wait; the requester
+    /// sends them again after the core's sequence NAK).
+    pub mac_drops: u64,
     /// Decisions the model followed, and outputs that differed (both 0 without lockstep).
     pub lockstep: bool,
     pub lockstep_events: u64,
@@ -190,6 +193,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         datapath_bytes: DATAPATH_BYTES,
         efficiency: bytes as f64 / (cycles.max(1) as f64 * f64::from(DATAPATH_BYTES)),
         core_qps: args.rtl.core_qps,
+        mac_drops: core.peek("rx_drop_full"),
         lockstep: args.rtl.lockstep,
         lockstep_events: events,
         lockstep_mismatches: mismatches,

@@ -4,8 +4,8 @@
 //! and `RespAdvance`'s bookkeeping in hand one decision is made, in one cycle (`decided`, the trace's
 //! `Rx` decision): a WRITE the chain passed has its QP's next `qp_resp` record written back and its payload
 //! placed in host memory (`DmaPlace`, at the cursor); a SEND packet the chain passed, or a WRITE's last
-//! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port, or replayed from
-//! `WqeCache` for a message's later packets) and is decided
+//! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port; a message's later
+//! packets use what it fetched for the first while `WqeCache` says it stands) and is decided
 //! once the WQE is in (`RespSend`): the QP's RQ consumer counter and `qp_resp` record written back, a
 //! SEND's payload scattered over the WQE's list (`DmaScatter`), a WRITE's placed, and the receive CQE
 //! posted at the message's end (`CqeWrite`, through the responder's CQ port; its beats after the
@@ -196,8 +196,7 @@ pub struct RxDispatch {
     /// An EQE's beats are owed, and then the interrupt.
     owe_eqe: DFF<Bit>,
     owe_irq: DFF<Bit>,
-    /// The WQE in hand is replayed from the cache.
-    replay: DFF<Bit>,
+
     rx_route: RxRoute,
     check: RespCheck,
     advance: RespAdvance,
@@ -298,7 +297,6 @@ impl RxDispatch {
             owe_cqe: DFF::default(),
             owe_eqe: DFF::default(),
             owe_irq: DFF::default(),
-            replay: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -307,7 +305,7 @@ impl RxDispatch {
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
-            cache: WqeCache::new(profile),
+            cache: WqeCache::default(),
             send: RespSend::new(profile),
             scatter: DmaScatter::default(),
             cqe_wr: CqeWrite::default(),
@@ -326,7 +324,7 @@ impl RxDispatch {
 impl Logic for RxDispatch {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq, replay);
+        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq);
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
         self.rx_route.meta.next = self.rec.q.val();
@@ -388,8 +386,8 @@ impl Logic for RxDispatch {
         self.recv_wqe.start.next = false;
         self.recv_wqe.attr.next = self.attr.val();
         self.recv_wqe.index.next = self.send.index.val();
-        self.rd_valid.next = self.recv_wqe.rd_valid.val() & !self.replay.q.val();
-        self.recv_wqe.rd_ready.next = self.rd_ready.val() | self.replay.q.val();
+        self.rd_valid.next = self.recv_wqe.rd_valid.val();
+        self.recv_wqe.rd_ready.next = self.rd_ready.val();
         self.rd_addr.next = self.recv_wqe.rd_addr.val();
         self.rd_len.next = self.recv_wqe.rd_len.val();
         self.recv_wqe.cpl_valid.next = self.cpl_valid.val();
@@ -403,17 +401,8 @@ impl Logic for RxDispatch {
         self.cache.qpn.next = self.qpn.q.val();
         self.cache.index.next = self.send.index.val();
         self.cache.fill_valid.next = self.cpl_valid.val();
-        self.cache.fill_data.next = self.cpl_data.val();
         self.cache.fill_err.next = self.cpl_err.val();
         self.cache.fill_last.next = self.cpl_last.val();
-        // A replay: the request taken at once, the beats the cache's.
-        self.cache.play.next = self.replay.q.val() & self.recv_wqe.rd_valid.val();
-        if self.replay.q.val() {
-            self.recv_wqe.cpl_valid.next = self.cache.out_valid.val();
-            self.recv_wqe.cpl_data.next = self.cache.out_data.val();
-            self.recv_wqe.cpl_err.next = false;
-            self.recv_wqe.cpl_last.next = self.cache.out_last.val();
-        }
         self.recv_wqe.mr.next = self.mr.val();
         self.send.meta.next = self.rec.q.val();
         self.send.qpn.next = self.qpn.q.val();
@@ -555,10 +544,15 @@ impl Logic for RxDispatch {
                     // Decided once the WQE is in.
                     self.decided.next = false;
                     self.recv.d.next = true;
-                    self.recv_wqe.start.next = true;
-                    self.replay.d.next = self.cache.hit.val();
-                    self.cache.fill_start.next = !self.cache.hit.val();
-                    self.state.d.next = DispatchState::Wqe;
+                    if self.cache.hit.val() {
+                        // The WQE fetched for the message's first packet stands.
+                        self.scatter.start.next = self.send.is_send.val() & self.recv_wqe.ok.val();
+                        self.state.d.next = DispatchState::Exec;
+                    } else {
+                        self.recv_wqe.start.next = true;
+                        self.cache.fill_start.next = true;
+                        self.state.d.next = DispatchState::Wqe;
+                    }
                 } else if ((self.act.action.val() == self.seq_nak.val())
                     | (self.act.action.val() == self.rnr_nak.val()))
                     & self.queue.second_valid.val()
@@ -707,7 +701,6 @@ impl Logic for RxDispatch {
             self.count.d.next = 0.into();
             self.owe_cqe.d.next = false;
             self.owe_eqe.d.next = false;
-            self.replay.d.next = false;
         }
     }
 }

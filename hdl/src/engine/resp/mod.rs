@@ -1,7 +1,7 @@
 //! The responder, in blocks named after the model's `resp` functions: its check chain (`check`) and its
 //! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), the
-//! receive WQE a SEND or a WRITE with immediate lands in (`recv_wqe`, and `wqe_cache` for a message's later
-//! packets) and what executing it does (`send`),
+//! receive WQE a SEND or a WRITE with immediate lands in (`recv_wqe`; `wqe_cache` says when a message's later
+//! packets may use what it fetched) and what executing it does (`send`),
 //! its response queue (`queue`), and its transmit side (`tx`).
 
 pub mod advance;
