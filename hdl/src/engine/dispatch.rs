@@ -305,7 +305,7 @@ impl RxDispatch {
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
-            cache: WqeCache::default(),
+            cache: WqeCache::new(profile),
             send: RespSend::new(profile),
             scatter: DmaScatter::default(),
             cqe_wr: CqeWrite::default(),
@@ -403,14 +403,24 @@ impl Logic for RxDispatch {
         self.cache.fill_valid.next = self.cpl_valid.val();
         self.cache.fill_err.next = self.cpl_err.val();
         self.cache.fill_last.next = self.cpl_last.val();
+        self.cache.store.next = self.recv_wqe.done.val();
+        self.cache.st_ok.next = self.recv_wqe.ok.val();
+        self.cache.st_wr_id.next = self.recv_wqe.wr_id.val();
+        self.cache.st_count.next = self.recv_wqe.count.val();
+        self.cache.st_sges.next = self.recv_wqe.sges.val();
         self.recv_wqe.mr.next = self.mr.val();
         self.send.meta.next = self.rec.q.val();
         self.send.qpn.next = self.qpn.q.val();
         self.send.attr.next = self.attr.val();
         self.send.resp.next = self.resp.val();
         self.send.adv.next = self.advance.resp_next.val();
+        // The WQE: what `RecvWqe` made of it, or of it before (the cache's copy).
         self.send.wqe_ok.next = self.recv_wqe.ok.val();
         self.send.wr_id.next = self.recv_wqe.wr_id.val();
+        if self.cache.hit.val() {
+            self.send.wqe_ok.next = self.cache.ok.val();
+            self.send.wr_id.next = self.cache.wr_id.val();
+        }
         self.send.fits.next = self.scatter.fits.val();
         self.rq_ci_we.next = false;
         self.rq_ci.next = self.send.rq_ci.val();
@@ -419,6 +429,10 @@ impl Logic for RxDispatch {
         self.scatter.start.next = false;
         self.scatter.sges.next = self.recv_wqe.sges.val();
         self.scatter.count.next = self.recv_wqe.count.val();
+        if self.cache.hit.val() {
+            self.scatter.sges.next = self.cache.sges.val();
+            self.scatter.count.next = self.cache.count.val();
+        }
         self.scatter.off.next = self.send.off.val();
         self.scatter.len.next = self.send.len.val();
         self.scatter.in_data.next = self.pay_data.val();
@@ -546,7 +560,7 @@ impl Logic for RxDispatch {
                     self.recv.d.next = true;
                     if self.cache.hit.val() {
                         // The WQE fetched for the message's first packet stands.
-                        self.scatter.start.next = self.send.is_send.val() & self.recv_wqe.ok.val();
+                        self.scatter.start.next = self.send.is_send.val() & self.cache.ok.val();
                         self.state.d.next = DispatchState::Exec;
                     } else {
                         self.recv_wqe.start.next = true;
@@ -648,7 +662,7 @@ impl Logic for RxDispatch {
                 self.item_we.next = true;
                 if !self.act.has_payload.val() {
                     self.state.d.next = DispatchState::CqeEnd;
-                } else if self.send.is_send.val() & self.recv_wqe.ok.val() {
+                } else if self.scatter.busy.val() {
                     // Too long for the list: the scatter drains it.
                     self.state.d.next = DispatchState::Scatter;
                 } else {

@@ -1,15 +1,23 @@
-//! `WqeCache`: which receive WQE `RecvWqe`'s outputs (kept until its next start) stand for, so that the next
-//! packets of the same message (the same QP and RQ slot) use them instead of fetching the WQE again. The
-//! model reads the WQE and checks its scatter list for every packet of a SEND (`resp::execute`); the same
-//! answer holds here as long as nothing it depends on has changed: the WQE's bytes are the device's while it
-//! is posted, and the MR table, the QP's PD and its RQ change only by commands. So a command clears the
-//! cache, as does a fetch whose read failed (it is tried again); a message whose MR is deregistered between
-//! its packets is then fetched and checked again, as the model checks it.
+//! `WqeCache`: the receive WQEs `RecvWqe` fetched last (`ENTRIES` of them, replaced in turn), each with
+//! what `RecvWqe` made of it (its scatter list's verdict, `wr_id` and the SGEs kept), so that the next
+//! packets of the same message (the same QP and RQ slot) use them instead of fetching the WQE again, with
+//! several QPs' messages interleaved. The model reads the WQE and checks its scatter list for every packet
+//! of a SEND (`resp::execute`); the same answer holds here as long as nothing it depends on has changed:
+//! the WQE's bytes are the device's while it is posted, and the MR table, the QP's PD and its RQ change only
+//! by commands. So a command clears the cache; a fetch whose read failed is not kept (it is tried again);
+//! a message whose MR is deregistered between its packets is fetched and checked again, as the model
+//! checks it.
 //!
 //! `fill_start` names the QP and slot a fetch is for; its completion beats (`fill_*`) say whether the read
-//! succeeded; `hit` says whether `RecvWqe`'s outputs are a QP's slot's.
+//! succeeded; `store` (with `RecvWqe`'s outputs, when it is done) keeps it. `hit` says whether QP `qpn`'s
+//! slot `index` is held, and `ok`, `wr_id`, `count` and `sges` are what `RecvWqe` made of it.
 
+use crate::engine::resp::recv_wqe::{SGES_BITS, SGE_BITS};
 use crate::kit::*;
+use wire::contract::profile::Profile;
+
+/// WQEs held.
+pub const ENTRIES: usize = 4;
 
 #[derive(LogicBlock, Default)]
 pub struct WqeCache {
@@ -24,8 +32,25 @@ pub struct WqeCache {
     pub fill_valid: Signal<In, Bit>,
     pub fill_err: Signal<In, Bit>,
     pub fill_last: Signal<In, Bit>,
-    /// `RecvWqe`'s outputs are QP `qpn`'s slot `index`'s.
+    /// `RecvWqe` is done with the fetch: what it made of it.
+    pub store: Signal<In, Bit>,
+    pub st_ok: Signal<In, Bit>,
+    pub st_wr_id: Signal<In, Bits<64>>,
+    pub st_count: Signal<In, Bits<8>>,
+    pub st_sges: Signal<In, Bits<SGES_BITS>>,
+    /// QP `qpn`'s slot `index` is held, and what `RecvWqe` made of it.
     pub hit: Signal<Out, Bit>,
+    pub ok: Signal<Out, Bit>,
+    pub wr_id: Signal<Out, Bits<64>>,
+    pub count: Signal<Out, Bits<8>>,
+    pub sges: Signal<Out, Bits<SGES_BITS>>,
+    profile: Param<Profile>,
+}
+
+impl WqeCache {
+    pub fn new(profile: Profile) -> Self {
+        WqeCache { profile: Param(profile), ..Default::default() }
+    }
 }
 
 impl Logic for WqeCache {
@@ -35,29 +60,54 @@ impl Logic for WqeCache {
 
     fn connect(&mut self) {
         self.hit.connect();
+        self.ok.connect();
+        self.wr_id.connect();
+        self.count.connect();
+        self.sges.connect();
     }
 
     fn hdl(&self) -> Verilog {
-        custom_module(verilog())
+        custom_module(verilog(&self.profile.0))
     }
 }
 
-/// The Verilog body of `WqeCache`.
-pub fn verilog() -> Vec<String> {
-    [
-        "reg held, filling, bad;",
-        "reg [23:0] t_qpn;",
-        "reg [15:0] t_index;",
-        "always @(posedge clock) begin",
-        "    if (fill_start) begin filling <= 1'b1; held <= 1'b0; bad <= 1'b0; t_qpn <= qpn; t_index <= index; end",
-        "    else if (filling && fill_valid) begin",
-        "        if (fill_err) bad <= 1'b1;",
-        "        if (fill_last) begin filling <= 1'b0; held <= !bad && !fill_err; end",
-        "    end",
-        "    if (reset || clear) begin held <= 1'b0; filling <= 1'b0; end",
-        "end",
-        "always @(*) hit = held && t_qpn == qpn && t_index == index;",
-    ]
-    .map(String::from)
-    .to_vec()
+/// The Verilog body of `WqeCache` for profile `p` (its `max_sge` SGEs an entry).
+pub fn verilog(p: &Profile) -> Vec<String> {
+    let e = ENTRIES;
+    let sw = p.max_sge as usize * SGE_BITS;
+    assert!(sw <= SGES_BITS, "max_sge past the SGE port");
+    let mut v = vec![
+        "reg filling, bad;".to_string(),
+        "reg [23:0] t_qpn;\nreg [15:0] t_index;".into(),
+        format!("reg [{}:0] held;", e - 1),
+        format!("reg [23:0] e_qpn [0:{}];\nreg [15:0] e_index [0:{0}];", e - 1),
+        format!("reg e_ok [0:{}];\nreg [63:0] e_id [0:{0}];\nreg [7:0] e_count [0:{0}];", e - 1),
+        format!("reg [{}:0] e_sges [0:{}];", sw - 1, e - 1),
+        format!("reg [{}:0] next;", e.trailing_zeros().max(1) - 1),
+        format!("wire unused_sges = |st_sges[{}:{sw}];", SGES_BITS - 1),
+        "always @(posedge clock) begin".into(),
+        "    if (fill_start) begin filling <= 1'b1; bad <= 1'b0; t_qpn <= qpn; t_index <= index; end".into(),
+        "    else if (filling && fill_valid) begin".into(),
+        "        if (fill_err) bad <= 1'b1;".into(),
+        "        if (fill_last) filling <= 1'b0;".into(),
+        "    end".into(),
+        "    if (store && !bad) begin".into(),
+        "        held[next] <= 1'b1; e_qpn[next] <= t_qpn; e_index[next] <= t_index;".into(),
+        format!("        e_ok[next] <= st_ok; e_id[next] <= st_wr_id; e_count[next] <= st_count; e_sges[next] <= st_sges[{}:0];", sw - 1),
+        "        next <= next + 1'b1;".into(),
+        "    end".into(),
+        format!("    if (reset || clear) begin held <= {e}'d0; filling <= 1'b0; end"),
+        "end".into(),
+        "integer i;".into(),
+        "always @(*) begin".into(),
+        "    hit = 1'b0; ok = 1'b0; wr_id = 64'd0; count = 8'd0;".into(),
+        format!("    sges = {SGES_BITS}'d0;"),
+        format!("    for (i = {}; i >= 0; i = i - 1)", e - 1),
+        "        if (held[i] && e_qpn[i] == qpn && e_index[i] == index) begin".into(),
+        format!("            hit = 1'b1; ok = e_ok[i]; wr_id = e_id[i]; count = e_count[i]; sges[{}:0] = e_sges[i];", sw - 1),
+        "        end".into(),
+        "end".into(),
+    ];
+    v.shrink_to_fit();
+    v
 }
