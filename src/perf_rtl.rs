@@ -20,6 +20,10 @@ const CLOCK_MHZ: f64 = 125.0;
 const TURN_PS: u64 = 2_000_000_000;
 /// Cycles a turn may take before the run counts as stalled.
 const TURN_CYCLES: u64 = 200_000_000;
+/// The requester's ACK timeout (4.096 us x 2^12, about 17 ms): a packet the core's MAC boundary dropped at the
+/// end of a burst is sent again after it. Turns without traffic before the run counts as stalled: past it.
+const ACK_TIMEOUT: u8 = 12;
+const IDLE_TURNS: u32 = 32;
 
 /// What the RTL core's run adds to the report.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -88,7 +92,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     };
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
-    let opts = ConnectOpts { path_mtu: mtu, timeout: 20, ..Default::default() };
+    let opts = ConnectOpts { path_mtu: mtu, timeout: ACK_TIMEOUT, ..Default::default() };
     for q in 0..args.qps as usize {
         connect(&a, q, 100 + q as u32, &b, q, 200 + q as u32, &opts)?;
     }
@@ -135,7 +139,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         }
         let wcs = a.cq.poll(64 * args.qps as usize)?;
         idle = if had_frames || !wcs.is_empty() { 0 } else { idle + 1 };
-        if idle >= 3 {
+        if idle >= IDLE_TURNS {
             errors.push(format!("stalled after {completed} of {total} completions"));
         }
         for wc in wcs {

@@ -1,4 +1,5 @@
-//! `WqeCache`: the receive WQEs `RecvWqe` fetched last (`ENTRIES` of them, replaced in turn), each with
+//! `WqeCache`: the receive WQEs `RecvWqe` fetched last (`ENTRIES` of them, one a QP: a QP's new WQE replaces
+//! its old one, else the entries are replaced in turn), each with
 //! what `RecvWqe` made of it (its scatter list's verdict, `wr_id` and the SGEs kept), so that the next
 //! packets of the same message (the same QP and RQ slot) use them instead of fetching the WQE again, with
 //! several QPs' messages interleaved. The model reads the WQE and checks its scatter list for every packet
@@ -85,6 +86,15 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         format!("reg [{}:0] e_sges [0:{}];", sw - 1, e - 1),
         format!("reg [{}:0] next;", e.trailing_zeros().max(1) - 1),
         format!("wire unused_sges = |st_sges[{}:{sw}];", SGES_BITS - 1),
+        "// The entry a new WQE goes to: its QP's, else the next in turn.".into(),
+        "reg same;".into(),
+        format!("reg [{}:0] victim;", e.trailing_zeros().max(1) - 1),
+        "integer j;".into(),
+        "always @(*) begin".into(),
+        "    same = 1'b0; victim = next;".into(),
+        format!("    for (j = {}; j >= 0; j = j - 1)", e - 1),
+        format!("        if (held[j] && e_qpn[j] == t_qpn) begin same = 1'b1; victim = j[{}:0]; end", e.trailing_zeros().max(1) - 1),
+        "end".into(),
         "always @(posedge clock) begin".into(),
         "    if (fill_start) begin filling <= 1'b1; bad <= 1'b0; t_qpn <= qpn; t_index <= index; end".into(),
         "    else if (filling && fill_valid) begin".into(),
@@ -92,9 +102,9 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "        if (fill_last) filling <= 1'b0;".into(),
         "    end".into(),
         "    if (store && !bad) begin".into(),
-        "        held[next] <= 1'b1; e_qpn[next] <= t_qpn; e_index[next] <= t_index;".into(),
-        format!("        e_ok[next] <= st_ok; e_id[next] <= st_wr_id; e_count[next] <= st_count; e_sges[next] <= st_sges[{}:0];", sw - 1),
-        "        next <= next + 1'b1;".into(),
+        "        held[victim] <= 1'b1; e_qpn[victim] <= t_qpn; e_index[victim] <= t_index;".into(),
+        format!("        e_ok[victim] <= st_ok; e_id[victim] <= st_wr_id; e_count[victim] <= st_count; e_sges[victim] <= st_sges[{}:0];", sw - 1),
+        "        if (!same) next <= next + 1'b1;".into(),
         "    end".into(),
         format!("    if (reset || clear) begin held <= {e}'d0; filling <= 1'b0; end"),
         "end".into(),
