@@ -7,7 +7,7 @@
 //! written and every frame sent the same, the QP's contexts the same after.
 
 use driver::pair::{connect, forged_headers, open_host, open_host_on, run_external};
-use driver::rtl::RtlBackend;
+use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
@@ -165,6 +165,35 @@ fn run(w: &SharedWorld) -> Vec<Vec<u8>> {
     run_external(w, 2_000_000_000)
 }
 
+/// Passes `frames` into the core, and the core's answers (each shown to `look` first) back to the model,
+/// until the requester sends nothing more; the frames it sent after the first pass.
+fn exchange(
+    w: &SharedWorld,
+    core: &RtlHandle,
+    mut frames: Vec<Vec<u8>>,
+    seed: u64,
+    mut look: impl FnMut(&[u8]),
+) -> usize {
+    let mut again = 0;
+    for pass in 0.. {
+        for f in frames {
+            core.receive(f);
+        }
+        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+        for f in core.take_sent() {
+            look(&f);
+            w.lock().unwrap().inject_external(f);
+        }
+        frames = run(w);
+        if frames.is_empty() {
+            return again;
+        }
+        again += frames.len();
+        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
+    }
+    unreachable!("the passes end in the loop")
+}
+
 #[test]
 fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
     let seed = seed();
@@ -199,33 +228,21 @@ fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
     for wr in [&write, &send] {
         a.qps[0].post_send(wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
     }
-    let mut frames = run(&w);
+    let frames = run(&w);
     assert_eq!(frames.len(), 2, "seed {seed:#x}: the WRITE and the SEND");
     let (mut rnr, mut acks) = (0usize, 0usize);
-    for pass in 0.. {
-        for f in frames {
-            core.receive(f);
+    exchange(&w, &core, frames, seed, |f| {
+        let p = wire::parse(f).unwrap_or_else(|e| panic!("seed {seed:#x}: a frame from the core: {e:?}"));
+        let aeth = p.hdr.ext.aeth.expect("an ACK or NAK");
+        if aeth.syndrome >> 5 == 1 {
+            // An RNR NAK for the SEND (the PSN after the WRITE's), with the core's timer.
+            assert_eq!(aeth.syndrome & 0x1F, 1, "seed {seed:#x}: the core's minimum RNR timer");
+            assert_eq!(p.hdr.bth.psn, wire::Psn::new(PSN_A + 1), "seed {seed:#x}: the SEND's PSN");
+            rnr += 1;
+        } else {
+            acks += 1;
         }
-        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-        for f in core.take_sent() {
-            let p = wire::parse(&f).unwrap_or_else(|e| panic!("seed {seed:#x}: a frame from the core: {e:?}"));
-            let aeth = p.hdr.ext.aeth.expect("an ACK or NAK");
-            if aeth.syndrome >> 5 == 1 {
-                // An RNR NAK for the SEND (the PSN after the WRITE's), with the core's timer.
-                assert_eq!(aeth.syndrome & 0x1F, 1, "seed {seed:#x}: the core's minimum RNR timer");
-                assert_eq!(p.hdr.bth.psn, wire::Psn::new(PSN_A + 1), "seed {seed:#x}: the SEND's PSN");
-                rnr += 1;
-            } else {
-                acks += 1;
-            }
-            w.lock().unwrap().inject_external(f);
-        }
-        frames = run(&w);
-        if frames.is_empty() {
-            break;
-        }
-        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
-    }
+    });
     // The first RNR NAK and one for each of the two retries; the requester then gives up.
     assert_eq!(rnr, 3, "seed {seed:#x}: RNR NAKs");
     assert!(acks >= 1, "seed {seed:#x}: the WRITE acknowledged");
@@ -345,13 +362,13 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
             want.push((wc, land, data));
             sends += 1;
         }
-        let frames = run(&w);
+        let mut frames = run(&w);
         assert_eq!(frames.len(), sent, "seed {seed:#x}: round {round}: the requester sent every packet");
         core.set_bubbles(seed ^ round, if round == 1 { 0.5 } else { 0.0 });
-        for f in frames {
-            core.receive(f);
-        }
         if round == 1 {
+            for f in frames.drain(..) {
+                core.receive(f);
+            }
             // Commands while the frames go in: their mailbox reads and the WQE fetches share the DMA read
             // port, their completions in any order (the host stalls at random).
             for _ in 0..64 {
@@ -362,21 +379,7 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
                 }
             }
         }
-        for pass in 0.. {
-            assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-            let answers = core.take_sent();
-            for f in answers {
-                w.lock().unwrap().inject_external(f);
-            }
-            let again = run(&w);
-            if again.is_empty() {
-                break;
-            }
-            assert!(pass < 4, "seed {seed:#x}: round {round}: the requester still sends after {pass} passes");
-            for f in again {
-                core.receive(f);
-            }
-        }
+        exchange(&w, &core, frames, seed, |_| {});
         let done = a.cq.poll(64).expect("the requester's completions");
         assert_eq!(done.len(), 6, "seed {seed:#x}: round {round}: the core's ACKs completed the window");
         assert!(done.iter().all(|c| c.status == WcStatus::Success), "seed {seed:#x}: {done:?}");
@@ -446,21 +449,8 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
         };
         a.qps[q].post_send(&wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
     }
-    let mut frames = run(&w);
-    for pass in 0.. {
-        for f in frames {
-            core.receive(f);
-        }
-        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-        for f in core.take_sent() {
-            w.lock().unwrap().inject_external(f);
-        }
-        frames = run(&w);
-        if frames.is_empty() {
-            break;
-        }
-        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
-    }
+    let frames = run(&w);
+    exchange(&w, &core, frames, seed, |_| {});
     let mut got = b.cq.poll(8).expect("the RTL host's completions");
     got.sort_by_key(|c| c.wr_id);
     let mut sent = a.cq.poll(8).expect("the requester's completions");
@@ -514,20 +504,7 @@ fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
     core.receive(frames.remove(0));
     assert!(core.settle(2_000_000), "seed {seed:#x}: the first packet in");
     b.pd.dereg_mr(mr).expect("the MR deregistered");
-    for pass in 0.. {
-        for f in frames {
-            core.receive(f);
-        }
-        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-        for f in core.take_sent() {
-            w.lock().unwrap().inject_external(f);
-        }
-        frames = run(&w);
-        if frames.is_empty() {
-            break;
-        }
-        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
-    }
+    exchange(&w, &core, frames, seed, |_| {});
     let got = b.cq.poll(4).expect("the RTL host's completions");
     let st: Vec<_> = got.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect();
     assert_eq!(st, [(0x77, WcStatus::LocProtErr, 1024)], "seed {seed:#x}");
