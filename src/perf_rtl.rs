@@ -47,6 +47,10 @@ pub struct RtlFigures {
     pub lockstep_first: Option<String>,
     /// Simulation speed, cycles per wall second.
     pub cycles_per_s: f64,
+    /// From a message's last packet's last beat in to its receive CQE's first write beat (SENDs): mean and
+    /// most, in cycles. The payload's writes come first, and a one-packet message's WQE fetch is in it.
+    pub rx_to_cqe_cycles_mean: Option<f64>,
+    pub rx_to_cqe_cycles_max: Option<u64>,
 }
 
 /// The run: the arguments checked, the model host and the RTL host connected, the messages run.
@@ -169,6 +173,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         .map(|q| format!("qp {:#x}: wr {}..{}", a.qps[q].qpn, done[q], iters - 1))
         .collect();
     let report_lockstep = core.lockstep_report();
+    let lat = core.rx_to_cqe();
     let outcome = Outcome {
         size,
         iters,
@@ -203,6 +208,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         lockstep_mismatches: mismatches,
         lockstep_first: first,
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+        rx_to_cqe_cycles_mean: (!lat.is_empty()).then(|| lat.iter().sum::<u64>() as f64 / lat.len() as f64),
+        rx_to_cqe_cycles_max: lat.iter().max().copied(),
     });
     if mismatches > 0 {
         r.completions_ok = false;

@@ -529,6 +529,8 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         let (cycles, eff) = (v["cycles"].as_u64().unwrap(), v["efficiency"].as_f64().unwrap());
         assert!(cycles > 36_000 / 8 && eff > 0.0 && eff < 1.0, "{out}");
         assert_eq!(v["datapath_bytes"], 8, "{out}");
+        // Each SEND's receive CQE is timed from its last packet in; WRITEs have none.
+        assert_eq!(v["rx_to_cqe_cycles_max"].as_u64().is_some_and(|c| c > 0), op == "send", "{out}");
     }
     for refused in [&["perf", "read", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
     {

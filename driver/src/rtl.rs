@@ -150,6 +150,12 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).frames
     }
 
+    /// For each receive CQE, the cycles from its frame's last beat in to its first write beat
+    /// (`CoreSim::rx_to_cqe`).
+    pub fn rx_to_cqe(&self) -> Vec<u64> {
+        crate::verbs::lock(&self.0).rx_to_cqe.clone()
+    }
+
     /// DMA completion beats the host gave a read while an older one was unfinished (`CoreSim::reordered`).
     pub fn reordered(&self) -> u64 {
         crate::verbs::lock(&self.0).reordered

@@ -130,8 +130,8 @@ pub struct CoreSim {
     seen: CmdSeen,
     /// Frames waiting for the MAC, the first one going in.
     arriving: VecDeque<Arriving>,
-    /// Frames the MAC boundary kept, not yet decided, oldest first.
-    kept: VecDeque<Vec<u8>>,
+    /// Frames the MAC boundary kept, not yet decided, oldest first, with the cycle of their last beat.
+    kept: VecDeque<(Vec<u8>, u64)>,
     /// Frames the MAC boundary dropped, as its counters last read.
     ingress_drops: u64,
     /// Frames the core decided (trace `Rx` decisions) so far.
@@ -147,14 +147,16 @@ pub struct CoreSim {
     sent: VecDeque<Vec<u8>>,
     /// Frames the core decided to send (trace `Tx` decisions) so far.
     pub responses: u64,
-    /// CQEs posted and not yet written whole, oldest first: (CQ, slot, ring size log2), and the bytes of
-    /// the first so far.
-    cqes: VecDeque<(u32, u32, u8)>,
+    /// CQEs posted and not yet written whole, oldest first: (CQ, slot, ring size log2, the cycle of the last
+    /// beat of the frame whose decision posted it), and the bytes of the first so far.
+    cqes: VecDeque<(u32, u32, u8, u64)>,
     cqe_bytes: Vec<u8>,
     /// CQEs the core has written so far.
     pub cqes_written: u64,
     /// Completion beats given to a read while an older read was unfinished (other tags overtaking).
     pub reordered: u64,
+    /// For each receive CQE, the cycles from its frame's last beat in to the CQE's first write beat.
+    pub rx_to_cqe: Vec<u64>,
     /// EQEs posted and not yet written whole (their slots), and the bytes of the first so far.
     eqes: VecDeque<u32>,
     eqe_bytes: Vec<u8>,
@@ -248,6 +250,7 @@ impl CoreSim {
             cqe_bytes: Vec::new(),
             cqes_written: 0,
             reordered: 0,
+            rx_to_cqe: Vec::new(),
             eqes: VecDeque::new(),
             eqe_bytes: Vec::new(),
             irq: false,
@@ -346,6 +349,9 @@ impl CoreSim {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
             let strobed = || (0..8).filter(move |i| strb >> i & 1 == 1).map(move |i| (data >> (8 * i)) as u8);
             if self.sim.get(p.trace_wr_cqe) == 1 {
+                if let (true, Some(&(.., at))) = (self.cqe_bytes.is_empty(), self.cqes.front()) {
+                    self.rx_to_cqe.push(now.saturating_sub(at));
+                }
                 self.cqe_bytes.extend(strobed());
             }
             if self.sim.get(p.trace_wr_eqe) == 1 {
@@ -415,15 +421,17 @@ impl CoreSim {
             self.eqes.push_back(self.sim.get(p.trace_eq_slot) as u32);
         }
         let irq = self.sim.get(p.irq) == 1;
-        if self.sim.get(p.trace_cqe) == 1 {
+        // A CQE is posted with its frame's decision (the same cycle); its frame's last beat is set below.
+        let posted = self.sim.get(p.trace_cqe) == 1;
+        if posted {
             let (cqn, slot, log) =
                 (self.sim.get(p.trace_cqn), self.sim.get(p.trace_cq_slot), self.sim.get(p.trace_cq_log));
-            self.cqes.push_back((cqn as u32, slot as u32, log as u8));
+            self.cqes.push_back((cqn as u32, slot as u32, log as u8, now));
         }
         self.sim.tick();
         if self.cqe_bytes.len() >= wire::contract::cqe::CQE_LEN {
             let bytes: Vec<u8> = self.cqe_bytes.drain(..wire::contract::cqe::CQE_LEN).collect();
-            let (cqn, slot, log_size) = self.cqes.pop_front().expect("CQE beats that no post announced");
+            let (cqn, slot, log_size, _) = self.cqes.pop_front().expect("CQE beats that no post announced");
             let cqe = wire::contract::cqe::CqeRepr::from_bytes(&bytes).expect("64 bytes make a CQE");
             self.cqes_written += 1;
             if let Some(l) = &self.lockstep {
@@ -456,7 +464,7 @@ impl CoreSim {
             // The MAC boundary counts a frame it drops at its last beat.
             let drops = self.sim.get(self.p.rx_drop_full) + self.sim.get(self.p.rx_drop_fcs);
             if drops == self.ingress_drops {
-                self.kept.push_back(frame);
+                self.kept.push_back((frame, now));
             }
             self.ingress_drops = drops;
         }
@@ -469,7 +477,11 @@ impl CoreSim {
         }
         if decided {
             self.frames += 1;
-            let frame = self.kept.pop_front().expect("the core decided a frame the MAC boundary did not keep");
+            let (frame, last_beat) =
+                self.kept.pop_front().expect("the core decided a frame the MAC boundary did not keep");
+            if let (true, Some(c)) = (posted, self.cqes.back_mut()) {
+                c.3 = last_beat;
+            }
             let time = self.sim.cycles() * self.ps_per_cycle;
             if let Some(l) = &self.lockstep {
                 lock(&l.log).arrive(time, frame.clone());
