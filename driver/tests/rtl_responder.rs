@@ -474,8 +474,9 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
 }
 
 /// A SEND whose receive buffer's MR is deregistered between its packets: the next packet finds the WQE's
-/// scatter list no longer passes the key checks (the core checks it again for every packet, as the model
-/// does), completes the receive with LocProtErr and the bytes placed so far, and sends a fatal NAK.
+/// scatter list no longer passes the key checks (the command cleared the core's `WqeCache`, so it fetches and
+/// checks the WQE again, as the model checks it for every packet), completes the receive with LocProtErr and
+/// the bytes placed so far, and sends a fatal NAK.
 #[test]
 fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
     let seed = seed();
