@@ -6,7 +6,7 @@
 //! such QP) change nothing, and a SEND that finds no receive WQE is NAKed RNR until the requester gives up. The model follows the core throughout: every decision legal, every byte
 //! written and every frame sent the same, the QP's contexts the same after.
 
-use driver::pair::{connect, forged_headers, open_host, open_host_on, run_external};
+use driver::pair::{connect, forged_headers, open_host, open_host_on, run_external, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::net::{LinkConfig, World};
@@ -26,15 +26,8 @@ fn seed() -> u64 {
 fn writes_from_a_model_requester_land_in_the_rtl_core() {
     let seed = seed();
     let mut rng = Rng::new(seed);
-    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
-    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
-    let core = rtl.handle();
     let cap = QpCap { max_send_wr: 16, max_recv_wr: 16, ..QpCap::default() };
-    let b = open_host_on(Box::new(rtl), 1, 1, BUF, cap, false).expect("the RTL host");
-    // PMTU 1024; the ACK timeout far past the run (a lost ACK shows as missing completions, not a retry).
-    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
-    connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
+    let (w, a, core, b) = hosts(seed, 1, cap, ConnectOpts::default());
 
     // The WRITEs, a requester's window at a time (the requester waits for the core's ACKs before the next):
     // the image the core's buffer must end as.
@@ -160,6 +153,22 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     );
 }
 
+/// A model host (the requester) and an RTL host (a 16-QP core, lockstep on, its QPs' capacities `cap`), with
+/// `nqps` QPs each, QP `q` connected to QP `q` at PMTU 1024 from PSN_A, the requester's ACK timeout far past a
+/// run (a lost ACK shows as missing completions, not a retry), the rest of `opts` as given.
+fn hosts(seed: u64, nqps: usize, cap: QpCap, opts: ConnectOpts) -> (SharedWorld, Host, RtlHandle, Host) {
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
+    let a = open_host(&w, 0, nqps, BUF, QpCap::default(), false).expect("the model host");
+    let rtl = RtlBackend::with_lockstep(16);
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, nqps, BUF, cap, false).expect("the RTL host");
+    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..opts };
+    for q in 0..nqps {
+        connect(&a, q, PSN_A, &b, q, 0x100, &opts).expect("connected");
+    }
+    (w, a, core, b)
+}
+
 /// Runs the model's world for 2 ms (far short of the ACK timeout) and takes the frames it sent.
 fn run(w: &SharedWorld) -> Vec<Vec<u8>> {
     run_external(w, 2_000_000_000)
@@ -197,14 +206,9 @@ fn exchange(
 #[test]
 fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
     let seed = seed();
-    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
-    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
-    let core = rtl.handle();
-    let b = open_host_on(Box::new(rtl), 1, 1, BUF, QpCap::default(), false).expect("the RTL host");
     // The core's minimum RNR timer 10 us (code 1); the requester sends a request NAKed RNR twice more.
-    let opts = ConnectOpts { path_mtu: 3, timeout: 20, rnr_retry: 2, min_rnr_timer: 1, ..Default::default() };
-    connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
+    let opts = ConnectOpts { rnr_retry: 2, min_rnr_timer: 1, ..Default::default() };
+    let (w, a, core, b) = hosts(seed, 1, QpCap::default(), opts);
 
     // A WRITE the core executes, then a SEND with no receive WQE posted at the core.
     let data: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
@@ -276,14 +280,8 @@ type Received = (Wc, Vec<(usize, usize)>, Vec<u8>);
 fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
     let seed = seed();
     let mut rng = Rng::new(seed);
-    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
-    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
-    let core = rtl.handle();
     let cap = QpCap { max_send_wr: 16, max_recv_wr: 16, max_recv_sge: 4, ..QpCap::default() };
-    let b = open_host_on(Box::new(rtl), 1, 1, BUF, cap, false).expect("the RTL host");
-    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
-    connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
+    let (w, a, core, b) = hosts(seed, 1, cap, ConnectOpts::default());
 
     let mut sends = 0usize;
     for round in 0..3u64 {
@@ -416,15 +414,7 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
 #[test]
 fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
     let seed = seed();
-    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
-    let a = open_host(&w, 0, 3, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
-    let core = rtl.handle();
-    let b = open_host_on(Box::new(rtl), 1, 3, BUF, QpCap::default(), false).expect("the RTL host");
-    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
-    for q in 0..3 {
-        connect(&a, q, PSN_A, &b, q, 0x100, &opts).expect("connected");
-    }
+    let (w, a, core, b) = hosts(seed, 3, QpCap::default(), ConnectOpts::default());
     // (SEND length, receive length, a bad key, what the receive completes with, its byte count, what the
     // requester's SEND completes with)
     let cases = [
@@ -480,13 +470,7 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
 #[test]
 fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
     let seed = seed();
-    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
-    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
-    let core = rtl.handle();
-    let b = open_host_on(Box::new(rtl), 1, 1, BUF, QpCap::default(), false).expect("the RTL host");
-    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..Default::default() };
-    connect(&a, 0, PSN_A, &b, 0, 0x100, &opts).expect("connected");
+    let (w, a, core, b) = hosts(seed, 1, QpCap::default(), ConnectOpts::default());
     let mr = b.pd.reg_mr(b.mr.addr + 0x4000, 0x1000, wire::contract::verbs::access::LOCAL_WRITE).expect("an MR");
     let sge = Sge { addr: b.mr.addr + 0x4000, length: 3000, lkey: mr.lkey };
     b.qps[0].post_recv(&RecvWr { wr_id: 0x77, sg_list: vec![sge] }).expect("posted");
