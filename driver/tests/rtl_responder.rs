@@ -402,6 +402,11 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
     assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert!(
+        r.events as u64 > core.frames() + core.responses(),
+        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
+        r.events
+    );
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     eprintln!("RTL responder: {sends} SENDs and WRITEs with immediate into receive WQEs, {} decisions", r.events);
 }
@@ -461,6 +466,11 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
     assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert!(
+        r.events as u64 > core.frames() + core.responses(),
+        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
+        r.events
+    );
 }
 
 /// A SEND whose receive buffer's MR is deregistered between its packets: the next packet finds the WQE's
@@ -503,4 +513,9 @@ fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
     assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert!(
+        r.events as u64 > core.frames() + core.responses(),
+        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
+        r.events
+    );
 }

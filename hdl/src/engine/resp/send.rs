@@ -3,8 +3,8 @@
 //! combinational table. In: the packet's RX record, its QP's `qp_attr` and `qp_resp` records, the `qp_resp`
 //! record `RespAdvance` made of it, the WQE `RecvWqe` fetched (whether its scatter list passed, its
 //! `wr_id`), and whether the payload fits that list (`DmaScatter`'s `fits`). Out: the RQ slot the WQE is
-//! in, the message offset the payload goes to, whether the RTL executes the packet as the model does
-//! (`handled`), and if so the QP's next RQ consumer counter and `qp_resp` record and the receive CQE.
+//! in, the message offset the payload goes to, the QP's next RQ consumer counter and `qp_resp` record, the
+//! receive CQE, and whether the packet fails (`fatal`, with its NAK's syndrome).
 //!
 //! A SEND's first or only packet takes the WQE at the RQ consumer counter and moves the counter; a later
 //! packet finds its WQE one behind it (`qp_resp`'s `recv_valid`, the model's `RecvCtx`) and its payload at
