@@ -1,7 +1,9 @@
 //! The RTL backend: the driver's `Backend` on the Verilated NIC core (`sim::core::CoreSim`). The core is so
-//! far its register file, its command unit and the receive side of its responder, so what runs on it is the
-//! control path (opening the device, PDs, MRs, CQs, QPs and every state change, with the model's statuses)
-//! and RDMA WRITEs a peer sends it (`RtlHandle::receive`). Posting work waits for the requester.
+//! far its register file, its command unit, its responder and the flush of QPs in ERR, so what runs on it
+//! is the control path (opening the device, PDs, MRs, CQs, QPs and every state change, with the model's
+//! statuses), the RDMA WRITEs and SENDs a peer sends it (`RtlHandle::receive`) into posted receives, with
+//! their completions and events, and the WR_FLUSH_ERR completions of a QP in ERR. Posted send WQEs wait for
+//! the requester (until their QP enters ERR and they are flushed).
 
 use crate::{Backend, Error};
 use sim::core::CoreSim;
@@ -148,6 +150,11 @@ impl RtlHandle {
     /// Frames the core has decided (its trace's `Rx` decisions).
     pub fn frames(&self) -> u64 {
         crate::verbs::lock(&self.0).frames
+    }
+
+    /// Flush steps the core has decided (its trace's `Flush` decisions: a WQE of a QP in ERR completed).
+    pub fn flushes(&self) -> u64 {
+        crate::verbs::lock(&self.0).flushes
     }
 
     /// For each receive CQE, the cycles from its frame's last beat in to its first write beat

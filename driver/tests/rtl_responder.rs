@@ -519,3 +519,87 @@ fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
         r.events
     );
 }
+
+/// A QP in ERR completes what it holds with WR_FLUSH_ERR, in the model's order, each WQE's `wr_id` read
+/// from its slot: QP 0 (moved to ERR by MODIFY_QP) its send WQEs (a SEND, an RDMA WRITE, never sent: the
+/// core has no requester yet), then its receives; QP 1 (moved to ERR with a SEND half received) the receive
+/// that SEND was filling, then the next; a receive posted to QP 0 in ERR is flushed too. The armed CQ raises
+/// its completion event; the host stalls at random throughout. In lockstep, the contexts the model's after.
+#[test]
+fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err() {
+    let seed = seed();
+    let (w, a, core, b) = hosts(seed, 2, QpCap::default(), ConnectOpts::default());
+    core.set_bubbles(seed, 0.3);
+    let recv = |q: usize, wr_id: u64| {
+        let wr = RecvWr { wr_id, sg_list: vec![b.sge(0x1000 * (q as u64 + 1), 3000)] };
+        b.qps[q].post_recv(&wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
+    };
+    for wr_id in [0x10, 0x11, 0x12] {
+        recv(0, wr_id);
+    }
+    for (wr_id, opcode) in [(0x20, SendOp::Send), (0x21, SendOp::RdmaWrite)] {
+        let wr = SendWr {
+            wr_id,
+            opcode: Some(opcode),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![b.sge(0, 64)],
+            remote_addr: 0x1000,
+            rkey: 0x1234,
+            ..Default::default()
+        };
+        b.qps[0].post_send(&wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
+    }
+    recv(1, 0x30);
+    recv(1, 0x31);
+    // QP 1: the first of a SEND's three packets in, the rest never.
+    a.buf.write(0, &[0x5A; 3000]).expect("the source written");
+    let send = SendWr {
+        wr_id: 0x55,
+        opcode: Some(SendOp::Send),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0, 3000)],
+        ..Default::default()
+    };
+    a.qps[1].post_send(&send).expect("posted");
+    let frames = run(&w);
+    assert_eq!(frames.len(), 3, "seed {seed:#x}: three packets");
+    core.receive(frames[0].clone());
+    assert!(core.settle(2_000_000), "seed {seed:#x}: the first packet in");
+    assert_eq!(core.flushes(), 0, "seed {seed:#x}: nothing flushed before a QP is in ERR");
+
+    b.cq.req_notify(false);
+    let err = QpAttr { qp_state: Some(QpState::Err), ..Default::default() };
+    for q in [1, 0] {
+        b.qps[q].modify(&err, attr::STATE).unwrap_or_else(|e| panic!("seed {seed:#x}: QP {q} to ERR: {e:?}"));
+    }
+    recv(0, 0x13);
+    let got = b.cq.wait(8, 10_000_000).expect("the RTL host's completions");
+    let per_qp = |q: usize| -> Vec<(u64, WcOpcode)> {
+        got.iter().filter(|c| c.qp_num == b.qps[q].qpn).map(|c| (c.wr_id, c.opcode)).collect()
+    };
+    assert_eq!(got.len(), 8, "seed {seed:#x}: a completion for every WQE held: {got:?}");
+    assert!(got.iter().all(|c| c.status == WcStatus::WrFlushErr && c.byte_len == 0), "seed {seed:#x}: {got:?}");
+    let recv_op = WcOpcode::Recv;
+    assert_eq!(
+        per_qp(0),
+        [
+            (0x20, WcOpcode::Send),
+            (0x21, WcOpcode::RdmaWrite),
+            (0x10, recv_op),
+            (0x11, recv_op),
+            (0x12, recv_op),
+            (0x13, recv_op)
+        ],
+        "seed {seed:#x}: QP 0's send WQEs, then its receives, in order"
+    );
+    assert_eq!(per_qp(1), [(0x30, recv_op), (0x31, recv_op)], "seed {seed:#x}: the receive in progress first");
+    assert_eq!(core.flushes(), 8, "seed {seed:#x}: a flush step a WQE");
+    assert_eq!(b.ctx.get_cq_event(100_000).expect("the event queue read"), Some(b.cq.cqn), "seed {seed:#x}");
+    assert!(b.cq.wait(1, 1_000_000).expect("polled").is_empty(), "seed {seed:#x}: nothing more");
+    for q in [0, 1] {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    }
+    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+}

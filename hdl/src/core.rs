@@ -97,6 +97,9 @@ pub struct Core {
     pub trace_rx_idle: Signal<Out, Bit>,
     pub trace_wr_data: Signal<Out, Bit>,
     pub trace_wr_qpn: Signal<Out, Bits<24>>,
+    /// A flush step of QP `trace_flush_qpn` decided this cycle (`Decision::Flush`; its CQE posted with it).
+    pub trace_flush: Signal<Out, Bit>,
+    pub trace_flush_qpn: Signal<Out, Bits<24>>,
     /// The write beat on the DMA port is a CQE's; a CQE was posted (the model's `Output::Cqe`) to CQ
     /// `trace_cqn`, in slot `trace_cq_slot` (its producer counter) of a ring of `2^trace_cq_log`; its beats
     /// follow.
@@ -199,6 +202,8 @@ impl Core {
             trace_rx_idle: Signal::default(),
             trace_wr_data: Signal::default(),
             trace_wr_qpn: Signal::default(),
+            trace_flush: Signal::default(),
+            trace_flush_qpn: Signal::default(),
             trace_wr_cqe: Signal::default(),
             trace_cqe: Signal::default(),
             trace_cqn: Signal::default(),
@@ -300,6 +305,8 @@ pub fn ports() -> Vec<Port> {
         p("trace_rx_idle", 1, Out),
         p("trace_wr_data", 1, Out),
         p("trace_wr_qpn", 24, Out),
+        p("trace_flush", 1, Out),
+        p("trace_flush_qpn", 24, Out),
         p("trace_wr_cqe", 1, Out),
         p("trace_cqe", 1, Out),
         p("trace_cqn", 16, Out),
@@ -438,6 +445,8 @@ impl Logic for Core {
         self.trace_wr_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_cmd.next = self.cmd.done.val();
         self.trace_rx.next = self.dispatch.decided.val();
+        self.trace_flush.next = self.dispatch.flushed.val();
+        self.trace_flush_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_rx_idle.next = self.dispatch.idle.val();
 
         self.exec.clock.next = self.clock.val();
@@ -521,6 +530,10 @@ impl Logic for Core {
         self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
         self.exec.rs_rq_ci_we.next = self.dispatch.rq_ci_we.val();
         self.exec.rs_err_we.next = self.resp_tx.err.val();
+        self.exec.rs_sq_ci_we.next = self.dispatch.sq_ci_we.val();
+        self.exec.rs_sq_ci.next = self.dispatch.sq_ci.val();
+        self.dispatch.err_in.next = self.exec.entered_err.val() | self.resp_tx.err.val();
+        self.dispatch.tx_idle.next = self.resp_tx.idle.val();
         self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
         self.exec.rs_cq_index.next = self.dispatch.cq_index.val();
         self.dispatch.cq.next = self.exec.rs_cq.val();

@@ -60,6 +60,8 @@ struct Ports {
     trace_rx_idle: usize,
     trace_wr_data: usize,
     trace_wr_qpn: usize,
+    trace_flush: usize,
+    trace_flush_qpn: usize,
     trace_wr_cqe: usize,
     trace_cqe: usize,
     trace_cqn: usize,
@@ -147,9 +149,11 @@ pub struct CoreSim {
     sent: VecDeque<Vec<u8>>,
     /// Frames the core decided to send (trace `Tx` decisions) so far.
     pub responses: u64,
+    /// Flush steps the core has decided (trace `Flush` decisions) so far.
+    pub flushes: u64,
     /// CQEs posted and not yet written whole, oldest first: (CQ, slot, ring size log2, the cycle of the last
-    /// beat of the frame whose decision posted it), and the bytes of the first so far.
-    cqes: VecDeque<(u32, u32, u8, u64)>,
+    /// beat of the frame whose decision posted it, none for a flush's), and the bytes of the first so far.
+    cqes: VecDeque<(u32, u32, u8, Option<u64>)>,
     cqe_bytes: Vec<u8>,
     /// CQEs the core has written so far.
     pub cqes_written: u64,
@@ -207,6 +211,8 @@ impl CoreSim {
             trace_rx_idle: q("trace_rx_idle"),
             trace_wr_data: q("trace_wr_data"),
             trace_wr_qpn: q("trace_wr_qpn"),
+            trace_flush: q("trace_flush"),
+            trace_flush_qpn: q("trace_flush_qpn"),
             trace_wr_cqe: q("trace_wr_cqe"),
             trace_cqe: q("trace_cqe"),
             trace_cqn: q("trace_cqn"),
@@ -241,6 +247,7 @@ impl CoreSim {
             kept: VecDeque::new(),
             ingress_drops: 0,
             frames: 0,
+            flushes: 0,
             check_due: false,
             picks: VecDeque::new(),
             leaving: Vec::new(),
@@ -349,7 +356,7 @@ impl CoreSim {
             let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
             let strobed = || (0..8).filter(move |i| strb >> i & 1 == 1).map(move |i| (data >> (8 * i)) as u8);
             if self.sim.get(p.trace_wr_cqe) == 1 {
-                if let (true, Some(&(.., at))) = (self.cqe_bytes.is_empty(), self.cqes.front()) {
+                if let (true, Some(&(.., Some(at)))) = (self.cqe_bytes.is_empty(), self.cqes.front()) {
                     self.rx_to_cqe.push(now.saturating_sub(at));
                 }
                 self.cqe_bytes.extend(strobed());
@@ -416,6 +423,7 @@ impl CoreSim {
         let p = &self.p;
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
+        let flushed = (self.sim.get(p.trace_flush) == 1).then(|| self.sim.get(p.trace_flush_qpn) as u32);
         let sends = (self.sim.get(p.trace_tx) == 1).then(|| self.sim.get(p.trace_tx_qpn) as u32);
         if self.sim.get(p.trace_eqe) == 1 {
             self.eqes.push_back(self.sim.get(p.trace_eq_slot) as u32);
@@ -426,7 +434,7 @@ impl CoreSim {
         if posted {
             let (cqn, slot, log) =
                 (self.sim.get(p.trace_cqn), self.sim.get(p.trace_cq_slot), self.sim.get(p.trace_cq_log));
-            self.cqes.push_back((cqn as u32, slot as u32, log as u8, now));
+            self.cqes.push_back((cqn as u32, slot as u32, log as u8, None));
         }
         self.sim.tick();
         if self.cqe_bytes.len() >= wire::contract::cqe::CQE_LEN {
@@ -480,13 +488,18 @@ impl CoreSim {
             let (frame, last_beat) =
                 self.kept.pop_front().expect("the core decided a frame the MAC boundary did not keep");
             if let (true, Some(c)) = (posted, self.cqes.back_mut()) {
-                c.3 = last_beat;
+                c.3 = Some(last_beat);
             }
             let time = self.sim.cycles() * self.ps_per_cycle;
             if let Some(l) = &self.lockstep {
                 lock(&l.log).arrive(time, frame.clone());
             }
             self.record(Decision::Rx(frame), Vec::new());
+            self.check_due = true;
+        }
+        if let Some(qpn) = flushed {
+            self.flushes += 1;
+            self.record(Decision::Flush { qpn }, Vec::new());
             self.check_due = true;
         }
         // A register access the core took in the cycle of a frame's decision came after it (the decision

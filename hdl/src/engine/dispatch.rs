@@ -21,6 +21,14 @@
 //! counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that overruns its CQ
 //! (the CQ error event and the QP's move to ERR are not built yet).
 //!
+//! When nothing else wants the context port (no frame waiting, the transmit side idle), the dispatch runs
+//! the flush of QPs in ERR, the model's `flush_one`, one step at a time (`FlushPick`): it scans the QPs,
+//! reading each one's contexts, and a QP with a WQE left has its control segment read (the WQE port), its
+//! consumer counter (or the receive in progress) written back and a WR_FLUSH_ERR CQE posted, with its
+//! event, as a receive's (the trace's `Flush` decision). The scan runs once a QP enters ERR (`err_in`: a
+//! MODIFY_QP or a fatal NAK) and stops after a pass that found no QP flushing, so a WQE posted to a QP in ERR
+//! is flushed too and a NIC with none costs nothing.
+//!
 //! Between its context reads and its write-back (`ctx_busy`, which spans a WQE's fetch) no command may look
 //! up or commit; a command
 //! between its lookup and its commit, or the responder's transmit side holding the context port (`hold`),
@@ -31,6 +39,7 @@ use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
 use super::cq::CqeWrite;
 use super::eq::EqeWrite;
+use super::flush::{what, FlushPick};
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
@@ -94,6 +103,14 @@ pub enum DispatchState {
     EqeEnd,
     /// A failed SEND's fatal NAK being queued and the QP's record written back.
     Nak,
+    /// A flush step: the scanned QP's contexts being read.
+    FlushLook,
+    /// Its contexts in: whether it has a WQE to flush (`FlushPick`).
+    FlushCtx,
+    /// The WQE's control segment being read.
+    FlushRead,
+    /// It is in: the counter written back and the CQE posted.
+    FlushExec,
 }
 
 #[derive(LogicBlock)]
@@ -185,6 +202,15 @@ pub struct RxDispatch {
     pub eqe_slot: Signal<Out, Bits<32>>,
     /// Frames that needed what is not built yet.
     pub unhandled: Signal<Out, Bits<32>>,
+    /// A QP entered ERR this cycle (a command or a fatal NAK): the flush scan runs.
+    pub err_in: Signal<In, Bit>,
+    /// The responder's transmit side wants nothing of the context port (the scan lets it go first).
+    pub tx_idle: Signal<In, Bit>,
+    /// The SQ consumer counter's write (the QP is `resp_qpn`).
+    pub sq_ci_we: Signal<Out, Bit>,
+    pub sq_ci: Signal<Out, Bits<16>>,
+    /// The decision trace: a flush step of QP `wr_qpn` decided this cycle (its CQE posted with it).
+    pub flushed: Signal<Out, Bit>,
     state: DFF<DispatchState>,
     rec: DFF<Bits<{ meta::BITS }>>,
     qpn: DFF<Bits<24>>,
@@ -196,6 +222,16 @@ pub struct RxDispatch {
     /// An EQE's beats are owed, and then the interrupt.
     owe_eqe: DFF<Bit>,
     owe_irq: DFF<Bit>,
+    /// The flush: the step in hand is one (not a frame); the scan runs (a QP in ERR was seen or entered ERR
+    /// since the last pass began) and the QP it is at; a QP was flushing in this pass; the WQE's control
+    /// segment as it comes in, its read failed, its request taken.
+    flush: DFF<Bit>,
+    flush_on: DFF<Bit>,
+    flush_seen: DFF<Bit>,
+    scan: DFF<Bits<16>>,
+    hdr: DFF<Bits<128>>,
+    hdr_err: DFF<Bit>,
+    rd_sent: DFF<Bit>,
 
     rx_route: RxRoute,
     check: RespCheck,
@@ -210,6 +246,12 @@ pub struct RxDispatch {
     scatter: DmaScatter<64, 8>,
     cqe_wr: CqeWrite<64, 8>,
     eqe_wr: EqeWrite<64, 8>,
+    pick: FlushPick,
+    last_qp: Constant<Bits<16>>,
+    pick_none: Constant<Bits<2>>,
+    pick_sq: Constant<Bits<2>>,
+    pick_recv: Constant<Bits<2>>,
+    pick_rq: Constant<Bits<2>>,
     completion: Constant<Bits<8>>,
     write: Constant<Bits<3>>,
     recv_act: Constant<Bits<3>>,
@@ -288,6 +330,11 @@ impl RxDispatch {
             posted_eqe: Signal::default(),
             eqe_slot: Signal::default(),
             unhandled: Signal::default(),
+            err_in: Signal::default(),
+            tx_idle: Signal::default(),
+            sq_ci_we: Signal::default(),
+            sq_ci: Signal::default(),
+            flushed: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
             qpn: DFF::default(),
@@ -297,6 +344,13 @@ impl RxDispatch {
             owe_cqe: DFF::default(),
             owe_eqe: DFF::default(),
             owe_irq: DFF::default(),
+            flush: DFF::default(),
+            flush_on: DFF::default(),
+            flush_seen: DFF::default(),
+            scan: DFF::default(),
+            hdr: DFF::default(),
+            hdr_err: DFF::default(),
+            rd_sent: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -310,6 +364,12 @@ impl RxDispatch {
             scatter: DmaScatter::default(),
             cqe_wr: CqeWrite::default(),
             eqe_wr: EqeWrite::default(),
+            pick: FlushPick::new(profile),
+            last_qp: Constant::new(u64::from(profile.max_qp - 1).into()),
+            pick_none: Constant::new(u64::from(what::NONE).into()),
+            pick_sq: Constant::new(u64::from(what::SQ).into()),
+            pick_recv: Constant::new(u64::from(what::RECV).into()),
+            pick_rq: Constant::new(u64::from(what::RQ).into()),
             completion: Constant::new(u64::from(wire::contract::eqe::EventKind::Completion as u8).into()),
             write: Constant::new(u64::from(action::WRITE).into()),
             recv_act: Constant::new(u64::from(action::RECV).into()),
@@ -324,12 +384,18 @@ impl RxDispatch {
 impl Logic for RxDispatch {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq);
+        dff_setup!(
+            self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq, flush, flush_on, flush_seen,
+            scan, hdr, hdr_err, rd_sent
+        );
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
         self.rx_route.meta.next = self.rec.q.val();
         self.rx_route.mac.next = self.mac.val();
         self.qp_index.next = self.rx_route.qp_index.val();
+        if self.flush.q.val() {
+            self.qp_index.next = self.qpn.q.val();
+        }
         self.rx_route.qp_valid.next = self.qp_valid.val();
         self.rx_route.attr.next = self.attr.val();
         self.gid_index.next = self.rx_route.gid_index.val();
@@ -424,6 +490,21 @@ impl Logic for RxDispatch {
         self.send.fits.next = self.scatter.fits.val();
         self.rq_ci_we.next = false;
         self.rq_ci.next = self.send.rq_ci.val();
+        // The flush step's table: what the QP in hand has left, the CQE of its next WQE.
+        self.pick.qpn.next = self.qpn.q.val();
+        self.pick.qp_valid.next = self.qp_valid.val();
+        self.pick.attr.next = self.attr.val();
+        self.pick.resp.next = self.resp.val();
+        self.pick.hdr.next = self.hdr.q.val();
+        if self.hdr_err.q.val() {
+            self.pick.hdr.next = 0.into();
+        }
+        self.sq_ci_we.next = false;
+        self.sq_ci.next = self.pick.sq_ci.val();
+        self.flushed.next = false;
+        if self.flush.q.val() {
+            self.rq_ci.next = self.pick.rq_ci.val();
+        }
         self.scatter.clock.next = self.clock.val();
         self.scatter.reset.next = self.reset.val();
         self.scatter.start.next = false;
@@ -440,12 +521,19 @@ impl Logic for RxDispatch {
         self.scatter.in_last.next = self.pay_last.val();
         self.scatter.in_valid.next = false;
         self.cq_index.next = self.send.cqn.val();
+        if self.flush.q.val() {
+            self.cq_index.next = self.pick.cqn.val();
+        }
         self.cqe_wr.clock.next = self.clock.val();
         self.cqe_wr.reset.next = self.reset.val();
         self.cqe_wr.in_valid.next = false;
         self.cqe_wr.cq.next = self.cq.val();
         self.cqe_wr.cqe.next = self.send.cqe.val();
         self.cqe_wr.qp_live.next = self.send.qp_live.val();
+        if self.flush.q.val() {
+            self.cqe_wr.cqe.next = self.pick.cqe.val();
+            self.cqe_wr.qp_live.next = self.pick.qp_live.val();
+        }
         self.cq_we.next = false;
         self.cq_next.next = self.cqe_wr.cq_next.val();
         self.cq_disarm.next = self.cqe_wr.fire.val();
@@ -459,6 +547,9 @@ impl Logic for RxDispatch {
         self.eqe_wr.eq.next = self.eq.val();
         self.eqe_wr.kind.next = self.completion.val();
         self.eqe_wr.obj.next = bit_cast::<32, 16>(self.send.cqn.val());
+        if self.flush.q.val() {
+            self.eqe_wr.obj.next = bit_cast::<32, 16>(self.pick.cqn.val());
+        }
         self.eq_we.next = false;
         self.eq_pi.next = self.eqe_wr.pi_next.val();
         self.eq_disarm.next = self.eqe_wr.fire.val();
@@ -514,7 +605,14 @@ impl Logic for RxDispatch {
                     if self.meta_valid.val() {
                         self.rec.d.next = self.meta.val();
                         self.recv.d.next = false;
+                        self.flush.d.next = false;
                         self.state.d.next = DispatchState::Look;
+                    } else if self.flush_on.q.val() & self.tx_idle.val() {
+                        // Nothing else wants the port: a flush step at the QP the scan is at.
+                        self.claim.next = true;
+                        self.flush.d.next = true;
+                        self.qpn.d.next = bit_cast::<24, 16>(self.scan.q.val());
+                        self.state.d.next = DispatchState::FlushLook;
                     }
                 }
             }
@@ -706,15 +804,94 @@ impl Logic for RxDispatch {
                     }
                 }
             }
+            DispatchState::FlushLook => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.state.d.next = DispatchState::FlushCtx;
+            }
+            DispatchState::FlushCtx => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                if self.pick.what.val() == self.pick_none.val() {
+                    // Nothing left here: on to the next QP. A pass that saw no QP flushing ends the scan.
+                    self.state.d.next = DispatchState::Idle;
+                    if self.scan.q.val() == self.last_qp.val() {
+                        self.scan.d.next = 0.into();
+                        self.flush_on.d.next = self.flush_seen.q.val() | self.pick.flushing.val();
+                        self.flush_seen.d.next = false;
+                    } else {
+                        self.scan.d.next = self.scan.q.val() + 1;
+                        self.flush_seen.d.next = self.flush_seen.q.val() | self.pick.flushing.val();
+                    }
+                } else {
+                    self.rd_sent.d.next = false;
+                    self.hdr_err.d.next = false;
+                    self.state.d.next = DispatchState::FlushRead;
+                }
+            }
+            DispatchState::FlushRead => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.rd_valid.next = !self.rd_sent.q.val();
+                self.rd_addr.next = self.pick.rd_addr.val();
+                self.rd_len.next = self.pick.rd_len.val();
+                if self.rd_ready.val() {
+                    self.rd_sent.d.next = true;
+                }
+                if self.cpl_valid.val() {
+                    // Two beats: the first ends in the low half.
+                    self.hdr.d.next = (bit_cast::<128, 64>(self.cpl_data.val()) << 64) | (self.hdr.q.val() >> 64);
+                    self.hdr_err.d.next = self.hdr_err.q.val() | self.cpl_err.val();
+                    if self.cpl_last.val() {
+                        self.state.d.next = DispatchState::FlushExec;
+                    }
+                }
+            }
+            DispatchState::FlushExec => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.flushed.next = true;
+                self.owe_cqe.d.next = false;
+                self.owe_eqe.d.next = false;
+                self.owe_irq.d.next = false;
+                self.sq_ci_we.next = self.pick.what.val() == self.pick_sq.val();
+                self.rq_ci_we.next = self.pick.what.val() == self.pick_rq.val();
+                self.resp_next.next = self.pick.resp_next.val();
+                self.resp_we.next = self.pick.what.val() == self.pick_recv.val();
+                self.cqe_wr.in_valid.next = true;
+                self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
+                self.posted.next = self.cqe_wr.written.val();
+                self.owe_cqe.d.next = self.cqe_wr.written.val();
+                if self.cqe_wr.fire.val() {
+                    self.eqe_wr.in_valid.next = true;
+                    self.eq_we.next = self.eqe_wr.written.val();
+                    self.posted_eqe.next = self.eqe_wr.written.val();
+                    self.owe_eqe.d.next = self.eqe_wr.written.val();
+                    self.owe_irq.d.next = self.eqe_wr.fire.val();
+                }
+                if self.cqe_wr.cq_error.val() | self.cqe_wr.qp_fatal.val() {
+                    // The CQ error event is not built yet.
+                    self.count.d.next = self.count.q.val() + 1;
+                }
+                self.state.d.next = DispatchState::CqeEnd;
+            }
             _ => {
                 self.state.d.next = DispatchState::Idle;
             }
+        }
+        if self.err_in.val() {
+            self.flush_on.d.next = true;
+            self.flush_seen.d.next = true;
         }
         if self.reset.val() {
             self.state.d.next = DispatchState::Idle;
             self.count.d.next = 0.into();
             self.owe_cqe.d.next = false;
             self.owe_eqe.d.next = false;
+            self.flush.d.next = false;
+            self.flush_on.d.next = false;
+            self.flush_seen.d.next = false;
+            self.scan.d.next = 0.into();
         }
     }
 }

@@ -111,6 +111,9 @@ pub struct CmdExec {
     /// producer counters are the doorbells').
     pub rs_rq_ci_we: Signal<In, Bit>,
     pub rs_rq_ci: Signal<In, Bits<16>>,
+    /// The same for its SQ consumer counter (the flush moves it).
+    pub rs_sq_ci_we: Signal<In, Bit>,
+    pub rs_sq_ci: Signal<In, Bits<16>>,
     /// The responder's CQ port: a CQ's entry (its consumer counter and arming from the doorbells' tables)
     /// one cycle after its index, and the write of its next entry after a post (`rs_cq_disarm`: the post
     /// spent the arming; a doorbell arming the CQ in the same cycle wins, as it came after).
@@ -127,6 +130,8 @@ pub struct CmdExec {
     pub ev_eq_disarm: Signal<In, Bit>,
     /// A fatal NAK left: QP `rs_resp_qpn` enters ERR (the model's `enter_err`: flushing, timers stopped).
     pub rs_err_we: Signal<In, Bit>,
+    /// A MODIFY_QP moving a QP to ERR is applied this cycle (its flush starts).
+    pub entered_err: Signal<Out, Bit>,
     profile: Param<Profile>,
 }
 
@@ -145,6 +150,7 @@ impl Logic for CmdExec {
         self.out_beat.connect();
         self.status.connect();
         self.quiet.connect();
+        self.entered_err.connect();
         self.qp_valid.connect();
         self.qp_attr.connect();
         self.qp_req.connect();
@@ -261,7 +267,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
     w("// The doorbells' tables, and the QPs that take doorbells (valid, not in RESET).".into());
     w(format!(
-        "reg [15:0] sq_pi_tab [0:{0}];\nreg [15:0] rq_pi_tab [0:{0}];\nreg [15:0] rq_ci_tab [0:{0}];\nreg [{0}:0] qp_active;",
+        "reg [15:0] sq_pi_tab [0:{0}];\nreg [15:0] rq_pi_tab [0:{0}];\nreg [15:0] sq_ci_tab [0:{0}];\nreg [15:0] rq_ci_tab [0:{0}];\nreg [{0}:0] qp_active;",
         p.max_qp - 1
     ));
     w(format!("reg [31:0] cq_ci_tab [0:{0}];\nreg [1:0] cq_arm_tab [0:{0}];", p.max_cq - 1));
@@ -333,7 +339,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("wire [23:0] key_idx = i_obj_id[31:8];".into());
     w(format!("wire [{}:0] mr_sel = (opcode == 16'h{:x}) ? mr_free : key_idx[{}:0];", mra - 1, op::REG_MR, mra - 1));
     w(format!(
-        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q, rq_ci_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
+        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q, sq_ci_q, rq_ci_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
         aw - 1,
         rw - 1,
         sw - 1,
@@ -347,7 +353,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire [{}:0] lk_mr = ref_on ? ref_idx[{}:0] : mr_sel;", mra - 1, mra - 1));
     w("always @(posedge clock) if (lookup || ref_on) begin".into());
     w("    attr_raw_q <= attr_tab[lk_qp];\n    sq_pi_q <= sq_pi_tab[lk_qp];\n    rq_pi_q <= rq_pi_tab[lk_qp];".into());
-    w("    rq_ci_q <= rq_ci_tab[lk_qp];".into());
+    w("    sq_ci_q <= sq_ci_tab[lk_qp];\n    rq_ci_q <= rq_ci_tab[lk_qp];".into());
     w("    req_q <= req_tab[lk_qp];\n    resp_q <= resp_tab[lk_qp];\n    mr_q <= mr_tab[lk_mr];\nend".into());
     w("// DEALLOC_PD and DESTROY_CQ: whether an MR or a QP still names the object, by reading every entry once".into());
     w("// the mailbox is in, as the model looks (one entry of each table a cycle; nothing to count).".into());
@@ -382,7 +388,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("        if (ref_seen && (ref_qp_hit || ref_mr_hit)) in_use <= 1'b1;".into());
     w("    end".into());
     w("end".into());
-    for l in with_counters(al, "attr_raw_q", "attr_q", "la", ["sq_pi_q", "rq_pi_q", "rq_ci_q"]) {
+    for l in with_counters(al, "attr_raw_q", "attr_q", "la", ["sq_pi_q", "rq_pi_q", "sq_ci_q", "rq_ci_q"]) {
         w(l);
     }
 
@@ -731,6 +737,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
 
     w("// Applying a command that passed: the valid bits and registers.".into());
     w("wire apply = commit && st_q == 8'd0;".into());
+    w(format!("always @(*) entered_err = apply && opcode == 16'h{:x} && to_err;", op::MODIFY_QP));
     w("// Doorbells: which table, which entry, whether it counts (decoded from the register file's write).".into());
     let sh = wire::contract::regs::doorbell::DB_STRIDE.trailing_zeros();
     for (name, base, n, bits, ok) in [
@@ -849,12 +856,13 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("    if (db_sq) sq_pi_tab[db_qpn] <= db_val[15:0];\n    if (db_rq) rq_pi_tab[db_qpn] <= db_val[15:0];".into());
     w(format!("    if (qp_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_qp));
     w(format!("        sq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
-    w(format!("        rq_ci_tab[sweep ? sweep_idx[{}:0] : clr_qpn] <= 16'd0;", qa - 1));
+    w(format!("        sq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
     w("    end".into());
     w("    // The responder's RQ consumer counter: never a QP whose entry is being cleared (a QP being reset or"
         .into());
     w("    // destroyed executes nothing).".into());
     w(format!("    if (rs_rq_ci_we) rq_ci_tab[rs_resp_qpn[{}:0]] <= rs_rq_ci;", qa - 1));
+    w(format!("    if (rs_sq_ci_we) sq_ci_tab[rs_resp_qpn[{}:0]] <= rs_sq_ci;", qa - 1));
     w(format!("    if (rs_cq_we && rs_cq_disarm) cq_arm_tab[rs_cq_n[{}:0]] <= 2'd0;", cqa - 1));
     w("    if (db_ci) cq_ci_tab[db_cqn] <= db_val;\n    if (db_arm) cq_arm_tab[db_cqn] <= db_arm_val;".into());
     w(format!("    if (cq_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_cq));
@@ -863,29 +871,31 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("end".into());
 
     w("// The read ports.".into());
-    w(format!("reg [{}:0] qp_attr_raw;\nreg [15:0] qp_sq_pi, qp_rq_pi, qp_rq_ci;", aw - 1));
+    w(format!("reg [{}:0] qp_attr_raw;\nreg [15:0] qp_sq_pi, qp_rq_pi, qp_sq_ci, qp_rq_ci;", aw - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    qp_valid <= qp_index < 16'd{} && qp_valid_r[qp_index[{}:0]];", p.max_qp, qa - 1));
     w(format!("    qp_attr_raw <= attr_tab[qp_index[{0}:0]]; qp_sq_pi <= sq_pi_tab[qp_index[{0}:0]]; qp_rq_pi <= rq_pi_tab[qp_index[{0}:0]];", qa - 1));
-    w(format!("    qp_rq_ci <= rq_ci_tab[qp_index[{}:0]];", qa - 1));
+    w(format!("    qp_sq_ci <= sq_ci_tab[qp_index[{0}:0]]; qp_rq_ci <= rq_ci_tab[qp_index[{0}:0]];", qa - 1));
     for name in ["req", "resp"] {
         w(format!("    qp_{name} <= {name}_tab[qp_index[{}:0]];", qa - 1));
     }
     w(format!("    mr <= mr_index < 24'd{} ? mr_tab[mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
     w("end".into());
-    for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", ["qp_sq_pi", "qp_rq_pi", "qp_rq_ci"]) {
+    for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", ["qp_sq_pi", "qp_rq_pi", "qp_sq_ci", "qp_rq_ci"]) {
         w(l);
     }
     w("// The responder's read ports.".into());
-    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_rq_ci_r;", aw - 1));
+    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_sq_ci_r, rs_rq_ci_r;", aw - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    rs_qp_valid <= rs_qp_index < 24'd{} && qp_valid_r[rs_qp_index[{}:0]];", p.max_qp, qa - 1));
     w(format!("    rs_attr_raw <= attr_tab[rs_qp_index[{0}:0]]; rs_sq_pi <= sq_pi_tab[rs_qp_index[{0}:0]]; rs_rq_pi <= rq_pi_tab[rs_qp_index[{0}:0]];", qa - 1));
-    w(format!("    rs_rq_ci_r <= rq_ci_tab[rs_qp_index[{}:0]];", qa - 1));
+    w(format!("    rs_sq_ci_r <= sq_ci_tab[rs_qp_index[{0}:0]]; rs_rq_ci_r <= rq_ci_tab[rs_qp_index[{0}:0]];", qa - 1));
     w(format!("    rs_resp <= resp_tab[rs_qp_index[{}:0]];", qa - 1));
     w(format!("    rs_mr <= rs_mr_index < 24'd{} ? mr_tab[rs_mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
     w("end".into());
-    for l in with_counters(al, "rs_attr_raw", "rs_attr_full", "ra", ["rs_sq_pi", "rs_rq_pi", "rs_rq_ci_r"]) {
+    for l in
+        with_counters(al, "rs_attr_raw", "rs_attr_full", "ra", ["rs_sq_pi", "rs_rq_pi", "rs_sq_ci_r", "rs_rq_ci_r"])
+    {
         w(l);
     }
     w("always @(*) begin rs_attr = rs_attr_full; rs_gid = gid_tab[rs_gid_index]; rs_gid_valid = gid_valid_r[rs_gid_index]; end".into());
@@ -919,10 +929,11 @@ fn range(l: &wire::layout::Layout, name: &str) -> String {
 }
 
 /// `out`, the `qp_attr` record `raw` with its counters taken from their tables: the producer counters from
-/// the doorbells', the RQ consumer counter from the responder's (`sq_pi`, `rq_pi`, `rq_ci`, in that order).
-fn with_counters(al: &wire::layout::Layout, raw: &str, out: &str, prefix: &str, counters: [&str; 3]) -> Vec<String> {
+/// the doorbells', the consumer counters from the engines' (`sq_pi`, `rq_pi`, `sq_ci`, `rq_ci`, in that
+/// order).
+fn with_counters(al: &wire::layout::Layout, raw: &str, out: &str, prefix: &str, counters: [&str; 4]) -> Vec<String> {
     let (mut d, e) = build(al, raw, prefix, |name, _| {
-        ["sq_pi", "rq_pi", "rq_ci"].iter().position(|n| *n == name).map(|i| counters[i].to_string())
+        ["sq_pi", "rq_pi", "sq_ci", "rq_ci"].iter().position(|n| *n == name).map(|i| counters[i].to_string())
     });
     d.push(format!("wire [{}:0] {out} = {e};", al.width() - 1));
     d

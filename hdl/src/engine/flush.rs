@@ -1,0 +1,198 @@
+//! `FlushPick`: one step of the flush of a QP in ERR, the model's `flush_pending` and `flush_one`, as one
+//! combinational table. The dispatch runs the steps when it has nothing else to do (`engine::dispatch`): it
+//! reads a QP's contexts, asks this block what is left to flush, fetches the WQE's first 16 bytes (`rd_addr`)
+//! and, with them in `hdr`, writes back the counter and posts the CQE this block makes.
+//!
+//! Order, as the model's: the send WQEs still in the SQ (the requester's window stays empty until the
+//! requester is built), then the receive WQE a SEND was filling (`qp_resp`'s `recv_valid`: the RQ counter
+//! one behind), then the RQ. A ring counts only when its producer counter is at most its size ahead (the
+//! model's `Ring::sane`). Each CQE has status WR_FLUSH_ERR, the WQE's `wr_id`, its ring counter as
+//! `wqe_index` and, for a send WQE, the completion opcode of its `SendOp` (an unknown one completes as a
+//! SEND, as the model's `unwrap_or` has it). A WQE whose read failed comes in as zeros (`wr_id` 0; a send
+//! WQE then completes as an RDMA WRITE, the opcode of `SendCtrlRepr::default()`).
+
+use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
+use crate::engine::cq::CQE_BITS;
+use crate::kit::*;
+use crate::record::{be_get, be_put, build, slice, width};
+use wire::contract::cqe::CqeRepr;
+use wire::contract::profile::Profile;
+use wire::contract::qpc::qp_context;
+use wire::contract::verbs::{QpState, WcOpcode, WcStatus};
+use wire::contract::wqe::{RecvCtrlRepr, SendCtrlRepr, SendOp};
+
+/// What a flush step does (`FlushPick::what`).
+pub mod what {
+    /// Nothing is left to flush (or the QP is not flushing).
+    pub const NONE: u8 = 0;
+    /// The send WQE at the SQ consumer counter.
+    pub const SQ: u8 = 1;
+    /// The receive WQE a SEND was filling.
+    pub const RECV: u8 = 2;
+    /// The receive WQE at the RQ consumer counter.
+    pub const RQ: u8 = 3;
+}
+
+/// Bytes of a WQE a flush step reads: the control segment of either ring, `wr_id` its last field.
+pub const HDR_BYTES: usize = 16;
+
+#[derive(LogicBlock, Default)]
+pub struct FlushPick {
+    /// The QP: its number, whether it exists, its `qp_attr` (with its counters) and `qp_resp` records.
+    pub qpn: Signal<In, Bits<24>>,
+    pub qp_valid: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub resp: Signal<In, Bits<RESP_BITS>>,
+    /// The WQE's first `HDR_BYTES` bytes (byte `i` at bits `8i+7:8i`), zeros when the read failed.
+    pub hdr: Signal<In, Bits<128>>,
+    /// The QP is flushing (whatever is left).
+    pub flushing: Signal<Out, Bit>,
+    /// What the step does (`what`), and the read of its WQE's control segment.
+    pub what: Signal<Out, Bits<2>>,
+    pub rd_addr: Signal<Out, Bits<64>>,
+    pub rd_len: Signal<Out, Bits<16>>,
+    /// The consumer counters one on (`SQ` moves the SQ's, `RQ` the RQ's), and `qp_resp` without the
+    /// receive in progress (`RECV`).
+    pub sq_ci: Signal<Out, Bits<16>>,
+    pub rq_ci: Signal<Out, Bits<16>>,
+    pub resp_next: Signal<Out, Bits<RESP_BITS>>,
+    /// The CQE and its CQ (the send or the receive CQ), and whether the QP is live for the post.
+    pub cqe: Signal<Out, Bits<CQE_BITS>>,
+    pub cqn: Signal<Out, Bits<16>>,
+    pub qp_live: Signal<Out, Bit>,
+    profile: Param<Profile>,
+}
+
+impl FlushPick {
+    pub fn new(profile: Profile) -> Self {
+        FlushPick { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for FlushPick {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+    }
+
+    fn connect(&mut self) {
+        self.flushing.connect();
+        self.what.connect();
+        self.rd_addr.connect();
+        self.rd_len.connect();
+        self.sq_ci.connect();
+        self.rq_ci.connect();
+        self.resp_next.connect();
+        self.cqe.connect();
+        self.cqn.connect();
+        self.qp_live.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(verilog(&self.profile.0))
+    }
+}
+
+/// The Verilog body of `FlushPick` for profile `p`.
+pub fn verilog(p: &Profile) -> Vec<String> {
+    assert!(SendCtrlRepr::LEN == HDR_BYTES && RecvCtrlRepr::LEN == HDR_BYTES, "a control segment is 16 bytes");
+    let c = qp_context(p);
+    let (al, sl) = (&c.attr, &c.resp);
+    let a = |n: &str| slice(al, "attr", n);
+    let mut v = vec![format!("wire flush_on = qp_valid && {};", a("flushing"))];
+    // Each ring: its pending count, whether it has a WQE to flush, the slot's address.
+    for ring in ["sq", "rq"] {
+        let f = |n: &str| a(&format!("{ring}_{n}"));
+        v.extend([
+            format!("wire [15:0] {ring}_ci_q = {};", f("ci")),
+            format!("wire [15:0] {ring}_pending = {} - {ring}_ci_q;", f("pi")),
+            format!("wire [3:0] {ring}_ls = {};", f("log_size")),
+            format!("wire {ring}_left = {ring}_pending != 16'd0 && {{1'b0, {ring}_pending}} <= (17'd1 << {ring}_ls);"),
+            format!("wire [15:0] {ring}_slot_of_ci = {ring}_ci_q & ((16'd1 << {ring}_ls) - 16'd1);"),
+        ]);
+    }
+    v.extend([
+        format!("wire recv_on = {};", slice(sl, "resp", "recv_valid")),
+        "wire [15:0] recv_at = rq_ci_q - 16'd1;".into(),
+        "wire [15:0] recv_slot = recv_at & ((16'd1 << rq_ls) - 16'd1);".into(),
+        format!(
+            "wire [1:0] w = !flush_on ? 2'd{} : sq_left ? 2'd{} : recv_on ? 2'd{} : rq_left ? 2'd{} : 2'd{};",
+            what::NONE,
+            what::SQ,
+            what::RECV,
+            what::RQ,
+            what::NONE
+        ),
+        format!("wire is_sq = w == 2'd{};", what::SQ),
+        format!(
+            "wire [63:0] sq_addr = {} + ({{48'd0, sq_slot_of_ci}} << {});",
+            a("sq_iova"),
+            a("sq_log_stride")
+        ),
+        format!(
+            "wire [15:0] rq_slot = w == 2'd{} ? recv_slot : rq_slot_of_ci;\nwire [63:0] rq_addr = {} + ({{48'd0, rq_slot}} << {});",
+            what::RECV,
+            a("rq_iova"),
+            a("rq_log_stride")
+        ),
+        "// The control segment: a send WQE's opcode and wr_id, a receive WQE's wr_id.".into(),
+        format!("wire [7:0] send_op = {};", be_get("hdr", SendCtrlRepr::FIELDS, 0, "opcode").0),
+        format!("wire [63:0] send_id = {};", be_get("hdr", SendCtrlRepr::FIELDS, 0, "wr_id").0),
+        format!("wire [63:0] recv_id = {};", be_get("hdr", RecvCtrlRepr::FIELDS, 0, "wr_id").0),
+        "reg [7:0] send_wc;".into(),
+        "always @(*) begin".into(),
+        "    case (send_op)".into(),
+    ]);
+    for op in (0..=u8::MAX).filter_map(SendOp::from_u8) {
+        v.push(format!("    8'd{}: send_wc = 8'd{};", op as u8, op.wc_opcode() as u8));
+    }
+    v.extend([
+        format!("    default: send_wc = 8'd{};", SendOp::Send.wc_opcode() as u8),
+        "    endcase".into(),
+        "end".into(),
+        "wire [63:0] wr_id_c = is_sq ? send_id : recv_id;".into(),
+        "wire [31:0] qp_num = {8'd0, qpn};".into(),
+        format!("wire [15:0] wqe_index = is_sq ? sq_ci_q : w == 2'd{} ? recv_at : rq_ci_q;", what::RECV),
+        format!("wire [7:0] wc_op = is_sq ? send_wc : 8'd{};", WcOpcode::Recv as u8),
+        format!("wire [7:0] status = 8'd{};", WcStatus::WrFlushErr as u8),
+        "wire [7:0] is_recv = {7'd0, !is_sq};".into(),
+        format!("reg [{}:0] cqe_c;", CQE_BITS - 1),
+        "always @(*) begin".into(),
+        format!("    cqe_c = {CQE_BITS}'d0;"),
+    ]);
+    for (field, value) in [
+        ("wr_id", "wr_id_c"),
+        ("qp_num", "qp_num"),
+        ("wqe_index", "wqe_index"),
+        ("opcode", "wc_op"),
+        ("status", "status"),
+        ("is_recv", "is_recv"),
+    ] {
+        v.extend(be_put("cqe_c", CqeRepr::FIELDS, 0, field, value).into_iter().map(|l| format!("    {l}")));
+    }
+    v.push("end".into());
+    // The receive in progress given up, as the model's `recv.take()` packs it.
+    let (decls, given_up) = build(sl, "resp", "fl", |name, _| match name {
+        "recv_valid" => Some("1'b0".into()),
+        "recv_offset" => Some("32'd0".into()),
+        _ => None,
+    });
+    v.extend(decls);
+    let pad = RESP_BITS - sl.width() as usize;
+    let given_up = if pad == 0 { given_up } else { format!("{{{pad}'d0, {given_up}}}") };
+    let cq_pad = |n: &str| format!("{{{}'d0, {}}}", 16 - width(al, n), a(n));
+    v.extend([
+        "always @(*) begin".to_string(),
+        "    flushing = flush_on;".into(),
+        "    what = w;".into(),
+        "    rd_addr = is_sq ? sq_addr : rq_addr;".into(),
+        format!("    rd_len = 16'd{HDR_BYTES};"),
+        "    sq_ci = sq_ci_q + 16'd1;".into(),
+        "    rq_ci = rq_ci_q + 16'd1;".into(),
+        format!("    resp_next = {given_up};"),
+        "    cqe = cqe_c;".into(),
+        format!("    cqn = is_sq ? {} : {};", cq_pad("send_cqn"), cq_pad("recv_cqn")),
+        format!("    qp_live = {} != 3'd{};", a("state"), QpState::Err as u8),
+        "end".into(),
+    ]);
+    v
+}
