@@ -35,6 +35,7 @@ pub mod what {
 
 /// Bytes of a WQE a flush step reads: the control segment of either ring, `wr_id` its last field.
 pub const HDR_BYTES: usize = 16;
+const _: () = assert!(SendCtrlRepr::LEN == HDR_BYTES && RecvCtrlRepr::LEN == HDR_BYTES);
 
 #[derive(LogicBlock, Default)]
 pub struct FlushPick {
@@ -94,7 +95,6 @@ impl Logic for FlushPick {
 
 /// The Verilog body of `FlushPick` for profile `p`.
 pub fn verilog(p: &Profile) -> Vec<String> {
-    assert!(SendCtrlRepr::LEN == HDR_BYTES && RecvCtrlRepr::LEN == HDR_BYTES, "a control segment is 16 bytes");
     let c = qp_context(p);
     let (al, sl) = (&c.attr, &c.resp);
     let a = |n: &str| slice(al, "attr", n);
