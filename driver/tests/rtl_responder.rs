@@ -603,3 +603,66 @@ fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err() {
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
 }
+
+/// Requests in sequence the core's check chain fails, each on a QP of its own: a WRITE whose R_Key names no
+/// MR, a WRITE past its MR's end and a READ whose R_Key names no MR (Remote Access), and a SEND with
+/// invalidate (Invalid Request: this device has no key a peer may invalidate). The core queues a fatal NAK
+/// for each, which completes the requester's work request in error, and the QP enters ERR as the NAK leaves;
+/// the receive posted on the SEND's QP is then flushed. In lockstep, the contexts the model's after.
+#[test]
+fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
+    let seed = seed();
+    let (w, a, core, b) = hosts(seed, 4, QpCap::default(), ConnectOpts::default());
+    let data: Vec<u8> = (0..300u32).map(|i| (i * 11) as u8).collect();
+    a.buf.write(0, &data).expect("the source written");
+    b.qps[1].post_recv(&RecvWr { wr_id: 0x71, sg_list: vec![b.sge(0x2000, 1000)] }).expect("posted");
+    let wr = |wr_id: u64, opcode: SendOp, remote_addr: u64, rkey: u32, imm_data: u32| SendWr {
+        wr_id,
+        opcode: Some(opcode),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0x1000 * (wr_id & 0xF), 300)],
+        remote_addr,
+        rkey,
+        imm_data,
+        ..Default::default()
+    };
+    let (base, key) = (b.mr.addr, b.mr.rkey);
+    let cases = [
+        (wr(0x50, SendOp::RdmaWrite, base, key ^ 0x100, 0), WcStatus::RemAccessErr),
+        (wr(0x51, SendOp::SendWithInv, 0, 0, key), WcStatus::RemInvReqErr),
+        (wr(0x52, SendOp::RdmaWrite, base + BUF as u64 - 100, key, 0), WcStatus::RemAccessErr),
+        (wr(0x53, SendOp::RdmaRead, base, key ^ 0x100, 0), WcStatus::RemAccessErr),
+    ];
+    for (q, (wr, _)) in cases.iter().enumerate() {
+        a.qps[q].post_send(wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
+    }
+    let frames = run(&w);
+    assert_eq!(frames.len(), 4, "seed {seed:#x}: one request a QP");
+    let mut naks = Vec::new();
+    exchange(&w, &core, frames, seed, |f| {
+        let p = wire::parse(f).unwrap_or_else(|e| panic!("seed {seed:#x}: a frame from the core: {e:?}"));
+        naks.push(p.hdr.ext.aeth.expect("a NAK").syndrome);
+    });
+    naks.sort_unstable();
+    let (access, invalid) = (wire::ext::syndrome::NAK_REMOTE_ACCESS, wire::ext::syndrome::NAK_INVALID_REQUEST);
+    let mut want = vec![access, access, access, invalid];
+    want.sort_unstable();
+    assert_eq!(naks, want, "seed {seed:#x}: a fatal NAK for each request");
+    let mut sent = a.cq.poll(8).expect("the requester's completions");
+    sent.sort_by_key(|c| c.wr_id);
+    let st: Vec<_> = sent.iter().map(|c| (c.wr_id, c.status)).collect();
+    let want: Vec<_> = cases.iter().map(|(wr, s)| (wr.wr_id, *s)).collect();
+    assert_eq!(st, want, "seed {seed:#x}: each request completed with its NAK's status");
+    let got = b.cq.wait(1, 1_000_000).expect("the RTL host's completions");
+    let st: Vec<_> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(st, [(0x71, WcStatus::WrFlushErr)], "seed {seed:#x}: the receive the SEND did not take, flushed");
+    assert!(b.buf.read(0, BUF).expect("the core's buffer").iter().all(|&x| x == 0), "seed {seed:#x}: no byte");
+    for q in 0..4 {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+        let state = b.qps[q].query().expect("QUERY_QP").qp_state;
+        assert_eq!(state, QpState::Err as u8, "seed {seed:#x}: QP {q} entered ERR as its NAK left");
+    }
+    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+}

@@ -15,10 +15,12 @@
 //! in sequence that needs a receive WQE and finds none, has a sequence-error or RNR NAK queued in the QP's
 //! response ring (`RespQueue`: the coalesced ACK moving in ahead of it takes a second write, `QueueMore`);
 //! a frame whose only effect in the model is a counter (another MAC or peer, malformed, a P_Key, QP or
-//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained; a SEND whose WQE fails
-//! its checks or is too short completes it in error and has a fatal NAK queued (`RespQueue`). Everything
-//! else (SEND with invalidate, READ, atomics, other fatal NAKs, duplicate READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and
-//! counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that overruns its CQ
+//! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained; a request in sequence the
+//! check chain fails (Invalid Request: a bad opcode sequence or length, a SEND with invalidate; Remote
+//! Access: an R_Key, bounds or access failure) and a SEND whose WQE fails its checks or is too short have a
+//! fatal NAK queued (`RespQueue`), the SEND's receive completed in error. Everything else (READ, atomics,
+//! duplicate READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too
+//! and counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that overruns its CQ
 //! (the CQ error event and the QP's move to ERR are not built yet).
 //!
 //! When nothing else wants the context port (no frame waiting, the transmit side idle), the dispatch runs
@@ -54,6 +56,7 @@ use crate::host::scatter::DmaScatter;
 use crate::kit::*;
 use crate::rx::meta::{self, Verdict};
 use wire::contract::profile::Profile;
+use wire::ext::syndrome;
 
 /// What the decision does with a frame (`Action::action`).
 pub mod action {
@@ -68,6 +71,8 @@ pub mod action {
     pub const RNR_NAK: u8 = 5;
     /// A SEND packet, or a WRITE's last with immediate, the chain passed: its receive WQE fetched.
     pub const RECV: u8 = 6;
+    /// A request in sequence the chain failed (Invalid Request, Remote Access): a fatal NAK queued.
+    pub const FATAL_NAK: u8 = 7;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -259,6 +264,7 @@ pub struct RxDispatch {
     dup_ack: Constant<Bits<3>>,
     seq_nak: Constant<Bits<3>>,
     rnr_nak: Constant<Bits<3>>,
+    fatal_nak: Constant<Bits<3>>,
 }
 
 impl RxDispatch {
@@ -377,6 +383,7 @@ impl RxDispatch {
             dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
             seq_nak: Constant::new(u64::from(action::SEQ_NAK).into()),
             rnr_nak: Constant::new(u64::from(action::RNR_NAK).into()),
+            fatal_nak: Constant::new(u64::from(action::FATAL_NAK).into()),
         }
     }
 }
@@ -416,9 +423,14 @@ impl Logic for RxDispatch {
         self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
         self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
-        // A SEND's failure is queued from the record it leaves (the receive given up).
+        // A SEND's failure is queued from the record it leaves (the receive given up); the chain's from the
+        // record as it is.
         self.queue.fatal.next = self.recv.q.val() & self.send.fatal.val();
         self.queue.fatal_syn.next = self.send.syn.val();
+        if !self.recv.q.val() & (self.act.action.val() == self.fatal_nak.val()) {
+            self.queue.fatal.next = true;
+            self.queue.fatal_syn.next = self.act.syn.val();
+        }
         if self.recv.q.val() {
             self.queue.resp.next = self.send.resp_next.val();
         }
@@ -644,7 +656,10 @@ impl Logic for RxDispatch {
                     self.resp_next.next = self.duplicate.resp_next.val();
                     self.resp_we.next = true;
                 }
-                if (self.act.action.val() == self.seq_nak.val()) | (self.act.action.val() == self.rnr_nak.val()) {
+                if (self.act.action.val() == self.seq_nak.val())
+                    | (self.act.action.val() == self.rnr_nak.val())
+                    | (self.act.action.val() == self.fatal_nak.val())
+                {
                     self.resp_next.next = self.queue.resp_next.val();
                     self.resp_we.next = true;
                     self.item_we.next = true;
@@ -907,6 +922,8 @@ pub struct Action {
     pub room: Signal<In, Bit>,
     pub action: Signal<Out, Bits<3>>,
     pub has_payload: Signal<Out, Bit>,
+    /// A `FATAL_NAK`'s syndrome.
+    pub syn: Signal<Out, Bits<8>>,
 }
 
 impl Logic for Action {
@@ -917,6 +934,7 @@ impl Logic for Action {
     fn connect(&mut self) {
         self.action.connect();
         self.has_payload.connect();
+        self.syn.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -935,7 +953,7 @@ pub fn action_verilog() -> Vec<String> {
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup, nak, rnr, recv) = (
+    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal) = (
         action::DROP,
         action::WRITE,
         action::UNHANDLED,
@@ -943,9 +961,16 @@ pub fn action_verilog() -> Vec<String> {
         action::SEQ_NAK,
         action::RNR_NAK,
         action::RECV,
+        action::FATAL_NAK,
     );
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
+    v.push(format!(
+        "    syn = verdict == 4'd{} ? 8'h{:02x} : 8'h{:02x};",
+        verdict::NAK_REMOTE_ACCESS,
+        syndrome::NAK_REMOTE_ACCESS,
+        syndrome::NAK_INVALID_REQUEST
+    ));
     v.push(format!("    action = 3'd{unbuilt};"));
     v.push("    case (route)".into());
     for r in [route::OTHER_MAC, route::MALFORMED, route::BAD_PKEY, route::NO_QP, route::QP_STATE, route::OTHER_PEER] {
@@ -960,6 +985,9 @@ pub fn action_verilog() -> Vec<String> {
     v.push(format!("        4'd{}: action = room ? 3'd{nak} : 3'd{drop};", verdict::SEQ_NAK));
     v.push(format!("        4'd{}: action = room ? 3'd{rnr} : 3'd{drop};", verdict::NAK_RNR));
     v.push(format!("        4'd{}: if (k_send || k_write) action = 3'd{dup};", verdict::DUPLICATE));
+    for vd in [verdict::NAK_INVALID_REQUEST, verdict::NAK_REMOTE_ACCESS] {
+        v.push(format!("        4'd{vd}: action = 3'd{fatal};"));
+    }
     v.push(format!(
         "        4'd{}: if (k_write && !op_immdt) action = 3'd{write}; else if (k_write || (k_send && !has_ieth)) action = 3'd{recv};",
         verdict::EXECUTE
