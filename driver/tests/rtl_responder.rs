@@ -666,3 +666,63 @@ fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
 }
+
+/// SENDs into a QP whose CQ holds two CQEs, none polled: the third SEND's receive CQE overruns the CQ,
+/// which raises the CQ error event, and the QP, live when its CQE was refused, enters ERR with its fatal
+/// event (the SEND's bytes are placed, its ACK dropped); the receive left is then flushed into the overrun
+/// CQ, which refuses it without a second CQ error. In lockstep, the QP's contexts the model's after.
+#[test]
+fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err() {
+    let seed = seed();
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
+    let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
+    let rtl = RtlBackend::with_lockstep(16);
+    let core = rtl.handle();
+    let b = open_host_on(Box::new(rtl), 1, 1, BUF, QpCap::default(), false).expect("the RTL host");
+    let small = b.ctx.create_cq(2).expect("a CQ of two");
+    let qp = b.pd.create_qp(&small, &small, QpCap::default(), false).expect("a QP on it");
+    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..ConnectOpts::default() };
+    a.qps[0].connect(PSN_A, &Endpoint { qpn: qp.qpn, psn: 0x100, gid: b.gid, mac: b.mac }, &opts).expect("up");
+    qp.connect(0x100, &a.endpoint(0, PSN_A), &opts).expect("up");
+    for i in 0..4u64 {
+        qp.post_recv(&RecvWr { wr_id: 0x90 + i, sg_list: vec![b.sge(0x1000 * (i + 1), 200)] }).expect("posted");
+    }
+    let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+    a.buf.write(0, &data).expect("the source written");
+    for i in 0..3u64 {
+        let wr = SendWr {
+            wr_id: 0x50 + i,
+            opcode: Some(SendOp::Send),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![a.sge(100 * i, 100)],
+            ..Default::default()
+        };
+        a.qps[0].post_send(&wr).unwrap_or_else(|e| panic!("seed {seed:#x}: posted: {e:?}"));
+    }
+    let frames = run(&w);
+    assert_eq!(frames.len(), 3, "seed {seed:#x}: three SENDs");
+    exchange(&w, &core, frames, seed, |_| {});
+    let events: Vec<_> =
+        std::iter::from_fn(|| b.ctx.get_async_event(1_000_000).expect("the event queue read")).collect();
+    assert_eq!(
+        events,
+        [AsyncEvent::CqError { cqn: small.cqn }, AsyncEvent::QpFatal { qpn: qp.qpn }],
+        "seed {seed:#x}: the CQ's error, then the QP's fatal event"
+    );
+    let got = small.poll(8).expect("the small CQ");
+    let st: Vec<_> = got.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+    assert_eq!(st, [(0x90, WcStatus::Success, 100), (0x91, WcStatus::Success, 100)], "seed {seed:#x}");
+    for i in 0..3 {
+        let placed = b.buf.read(0x1000 * (i + 1), 100).expect("the core's buffer");
+        assert_eq!(placed, data[100 * i..100 * (i + 1)], "seed {seed:#x}: SEND {i}'s bytes");
+    }
+    assert_eq!(qp.query().expect("QUERY_QP").qp_state, QpState::Err as u8, "seed {seed:#x}: the QP in ERR");
+    assert_eq!(core.flushes(), 1, "seed {seed:#x}: the receive left flushed (its CQE refused)");
+    let sent = a.cq.poll(8).expect("the requester's completions");
+    let st: Vec<_> = sent.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(st, [(0x50, WcStatus::Success), (0x51, WcStatus::Success)], "seed {seed:#x}: the third unACKed");
+    core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+}

@@ -529,10 +529,10 @@ impl Logic for Core {
         self.exec.rs_resp_qpn.next = self.dispatch.resp_qpn.val();
         self.exec.rs_resp_next.next = self.dispatch.resp_next.val();
         self.exec.rs_rq_ci_we.next = self.dispatch.rq_ci_we.val();
-        self.exec.rs_err_we.next = self.resp_tx.err.val();
+        self.exec.rs_err_we.next = self.resp_tx.err.val() | self.dispatch.err_we.val();
         self.exec.rs_sq_ci_we.next = self.dispatch.sq_ci_we.val();
         self.exec.rs_sq_ci.next = self.dispatch.sq_ci.val();
-        self.dispatch.err_in.next = self.exec.entered_err.val() | self.resp_tx.err.val();
+        self.dispatch.err_in.next = self.exec.entered_err.val() | self.resp_tx.err.val() | self.dispatch.err_we.val();
         self.dispatch.tx_idle.next = self.resp_tx.idle.val();
         self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
         self.exec.rs_cq_index.next = self.dispatch.cq_index.val();

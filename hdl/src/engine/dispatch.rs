@@ -20,8 +20,9 @@
 //! Access: an R_Key, bounds or access failure) and a SEND whose WQE fails its checks or is too short have a
 //! fatal NAK queued (`RespQueue`), the SEND's receive completed in error. Everything else (READ, atomics,
 //! duplicate READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too
-//! and counted in `unhandled`, so that a run which needs it shows it; so is a CQE post that overruns its CQ
-//! (the CQ error event and the QP's move to ERR are not built yet).
+//! and counted in `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
+//! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
+//! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
 //!
 //! When nothing else wants the context port (no frame waiting, the transmit side idle), the dispatch runs
 //! the flush of QPs in ERR, the model's `flush_one`, one step at a time (`FlushPick`): it scans the QPs,
@@ -41,7 +42,7 @@ use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
 use super::cq::CqeWrite;
 use super::eq::EqeWrite;
-use super::flush::{what, FlushPick};
+use super::flush::{what, EnterErr, FlushPick};
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
@@ -55,6 +56,7 @@ use crate::host::place::DmaPlace;
 use crate::host::scatter::DmaScatter;
 use crate::kit::*;
 use crate::rx::meta::{self, Verdict};
+use wire::contract::eqe::EventKind;
 use wire::contract::profile::Profile;
 use wire::ext::syndrome;
 
@@ -116,6 +118,8 @@ pub enum DispatchState {
     FlushRead,
     /// It is in: the counter written back and the CQE posted.
     FlushExec,
+    /// A CQ overrun's events being posted: the CQ error, then the QP's fatal event.
+    EvPost,
 }
 
 #[derive(LogicBlock)]
@@ -216,6 +220,8 @@ pub struct RxDispatch {
     pub sq_ci: Signal<Out, Bits<16>>,
     /// The decision trace: a flush step of QP `wr_qpn` decided this cycle (its CQE posted with it).
     pub flushed: Signal<Out, Bit>,
+    /// QP `resp_qpn` enters ERR (its CQ refused its CQE): `CmdExec`'s `rs_err_we`.
+    pub err_we: Signal<Out, Bit>,
     state: DFF<DispatchState>,
     rec: DFF<Bits<{ meta::BITS }>>,
     qpn: DFF<Bits<24>>,
@@ -237,6 +243,11 @@ pub struct RxDispatch {
     hdr: DFF<Bits<128>>,
     hdr_err: DFF<Bit>,
     rd_sent: DFF<Bit>,
+    /// A CQ overrun's events owed: the CQ error (of the CQ posted to), the QP's fatal event (of QP `qpn`);
+    /// the post that overran moved the QP to ERR.
+    ev_cq_err: DFF<Bit>,
+    ev_qp_fatal: DFF<Bit>,
+    post_fatal: DFF<Bit>,
 
     rx_route: RxRoute,
     check: RespCheck,
@@ -252,6 +263,9 @@ pub struct RxDispatch {
     cqe_wr: CqeWrite<64, 8>,
     eqe_wr: EqeWrite<64, 8>,
     pick: FlushPick,
+    enter_err: EnterErr,
+    kind_cq_err: Constant<Bits<8>>,
+    kind_qp_fatal: Constant<Bits<8>>,
     last_qp: Constant<Bits<16>>,
     pick_none: Constant<Bits<2>>,
     pick_sq: Constant<Bits<2>>,
@@ -341,6 +355,7 @@ impl RxDispatch {
             sq_ci_we: Signal::default(),
             sq_ci: Signal::default(),
             flushed: Signal::default(),
+            err_we: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
             qpn: DFF::default(),
@@ -357,6 +372,9 @@ impl RxDispatch {
             hdr: DFF::default(),
             hdr_err: DFF::default(),
             rd_sent: DFF::default(),
+            ev_cq_err: DFF::default(),
+            ev_qp_fatal: DFF::default(),
+            post_fatal: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -371,12 +389,15 @@ impl RxDispatch {
             cqe_wr: CqeWrite::default(),
             eqe_wr: EqeWrite::default(),
             pick: FlushPick::new(profile),
+            enter_err: EnterErr::new(profile),
+            kind_cq_err: Constant::new(u64::from(EventKind::CqError as u8).into()),
+            kind_qp_fatal: Constant::new(u64::from(EventKind::QpFatal as u8).into()),
             last_qp: Constant::new(u64::from(profile.max_qp - 1).into()),
             pick_none: Constant::new(u64::from(what::NONE).into()),
             pick_sq: Constant::new(u64::from(what::SQ).into()),
             pick_recv: Constant::new(u64::from(what::RECV).into()),
             pick_rq: Constant::new(u64::from(what::RQ).into()),
-            completion: Constant::new(u64::from(wire::contract::eqe::EventKind::Completion as u8).into()),
+            completion: Constant::new(u64::from(EventKind::Completion as u8).into()),
             write: Constant::new(u64::from(action::WRITE).into()),
             recv_act: Constant::new(u64::from(action::RECV).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
@@ -392,8 +413,27 @@ impl Logic for RxDispatch {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, rec, qpn, va, count, recv, owe_cqe, owe_eqe, owe_irq, flush, flush_on, flush_seen,
-            scan, hdr, hdr_err, rd_sent
+            self,
+            clock,
+            state,
+            rec,
+            qpn,
+            va,
+            count,
+            recv,
+            owe_cqe,
+            owe_eqe,
+            owe_irq,
+            flush,
+            flush_on,
+            flush_seen,
+            scan,
+            hdr,
+            hdr_err,
+            rd_sent,
+            ev_cq_err,
+            ev_qp_fatal,
+            post_fatal
         );
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
@@ -431,8 +471,13 @@ impl Logic for RxDispatch {
             self.queue.fatal.next = true;
             self.queue.fatal_syn.next = self.act.syn.val();
         }
+        self.enter_err.resp.next = self.send.resp_next.val();
         if self.recv.q.val() {
             self.queue.resp.next = self.send.resp_next.val();
+            if self.post_fatal.q.val() {
+                // The post before it took the QP to ERR: the NAK goes into the queue `enter_err` emptied.
+                self.queue.resp.next = self.enter_err.resp_err.val();
+            }
         }
         self.item_we.next = false;
         self.item_slot.next = self.queue.first_slot.val();
@@ -514,6 +559,7 @@ impl Logic for RxDispatch {
         self.sq_ci_we.next = false;
         self.sq_ci.next = self.pick.sq_ci.val();
         self.flushed.next = false;
+        self.err_we.next = false;
         if self.flush.q.val() {
             self.rq_ci.next = self.pick.rq_ci.val();
         }
@@ -735,6 +781,9 @@ impl Logic for RxDispatch {
                 self.owe_cqe.d.next = false;
                 self.owe_eqe.d.next = false;
                 self.owe_irq.d.next = false;
+                self.ev_cq_err.d.next = false;
+                self.ev_qp_fatal.d.next = false;
+                self.post_fatal.d.next = false;
                 self.resp_next.next = self.send.resp_next.val();
                 // A failed packet's record is written with its NAK's queuing, next cycle.
                 self.resp_we.next = !self.send.fatal.val();
@@ -751,9 +800,13 @@ impl Logic for RxDispatch {
                         self.owe_eqe.d.next = self.eqe_wr.written.val();
                         self.owe_irq.d.next = self.eqe_wr.fire.val();
                     }
-                    if self.cqe_wr.cq_error.val() | self.cqe_wr.qp_fatal.val() {
-                        // Their events and the QP's move to ERR are not built yet.
-                        self.count.d.next = self.count.q.val() + 1;
+                    // An overrun: its events after the payload; a live QP's record as `enter_err` leaves it.
+                    self.ev_cq_err.d.next = self.cqe_wr.cq_error.val();
+                    self.ev_qp_fatal.d.next = self.cqe_wr.qp_fatal.val();
+                    self.post_fatal.d.next = self.cqe_wr.qp_fatal.val();
+                    if self.cqe_wr.qp_fatal.val() {
+                        self.err_we.next = true;
+                        self.resp_next.next = self.enter_err.resp_err.val();
                     }
                 }
                 if self.send.fatal.val() {
@@ -801,12 +854,42 @@ impl Logic for RxDispatch {
                     self.state.d.next = DispatchState::Idle;
                     if self.owe_eqe.q.val() {
                         self.state.d.next = DispatchState::EqeEnd;
+                    } else if self.ev_cq_err.q.val() | self.ev_qp_fatal.q.val() {
+                        self.state.d.next = DispatchState::EvPost;
                     }
                 }
             }
             DispatchState::EqeEnd => {
                 if self.eqe_wr.wr_valid.val() & self.wr_ready.val() & self.eqe_wr.wr_last.val() {
                     self.irq.next = self.owe_irq.q.val();
+                    self.state.d.next = DispatchState::Idle;
+                    if self.ev_cq_err.q.val() | self.ev_qp_fatal.q.val() {
+                        self.state.d.next = DispatchState::EvPost;
+                    }
+                }
+            }
+            DispatchState::EvPost => {
+                // One event a visit (the EQ's entry is the last post's by then), the CQ's first.
+                self.eqe_wr.in_valid.next = true;
+                self.eqe_wr.kind.next = self.kind_qp_fatal.val();
+                self.eqe_wr.obj.next = bit_cast::<32, 24>(self.qpn.q.val());
+                if self.ev_cq_err.q.val() {
+                    self.eqe_wr.kind.next = self.kind_cq_err.val();
+                    self.eqe_wr.obj.next = bit_cast::<32, 16>(self.send.cqn.val());
+                    if self.flush.q.val() {
+                        self.eqe_wr.obj.next = bit_cast::<32, 16>(self.pick.cqn.val());
+                    }
+                    self.ev_cq_err.d.next = false;
+                } else {
+                    self.ev_qp_fatal.d.next = false;
+                }
+                self.eq_we.next = self.eqe_wr.written.val();
+                self.posted_eqe.next = self.eqe_wr.written.val();
+                self.owe_irq.d.next = self.eqe_wr.fire.val();
+                if self.eqe_wr.written.val() {
+                    self.state.d.next = DispatchState::EqeEnd;
+                } else if !(self.ev_cq_err.q.val() & self.ev_qp_fatal.q.val()) {
+                    // Lost (no EQ, or no room), and nothing more owed.
                     self.state.d.next = DispatchState::Idle;
                 }
             }
@@ -884,10 +967,9 @@ impl Logic for RxDispatch {
                     self.owe_eqe.d.next = self.eqe_wr.written.val();
                     self.owe_irq.d.next = self.eqe_wr.fire.val();
                 }
-                if self.cqe_wr.cq_error.val() | self.cqe_wr.qp_fatal.val() {
-                    // The CQ error event is not built yet.
-                    self.count.d.next = self.count.q.val() + 1;
-                }
+                // A flushing QP is not live: an overrun here raises the CQ error alone.
+                self.ev_cq_err.d.next = self.cqe_wr.cq_error.val();
+                self.ev_qp_fatal.d.next = false;
                 self.state.d.next = DispatchState::CqeEnd;
             }
             _ => {
@@ -907,6 +989,8 @@ impl Logic for RxDispatch {
             self.flush_on.d.next = false;
             self.flush_seen.d.next = false;
             self.scan.d.next = 0.into();
+            self.ev_cq_err.d.next = false;
+            self.ev_qp_fatal.d.next = false;
         }
     }
 }

@@ -33,6 +33,11 @@ pub mod what {
     pub const RQ: u8 = 3;
 }
 
+/// What the model's `enter_err` clears: in `qp_resp` the queued responses and the coalesced ACK, in `qp_req`
+/// the ACK and RNR timers. (The state and `flushing` in `qp_attr` are set.)
+pub const ERR_CLEARS_RESP: [&str; 5] = ["items", "ack_valid", "ack_psn", "ack_syndrome", "ack_msn"];
+pub const ERR_CLEARS_REQ: [&str; 5] = ["timer_valid", "timer", "rnr_valid", "rnr_deadline", "rnr_psn"];
+
 /// Bytes of a WQE a flush step reads: the control segment of either ring, `wr_id` its last field.
 pub const HDR_BYTES: usize = 16;
 const _: () = assert!(SendCtrlRepr::LEN == HDR_BYTES && RecvCtrlRepr::LEN == HDR_BYTES);
@@ -195,4 +200,37 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "end".into(),
     ]);
     v
+}
+
+/// `EnterErr`: a `qp_resp` record as the model's `enter_err` leaves it (`ERR_CLEARS_RESP` cleared).
+#[derive(LogicBlock, Default)]
+pub struct EnterErr {
+    pub resp: Signal<In, Bits<RESP_BITS>>,
+    pub resp_err: Signal<Out, Bits<RESP_BITS>>,
+    profile: Param<Profile>,
+}
+
+impl EnterErr {
+    pub fn new(profile: Profile) -> Self {
+        EnterErr { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for EnterErr {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+    }
+
+    fn connect(&mut self) {
+        self.resp_err.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let sl = qp_context(&self.profile.0).resp;
+        let (mut v, e) = build(&sl, "resp", "er", |name, _| ERR_CLEARS_RESP.contains(&name).then(|| "0".into()));
+        let pad = RESP_BITS - sl.width() as usize;
+        let e = if pad == 0 { e } else { format!("{{{pad}'d0, {e}}}") };
+        v.push(format!("always @(*) resp_err = {e};"));
+        custom_module(v)
+    }
 }

@@ -24,6 +24,7 @@
 //! every QP and MR entry through the lookup port before the lookup, as the model looks, rather than keeping
 //! counts (their multiplexers were most of the unit's LUTs).
 
+use crate::engine::flush::{ERR_CLEARS_REQ, ERR_CLEARS_RESP};
 use crate::kit::*;
 use crate::record::{be_get, be_put, build, slice, width, Fields};
 use wire::contract::cmd::*;
@@ -525,7 +526,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             "rnr_left" => Some(format!("{} ? i_qpa_rnr_retry : {old}", m(attr::RNR_RETRY))),
             n if psn_set(n) => Some(format!("{} ? i_qpa_sq_psn : {old}", m(attr::SQ_PSN))),
             // Entering ERR stops the ACK and RNR timers (the model's `enter_err`).
-            "timer_valid" | "timer" | "rnr_valid" | "rnr_deadline" | "rnr_psn" => Some(format!("to_err ? 0 : {old}")),
+            n if ERR_CLEARS_REQ.contains(&n) => Some(format!("to_err ? 0 : {old}")),
             _ => None,
         }
     });
@@ -549,7 +550,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
                 res = slice(sl, "resp_q", "resources")
             )),
             // Entering ERR drops the queued responses and the coalesced ACK.
-            "items" | "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => Some(format!("to_err ? 0 : {old}")),
+            n if ERR_CLEARS_RESP.contains(&n) => Some(format!("to_err ? 0 : {old}")),
             _ => None,
         }
     });
@@ -839,7 +840,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         QpState::Err as u8
     ));
     w(format!("        attr_tab[rs_resp_qpn[{}:0]][{}] <= 1'b1;", qa - 1, range(al, "flushing")));
-    for f in ["timer_valid", "timer", "rnr_valid", "rnr_deadline", "rnr_psn"] {
+    for f in ERR_CLEARS_REQ {
         w(format!("        req_tab[rs_resp_qpn[{}:0]][{}] <= 0;", qa - 1, range(rl, f)));
     }
     w("    end".into());
