@@ -154,15 +154,15 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
 }
 
 /// A model host (the requester) and an RTL host (a 16-QP core, lockstep on, its QPs' capacities `cap`), with
-/// `nqps` QPs each, QP `q` connected to QP `q` at PMTU 1024 from PSN_A, the requester's ACK timeout far past a
-/// run (a lost ACK shows as missing completions, not a retry), the rest of `opts` as given.
+/// `nqps` QPs each, QP `q` connected to QP `q` from PSN_A, the requester's ACK timeout far past a run (a lost
+/// ACK shows as missing completions, not a retry), the rest of `opts` as given (PMTU 1024 by default).
 fn hosts(seed: u64, nqps: usize, cap: QpCap, opts: ConnectOpts) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, nqps, BUF, QpCap::default(), false).expect("the model host");
     let rtl = RtlBackend::with_lockstep(16);
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, nqps, BUF, cap, false).expect("the RTL host");
-    let opts = ConnectOpts { path_mtu: 3, timeout: 20, ..opts };
+    let opts = ConnectOpts { timeout: 20, ..opts };
     for q in 0..nqps {
         connect(&a, q, PSN_A, &b, q, 0x100, &opts).expect("connected");
     }
@@ -725,4 +725,181 @@ fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err() {
     assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+}
+
+/// Scenarios the random soak runs (`FERRITE_SOAK_SCENARIOS` for more).
+const SOAK_SCENARIOS: u64 = 12;
+
+/// A random soak of the responder: each scenario (from the seed and its number) connects 1 to 4 QPs at a
+/// random PMTU, and in rounds posts WRITEs, WRITEs with immediate, SENDs and SENDs with immediate of 0 to
+/// 6,000 bytes (receives of one to three SGEs posted for those that need one), with faults drawn at random:
+/// a WRITE whose R_Key names no MR (a fatal NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
+/// QP pair moved to ERR between rounds (flushed), receives posted to a QP in ERR (flushed), host stalls. At
+/// the end every QP of the core is moved to ERR. Every work request posted on either side completes, each
+/// message completed with success landed whole, and the model follows the core throughout: 0 mismatches, the
+/// contexts the model's, nothing the core does not build. Replay a scenario with `FERRITE_SEED=<seed>`.
+#[test]
+fn a_random_soak_of_requests_stays_in_lockstep() {
+    let n: u64 = std::env::var("FERRITE_SOAK_SCENARIOS").ok().and_then(|s| s.parse().ok()).unwrap_or(SOAK_SCENARIOS);
+    let mut seen = [0usize; 3];
+    for k in 0..n {
+        let s = soak_one(seed().wrapping_add(k));
+        for (t, x) in seen.iter_mut().zip(s) {
+            *t += x;
+        }
+    }
+    eprintln!(
+        "RTL soak: {n} scenarios; completions with a NAK's status {}, LocLenErr {}, WR_FLUSH_ERR {}",
+        seen[0], seen[1], seen[2]
+    );
+    assert!(seen.iter().all(|&x| x > 0), "every fault showed: {seen:?}");
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum SoakOp {
+    Write,
+    WriteImm,
+    Send,
+    SendImm,
+}
+
+/// One message of a soak round: its requester WR and its region in both buffers.
+struct Posted {
+    wr_id: u64,
+    op: SoakOp,
+    off: usize,
+    len: usize,
+}
+
+/// Runs the scenario of `seed`; the completions it saw with a NAK's status (requester), LocLenErr and
+/// WR_FLUSH_ERR (core).
+fn soak_one(seed: u64) -> [usize; 3] {
+    let mut rng = Rng::new(seed);
+    let nqps = 1 + rng.below(4) as usize;
+    let path_mtu = 1 + rng.below(5) as u8;
+    let opts = ConnectOpts { path_mtu, ..ConnectOpts::default() };
+    let (w, a, core, b) = hosts(seed, nqps, QpCap::default(), opts);
+    let ctx = format!("seed {seed:#x} (FERRITE_SEED={seed}), {nqps} QPs, path_mtu {path_mtu}");
+    let (mut sends, mut recvs, mut got_a, mut got_b) = (0usize, 0usize, 0usize, 0usize);
+    let mut in_err = vec![false; nqps];
+    let mut wr_id = 0u64;
+    let mut seen = [0usize; 3];
+    let mut count = |a: &[Wc], b: &[Wc]| {
+        seen[0] += a.iter().filter(|c| matches!(c.status, WcStatus::RemAccessErr | WcStatus::RemInvReqErr)).count();
+        seen[1] += b.iter().filter(|c| c.status == WcStatus::LocLenErr).count();
+        seen[2] += b.iter().filter(|c| c.status == WcStatus::WrFlushErr).count();
+    };
+    for round in 0..1 + rng.below(4) {
+        core.set_bubbles(seed ^ round, if rng.chance(0.5) { 0.3 } else { 0.0 });
+        let mut posted = Vec::new();
+        let mut off = 0usize;
+        for _ in 0..rng.below(9) {
+            let live: Vec<usize> = (0..nqps).filter(|&q| !in_err[q]).collect();
+            if live.is_empty() {
+                break;
+            }
+            let qp = live[rng.below(live.len() as u64) as usize];
+            let op = [SoakOp::Write, SoakOp::WriteImm, SoakOp::Send, SoakOp::SendImm][rng.below(4) as usize];
+            let len = match rng.below(4) {
+                0 => 0,
+                1 => 1 + rng.below(64) as usize,
+                _ => 1 + rng.below(6000) as usize,
+            };
+            wr_id += 1;
+            let data: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+            a.buf.write(off, &data).expect("the source written");
+            if matches!(op, SoakOp::Send | SoakOp::SendImm | SoakOp::WriteImm) {
+                // The receive: its room over one to three SGEs laid end to end, now and then too short.
+                let room = if op != SoakOp::WriteImm && len > 0 && rng.chance(0.06) { len - 1 } else { len };
+                let pieces = 1 + rng.below(3) as usize;
+                let mut sg_list = Vec::new();
+                let mut at = 0;
+                for i in 0..pieces {
+                    let n = if i + 1 == pieces { room - at } else { rng.below((room - at) as u64 + 1) as usize };
+                    if n > 0 {
+                        sg_list.push(b.sge((off + at) as u64, n as u32));
+                    }
+                    at += n;
+                }
+                let r = RecvWr { wr_id: 0x1_0000 + wr_id, sg_list };
+                b.qps[qp].post_recv(&r).unwrap_or_else(|e| panic!("{ctx}: receive posted: {e:?}"));
+                recvs += 1;
+            }
+            let bad_key = matches!(op, SoakOp::Write | SoakOp::WriteImm) && len > 0 && rng.chance(0.06);
+            let wr = SendWr {
+                wr_id,
+                opcode: Some(match op {
+                    SoakOp::Write => SendOp::RdmaWrite,
+                    SoakOp::WriteImm => SendOp::RdmaWriteWithImm,
+                    SoakOp::Send => SendOp::Send,
+                    SoakOp::SendImm => SendOp::SendWithImm,
+                }),
+                send_flags: send_flags::SIGNALED,
+                sg_list: if len == 0 { Vec::new() } else { vec![a.sge(off as u64, len as u32)] },
+                remote_addr: b.mr.addr + off as u64,
+                rkey: if bad_key { b.mr.rkey ^ 0x100 } else { b.mr.rkey },
+                imm_data: wr_id as u32,
+                ..Default::default()
+            };
+            a.qps[qp].post_send(&wr).unwrap_or_else(|e| panic!("{ctx}: posted: {e:?}"));
+            sends += 1;
+            posted.push(Posted { wr_id, op, off, len });
+            off += len.next_multiple_of(64);
+        }
+        let frames = run(&w);
+        exchange(&w, &core, frames, seed, |_| {});
+        // What completed with success landed whole.
+        let done_a = a.cq.poll(4096).expect("the requester's completions");
+        let done_b = b.cq.poll(4096).expect("the core's completions");
+        got_a += done_a.len();
+        got_b += done_b.len();
+        count(&done_a, &done_b);
+        for p in &posted {
+            let ok_a = done_a.iter().any(|c| c.wr_id == p.wr_id && c.status == WcStatus::Success);
+            let ok_b = done_b.iter().any(|c| c.wr_id == 0x1_0000 + p.wr_id && c.status == WcStatus::Success);
+            let landed = if p.op == SoakOp::Write { ok_a } else { ok_b };
+            if landed && p.len > 0 {
+                let want = a.buf.read(p.off, p.len).expect("the source");
+                let got = b.buf.read(p.off, p.len).expect("the core's buffer");
+                assert!(got == want, "{ctx}: round {round}: {:?} {} of {} B landed whole", p.op, p.wr_id, p.len);
+            }
+            if ok_b {
+                let c = done_b.iter().find(|c| c.wr_id == 0x1_0000 + p.wr_id).expect("found");
+                let want = if p.op == SoakOp::WriteImm { WcOpcode::RecvRdmaWithImm } else { WcOpcode::Recv };
+                assert_eq!((c.opcode, c.byte_len as usize), (want, p.len), "{ctx}: round {round}: {c:?}");
+            }
+        }
+        // A QP pair moved to ERR now and then; receives posted to QPs in ERR.
+        for (q, err_now) in in_err.iter_mut().enumerate() {
+            if !*err_now && rng.chance(0.08) {
+                let err = QpAttr { qp_state: Some(QpState::Err), ..Default::default() };
+                b.qps[q].modify(&err, attr::STATE).unwrap_or_else(|e| panic!("{ctx}: to ERR: {e:?}"));
+                a.qps[q].modify(&err, attr::STATE).unwrap_or_else(|e| panic!("{ctx}: to ERR: {e:?}"));
+            }
+            *err_now = b.qps[q].query().expect("QUERY_QP").qp_state == QpState::Err as u8;
+            if *err_now && rng.chance(0.3) {
+                b.qps[q].post_recv(&RecvWr { wr_id: 0xE_0000 + q as u64, sg_list: vec![b.sge(0, 8)] }).expect("posted");
+                recvs += 1;
+            }
+        }
+    }
+    // The end: every QP of the core to ERR, so each receive left completes.
+    let err = QpAttr { qp_state: Some(QpState::Err), ..Default::default() };
+    for (q, _) in in_err.iter().enumerate().filter(|(_, e)| !**e) {
+        b.qps[q].modify(&err, attr::STATE).unwrap_or_else(|e| panic!("{ctx}: to ERR: {e:?}"));
+    }
+    let last_b = b.cq.wait(recvs - got_b, 50_000_000).expect("the core's completions");
+    exchange(&w, &core, Vec::new(), seed, |_| {});
+    let last_a = a.cq.poll(4096).expect("the requester's completions");
+    count(&last_a, &last_b);
+    (got_a, got_b) = (got_a + last_a.len(), got_b + last_b.len());
+    assert_eq!((got_a, got_b), (sends, recvs), "{ctx}: every work request completed, on both sides");
+    for q in 0..nqps {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+    }
+    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "{ctx}: all built");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    eprintln!("{ctx}: {sends} sends, {recvs} receives, {} decisions in lockstep", r.events);
+    seen
 }
