@@ -22,6 +22,8 @@ pub enum Top {
     RespCheck,
     /// The responder's SEND / WRITE bookkeeping on its own (`engine::resp::advance`), with `engine_profile`.
     RespAdvance,
+    /// One step of the flush of a QP in ERR on its own (`engine::flush::FlushPick`), with `engine_profile`.
+    FlushPick,
     /// The responder's sequence-error and RNR NAK queuing on its own (`engine::resp::queue::RespQueue`),
     /// with `engine_profile`.
     RespQueue,
@@ -65,7 +67,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 18] = [
+    pub const ALL: [Top; 19] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -75,6 +77,7 @@ impl Top {
         Top::RespCheck,
         Top::RespAdvance,
         Top::RespQueue,
+        Top::FlushPick,
         Top::RxRoute,
         Top::TxHeaders,
         Top::DmaPlace,
@@ -116,6 +119,7 @@ impl Top {
             | Top::RespCheck
             | Top::RespAdvance
             | Top::RespQueue
+            | Top::FlushPick
             | Top::RecvWqe
             | Top::RecvWqeLarge
             | Top::DmaReadMux
@@ -136,6 +140,7 @@ impl Top {
             Top::RespCheck => "resp_check".into(),
             Top::RespAdvance => "resp_advance".into(),
             Top::RespQueue => "resp_queue".into(),
+            Top::FlushPick => "flush_pick".into(),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
@@ -243,6 +248,27 @@ impl Top {
                     p("first_slot", 8, Dir::Out),
                     p("second_valid", 1, Dir::Out),
                     p("second", item, Dir::Out),
+                ]
+            }
+            Top::FlushPick => {
+                let (a, r) = (crate::engine::cmd::exec::ATTR_BITS, crate::engine::cmd::exec::RESP_BITS);
+                vec![
+                    p("clock", 1, Dir::In),
+                    p("qpn", 24, Dir::In),
+                    p("qp_valid", 1, Dir::In),
+                    p("attr", a, Dir::In),
+                    p("resp", r, Dir::In),
+                    p("hdr", 128, Dir::In),
+                    p("flushing", 1, Dir::Out),
+                    p("what", 2, Dir::Out),
+                    p("rd_addr", 64, Dir::Out),
+                    p("rd_len", 16, Dir::Out),
+                    p("sq_ci", 16, Dir::Out),
+                    p("rq_ci", 16, Dir::Out),
+                    p("resp_next", r, Dir::Out),
+                    p("cqe", crate::engine::cq::CQE_BITS, Dir::Out),
+                    p("cqn", 16, Dir::Out),
+                    p("qp_live", 1, Dir::Out),
                 ]
             }
             Top::RxRoute => vec![
@@ -472,6 +498,17 @@ impl Top {
                 u.rnr.connect();
                 u.fatal.connect();
                 u.fatal_syn.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::FlushPick, _) => {
+                let mut u = crate::engine::flush::FlushPick::new(Top::engine_profile());
+                u.clock.connect();
+                u.qpn.connect();
+                u.qp_valid.connect();
+                u.attr.connect();
+                u.resp.connect();
+                u.hdr.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -548,6 +548,7 @@ impl Logic for RxDispatch {
         self.rq_ci_we.next = false;
         self.rq_ci.next = self.send.rq_ci.val();
         // The flush step's table: what the QP in hand has left, the CQE of its next WQE.
+        self.pick.clock.next = self.clock.val();
         self.pick.qpn.next = self.qpn.q.val();
         self.pick.qp_valid.next = self.qp_valid.val();
         self.pick.attr.next = self.attr.val();

@@ -44,6 +44,8 @@ const _: () = assert!(SendCtrlRepr::LEN == HDR_BYTES && RecvCtrlRepr::LEN == HDR
 
 #[derive(LogicBlock, Default)]
 pub struct FlushPick {
+    /// Unused: the table is combinational; its test top needs a clock to step.
+    pub clock: Signal<In, Clock>,
     /// The QP: its number, whether it exists, its `qp_attr` (with its counters) and `qp_resp` records.
     pub qpn: Signal<In, Bits<24>>,
     pub qp_valid: Signal<In, Bit>,
@@ -103,7 +105,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let c = qp_context(p);
     let (al, sl) = (&c.attr, &c.resp);
     let a = |n: &str| slice(al, "attr", n);
-    let mut v = vec![format!("wire flush_on = qp_valid && {};", a("flushing"))];
+    let mut v =
+        vec!["wire unused_clock = clock;".to_string(), format!("wire flush_on = qp_valid && {};", a("flushing"))];
     // Each ring: its pending count, whether it has a WQE to flush, the slot's address.
     for ring in ["sq", "rq"] {
         let f = |n: &str| a(&format!("{ring}_{n}"));

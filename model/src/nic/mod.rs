@@ -18,7 +18,7 @@ pub mod cq;
 pub mod dcqcn;
 mod decision;
 pub mod eq;
-mod flush;
+pub mod flush;
 pub mod headers;
 pub mod mr;
 pub mod qp;
