@@ -789,21 +789,8 @@ impl Logic for RxDispatch {
                 // A failed packet's record is written with its NAK's queuing, next cycle.
                 self.resp_we.next = !self.send.fatal.val();
                 self.rq_ci_we.next = self.send.rq_ci_we.val();
+                // The CQE's post (below); a live QP whose CQ refuses it leaves its record as `enter_err` does.
                 if self.send.cqe_valid.val() {
-                    self.cqe_wr.in_valid.next = true;
-                    self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
-                    self.posted.next = self.cqe_wr.written.val();
-                    self.owe_cqe.d.next = self.cqe_wr.written.val();
-                    if self.cqe_wr.fire.val() {
-                        self.eqe_wr.in_valid.next = true;
-                        self.eq_we.next = self.eqe_wr.written.val();
-                        self.posted_eqe.next = self.eqe_wr.written.val();
-                        self.owe_eqe.d.next = self.eqe_wr.written.val();
-                        self.owe_irq.d.next = self.eqe_wr.fire.val();
-                    }
-                    // An overrun: its events after the payload; a live QP's record as `enter_err` leaves it.
-                    self.ev_cq_err.d.next = self.cqe_wr.cq_error.val();
-                    self.ev_qp_fatal.d.next = self.cqe_wr.qp_fatal.val();
                     self.post_fatal.d.next = self.cqe_wr.qp_fatal.val();
                     if self.cqe_wr.qp_fatal.val() {
                         self.err_we.next = true;
@@ -957,25 +944,31 @@ impl Logic for RxDispatch {
                 self.rq_ci_we.next = self.pick.what.val() == self.pick_rq.val();
                 self.resp_next.next = self.pick.resp_next.val();
                 self.resp_we.next = self.pick.what.val() == self.pick_recv.val();
-                self.cqe_wr.in_valid.next = true;
-                self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
-                self.posted.next = self.cqe_wr.written.val();
-                self.owe_cqe.d.next = self.cqe_wr.written.val();
-                if self.cqe_wr.fire.val() {
-                    self.eqe_wr.in_valid.next = true;
-                    self.eq_we.next = self.eqe_wr.written.val();
-                    self.posted_eqe.next = self.eqe_wr.written.val();
-                    self.owe_eqe.d.next = self.eqe_wr.written.val();
-                    self.owe_irq.d.next = self.eqe_wr.fire.val();
-                }
-                // A flushing QP is not live: an overrun here raises the CQ error alone.
-                self.ev_cq_err.d.next = self.cqe_wr.cq_error.val();
-                self.ev_qp_fatal.d.next = false;
                 self.state.d.next = DispatchState::CqeEnd;
             }
             _ => {
                 self.state.d.next = DispatchState::Idle;
             }
+        }
+        // A CQE posted (a receive's, or a flush step's): written if the CQ takes it, with the completion event
+        // of an armed CQ; an overrun's events (the CQ error the first time; a live QP's fatal event, never a
+        // flushing one's) go out after the payload.
+        if ((self.state.q.val() == DispatchState::Exec) & self.send.cqe_valid.val())
+            | (self.state.q.val() == DispatchState::FlushExec)
+        {
+            self.cqe_wr.in_valid.next = true;
+            self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
+            self.posted.next = self.cqe_wr.written.val();
+            self.owe_cqe.d.next = self.cqe_wr.written.val();
+            if self.cqe_wr.fire.val() {
+                self.eqe_wr.in_valid.next = true;
+                self.eq_we.next = self.eqe_wr.written.val();
+                self.posted_eqe.next = self.eqe_wr.written.val();
+                self.owe_eqe.d.next = self.eqe_wr.written.val();
+                self.owe_irq.d.next = self.eqe_wr.fire.val();
+            }
+            self.ev_cq_err.d.next = self.cqe_wr.cq_error.val();
+            self.ev_qp_fatal.d.next = self.cqe_wr.qp_fatal.val();
         }
         if self.err_in.val() {
             self.flush_on.d.next = true;
