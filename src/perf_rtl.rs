@@ -7,7 +7,7 @@
 
 use crate::perf::{pattern, report, wr_for, Outcome, PerfArgs, PerfReport, DEPTH};
 use crate::Error;
-use driver::pair::{connect, open_host, open_host_on, run_external};
+use driver::pair::{connect, open_host, open_host_on, rtl_turn, run_external};
 use driver::rtl::RtlBackend;
 use driver::{shared, ConnectOpts, QpCap, RecvWr, Sge, WcStatus};
 use model::net::{LinkConfig, World};
@@ -124,20 +124,14 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         // A turn: what the requester sends goes into the core, the core answers, the answers go back.
         let frames = run_external(&world, TURN_PS);
         let had_frames = !frames.is_empty();
-        let start = core.cycles();
-        for f in frames {
-            core.receive(f);
-        }
-        if !core.settle(TURN_CYCLES) {
+        let (c, settled) = rtl_turn(&world, &core, frames, TURN_CYCLES, |_| {});
+        if !settled {
             errors.push(format!("the core did not settle within {TURN_CYCLES} cycles"));
         }
-        cycles += core.cycles() - start;
+        cycles += c;
         {
-            let mut w = driver::lock_world(&world);
-            for f in core.take_sent() {
-                w.inject_external(f);
-            }
             // The answers reach the requester; what it sends next waits for the next turn.
+            let mut w = driver::lock_world(&world);
             let until = w.now + TURN_PS;
             w.run_until(until);
         }

@@ -9,7 +9,7 @@
 //! (figures in BENCHMARKS.md). Every run checks the data landed, the requester's WRITEs or SENDs completed and,
 //! for SENDs, every receive completed.
 
-use driver::pair::{connect, open_host, open_host_on, run_external};
+use driver::pair::{connect, open_host, open_host_on, rtl_turn, run_external};
 use driver::rtl::RtlBackend;
 use driver::*;
 use model::net::{LinkConfig, World};
@@ -63,16 +63,11 @@ fn run(op: SendOp, size: usize, count: usize, lockstep: bool) -> Run {
     for _ in 0..64 {
         let frames = run_external(&w, 2_000_000_000);
         n += frames.len();
-        let start = (core.cycles(), Instant::now());
-        for f in frames {
-            core.receive(f);
-        }
-        assert!(core.settle(100_000_000), "the core took every frame in and answered");
-        cycles += core.cycles() - start.0;
-        wall += start.1.elapsed().as_secs_f64();
-        for f in core.take_sent() {
-            w.lock().unwrap().inject_external(f);
-        }
+        let start = Instant::now();
+        let (c, settled) = rtl_turn(&w, &core, frames, 100_000_000, |_| {});
+        assert!(settled, "the core took every frame in and answered");
+        cycles += c;
+        wall += start.elapsed().as_secs_f64();
         // The ACKs reach the requester; what it sends next waits for the next turn.
         {
             let mut w = lock_world(&w);

@@ -126,6 +126,32 @@ pub fn run_external(w: &SharedWorld, ps: u64) -> Vec<Vec<u8>> {
     w.take_external()
 }
 
+/// One turn between a world's model NICs and the RTL core beside it: `frames` (what the world sent out) go
+/// into the core's MAC, the core runs until it has taken them all in and sent every answer it owes (at most
+/// `limit` cycles), and its answers, each shown to `look` first, go into the world. The core's cycles for the
+/// turn, and whether it settled within the limit.
+pub fn rtl_turn(
+    w: &SharedWorld,
+    core: &crate::rtl::RtlHandle,
+    frames: Vec<Vec<u8>>,
+    limit: u64,
+    mut look: impl FnMut(&[u8]),
+) -> (u64, bool) {
+    let start = core.cycles();
+    for f in frames {
+        core.receive(f);
+    }
+    let settled = core.settle(limit);
+    let cycles = core.cycles() - start;
+    let answers = core.take_sent();
+    let mut w = crate::lock_world(w);
+    for f in answers {
+        look(&f);
+        w.inject_external(f);
+    }
+    (cycles, settled)
+}
+
 /// Headers of a frame from `from` to `to`'s first QP, as `from`'s NIC would address it (IPv4 GIDs), for tests
 /// that forge frames the model would never send.
 pub fn forged_headers(from: &Host, to: &Host, opcode: wire::Opcode, psn: u32) -> wire::RoceHeaders {

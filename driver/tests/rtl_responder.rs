@@ -6,7 +6,7 @@
 //! such QP) change nothing, and a SEND that finds no receive WQE is NAKed RNR until the requester gives up. The model follows the core throughout: every decision legal, every byte
 //! written and every frame sent the same, the QP's contexts the same after.
 
-use driver::pair::{connect, forged_headers, open_host, open_host_on, run_external, Host};
+use driver::pair::{connect, forged_headers, open_host, open_host_on, rtl_turn, run_external, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::net::{LinkConfig, World};
@@ -103,24 +103,20 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
         }
         packets += sent;
         // The core answers; the requester goes back to a NAKed packet and sends again, until it is done.
+        let mut again = Vec::new();
         for pass in 0.. {
-            assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-            let answers = core.take_sent();
-            assert!(!answers.is_empty(), "seed {seed:#x}: round {round}: the core answered pass {pass}");
-            acks += answers.len();
-            for f in answers {
-                w.lock().unwrap().inject_external(f);
-            }
-            let again = run(&w);
+            let mut answers = 0;
+            let (_, settled) = rtl_turn(&w, &core, again, 2_000_000, |_| answers += 1);
+            assert!(settled, "seed {seed:#x}: the core took every frame in and answered");
+            assert!(answers > 0, "seed {seed:#x}: round {round}: the core answered pass {pass}");
+            acks += answers;
+            again = run(&w);
             if again.is_empty() {
                 break;
             }
             assert!(pass < 4, "seed {seed:#x}: round {round}: the requester still sends after {pass} passes");
             n += again.len() as u64;
             resent += again.len();
-            for f in again {
-                core.receive(f);
-            }
         }
         let done = a.cq.poll(64).expect("the requester's completions");
         assert_eq!(done.len(), 8, "seed {seed:#x}: round {round}: the core's ACKs completed the window");
@@ -185,14 +181,8 @@ fn exchange(
 ) -> usize {
     let mut again = 0;
     for pass in 0.. {
-        for f in frames {
-            core.receive(f);
-        }
-        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-        for f in core.take_sent() {
-            look(&f);
-            w.lock().unwrap().inject_external(f);
-        }
+        let (_, settled) = rtl_turn(w, core, frames, 2_000_000, &mut look);
+        assert!(settled, "seed {seed:#x}: the core took every frame in and answered");
         frames = run(w);
         if frames.is_empty() {
             return again;
