@@ -153,9 +153,20 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
 /// `nqps` QPs each, QP `q` connected to QP `q` from PSN_A, the requester's ACK timeout far past a run (a lost
 /// ACK shows as missing completions, not a retry), the rest of `opts` as given (PMTU 1024 by default).
 fn hosts(seed: u64, nqps: usize, cap: QpCap, opts: ConnectOpts) -> (SharedWorld, Host, RtlHandle, Host) {
+    hosts_on(16, seed, nqps, cap, opts)
+}
+
+/// The same with a core of `core_qps` QPs (16 or 1024).
+fn hosts_on(
+    core_qps: u32,
+    seed: u64,
+    nqps: usize,
+    cap: QpCap,
+    opts: ConnectOpts,
+) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, nqps, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
+    let rtl = RtlBackend::with_lockstep(core_qps);
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, nqps, BUF, cap, false).expect("the RTL host");
     let opts = ConnectOpts { timeout: 20, ..opts };
@@ -720,8 +731,8 @@ fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err() {
 /// Scenarios the random soak runs (`FERRITE_SOAK_SCENARIOS` for more).
 const SOAK_SCENARIOS: u64 = 12;
 
-/// A random soak of the responder: each scenario (from the seed and its number) connects 1 to 4 QPs at a
-/// random PMTU, and in rounds posts WRITEs, WRITEs with immediate, SENDs and SENDs with immediate of 0 to
+/// A random soak of the responder: each scenario (from the seed and its number) connects 1 to 4 QPs of a
+/// 16-QP core (a 1,024-QP one for odd seeds) at a random PMTU, and in rounds posts WRITEs, WRITEs with immediate, SENDs and SENDs with immediate of 0 to
 /// 6,000 bytes (receives of one to three SGEs posted for those that need one), with faults drawn at random:
 /// a WRITE whose R_Key names no MR (a fatal NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
 /// QP pair moved to ERR between rounds (flushed), receives posted to a QP in ERR (flushed), host stalls. At
@@ -765,11 +776,12 @@ struct Posted {
 /// WR_FLUSH_ERR (core).
 fn soak_one(seed: u64) -> [usize; 3] {
     let mut rng = Rng::new(seed);
+    let core_qps = if seed % 2 == 1 { 1024 } else { 16 };
     let nqps = 1 + rng.below(4) as usize;
     let path_mtu = 1 + rng.below(5) as u8;
     let opts = ConnectOpts { path_mtu, ..ConnectOpts::default() };
-    let (w, a, core, b) = hosts(seed, nqps, QpCap::default(), opts);
-    let ctx = format!("seed {seed:#x} (FERRITE_SEED={seed}), {nqps} QPs, path_mtu {path_mtu}");
+    let (w, a, core, b) = hosts_on(core_qps, seed, nqps, QpCap::default(), opts);
+    let ctx = format!("seed {seed:#x} (FERRITE_SEED={seed}), {core_qps}-QP core, {nqps} QPs, path_mtu {path_mtu}");
     let (mut sends, mut recvs, mut got_a, mut got_b) = (0usize, 0usize, 0usize, 0usize);
     let mut in_err = vec![false; nqps];
     let mut wr_id = 0u64;
