@@ -243,11 +243,18 @@ impl Top {
                     p("rnr", 1, Dir::In),
                     p("fatal", 1, Dir::In),
                     p("fatal_syn", 8, Dir::In),
+                    p("read", 1, Dir::In),
+                    p("psn", 24, Dir::In),
+                    p("va", 64, Dir::In),
+                    p("len", 32, Dir::In),
+                    p("rkey", 32, Dir::In),
                     p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
                     p("first", item, Dir::Out),
                     p("first_slot", 8, Dir::Out),
                     p("second_valid", 1, Dir::Out),
                     p("second", item, Dir::Out),
+                    p("res", crate::engine::resp::queue::RES_BITS, Dir::Out),
+                    p("res_slot", 8, Dir::Out),
                 ]
             }
             Top::FlushPick => {
@@ -498,6 +505,11 @@ impl Top {
                 u.rnr.connect();
                 u.fatal.connect();
                 u.fatal_syn.connect();
+                u.read.connect();
+                u.psn.connect();
+                u.va.connect();
+                u.len.connect();
+                u.rkey.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -2,20 +2,22 @@
 //! against the model's `resp::queue_seq_nak`, `queue_rnr_nak` and `queue_fatal_nak`: random QP contexts (any minimum RNR
 //! timer, a NAK outstanding or not) with random response rings (any head, any kinds queued, the ACK slot
 //! full or empty), and the QP's next `qp_resp` record and the ring entries to write compared bit for bit
-//! with the model's packed ones.
+//! with the model's packed ones. Its READ mode likewise against `queue_read`, with random resource rings
+//! (any head, up to `max_dest_rd_atomic` kept) and READs of any length at any path MTU, the resource record
+//! and its slot compared too.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test resp_queue`.
 
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
-use model::nic::qp::RespItem;
-use model::nic::resp::{queue_fatal_nak, queue_rnr_nak, queue_seq_nak};
+use model::nic::qp::{Resource, ResourceKind, RespItem};
+use model::nic::resp::{queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
-use wire::ext::{syndrome, AethRepr};
+use wire::ext::{syndrome, AethRepr, RethRepr};
 use wire::Psn;
 
 fn seed() -> u64 {
@@ -114,4 +116,94 @@ fn a_sequence_rnr_or_fatal_nak_queues_as_the_model_queues_it() {
         "resp_queue: {moved} NAKs behind a moved ACK, {alone} alone, {rnrs} of them RNR, {fatals} fatal, 0 mismatches"
     );
     assert!(moved > 4000 && alone > 4000 && rnrs > 5000 && fatals > 5000, "too few of a kind");
+}
+
+#[test]
+fn a_read_queues_as_the_model_queues_it() {
+    let seed = seed();
+    let p = Top::engine_profile();
+    let c = qp_context(&p);
+    let depth = p.resp_queue as usize;
+    let mut rtl = Sim::new(Top::RespQueue, Width::W8);
+    let q = |n| rtl.port(n);
+    let (p_attr, p_resp, p_read, p_psn, p_va, p_len, p_rkey) =
+        (q("attr"), q("resp"), q("read"), q("psn"), q("va"), q("len"), q("rkey"));
+    let (p_next, p_first, p_two, p_second, p_res, p_res_slot) =
+        (q("resp_next"), q("first"), q("second_valid"), q("second"), q("res"), q("res_slot"));
+    let (resp_bytes, item_bytes, res_bytes) = (
+        c.resp.width().div_ceil(8) as usize,
+        c.resp_item.width().div_ceil(8) as usize,
+        c.resource.width().div_ceil(8) as usize,
+    );
+    let mut rng = Rng::new(seed);
+    let (mut moved, mut dropped, mut multi) = (0u32, 0u32, 0u32);
+    for n in 0..20_000 {
+        let mut qp = random_qp(&mut rng, &p);
+        qp.attrs.pmtu = [0, 256, 512, 1024, 2048, 4096][rng.below(6) as usize];
+        let r = &mut qp.resp;
+        r.item_head = rng.below(256) as u8;
+        r.res_head = rng.below(256) as u8;
+        let full = rng.below(2) == 1;
+        r.ack = full.then(|| {
+            (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 })
+        });
+        let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
+        r.out = (0..queued).map(|_| random_item(&mut rng)).collect();
+        let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
+        r.resources = (0..kept)
+            .map(|_| Resource {
+                first_psn: Psn::new(rng.below(1 << 24) as u32),
+                msn: rng.below(1 << 24) as u32,
+                kind: if rng.chance(0.5) {
+                    ResourceKind::Atomic { orig: rng.next_u64() }
+                } else {
+                    let (va, len, rkey) = (rng.next_u64(), rng.below(1 << 31) as u32, rng.next_u64() as u32);
+                    ResourceKind::Read { last_psn: Psn::new(rng.below(1 << 24) as u32), va, len, rkey }
+                },
+            })
+            .collect();
+        let pmtu = qp.attrs.path_mtu();
+        let len = match rng.below(4) {
+            0 => 0,
+            1 => 1 + rng.below(u64::from(pmtu)) as u32,
+            2 => pmtu * (1 + rng.below(8) as u32),
+            _ => rng.below(1 << 31) as u32,
+        };
+        let psn = Psn::new(rng.below(1 << 24) as u32);
+        let reth = RethRepr { va: rng.next_u64(), rkey: rng.next_u64() as u32, dma_len: len };
+        let before = pack(&qp, &c, 0).expect("the QP packs");
+        rtl.set_bytes(p_attr, &bytes_of(&before.attr));
+        rtl.set_bytes(p_resp, &bytes_of(&before.resp));
+        rtl.set(p_read, 1);
+        rtl.set(p_psn, u64::from(psn.value()));
+        rtl.set(p_va, reth.va);
+        rtl.set(p_len, u64::from(len));
+        rtl.set(p_rkey, u64::from(reth.rkey));
+        rtl.tick();
+        let old = qp.resp.clone();
+        queue_read(&mut qp, psn, reth, pmtu);
+        let after = pack(&qp, &c, 0).expect("the QP packs");
+        let ctx = format!(
+            "seed {seed} (FERRITE_SEED={seed}), case {n}: READ PSN {psn:?} of {len} B at PMTU {pmtu}: before {old:?}, \
+             model after {:?}",
+            qp.resp
+        );
+        assert_eq!(&rtl.get_bytes(p_next)[..resp_bytes], &bytes_of(&after.resp)[..], "qp_resp: {ctx}");
+        let new = &after.items[queued..];
+        assert_eq!(rtl.get(p_two) == 1, new.len() == 2, "second entry: {ctx}");
+        let read_item = if new.len() == 2 { rtl.get_bytes(p_second) } else { rtl.get_bytes(p_first) };
+        assert_eq!(&read_item[..item_bytes], &bytes_of(&new[new.len() - 1])[..], "the READ's item: {ctx}");
+        let res = after.resources.last().expect("the READ's resource");
+        assert_eq!(&rtl.get_bytes(p_res)[..res_bytes], &bytes_of(res)[..], "resource: {ctx}");
+        let slot = qp.resp.res_head.wrapping_add(qp.resp.resources.len() as u8 - 1);
+        assert_eq!(rtl.get(p_res_slot), u64::from(slot), "resource slot: {ctx}");
+        moved += u32::from(new.len() == 2);
+        dropped += u32::from(old.resources.len() == qp.resp.resources.len());
+        multi += u32::from(len > pmtu);
+    }
+    rtl.set(p_read, 0);
+    eprintln!(
+        "resp_queue READs: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {multi} of many packets"
+    );
+    assert!(moved > 5000 && dropped > 3000 && multi > 5000, "too few of a kind");
 }

@@ -463,6 +463,12 @@ impl Logic for RxDispatch {
         self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
         self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
+        // READ requests are not executed yet (`Action` leaves them unhandled).
+        self.queue.read.next = false;
+        self.queue.psn.next = 0.into();
+        self.queue.va.next = 0.into();
+        self.queue.len.next = 0.into();
+        self.queue.rkey.next = 0.into();
         // A SEND's failure is queued from the record it leaves (the receive given up); the chain's from the
         // record as it is.
         self.queue.fatal.next = self.recv.q.val() & self.send.fatal.val();

@@ -16,7 +16,7 @@ use wire::contract::cqe::CqeRepr;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{wc_flags, WcOpcode, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::{DataSegRepr, RecvCtrlRepr, DATA_SEG_LEN, RECV_DATA};
-use wire::ext::{syndrome, AethRepr};
+use wire::ext::{syndrome, AethRepr, RethRepr};
 use wire::opcode::Transport;
 use wire::{OpInfo, OpKind, Opcode, Position, Psn, RocePacket};
 
@@ -500,16 +500,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
         OpKind::ReadRequest => {
             let Some(reth) = pkt.hdr.ext.reth else { return };
             let Some(qp) = nic.qp_mut(qpn) else { return };
-            let npkts = reth.dma_len.div_ceil(pmtu).max(1);
-            let last = psn.add(npkts - 1);
-            qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
-            let msn = qp.resp.msn;
-            let (va, len, rkey) = (reth.va, reth.dma_len, reth.rkey);
-            let kind = ResourceKind::Read { last_psn: last, va, len, rkey };
-            push_resource(qp, Resource { first_psn: psn, msn, kind });
-            qp.resp.queue(RespItem::Read { psn, va, resid: len, at_base: true, msn });
-            qp.resp.epsn = last.add(1);
-            qp.resp.nak_sent = false;
+            queue_read(qp, psn, reth, pmtu);
             return;
         }
         OpKind::CompareSwap | OpKind::FetchAdd => {
@@ -576,6 +567,23 @@ pub fn advance(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>) {
     if pkt.hdr.bth.ack_req {
         queue_ack(qp, psn);
     }
+}
+
+/// Executes a READ request the chain passed (PSN `psn`, its RETH `reth`, at path MTU `pmtu`): its resource
+/// kept (the oldest dropped when `max_dest_rd_atomic` are kept), its responses queued (as one `Read` item,
+/// behind the coalesced ACK, which moves into the ring), the MSN one on and ePSN past its last response's PSN.
+/// The RTL's `RespQueue` does the same in its READ mode.
+pub fn queue_read(qp: &mut Qp, psn: Psn, reth: RethRepr, pmtu: u32) {
+    let npkts = reth.dma_len.div_ceil(pmtu).max(1);
+    let last = psn.add(npkts - 1);
+    qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
+    let msn = qp.resp.msn;
+    let (va, len, rkey) = (reth.va, reth.dma_len, reth.rkey);
+    let kind = ResourceKind::Read { last_psn: last, va, len, rkey };
+    push_resource(qp, Resource { first_psn: psn, msn, kind });
+    qp.resp.queue(RespItem::Read { psn, va, resid: len, at_base: true, msn });
+    qp.resp.epsn = last.add(1);
+    qp.resp.nak_sent = false;
 }
 
 fn push_resource(qp: &mut Qp, r: Resource) {

@@ -1,6 +1,6 @@
 //! The responder's response queue: the per-QP rings of `resp_item` records (`RespItems`, the table) and
-//! what queuing a sequence-error or RNR NAK does to a QP (`RespQueue`, the model's `RespState::queue` as
-//! `resp::queue_seq_nak` and `resp::queue_rnr_nak` use it).
+//! what queuing a response does to a QP (`RespQueue`, the model's `RespState::queue` as
+//! `resp::queue_seq_nak`, `resp::queue_rnr_nak`, `resp::queue_fatal_nak` and `resp::queue_read` use it).
 //!
 //! QP `q`'s ring is rows `q * resp_queue ..` of the table; its oldest entry is in slot `item_head` (low
 //! bits), and `items` entries follow it (`qpc::RING_HEAD_BITS`).
@@ -10,10 +10,14 @@ use crate::kit::*;
 use crate::record::{build, slice};
 use wire::contract::profile::Profile;
 use wire::contract::qpc::{item, qp_context};
+use wire::contract::verbs::MAX_MTU_ENUM;
 use wire::ext::syndrome;
 
 /// Bits of a `resp_item` record on the ports (the widest profile's fit).
 pub const ITEM_BITS: usize = 160;
+
+/// Bits of a `resource` record on the ports (the widest profile's fit).
+pub const RES_BITS: usize = 192;
 
 /// Bits of a ring slot for profile `p` (the ring's depth is a power of two).
 pub fn slot_bits(p: &Profile) -> usize {
@@ -83,6 +87,11 @@ pub fn items_verilog(p: &Profile) -> Vec<String> {
 /// queue's last place for it). The QP's `qp_attr` and `qp_resp` records in; one
 /// cycle later, the record after (the slot empty, one or two more items) and the items to write: `first`
 /// into slot `first_slot`, and when the ACK moved, the NAK (`second`) into the slot after it.
+///
+/// With `read` it executes a READ request instead (`queue_read`): PSN `psn`, its RETH's `va`, `len` and
+/// `rkey`; the READ's responses queued as one item where the NAK would go, the MSN one on, ePSN past the
+/// READ's last response (its packet count from the QP's path MTU), and its `resource` record (`res`) to
+/// write into the QP's resource ring at `res_slot`, the oldest dropped when `max_dest_rd_atomic` are kept.
 #[derive(LogicBlock, Default)]
 pub struct RespQueue {
     pub clock: Signal<In, Clock>,
@@ -91,6 +100,13 @@ pub struct RespQueue {
     pub rnr: Signal<In, Bit>,
     pub fatal: Signal<In, Bit>,
     pub fatal_syn: Signal<In, Bits<8>>,
+    pub read: Signal<In, Bit>,
+    pub psn: Signal<In, Bits<24>>,
+    pub va: Signal<In, Bits<64>>,
+    pub len: Signal<In, Bits<32>>,
+    pub rkey: Signal<In, Bits<32>>,
+    pub res: Signal<Out, Bits<RES_BITS>>,
+    pub res_slot: Signal<Out, Bits<8>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
     pub first: Signal<Out, Bits<ITEM_BITS>>,
     pub first_slot: Signal<Out, Bits<8>>,
@@ -116,6 +132,8 @@ impl Logic for RespQueue {
         self.first_slot.connect();
         self.second_valid.connect();
         self.second.connect();
+        self.res.connect();
+        self.res_slot.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -161,12 +179,77 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     ));
     let nak_kind = format!("fatal ? {kw}'d{} : {ack}", item::FATAL_NAK);
     v.extend(ack_item(p, "nak", &nak_kind, &s("epsn"), "syn", &s("msn")));
+    // A READ: its packets at the path MTU (`qp_attr.pmtu`'s enum; 256 bytes for one not set), its item, its
+    // resource and where the resource ring's head and count go.
+    let pmtu = slice(&c.attr, "attr", "pmtu");
+    let rw = crate::record::width(sl, "resources");
+    v.extend([
+        format!("wire [2:0] pmtu_e = {pmtu};"),
+        format!(
+            "wire [5:0] mtu_shift = (pmtu_e >= 3'd2 && pmtu_e <= 3'd{MAX_MTU_ENUM}) ? 6'd7 + {{3'd0, pmtu_e}} : 6'd8;"
+        ),
+        "wire [32:0] len_up = {1'b0, len} + ((33'd1 << mtu_shift) - 33'd1);".into(),
+        "wire [32:0] pkts = len_up >> mtu_shift;".into(),
+        // PSNs are 24 bits: the count past them wraps as the model's `Psn::add` does.
+        "wire unused_pkts = ^pkts[32:24];".into(),
+        "wire [23:0] npkts = len == 32'd0 ? 24'd1 : pkts[23:0];".into(),
+        format!("wire [23:0] rd_msn = {} + 24'd1;", s("msn")),
+        "wire [23:0] rd_epsn = psn + npkts;".into(),
+        format!(
+            "wire [{0}:0] res_cap = {1} == 0 ? {rw}'d1 : {1}[{0}:0];",
+            rw - 1,
+            slice(&c.attr, "attr", "max_dest_rd_atomic")
+        ),
+        format!("wire res_full = {} >= res_cap;", s("resources")),
+        format!("wire [{}:0] rd_resources = res_full ? res_cap : {} + {rw}'d1;", rw - 1, s("resources")),
+        format!(
+            "wire [7:0] rd_res_head = {} + (res_full ? {{{}'d0, {} - res_cap + {rw}'d1}} : 8'd0);",
+            s("res_head"),
+            8 - rw,
+            s("resources")
+        ),
+    ]);
+    let (mut rd, rd_rec) = build(&c.resp_item, "unused", "ri", |field, _| {
+        Some(match field {
+            "kind" => format!("{kw}'d{}", item::READ),
+            "psn" => "psn".into(),
+            "msn" => "rd_msn".into(),
+            "word" => "va".into(),
+            "small" => "len".into(),
+            "at_base" => "1'b1".into(),
+            _ => "0".into(),
+        })
+    });
+    rd.push(format!(
+        "wire [{}:0] rd_item = {{{}'d0, {rd_rec}}};",
+        ITEM_BITS - 1,
+        ITEM_BITS - c.resp_item.width() as usize
+    ));
+    v.extend(rd);
+    let rl = &c.resource;
+    assert!(rl.width() as usize <= RES_BITS, "resource ({} bits) is wider than its port", rl.width());
+    let (res_decls, res_rec) = build(rl, "unused", "rs", |field, _| {
+        Some(match field {
+            "first_psn" => "psn".into(),
+            "msn" => "rd_msn".into(),
+            "word" => "va".into(),
+            "len" => "len".into(),
+            "rkey" => "rkey".into(),
+            _ => "0".into(),
+        })
+    });
+    v.extend(res_decls);
+    v.push(format!("wire [{}:0] new_item = read ? rd_item : nak;", ITEM_BITS - 1));
     let (decls, next) = build(sl, "resp", "nq", |name, _| {
         Some(match name {
-            "nak_sent" => format!("rnr || fatal ? {} : 1'b1", s("nak_sent")),
-            "fatal" => format!("fatal || {}", s("fatal")),
+            "nak_sent" => format!("read ? 1'b0 : rnr || fatal ? {} : 1'b1", s("nak_sent")),
+            "fatal" => format!("!read && fatal || {}", s("fatal")),
             "items" => format!("{} + (moved ? {iw}'d2 : {iw}'d1)", s("items")),
             "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => "0".into(),
+            "msn" => format!("read ? rd_msn : {}", s("msn")),
+            "epsn" => format!("read ? rd_epsn : {}", s("epsn")),
+            "resources" => format!("read ? rd_resources : {}", s("resources")),
+            "res_head" => format!("read ? rd_res_head : {}", s("res_head")),
             _ => return None,
         })
     });
@@ -176,11 +259,13 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     v.extend([
         "always @(posedge clock) begin".to_string(),
         format!("    resp_next <= {next};"),
-        "    first <= moved ? acked : nak;".into(),
+        "    first <= moved ? acked : new_item;".into(),
         // The slot after the last entry: the head plus the count (both wrap with the ring).
         format!("    first_slot <= {} + {{{}'d0, {}}};", s("item_head"), 8 - iw, s("items")),
         "    second_valid <= moved;".into(),
-        "    second <= nak;".into(),
+        "    second <= new_item;".into(),
+        format!("    res <= {{{}'d0, {res_rec}}};", RES_BITS - rl.width() as usize),
+        format!("    res_slot <= rd_res_head + {{{}'d0, rd_resources}} - 8'd1;", 8 - rw),
         "end".into(),
     ]);
     v
