@@ -37,6 +37,9 @@ pub enum Top {
     TxHeaders,
     /// Posting and writing a CQE on its own (`engine::cq::CqeWrite`), at both widths.
     CqeWrite,
+    /// Posting and writing an EQE on its own (`engine::eq::EqeWrite`), at 8 bytes (`EntryWrite` writes whole
+    /// beats: a 16-byte EQE at 64 bytes a beat waits for the 64-byte core).
+    EqeWrite,
     /// A payload scattered over SGEs on its own (`host::scatter::DmaScatter`), at both widths.
     DmaScatter,
     /// The DMA read port's mux on its own (`host::dma::DmaReadMux`), with `DMA_MUX_REQUESTERS` requesters.
@@ -67,7 +70,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 19] = [
+    pub const ALL: [Top; 20] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -83,6 +86,7 @@ impl Top {
         Top::DmaPlace,
         Top::RxIngress,
         Top::CqeWrite,
+        Top::EqeWrite,
         Top::RecvWqe,
         Top::RecvWqeLarge,
         Top::DmaScatter,
@@ -120,6 +124,7 @@ impl Top {
             | Top::RespAdvance
             | Top::RespQueue
             | Top::FlushPick
+            | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
             | Top::DmaReadMux
@@ -146,6 +151,7 @@ impl Top {
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
             Top::RxIngress => format!("rx_ingress_w{}", w.bytes()),
             Top::CqeWrite => format!("cqe_write_w{}", w.bytes()),
+            Top::EqeWrite => "eqe_write_w8".into(),
             Top::RecvWqe => "recv_wqe".into(),
             Top::RecvWqeLarge => "recv_wqe_large".into(),
             Top::DmaReadMux => "dma_read_mux".into(),
@@ -372,6 +378,25 @@ impl Top {
                 p("wr_strb", k, Dir::Out),
                 p("wr_last", 1, Dir::Out),
             ],
+            Top::EqeWrite => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("in_valid", 1, Dir::In),
+                p("in_ready", 1, Dir::Out),
+                p("eq", crate::engine::cmd::exec::CQ_BITS, Dir::In),
+                p("kind", 8, Dir::In),
+                p("obj", 32, Dir::In),
+                p("written", 1, Dir::Out),
+                p("pi_next", 32, Dir::Out),
+                p("fire", 1, Dir::Out),
+                p("slot", 32, Dir::Out),
+                p("wr_valid", 1, Dir::Out),
+                p("wr_ready", 1, Dir::In),
+                p("wr_addr", 64, Dir::Out),
+                p("wr_data", 8 * k, Dir::Out),
+                p("wr_strb", k, Dir::Out),
+                p("wr_last", 1, Dir::Out),
+            ],
             Top::CqeWrite => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
@@ -557,6 +582,7 @@ impl Top {
             (Top::DmaScatter, Width::W64) => scatter_verilog::<512, 64>(),
             (Top::CqeWrite, Width::W8) => cqe_write_verilog::<64, 8>(),
             (Top::CqeWrite, Width::W64) => cqe_write_verilog::<512, 64>(),
+            (Top::EqeWrite, _) => eqe_write_verilog::<64, 8>(),
             (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
             (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
             (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),
@@ -708,6 +734,19 @@ fn cqe_write_verilog<const D: usize, const K: usize>() -> String {
     u.cq.connect();
     u.cqe.connect();
     u.qp_live.connect();
+    u.wr_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+fn eqe_write_verilog<const D: usize, const K: usize>() -> String {
+    let mut u = crate::engine::eq::EqeWrite::<D, K>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.in_valid.connect();
+    u.eq.connect();
+    u.kind.connect();
+    u.obj.connect();
     u.wr_ready.connect();
     u.connect_all();
     generate_verilog(&u)

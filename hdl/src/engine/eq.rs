@@ -40,7 +40,8 @@ pub struct EqPost {
 
 impl Logic for EqPost {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator against the model's `Eq::push` (sim/tests/eqe_write.rs) and with the core, in
+        // lockstep with the model (driver/tests/rtl_responder.rs).
     }
 
     fn connect(&mut self) {

@@ -26,7 +26,7 @@ impl Eq {
 
     /// Writes one EQE: one 16-byte DMA write, the owner byte its last byte. Its slot counter and owner bit;
     /// `None` when the ring is full.
-    fn push(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) -> Option<(u32, u8)> {
+    pub fn push(&mut self, kind: EventKind, obj: u32, mem: &mut dyn Dma) -> Option<(u32, u8)> {
         if self.pi.wrapping_sub(self.ci) >= 1 << self.log_size {
             return None;
         }

@@ -11,7 +11,8 @@
 //! Doorbells write their fields straight into tables of their own (the QPs' SQ and RQ producer counters,
 //! the CQs' consumer counters and arming; the EQ's in its register), in the cycle the register file takes
 //! them, so a doorbell is never a read-modify-write and never waits: the records `qp_attr` and `cq` are read
-//! back with those fields taken from there. A QP doorbell counts when the QP exists and is not in RESET,
+//! back with those fields taken from there. The consumer counters the engines move (the RQ's by the
+//! responder, the SQ's by the flush) have tables of their own too, read back the same way. A QP doorbell counts when the QP exists and is not in RESET,
 //! a CQ's when the CQ exists. A command that frees those fields (RESET, DESTROY) clears them in a later
 //! cycle free of doorbells (no doorbell can reach them meanwhile), and the next command's lookup waits for
 //! it; after a reset every entry is cleared once before the first.
@@ -859,9 +860,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("        sq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
     w(format!("        sq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
     w("    end".into());
-    w("    // The responder's RQ consumer counter: never a QP whose entry is being cleared (a QP being reset or"
-        .into());
-    w("    // destroyed executes nothing).".into());
+    w("    // The engines' consumer counters: never a QP whose entry is being cleared (a QP being reset or".into());
+    w("    // destroyed executes nothing, and is not flushing).".into());
     w(format!("    if (rs_rq_ci_we) rq_ci_tab[rs_resp_qpn[{}:0]] <= rs_rq_ci;", qa - 1));
     w(format!("    if (rs_sq_ci_we) sq_ci_tab[rs_resp_qpn[{}:0]] <= rs_sq_ci;", qa - 1));
     w(format!("    if (rs_cq_we && rs_cq_disarm) cq_arm_tab[rs_cq_n[{}:0]] <= 2'd0;", cqa - 1));
