@@ -209,3 +209,44 @@ impl WritePort {
         Some(WriteBeat { addr, bytes, last: sim.get(self.last) == 1 })
     }
 }
+
+/// The DMA writes a block owes (the model's, in order) held against the beats it writes: each write's bytes
+/// in beats of its own ending in `last`, every byte once, where the model wrote it.
+#[derive(Default)]
+pub struct OwedWrites {
+    owed: VecDeque<(u64, Vec<u8>)>,
+    got: std::collections::BTreeMap<u64, u8>,
+}
+
+impl OwedWrites {
+    /// Writes the model made, after those owed already.
+    pub fn extend(&mut self, writes: impl IntoIterator<Item = (u64, Vec<u8>)>) {
+        self.owed.extend(writes);
+    }
+
+    /// No write owed and none half written.
+    pub fn is_empty(&self) -> bool {
+        self.owed.is_empty() && self.got.is_empty()
+    }
+
+    /// Takes a beat of `lanes` bytes; what differs from the model's writes, if anything.
+    pub fn beat(&mut self, b: WriteBeat, lanes: usize) -> Result<(), String> {
+        if b.addr % lanes as u64 != 0 {
+            return Err(format!("a write beat at {:#x}, not beat-aligned", b.addr));
+        }
+        for (at, x) in b.bytes {
+            if self.got.insert(at, x).is_some() {
+                return Err(format!("byte {at:#x} written twice"));
+            }
+        }
+        if b.last {
+            let (at, bytes) = self.owed.pop_front().ok_or("a write the model did not make")?;
+            let want: std::collections::BTreeMap<u64, u8> =
+                bytes.iter().enumerate().map(|(i, &b)| (at.wrapping_add(i as u64), b)).collect();
+            if std::mem::take(&mut self.got) != want {
+                return Err(format!("the write at {at:#x} differs from the model's"));
+            }
+        }
+        Ok(())
+    }
+}

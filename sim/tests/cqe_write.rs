@@ -15,9 +15,8 @@ use model::nic::context::pack_cq;
 use model::nic::cq::{Arm, Cq};
 use model::rng::Rng;
 use sim::responder::bytes_of;
-use sim::stream::WritePort;
+use sim::stream::{OwedWrites, WritePort};
 use sim::Sim;
-use std::collections::BTreeMap;
 use wire::contract::cqe::CqeRepr;
 use wire::contract::verbs::WcStatus;
 
@@ -99,9 +98,7 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
     sim.set(reset, 0);
     let entry_bytes = sim.port_bits(p_cq).div_ceil(8);
     // Writes the model made and the RTL has still to make, oldest first.
-    let mut owed: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
-    // The bytes of the write in progress.
-    let mut got: BTreeMap<u64, u8> = BTreeMap::new();
+    let mut owed = OwedWrites::default();
     let (mut done, mut written, mut events, mut beats, mut cycles) = (0usize, 0u64, 0u64, 0u64, 0u64);
     // The CQ entry, the CQE, whether its QP is live, whether the entry holds a CQ.
     let mut offer: Option<(Cq, CqeRepr, bool, bool)> = None;
@@ -164,22 +161,10 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
         }
         if let Some(b) = wr.take(&sim, ready) {
             beats += 1;
-            assert_eq!(b.addr % k as u64, 0, "{}: a write beat's address is beat-aligned", ctx());
-            for (at, x) in b.bytes {
-                assert!(got.insert(at, x).is_none(), "{}: a byte twice", ctx());
-            }
-            if b.last {
-                let (at, bytes) =
-                    owed.pop_front().unwrap_or_else(|| panic!("{}: a write the model did not make", ctx()));
-                let want: BTreeMap<u64, u8> =
-                    bytes.iter().enumerate().map(|(i, &b)| (at.wrapping_add(i as u64), b)).collect();
-                assert!(got == want, "{}: the CQE written at {at:#x} differs from the model's", ctx());
-                got.clear();
-            }
+            owed.beat(b, k).unwrap_or_else(|e| panic!("{}: {e}", ctx()));
         }
         sim.tick();
     }
-    assert!(got.is_empty(), "seed {seed} ({w:?}): write beats after the last CQE");
     (written, events, beats, cycles)
 }
 

@@ -21,6 +21,18 @@ use wire::contract::verbs::WcStatus;
 /// Bits of a CQE on a byte bus.
 pub const CQE_BITS: usize = 8 * CQE_LEN;
 
+/// Verilog declaring `{name}`, a CQE on a byte bus with the named fields (`wire::contract::cqe`'s) set to
+/// the given Verilog values and every other byte zero.
+pub fn cqe_image(name: &str, fields: &[(&str, &str)]) -> Vec<String> {
+    let mut v = vec![format!("reg [{}:0] {name};", CQE_BITS - 1), "always @(*) begin".into()];
+    v.push(format!("    {name} = {CQE_BITS}'d0;"));
+    for (field, value) in fields {
+        v.extend(crate::record::be_put(name, CqeRepr::FIELDS, 0, field, value).into_iter().map(|l| format!("    {l}")));
+    }
+    v.push("end".into());
+    v
+}
+
 /// The model's `Cq::post`: what posting `cqe` to the CQ `cq` does, combinationally.
 #[derive(LogicBlock, Default)]
 pub struct CqPost {

@@ -12,10 +12,9 @@
 //! WQE then completes as an RDMA WRITE, the opcode of `SendCtrlRepr::default()`).
 
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
-use crate::engine::cq::CQE_BITS;
+use crate::engine::cq::{cqe_image, CQE_BITS};
 use crate::kit::*;
-use crate::record::{be_get, be_put, build, slice, width};
-use wire::contract::cqe::CqeRepr;
+use crate::record::{be_get, build, slice, width};
 use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::{QpState, WcOpcode, WcStatus};
@@ -163,21 +162,18 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         format!("wire [7:0] wc_op = is_sq ? send_wc : 8'd{};", WcOpcode::Recv as u8),
         format!("wire [7:0] status = 8'd{};", WcStatus::WrFlushErr as u8),
         "wire [7:0] is_recv = {7'd0, !is_sq};".into(),
-        format!("reg [{}:0] cqe_c;", CQE_BITS - 1),
-        "always @(*) begin".into(),
-        format!("    cqe_c = {CQE_BITS}'d0;"),
     ]);
-    for (field, value) in [
-        ("wr_id", "wr_id_c"),
-        ("qp_num", "qp_num"),
-        ("wqe_index", "wqe_index"),
-        ("opcode", "wc_op"),
-        ("status", "status"),
-        ("is_recv", "is_recv"),
-    ] {
-        v.extend(be_put("cqe_c", CqeRepr::FIELDS, 0, field, value).into_iter().map(|l| format!("    {l}")));
-    }
-    v.push("end".into());
+    v.extend(cqe_image(
+        "cqe_c",
+        &[
+            ("wr_id", "wr_id_c"),
+            ("qp_num", "qp_num"),
+            ("wqe_index", "wqe_index"),
+            ("opcode", "wc_op"),
+            ("status", "status"),
+            ("is_recv", "is_recv"),
+        ],
+    ));
     // The receive in progress given up, as the model's `recv.take()` packs it.
     let (decls, given_up) = build(sl, "resp", "fl", |name, _| match name {
         "recv_valid" => Some("1'b0".into()),

@@ -21,11 +21,10 @@
 
 use super::opcode_flags;
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
-use crate::engine::cq::CQE_BITS;
+use crate::engine::cq::{cqe_image, CQE_BITS};
 use crate::kit::*;
-use crate::record::{be_put, build, slice, width};
+use crate::record::{build, slice, width};
 use crate::rx::meta;
-use wire::contract::cqe::CqeRepr;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::qp_context;
 use wire::contract::verbs::{wc_flags, QpState, WcOpcode, WcStatus};
@@ -158,27 +157,24 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         ),
         "wire [7:0] is_recv = 8'd1;".into(),
         format!("wire [7:0] se = {{7'd0, {} && !failed}};", m("solicited")),
-        format!("reg [{}:0] cqe_c;", CQE_BITS - 1),
-        "always @(*) begin".into(),
-        format!("    cqe_c = {CQE_BITS}'d0;"),
     ]);
-    for (field, value) in [
-        ("wr_id", "wr_id"),
-        ("byte_len", "byte_len"),
-        ("imm_data", "imm_data"),
-        ("qp_num", "qp_num"),
-        ("wqe_index", "wqe_index"),
-        ("opcode", "wc_op"),
-        ("status", "status"),
-        ("wc_flags", "flags"),
-        ("is_recv", "is_recv"),
-        ("se", "se"),
-    ] {
-        v.extend(be_put("cqe_c", CqeRepr::FIELDS, 0, field, value).into_iter().map(|l| format!("    {l}")));
-    }
+    v.extend(cqe_image(
+        "cqe_c",
+        &[
+            ("wr_id", "wr_id"),
+            ("byte_len", "byte_len"),
+            ("imm_data", "imm_data"),
+            ("qp_num", "qp_num"),
+            ("wqe_index", "wqe_index"),
+            ("opcode", "wc_op"),
+            ("status", "status"),
+            ("wc_flags", "flags"),
+            ("is_recv", "is_recv"),
+            ("se", "se"),
+        ],
+    ));
     v.extend([
-        "end".to_string(),
-        "always @(*) begin".into(),
+        "always @(*) begin".to_string(),
         "    index = at;".into(),
         "    off = at_off;".into(),
         "    len = plen;".into(),
