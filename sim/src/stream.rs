@@ -210,6 +210,20 @@ impl WritePort {
     }
 }
 
+/// Host memory that only records the writes made to it: the model's, for a block whose DMA writes are
+/// checked against them (`OwedWrites`). Reading it is a test's bug.
+#[derive(Default)]
+pub struct RecordedWrites(pub Vec<(u64, Vec<u8>)>);
+
+impl model::hostmem::Dma for RecordedWrites {
+    fn dma_read(&self, iova: u64, _buf: &mut [u8]) -> Result<(), model::hostmem::DmaError> {
+        unreachable!("a read at {iova:#x} of memory that only records writes")
+    }
+    fn dma_write(&mut self, iova: u64, data: &[u8]) {
+        self.0.push((iova, data.to_vec()));
+    }
+}
+
 /// The DMA writes a block owes (the model's, in order) held against the beats it writes: each write's bytes
 /// in beats of its own ending in `last`, every byte once, where the model wrote it.
 #[derive(Default)]
@@ -231,7 +245,7 @@ impl OwedWrites {
 
     /// Takes a beat of `lanes` bytes; what differs from the model's writes, if anything.
     pub fn beat(&mut self, b: WriteBeat, lanes: usize) -> Result<(), String> {
-        if b.addr % lanes as u64 != 0 {
+        if !b.addr.is_multiple_of(lanes as u64) {
             return Err(format!("a write beat at {:#x}, not beat-aligned", b.addr));
         }
         for (at, x) in b.bytes {

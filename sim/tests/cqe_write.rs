@@ -10,31 +10,17 @@
 
 use hdl::top::Top;
 use hdl::Width;
-use model::hostmem::{Dma, DmaError};
 use model::nic::context::pack_cq;
 use model::nic::cq::{Arm, Cq};
 use model::rng::Rng;
 use sim::responder::bytes_of;
-use sim::stream::{OwedWrites, WritePort};
+use sim::stream::{OwedWrites, RecordedWrites, WritePort};
 use sim::Sim;
 use wire::contract::cqe::CqeRepr;
 use wire::contract::verbs::WcStatus;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xC0E3_17E5)
-}
-
-/// Host memory that only records the model's writes.
-#[derive(Default)]
-struct Writes(Vec<(u64, Vec<u8>)>);
-
-impl Dma for Writes {
-    fn dma_read(&self, _iova: u64, _buf: &mut [u8]) -> Result<(), DmaError> {
-        unreachable!("posting a CQE reads nothing")
-    }
-    fn dma_write(&mut self, iova: u64, data: &[u8]) {
-        self.0.push((iova, data.to_vec()));
-    }
 }
 
 /// A CQ as the CQ table could hold it: any size, address and counters, its fill drawn to reach the edges.
@@ -133,7 +119,7 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
         sim.eval();
         if valid && sim.get(in_ready) == 1 {
             let (mut cq, cqe, live, exists) = offer.take().expect("offered");
-            let mut mem = Writes::default();
+            let mut mem = RecordedWrites::default();
             let (posted, after) = if exists {
                 let p = cq.post(cqe, live, &mut mem);
                 (p, bytes_of(&pack_cq(&cq).expect("the CQ packs")))

@@ -10,31 +10,17 @@
 
 use hdl::top::Top;
 use hdl::Width;
-use model::hostmem::{Dma, DmaError};
 use model::nic::context::pack_cq;
 use model::nic::cq::{Arm, Cq};
 use model::nic::eq::Eq;
 use model::rng::Rng;
 use sim::responder::bytes_of;
-use sim::stream::{OwedWrites, WritePort};
+use sim::stream::{OwedWrites, RecordedWrites, WritePort};
 use sim::Sim;
 use wire::contract::eqe::EventKind;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xE0E5_17E5)
-}
-
-/// Host memory that only records the model's writes.
-#[derive(Default)]
-struct Writes(Vec<(u64, Vec<u8>)>);
-
-impl Dma for Writes {
-    fn dma_read(&self, _iova: u64, _buf: &mut [u8]) -> Result<(), DmaError> {
-        unreachable!("posting an EQE reads nothing")
-    }
-    fn dma_write(&mut self, iova: u64, data: &[u8]) {
-        self.0.push((iova, data.to_vec()));
-    }
 }
 
 /// An EQ as the command unit keeps it: any size, address and counters, its fill drawn to reach the edges.
@@ -109,7 +95,7 @@ fn run(w: Width, posts: usize, seed: u64) -> (u64, u64, u64, u64) {
         if valid && sim.get(in_ready) == 1 {
             let (mut eq, exists, kind, obj) = offer.take().expect("offered");
             let before = eq.clone();
-            let mut mem = Writes::default();
+            let mut mem = RecordedWrites::default();
             // `Nic::raise`: no EQ, or a full one, loses the event; a written one spends the arming.
             let pushed = if exists { eq.push(kind, obj, &mut mem) } else { None };
             let fire = pushed.is_some() && std::mem::take(&mut eq.armed);
