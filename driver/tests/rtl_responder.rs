@@ -127,16 +127,8 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
 
     assert_eq!(core.frames(), n, "seed {seed:#x}: every frame decided");
     assert_eq!(core.peek("rx_drop_full"), 0, "seed {seed:#x}: the MAC boundary had room");
-    assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
-    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
     assert_eq!(core.peek("cnt_bad_icrc"), 1, "seed {seed:#x}");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
-    assert!(
-        r.events as u64 > core.frames() + core.responses(),
-        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
-        r.events
-    );
+    let events = lockstep_clean(&core, &format!("seed {seed:#x}"));
     let got = b.buf.read(0, BUF).expect("the core's buffer");
     if let Some(at) = (0..BUF).find(|&i| got[i] != want[i]) {
         panic!("seed {seed:#x}: the core's buffer differs first at byte {at:#x}");
@@ -145,7 +137,7 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
     eprintln!(
         "RTL responder: {packets} WRITE packets (one lost, {resent} sent again), 2 duplicates and 3 dropped frames \
          in, {acks} ACKs and NAKs out, {} decisions in lockstep",
-        r.events
+        events
     );
 }
 
@@ -174,6 +166,23 @@ fn hosts_on(
         connect(&a, q, PSN_A, &b, q, 0x100, &opts).expect("connected");
     }
     (w, a, core, b)
+}
+
+/// The end of every test: nothing needed an engine not built yet, and the model followed the core with no
+/// mismatch through more decisions than the frames in and out and the flush steps (register accesses and
+/// commands are decisions too); the decisions followed.
+fn lockstep_clean(core: &RtlHandle, ctx: &str) -> usize {
+    assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: nothing needed an engine not built yet");
+    assert_eq!(core.peek("tx_unhandled"), 0, "{ctx}: no response needed an engine not built yet");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    let seen = core.frames() + core.responses() + core.flushes();
+    assert!(
+        r.events as u64 > seen,
+        "{ctx}: every frame in and out and every flush step a decision followed ({} in all)",
+        r.events
+    );
+    r.events
 }
 
 /// Runs the model's world for 2 ms (far short of the ACK timeout) and takes the frames it sent.
@@ -254,18 +263,10 @@ fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
     let done = a.cq.poll(8).expect("the requester's completions");
     let status: Vec<_> = done.iter().map(|c| (c.wr_id, c.status)).collect();
     assert_eq!(status, [(1, WcStatus::Success), (2, WcStatus::RnrRetryExcErr)], "seed {seed:#x}");
-    assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
-    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
-    assert!(
-        r.events as u64 > core.frames() + core.responses(),
-        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
-        r.events
-    );
+    let events = lockstep_clean(&core, &format!("seed {seed:#x}"));
     assert_eq!(b.buf.read(0x40, 300).expect("the core's buffer"), data, "seed {seed:#x}: the WRITE landed");
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
-    eprintln!("RTL responder: a SEND with no receive WQE NAKed RNR {rnr} times, {acks} ACKs, {} decisions", r.events);
+    eprintln!("RTL responder: a SEND with no receive WQE NAKed RNR {rnr} times, {acks} ACKs, {events} decisions");
 }
 
 /// What a receive's completion must say, where its bytes must land (offset, length), and the bytes.
@@ -399,17 +400,9 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
         }
     }
     assert!(core.reordered() > 0, "seed {seed:#x}: mailbox reads and WQE fetches completed out of order");
-    assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
-    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
-    assert!(
-        r.events as u64 > core.frames() + core.responses(),
-        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
-        r.events
-    );
+    let events = lockstep_clean(&core, &format!("seed {seed:#x}"));
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
-    eprintln!("RTL responder: {sends} SENDs and WRITEs with immediate into receive WQEs, {} decisions", r.events);
+    eprintln!("RTL responder: {sends} SENDs and WRITEs with immediate into receive WQEs, {events} decisions");
 }
 
 /// SENDs the receive WQE cannot take, each on a QP of its own: longer than the WQE's list on its only packet
@@ -463,15 +456,7 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
         let state = b.qps[q].query().expect("QUERY_QP").qp_state;
         assert_eq!(state, QpState::Err as u8, "seed {seed:#x}: QP {q} entered ERR as its NAK left");
     }
-    assert_eq!(core.peek("rx_unhandled"), 0, "seed {seed:#x}: nothing needed an engine not built yet");
-    assert_eq!(core.peek("tx_unhandled"), 0, "seed {seed:#x}: no response needed an engine not built yet");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
-    assert!(
-        r.events as u64 > core.frames() + core.responses(),
-        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
-        r.events
-    );
+    lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 
 /// A SEND whose receive buffer's MR is deregistered between its packets: the next packet finds the WQE's
@@ -511,14 +496,7 @@ fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
     assert_eq!(placed[..1024], data[..1024], "seed {seed:#x}: the first packet's bytes");
     assert!(placed[1024..].iter().all(|&x| x == 0), "seed {seed:#x}: nothing after the MR went away");
     core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
-    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
-    assert!(
-        r.events as u64 > core.frames() + core.responses(),
-        "seed {seed:#x}: every frame in and out a decision followed ({} in all)",
-        r.events
-    );
+    lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 
 /// A QP in ERR completes what it holds with WR_FLUSH_ERR, in the model's order, each WQE's `wr_id` read
@@ -600,9 +578,7 @@ fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err() {
     for q in [0, 1] {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     }
-    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 
 /// Requests in sequence the core's check chain fails, each on a QP of its own: a WRITE whose R_Key names no
@@ -663,9 +639,7 @@ fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
         let state = b.qps[q].query().expect("QUERY_QP").qp_state;
         assert_eq!(state, QpState::Err as u8, "seed {seed:#x}: QP {q} entered ERR as its NAK left");
     }
-    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 
 /// SENDs into a QP whose CQ holds two CQEs, none polled: the third SEND's receive CQE overruns the CQ,
@@ -723,9 +697,7 @@ fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err() {
     let st: Vec<_> = sent.iter().map(|c| (c.wr_id, c.status)).collect();
     assert_eq!(st, [(0x50, WcStatus::Success), (0x51, WcStatus::Success)], "seed {seed:#x}: the third unACKed");
     core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
-    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "seed {seed:#x}: all built");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 
 /// Scenarios the random soak runs (`FERRITE_SOAK_SCENARIOS` for more).
@@ -899,9 +871,7 @@ fn soak_one(seed: u64) -> [usize; 3] {
     for q in 0..nqps {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: {e}"));
     }
-    assert_eq!(core.peek("rx_unhandled") + core.peek("tx_unhandled"), 0, "{ctx}: all built");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    eprintln!("{ctx}: {sends} sends, {recvs} receives, {} decisions in lockstep", r.events);
+    let events = lockstep_clean(&core, &ctx);
+    eprintln!("{ctx}: {sends} sends, {recvs} receives, {events} decisions in lockstep");
     seen
 }
