@@ -11,7 +11,7 @@
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
-use model::nic::qp::{Resource, ResourceKind, RespItem};
+use model::nic::qp::{Resource, ResourceKind, RespItem, RespState};
 use model::nic::resp::{queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp};
@@ -42,6 +42,20 @@ fn random_item(rng: &mut Rng) -> RespItem {
     }
 }
 
+/// A random response ring for `r` (its head anywhere, the ACK slot full or empty, any items queued) with
+/// room left for what a test queues: with the slot full, it and the new item both move in, and one place is
+/// left for a fatal NAK. The number of items queued.
+fn random_ring(rng: &mut Rng, r: &mut RespState, depth: usize) -> usize {
+    r.item_head = rng.below(256) as u8;
+    let full = rng.below(2) == 1;
+    r.ack = full
+        .then(|| (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 }));
+    let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
+    r.out = (0..queued).map(|_| random_item(rng)).collect();
+    assert!(r.room(1, depth - 1), "the generator leaves room");
+    queued
+}
+
 #[test]
 fn a_sequence_rnr_or_fatal_nak_queues_as_the_model_queues_it() {
     let seed = seed();
@@ -68,15 +82,7 @@ fn a_sequence_rnr_or_fatal_nak_queues_as_the_model_queues_it() {
         r.nak_sent = rng.below(2) == 1;
         r.epsn = Psn::new(rng.below(1 << 24) as u32);
         r.msn = rng.below(1 << 24) as u32;
-        r.item_head = rng.below(256) as u8;
-        // Room for the NAK: with the slot full, it and the NAK both move in, one place left for a fatal NAK.
-        let full = rng.below(2) == 1;
-        r.ack = full.then(|| {
-            (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 })
-        });
-        let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
-        r.out = (0..queued).map(|_| random_item(&mut rng)).collect();
-        assert!(r.room(1, depth - 1), "the generator leaves room");
+        let queued = random_ring(&mut rng, r, depth);
         let before = pack(&qp, &c, 0).expect("the QP packs");
         rtl.set_bytes(p_attr, &bytes_of(&before.attr));
         rtl.set_bytes(p_resp, &bytes_of(&before.resp));
@@ -141,14 +147,8 @@ fn a_read_queues_as_the_model_queues_it() {
         let mut qp = random_qp(&mut rng, &p);
         qp.attrs.pmtu = [0, 256, 512, 1024, 2048, 4096][rng.below(6) as usize];
         let r = &mut qp.resp;
-        r.item_head = rng.below(256) as u8;
+        let queued = random_ring(&mut rng, r, depth);
         r.res_head = rng.below(256) as u8;
-        let full = rng.below(2) == 1;
-        r.ack = full.then(|| {
-            (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 })
-        });
-        let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
-        r.out = (0..queued).map(|_| random_item(&mut rng)).collect();
         let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
         r.resources = (0..kept)
             .map(|_| Resource {
