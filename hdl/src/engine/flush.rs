@@ -37,6 +37,19 @@ pub mod what {
 pub const ERR_CLEARS_RESP: [&str; 5] = ["items", "ack_valid", "ack_psn", "ack_syndrome", "ack_msn"];
 pub const ERR_CLEARS_REQ: [&str; 5] = ["timer_valid", "timer", "rnr_valid", "rnr_deadline", "rnr_psn"];
 
+/// Verilog declaring `{ring}_pending` (WQEs posted past the consumer counter) and `{ring}_left` (some are,
+/// and the producer counter is at most the ring's size ahead: the model's `Ring::pending() > 0 &&
+/// Ring::sane()`) for ring `ring` ("sq" or "rq") of `qp_attr` record `rec`.
+pub fn ring_left(al: &wire::layout::Layout, rec: &str, ring: &str) -> String {
+    let f = |n: &str| slice(al, rec, &format!("{ring}_{n}"));
+    format!(
+        "wire [15:0] {ring}_pending = {} - {};\nwire {ring}_left = {ring}_pending != 16'd0 && {{1'b0, {ring}_pending}} <= (17'd1 << {});",
+        f("pi"),
+        f("ci"),
+        f("log_size")
+    )
+}
+
 /// Bytes of a WQE a flush step reads: the control segment of either ring, `wr_id` its last field.
 pub const HDR_BYTES: usize = 16;
 const _: () = assert!(SendCtrlRepr::LEN == HDR_BYTES && RecvCtrlRepr::LEN == HDR_BYTES);
@@ -109,11 +122,10 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     // Each ring: its pending count, whether it has a WQE to flush, the slot's address.
     for ring in ["sq", "rq"] {
         let f = |n: &str| a(&format!("{ring}_{n}"));
+        v.push(ring_left(al, "attr", ring));
         v.extend([
             format!("wire [15:0] {ring}_ci_q = {};", f("ci")),
-            format!("wire [15:0] {ring}_pending = {} - {ring}_ci_q;", f("pi")),
             format!("wire [3:0] {ring}_ls = {};", f("log_size")),
-            format!("wire {ring}_left = {ring}_pending != 16'd0 && {{1'b0, {ring}_pending}} <= (17'd1 << {ring}_ls);"),
             format!("wire [15:0] {ring}_slot_of_ci = {ring}_ci_q & ((16'd1 << {ring}_ls) - 16'd1);"),
         ]);
     }

@@ -25,7 +25,7 @@
 //! every QP and MR entry through the lookup port before the lookup, as the model looks, rather than keeping
 //! counts (their multiplexers were most of the unit's LUTs).
 
-use crate::engine::flush::{ERR_CLEARS_REQ, ERR_CLEARS_RESP};
+use crate::engine::flush::{ring_left, ERR_CLEARS_REQ, ERR_CLEARS_RESP};
 use crate::kit::*;
 use crate::record::{be_get, be_put, build, slice, width, Fields};
 use wire::contract::cmd::*;
@@ -680,16 +680,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire eq_valid = {};", slice(&cql, "eq_ent", "valid")));
 
     // DESTROY_QP: RESET, or ERR with nothing left to flush (the model's `flush_pending`).
-    let pending = |ring: &str| {
-        let (pi, ci, ls) = (
-            slice(al, "attr_q", &format!("{ring}_pi")),
-            slice(al, "attr_q", &format!("{ring}_ci")),
-            slice(al, "attr_q", &format!("{ring}_log_size")),
-        );
-        format!("wire [15:0] {ring}_pending = {pi} - {ci};\nwire {ring}_left = {ring}_pending != 16'd0 && {{1'b0, {ring}_pending}} <= (17'd1 << {ls});")
-    };
-    w(pending("sq"));
-    w(pending("rq"));
+    w(ring_left(al, "attr_q", "sq"));
+    w(ring_left(al, "attr_q", "rq"));
     w(format!(
         "wire flush_pending = {} && ({} != 0 || sq_left || {} || rq_left);",
         slice(al, "attr_q", "flushing"),
