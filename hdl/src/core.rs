@@ -2,15 +2,17 @@
 //! command unit with its tables, behind 32-bit MMIO and the DMA ports; the receive side, a MAC's beats
 //! through the MAC boundary (`rx::ingress`) and the RX pipeline to the dispatch (`engine::dispatch`), which
 //! executes RDMA WRITEs into host memory and SENDs and WRITEs with immediate into posted receive WQEs, with
-//! their receive CQEs; and the responder's transmit side (`engine::resp::tx`), whose
-//! ACKs and NAKs (`engine::resp::queue`'s rings, then the coalesced slot) go through the TX pipeline to
-//! the MAC. The requester and the completer come next.
+//! their receive CQEs, and queues READs; and the responder's transmit side (`engine::resp::tx`), whose
+//! ACKs, NAKs and READ responses (`engine::resp::queue`'s rings, then the coalesced slot) go through the TX
+//! pipeline to the MAC, a READ response's payload read from host memory (`host::stream`). The requester and
+//! the completer come next.
 //!
 //! The responder's context port is shared by the dispatch and the responder's transmit side, one holding it
 //! at a time, and neither while a command is between its lookup and its commit.
 //!
 //! The DMA read port is shared by tag (`DmaReadMux`): the command unit's mailbox reads are tag 0
-//! (`cmd::MAILBOX_TAG`), the dispatch's receive WQE reads tag 1. The DMA write port is shared: the command
+//! (`cmd::MAILBOX_TAG`), the dispatch's receive WQE reads tag 1, READ responses' payload tag 2. The DMA
+//! write port is shared: the command
 //! unit's beats go first, the dispatch's (payload, CQEs) when it has none.
 //!
 //! The read ports of the context tables (`qp_*`, `mr`, `cq`, `eq`, `gid`, `mac`) are the engines' ports to
@@ -24,6 +26,7 @@ use crate::engine::resp::queue::RespItems;
 use crate::engine::resp::tx::RespTx;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
+use crate::host::stream::DmaStream;
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
 use crate::rx::pipeline::Rx;
@@ -34,6 +37,9 @@ use crate::tx::pipeline::Tx;
 type RxW8 = Rx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>;
 /// Its TX pipeline: the 8-byte one.
 type TxW8 = Tx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>;
+/// The READ responses' payload reads: 8-byte beats, 1,024 of them queued, a path MTU's (4,096 bytes)
+/// kept free for a read.
+type StreamW8 = DmaStream<64, 8, 72, 10, 11, 512>;
 
 #[derive(LogicBlock)]
 pub struct Core {
@@ -81,7 +87,7 @@ pub struct Core {
     pub cnt_bad_icrc: Signal<Out, Bits<32>>,
     pub cnt_too_long: Signal<Out, Bits<32>>,
     pub rx_unhandled: Signal<Out, Bits<32>>,
-    /// QPs whose responder owed what is not built yet (READ responses, atomic ACKs, queued NAKs).
+    /// QPs whose responder owed what is not built yet (atomic ACKs).
     pub tx_unhandled: Signal<Out, Bits<32>>,
     /// The MAC's transmit beats.
     pub tx_data: Signal<Out, Bits<64>>,
@@ -118,6 +124,8 @@ pub struct Core {
     /// TX pipeline later, frames in the order of their decisions.
     pub trace_tx: Signal<Out, Bit>,
     pub trace_tx_qpn: Signal<Out, Bits<24>>,
+    /// With `trace_tx`: the decision sends nothing (a READ response whose payload could not be read).
+    pub trace_tx_nil: Signal<Out, Bit>,
     /// No QP's responder is known to owe a response, none is in hand.
     pub trace_tx_idle: Signal<Out, Bit>,
     pub qp_index: Signal<In, Bits<16>>,
@@ -143,6 +151,7 @@ pub struct Core {
     dispatch: RxDispatch,
     resp_tx: RespTx,
     items: RespItems,
+    stream: StreamW8,
     tx: TxW8,
 }
 
@@ -215,6 +224,7 @@ impl Core {
             irq: Signal::default(),
             trace_tx: Signal::default(),
             trace_tx_qpn: Signal::default(),
+            trace_tx_nil: Signal::default(),
             trace_tx_idle: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
@@ -231,7 +241,7 @@ impl Core {
             gid_valid: Signal::default(),
             mac: Signal::default(),
             mmio: Mmio::new(info),
-            rd_mux: DmaReadMux::new(2),
+            rd_mux: DmaReadMux::new(3),
             cmd: CmdUnit::default(),
             exec: CmdExec::new(profile),
             ingress: RxIngress::default(),
@@ -239,6 +249,7 @@ impl Core {
             dispatch: RxDispatch::new(profile),
             resp_tx: RespTx::new(profile),
             items: RespItems::new(profile),
+            stream: DmaStream::default(),
             tx: Tx::default(),
         }
     }
@@ -318,6 +329,7 @@ pub fn ports() -> Vec<Port> {
         p("irq", 1, Out),
         p("trace_tx", 1, Out),
         p("trace_tx_qpn", 24, Out),
+        p("trace_tx_nil", 1, Out),
         p("trace_tx_idle", 1, Out),
         p("qp_index", 16, In),
         p("qp_valid", 1, Out),
@@ -384,18 +396,23 @@ impl Logic for Core {
         self.cmd.reset.next = self.reset.val();
         self.cmd.start.next = self.mmio.cmd_start.val();
         self.cmd.mb_iova.next = self.mmio.cmd_mailbox.val();
-        // The DMA read port, by tag: the command unit (0), the dispatch's receive WQEs (1).
+        // The DMA read port, by tag: the command unit (0), the dispatch's receive WQEs (1), READ responses'
+        // payload (2).
         self.rd_mux.clock.next = self.clock.val();
         self.rd_mux.reset.next = self.reset.val();
         self.rd_mux.rq_valid.next = 0.into();
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(0, self.cmd.rd_valid.val());
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.dispatch.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.stream.rd_valid.val());
         self.rd_mux.rq_addr.next = bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.cmd.rd_addr.val())
-            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64);
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64)
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.stream.rd_addr.val()) << 128);
         self.rd_mux.rq_len.next = bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.cmd.rd_len.val())
-            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16);
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16)
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.stream.rd_len.val()) << 32);
         self.cmd.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
         self.dispatch.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
+        self.stream.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(2);
         self.dma_rd_valid.next = self.rd_mux.rd_valid.val();
         self.rd_mux.rd_ready.next = self.dma_rd_ready.val();
         self.dma_rd_addr.next = self.rd_mux.rd_addr.val();
@@ -415,6 +432,10 @@ impl Logic for Core {
         self.dispatch.cpl_data.next = self.rd_mux.cp_data.val();
         self.dispatch.cpl_err.next = self.rd_mux.cp_err.val();
         self.dispatch.cpl_last.next = self.rd_mux.cp_last.val();
+        self.stream.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(2);
+        self.stream.cpl_data.next = self.rd_mux.cp_data.val();
+        self.stream.cpl_err.next = self.rd_mux.cp_err.val();
+        self.stream.cpl_last.next = self.rd_mux.cp_last.val();
         self.dispatch.clear_cache.next = self.cmd.commit.val();
         // The DMA write port: the command unit's beats first, the dispatch's when it has none.
         self.cmd.wr_ready.next = self.dma_wr_ready.val();
@@ -579,21 +600,40 @@ impl Logic for Core {
         self.items.w_qpn.next = self.dispatch.resp_qpn.val();
         self.items.w_slot.next = self.dispatch.item_slot.val();
         self.items.w_item.next = self.dispatch.item.val();
+        if self.resp_tx.ctx_busy.val() {
+            self.items.we.next = self.resp_tx.item_we.val();
+            self.items.w_qpn.next = self.resp_tx.resp_qpn.val();
+            self.items.w_slot.next = self.resp_tx.item_w_slot.val();
+            self.items.w_item.next = self.resp_tx.item_w.val();
+        }
         self.items.r_qpn.next = self.resp_tx.qp_index.val();
         self.items.r_slot.next = self.resp_tx.item_slot.val();
         self.resp_tx.item.next = self.items.r_item.val();
         self.tx_unhandled.next = self.resp_tx.unhandled.val();
         self.trace_tx.next = self.resp_tx.decided.val();
         self.trace_tx_qpn.next = self.resp_tx.tx_qpn.val();
+        self.trace_tx_nil.next = self.resp_tx.nil.val();
         self.trace_tx_idle.next = self.resp_tx.idle.val();
         self.tx.clock.next = self.clock.val();
         self.tx.meta.next = self.resp_tx.meta.val();
         self.tx.meta_valid.next = self.resp_tx.meta_valid.val();
         self.resp_tx.meta_ready.next = self.tx.meta_ready.val();
-        self.tx.pay_data.next = 0.into();
-        self.tx.pay_keep.next = 0.into();
-        self.tx.pay_last.next = false;
-        self.tx.pay_valid.next = false;
+        // A READ response's payload: read once its decision is near (the dispatch's write beats out first),
+        // streamed into the TX pipeline behind its record.
+        self.stream.clock.next = self.clock.val();
+        self.stream.reset.next = self.reset.val();
+        self.stream.start.next = self.resp_tx.rd_start.val();
+        self.stream.addr.next = self.resp_tx.rd_addr.val();
+        self.stream.len.next = self.resp_tx.rd_len.val();
+        self.resp_tx.rd_can.next = self.stream.can_start.val();
+        self.resp_tx.wr_quiet.next = self.dispatch.idle.val();
+        self.resp_tx.rd_first.next = self.stream.first.val();
+        self.resp_tx.rd_err.next = self.stream.err.val();
+        self.tx.pay_data.next = self.stream.out_data.val();
+        self.tx.pay_keep.next = self.stream.out_keep.val();
+        self.tx.pay_last.next = self.stream.out_last.val();
+        self.tx.pay_valid.next = self.stream.out_valid.val();
+        self.stream.out_ready.next = self.tx.pay_ready.val();
         self.tx_data.next = self.tx.out_data.val();
         self.tx_keep.next = self.tx.out_keep.val();
         self.tx_last.next = self.tx.out_last.val();

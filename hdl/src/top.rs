@@ -27,6 +27,10 @@ pub enum Top {
     /// The responder's sequence-error and RNR NAK queuing on its own (`engine::resp::queue::RespQueue`),
     /// with `engine_profile`.
     RespQueue,
+    /// One READ response's step on its own (`engine::resp::read::ReadStep`), with `engine_profile`.
+    ReadStep,
+    /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
+    DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
     RxRoute,
     /// The MAC boundary (`rx::ingress`), at both widths.
@@ -70,7 +74,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 20] = [
+    pub const ALL: [Top; 22] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -81,6 +85,8 @@ impl Top {
         Top::RespAdvance,
         Top::RespQueue,
         Top::FlushPick,
+        Top::ReadStep,
+        Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
         Top::DmaPlace,
@@ -124,6 +130,7 @@ impl Top {
             | Top::RespAdvance
             | Top::RespQueue
             | Top::FlushPick
+            | Top::ReadStep
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -146,6 +153,8 @@ impl Top {
             Top::RespAdvance => "resp_advance".into(),
             Top::RespQueue => "resp_queue".into(),
             Top::FlushPick => "flush_pick".into(),
+            Top::ReadStep => "read_step".into(),
+            Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
             Top::DmaPlace => format!("dma_place_w{}", w.bytes()),
@@ -284,6 +293,52 @@ impl Top {
                     p("qp_live", 1, Dir::Out),
                 ]
             }
+            Top::ReadStep => {
+                use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
+                let item = crate::engine::resp::queue::ITEM_BITS;
+                vec![
+                    p("clock", 1, Dir::In),
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("resp", RESP_BITS, Dir::In),
+                    p("item", item, Dir::In),
+                    p("psn", 24, Dir::Out),
+                    p("opcode", 8, Dir::Out),
+                    p("has_aeth", 1, Dir::Out),
+                    p("aeth", 32, Dir::Out),
+                    p("va", 64, Dir::Out),
+                    p("len", 16, Dir::Out),
+                    p("last", 1, Dir::Out),
+                    p("item_next", item, Dir::Out),
+                    p("slot", 8, Dir::Out),
+                    p("resp_next", RESP_BITS, Dir::Out),
+                    p("resp_err", RESP_BITS, Dir::Out),
+                    p("nak", item, Dir::Out),
+                    p("nak_slot", 8, Dir::Out),
+                ]
+            }
+            Top::DmaStream => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("addr", 64, Dir::In),
+                p("len", 16, Dir::In),
+                p("can_start", 1, Dir::Out),
+                p("rd_valid", 1, Dir::Out),
+                p("rd_ready", 1, Dir::In),
+                p("rd_addr", 64, Dir::Out),
+                p("rd_len", 16, Dir::Out),
+                p("cpl_valid", 1, Dir::In),
+                p("cpl_data", 8 * k, Dir::In),
+                p("cpl_err", 1, Dir::In),
+                p("cpl_last", 1, Dir::In),
+                p("first", 1, Dir::Out),
+                p("err", 1, Dir::Out),
+                p("out_data", 8 * k, Dir::Out),
+                p("out_keep", k, Dir::Out),
+                p("out_last", 1, Dir::Out),
+                p("out_valid", 1, Dir::Out),
+                p("out_ready", 1, Dir::In),
+            ],
             Top::RxRoute => vec![
                 p("clock", 1, Dir::In),
                 p("meta", crate::rx::meta::BITS, Dir::In),
@@ -549,6 +604,17 @@ impl Top {
                 u.connect_all();
                 generate_verilog(&u)
             }
+            (Top::ReadStep, _) => {
+                let mut u = crate::engine::resp::read::ReadStep::new(Top::engine_profile());
+                u.clock.connect();
+                u.attr.connect();
+                u.resp.connect();
+                u.item.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::DmaStream, Width::W8) => stream_verilog::<64, 8, 72, 10, 11, 512>(),
+            (Top::DmaStream, Width::W64) => stream_verilog::<512, 64, 576, 7, 8, 64>(),
             (Top::RxRoute, _) => {
                 let mut u = crate::engine::recv::RxRoute::new(Top::engine_profile());
                 u.clock.connect();
@@ -689,6 +755,24 @@ fn ingress_verilog<const D: usize, const K: usize, const L: usize>() -> String {
     u.mac_fcs_bad.connect();
     u.out_ready.connect();
     u.clear.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+fn stream_verilog<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32>(
+) -> String {
+    let mut u = crate::host::stream::DmaStream::<D, K, N, A, AP1, M>::default();
+    u.clock.connect();
+    u.reset.connect();
+    u.start.connect();
+    u.addr.connect();
+    u.len.connect();
+    u.rd_ready.connect();
+    u.cpl_valid.connect();
+    u.cpl_data.connect();
+    u.cpl_err.connect();
+    u.cpl_last.connect();
+    u.out_ready.connect();
     u.connect_all();
     generate_verilog(&u)
 }

@@ -78,6 +78,7 @@ struct Ports {
     tx_ready: usize,
     trace_tx: usize,
     trace_tx_qpn: usize,
+    trace_tx_nil: usize,
     trace_tx_idle: usize,
 }
 
@@ -229,6 +230,7 @@ impl CoreSim {
             tx_ready: q("tx_ready"),
             trace_tx: q("trace_tx"),
             trace_tx_qpn: q("trace_tx_qpn"),
+            trace_tx_nil: q("trace_tx_nil"),
             trace_tx_idle: q("trace_tx_idle"),
         };
         let mut c = CoreSim {
@@ -424,7 +426,10 @@ impl CoreSim {
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
         let flushed = (self.sim.get(p.trace_flush) == 1).then(|| self.sim.get(p.trace_flush_qpn) as u32);
-        let sends = (self.sim.get(p.trace_tx) == 1).then(|| self.sim.get(p.trace_tx_qpn) as u32);
+        // A responder's decision, and whether it sends a frame (a READ response whose payload could not be
+        // read sends none).
+        let sends = (self.sim.get(p.trace_tx) == 1)
+            .then(|| (self.sim.get(p.trace_tx_qpn) as u32, self.sim.get(p.trace_tx_nil) == 0));
         if self.sim.get(p.trace_eqe) == 1 {
             self.eqes.push_back(self.sim.get(p.trace_eq_slot) as u32);
         }
@@ -476,10 +481,12 @@ impl CoreSim {
             }
             self.ingress_drops = drops;
         }
-        if let Some(qpn) = sends {
+        if let Some((qpn, frame)) = sends {
             self.responses += 1;
             let pick = TxPick::Qp { qpn, stream: Stream::Responder };
-            self.picks.push_back(pick);
+            if frame {
+                self.picks.push_back(pick);
+            }
             self.record(Decision::Tx(pick), Vec::new());
             self.check_due = true;
         }

@@ -5,7 +5,7 @@
 
 use model::nic::dcqcn::Rp;
 use model::nic::mr::{Mr, MrTable};
-use model::nic::qp::{Qp, RecvCtx, RespItem};
+use model::nic::qp::{Qp, RecvCtx, RespItem, RespState};
 use model::rng::Rng;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::mr_entry;
@@ -133,6 +133,38 @@ pub fn random_qp(rng: &mut Rng, p: &Profile) -> Qp {
     }
     r.ack = ack.then_some((Psn::new(0), aeth));
     q
+}
+
+/// A random response of any kind.
+pub fn random_item(rng: &mut Rng) -> RespItem {
+    let (psn, msn) = (Psn::new(rng.below(1 << 24) as u32), rng.below(1 << 24) as u32);
+    let aeth = AethRepr { syndrome: rng.below(256) as u8, msn };
+    match rng.below(4) {
+        0 => RespItem::Ack { psn, aeth },
+        1 => RespItem::AtomicAck { psn, aeth, orig: rng.next_u64() },
+        2 => RespItem::Read {
+            psn,
+            va: rng.next_u64(),
+            resid: rng.below(1 << 31) as u32,
+            at_base: rng.below(2) == 1,
+            msn,
+        },
+        _ => RespItem::FatalNak { psn, aeth },
+    }
+}
+
+/// A random response ring for `r` (its head anywhere, the ACK slot full or empty, any items queued) with
+/// room left for what a test queues: with the slot full, it and the new item both move in, and one place is
+/// left for a fatal NAK. The number of items queued.
+pub fn random_ring(rng: &mut Rng, r: &mut RespState, depth: usize) -> usize {
+    r.item_head = rng.below(256) as u8;
+    let full = rng.below(2) == 1;
+    r.ack = full
+        .then(|| (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 }));
+    let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
+    r.out = (0..queued).map(|_| random_item(rng)).collect();
+    assert!(r.room(1, depth - 1), "the generator leaves room");
+    queued
 }
 
 /// The longest payload a request frame here carries (the longest frame the RX path takes, with the

@@ -11,49 +11,17 @@
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
-use model::nic::qp::{Resource, ResourceKind, RespItem, RespState};
+use model::nic::qp::{Resource, ResourceKind};
 use model::nic::resp::{queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
-use sim::responder::{bytes_of, random_qp};
+use sim::responder::{bytes_of, random_qp, random_ring};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
-use wire::ext::{syndrome, AethRepr, RethRepr};
+use wire::ext::{syndrome, RethRepr};
 use wire::Psn;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0E5E_0A4B)
-}
-
-/// A random response of any kind.
-fn random_item(rng: &mut Rng) -> RespItem {
-    let (psn, msn) = (Psn::new(rng.below(1 << 24) as u32), rng.below(1 << 24) as u32);
-    let aeth = AethRepr { syndrome: rng.below(256) as u8, msn };
-    match rng.below(4) {
-        0 => RespItem::Ack { psn, aeth },
-        1 => RespItem::AtomicAck { psn, aeth, orig: rng.next_u64() },
-        2 => RespItem::Read {
-            psn,
-            va: rng.next_u64(),
-            resid: rng.below(1 << 31) as u32,
-            at_base: rng.below(2) == 1,
-            msn,
-        },
-        _ => RespItem::FatalNak { psn, aeth },
-    }
-}
-
-/// A random response ring for `r` (its head anywhere, the ACK slot full or empty, any items queued) with
-/// room left for what a test queues: with the slot full, it and the new item both move in, and one place is
-/// left for a fatal NAK. The number of items queued.
-fn random_ring(rng: &mut Rng, r: &mut RespState, depth: usize) -> usize {
-    r.item_head = rng.below(256) as u8;
-    let full = rng.below(2) == 1;
-    r.ack = full
-        .then(|| (Psn::new(rng.below(1 << 24) as u32), AethRepr { syndrome: 0x1F, msn: rng.below(1 << 24) as u32 }));
-    let queued = rng.below((depth - 2 - usize::from(full) + 1) as u64) as usize;
-    r.out = (0..queued).map(|_| random_item(rng)).collect();
-    assert!(r.room(1, depth - 1), "the generator leaves room");
-    queued
 }
 
 #[test]

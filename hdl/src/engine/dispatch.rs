@@ -48,7 +48,7 @@ use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
 use super::resp::duplicate::RespDuplicate;
 use super::resp::opcode_flags;
-use super::resp::queue::{RespQueue, ITEM_BITS};
+use super::resp::queue::{ReadArgs, RespQueue, ITEM_BITS};
 use super::resp::recv_wqe::RecvWqe;
 use super::resp::send::RespSend;
 use super::resp::wqe_cache::WqeCache;
@@ -75,6 +75,8 @@ pub mod action {
     pub const RECV: u8 = 6;
     /// A request in sequence the chain failed (Invalid Request, Remote Access): a fatal NAK queued.
     pub const FATAL_NAK: u8 = 7;
+    /// A READ request the chain passed: its responses queued, its resource kept.
+    pub const READ: u8 = 8;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -254,6 +256,7 @@ pub struct RxDispatch {
     advance: RespAdvance,
     duplicate: RespDuplicate,
     queue: RespQueue,
+    read_args: ReadArgs,
     act: Action,
     place: DmaPlace<64, 8>,
     recv_wqe: RecvWqe,
@@ -272,13 +275,14 @@ pub struct RxDispatch {
     pick_recv: Constant<Bits<2>>,
     pick_rq: Constant<Bits<2>>,
     completion: Constant<Bits<8>>,
-    write: Constant<Bits<3>>,
-    recv_act: Constant<Bits<3>>,
-    unbuilt: Constant<Bits<3>>,
-    dup_ack: Constant<Bits<3>>,
-    seq_nak: Constant<Bits<3>>,
-    rnr_nak: Constant<Bits<3>>,
-    fatal_nak: Constant<Bits<3>>,
+    write: Constant<Bits<4>>,
+    recv_act: Constant<Bits<4>>,
+    unbuilt: Constant<Bits<4>>,
+    dup_ack: Constant<Bits<4>>,
+    seq_nak: Constant<Bits<4>>,
+    rnr_nak: Constant<Bits<4>>,
+    fatal_nak: Constant<Bits<4>>,
+    read_act: Constant<Bits<4>>,
 }
 
 impl RxDispatch {
@@ -380,6 +384,7 @@ impl RxDispatch {
             advance: RespAdvance::new(profile),
             duplicate: RespDuplicate::new(profile),
             queue: RespQueue::new(profile),
+            read_args: ReadArgs::default(),
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
@@ -405,6 +410,7 @@ impl RxDispatch {
             seq_nak: Constant::new(u64::from(action::SEQ_NAK).into()),
             rnr_nak: Constant::new(u64::from(action::RNR_NAK).into()),
             fatal_nak: Constant::new(u64::from(action::FATAL_NAK).into()),
+            read_act: Constant::new(u64::from(action::READ).into()),
         }
     }
 }
@@ -463,12 +469,13 @@ impl Logic for RxDispatch {
         self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
         self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
-        // READ requests are not executed yet (`Action` leaves them unhandled).
-        self.queue.read.next = false;
-        self.queue.psn.next = 0.into();
-        self.queue.va.next = 0.into();
-        self.queue.len.next = 0.into();
-        self.queue.rkey.next = 0.into();
+        // A READ request executed: its PSN and RETH.
+        self.queue.read.next = self.act.action.val() == self.read_act.val();
+        self.read_args.meta.next = self.rec.q.val();
+        self.queue.psn.next = self.read_args.psn.val();
+        self.queue.va.next = self.read_args.va.val();
+        self.queue.len.next = self.read_args.len.val();
+        self.queue.rkey.next = self.read_args.rkey.val();
         // A SEND's failure is queued from the record it leaves (the receive given up); the chain's from the
         // record as it is.
         self.queue.fatal.next = self.recv.q.val() & self.send.fatal.val();
@@ -712,6 +719,7 @@ impl Logic for RxDispatch {
                 if (self.act.action.val() == self.seq_nak.val())
                     | (self.act.action.val() == self.rnr_nak.val())
                     | (self.act.action.val() == self.fatal_nak.val())
+                    | (self.act.action.val() == self.read_act.val())
                 {
                     self.resp_next.next = self.queue.resp_next.val();
                     self.resp_we.next = true;
@@ -734,7 +742,8 @@ impl Logic for RxDispatch {
                         self.state.d.next = DispatchState::Wqe;
                     }
                 } else if ((self.act.action.val() == self.seq_nak.val())
-                    | (self.act.action.val() == self.rnr_nak.val()))
+                    | (self.act.action.val() == self.rnr_nak.val())
+                    | (self.act.action.val() == self.read_act.val()))
                     & self.queue.second_valid.val()
                 {
                     self.state.d.next = DispatchState::QueueMore;
@@ -1004,7 +1013,7 @@ pub struct Action {
     pub ce: Signal<In, Bit>,
     pub verdict: Signal<In, Bits<4>>,
     pub room: Signal<In, Bit>,
-    pub action: Signal<Out, Bits<3>>,
+    pub action: Signal<Out, Bits<4>>,
     pub has_payload: Signal<Out, Bit>,
     /// A `FATAL_NAK`'s syndrome.
     pub syn: Signal<Out, Bits<8>>,
@@ -1029,7 +1038,7 @@ impl Logic for Action {
 /// The Verilog body of `Action`.
 pub fn action_verilog() -> Vec<String> {
     let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
-    v.extend(opcode_flags(&["k_send", "k_write", "op_immdt"]));
+    v.extend(opcode_flags(&["k_send", "k_write", "k_read", "op_immdt"]));
     v.push(format!("wire has_ieth = {};", meta::select("rec", "has_ieth")));
     v.push(format!(
         "wire pay = {} == 4'd{} && {} != 16'd0;",
@@ -1037,7 +1046,7 @@ pub fn action_verilog() -> Vec<String> {
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal) = (
+    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal, read) = (
         action::DROP,
         action::WRITE,
         action::UNHANDLED,
@@ -1046,6 +1055,7 @@ pub fn action_verilog() -> Vec<String> {
         action::RNR_NAK,
         action::RECV,
         action::FATAL_NAK,
+        action::READ,
     );
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
@@ -1055,25 +1065,25 @@ pub fn action_verilog() -> Vec<String> {
         syndrome::NAK_REMOTE_ACCESS,
         syndrome::NAK_INVALID_REQUEST
     ));
-    v.push(format!("    action = 3'd{unbuilt};"));
+    v.push(format!("    action = 4'd{unbuilt};"));
     v.push("    case (route)".into());
     for r in [route::OTHER_MAC, route::MALFORMED, route::BAD_PKEY, route::NO_QP, route::QP_STATE, route::OTHER_PEER] {
-        v.push(format!("    4'd{r}: action = 3'd{drop};"));
+        v.push(format!("    4'd{r}: action = 4'd{drop};"));
     }
-    v.push(format!("    4'd{}: if (!ce) action = 3'd{drop};", route::RESPONSE_QP_STATE));
+    v.push(format!("    4'd{}: if (!ce) action = 4'd{drop};", route::RESPONSE_QP_STATE));
     v.push(format!("    4'd{}: if (!ce) begin", route::REQUEST));
     v.push("        case (verdict)".into());
     for vd in [verdict::QP_STATE, verdict::SEQ_DROP, verdict::NO_ROOM] {
-        v.push(format!("        4'd{vd}: action = 3'd{drop};"));
+        v.push(format!("        4'd{vd}: action = 4'd{drop};"));
     }
-    v.push(format!("        4'd{}: action = room ? 3'd{nak} : 3'd{drop};", verdict::SEQ_NAK));
-    v.push(format!("        4'd{}: action = room ? 3'd{rnr} : 3'd{drop};", verdict::NAK_RNR));
-    v.push(format!("        4'd{}: if (k_send || k_write) action = 3'd{dup};", verdict::DUPLICATE));
+    v.push(format!("        4'd{}: action = room ? 4'd{nak} : 4'd{drop};", verdict::SEQ_NAK));
+    v.push(format!("        4'd{}: action = room ? 4'd{rnr} : 4'd{drop};", verdict::NAK_RNR));
+    v.push(format!("        4'd{}: if (k_send || k_write) action = 4'd{dup};", verdict::DUPLICATE));
     for vd in [verdict::NAK_INVALID_REQUEST, verdict::NAK_REMOTE_ACCESS] {
-        v.push(format!("        4'd{vd}: action = 3'd{fatal};"));
+        v.push(format!("        4'd{vd}: action = 4'd{fatal};"));
     }
     v.push(format!(
-        "        4'd{}: if (k_write && !op_immdt) action = 3'd{write}; else if (k_write || (k_send && !has_ieth)) action = 3'd{recv};",
+        "        4'd{}: if (k_write && !op_immdt) action = 4'd{write}; else if (k_write || (k_send && !has_ieth)) action = 4'd{recv}; else if (k_read) action = 4'd{read};",
         verdict::EXECUTE
     ));
     v.push("        default: ;".into());

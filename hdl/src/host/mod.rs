@@ -1,6 +1,6 @@
 //! The host side of the NIC: BAR0's register file (`mmio`), the DMA read port's mux (`dma`), payload
-//! placement in host memory (`place`), its scatter over a list of SGEs (`scatter`) and ring entries'
-//! writes (`entry`).
+//! placement in host memory (`place`), its scatter over a list of SGEs (`scatter`), ring entries'
+//! writes (`entry`) and contiguous reads streamed out as payload (`stream`).
 //! The DMA interfaces are the engines' ports, in the shape a PCIe or host-link bridge takes (tagged reads
 //! with completions, posted writes with strobes).
 
@@ -9,3 +9,4 @@ pub mod entry;
 pub mod mmio;
 pub mod place;
 pub mod scatter;
+pub mod stream;

@@ -635,6 +635,41 @@ pub fn queue_fatal_nak(qp: &mut Qp, syndrome: u8, psn: Psn) {
     qp.resp.queue(RespItem::FatalNak { psn, aeth: AethRepr { syndrome, msn: qp.resp.msn } });
 }
 
+/// One READ response: its PSN, the VA and length of its payload, its place in the READ's responses and the
+/// READ's MSN (in the AETH of all but a middle one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadResponse {
+    pub psn: Psn,
+    pub va: u64,
+    pub len: u32,
+    pub pos: Position,
+    pub msn: u32,
+}
+
+/// Takes the next response of the READ first in `qp`'s response queue at path MTU `pmtu`: the item moves on
+/// past it (PSN, VA, bytes left), or leaves the queue with the READ's last. None when no READ is first. The
+/// RTL's `ReadStep` does the same.
+pub fn take_read(qp: &mut Qp, pmtu: u32) -> Option<ReadResponse> {
+    let Some(RespItem::Read { psn, va, resid, at_base, msn }) = qp.resp.out.front_mut() else { return None };
+    let r = ReadResponse { psn: *psn, va: *va, len: (*resid).min(pmtu), pos: Position::of(*at_base, *resid <= pmtu), msn: *msn };
+    *psn = r.psn.add(1);
+    *va = r.va.wrapping_add(u64::from(r.len));
+    *resid -= r.len;
+    *at_base = false;
+    if matches!(r.pos, Position::Last | Position::Only) {
+        qp.resp.pop_item();
+    }
+    Some(r)
+}
+
+/// The payload of the READ response of PSN `psn` could not be read (the memory went away under the READ):
+/// everything owed is dropped and a remote access NAK for `psn` queued, fatal. The RTL's `ReadStep` gives
+/// the same record.
+pub fn read_failed(qp: &mut Qp, psn: Psn) {
+    qp.resp.out.clear();
+    queue_fatal_nak(qp, syndrome::NAK_REMOTE_ACCESS, psn);
+}
+
 /// Whether the responder of `qp` owes a response (pacer aside); a QP in ERR sends none.
 pub(super) fn sendable(qp: &Qp) -> bool {
     qp.resp.owes() && !qp.flushing
@@ -683,26 +718,13 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
             nic.enter_err(qpn);
             frame
         }
-        RespItem::Read { psn, va, resid, at_base, msn } => {
-            let done = resid <= pmtu;
-            let pos = Position::of(at_base, done);
-            let len = resid.min(pmtu);
+        RespItem::Read { .. } => {
+            let ReadResponse { psn, va, len, pos, msn } = take_read(qp, pmtu)?;
             let mut payload = vec![0u8; len as usize];
-            let ok = len == 0 || mem.dma_read(va, &mut payload).is_ok();
-            if let Some(RespItem::Read { psn: p, va: v, resid: r, at_base: b, .. }) = qp.resp.out.front_mut() {
-                *p = psn.add(1);
-                *v = va + u64::from(len);
-                *r = resid - len;
-                *b = false;
-            }
-            if done {
-                qp.resp.pop_item();
-            }
-            if !ok {
+            if len != 0 && mem.dma_read(va, &mut payload).is_err() {
                 // The MR went away under the READ: a remote access error ends the connection here.
-                qp.resp.out.clear();
-                qp.resp.ack = None;
-                nak_at(nic, qpn, Nak::RemoteAccess, psn);
+                read_failed(qp, psn);
+                nic.count(Counter::tx_naks_remote_access);
                 return None;
             }
             let opcode = match pos {

@@ -2,12 +2,13 @@
 //! bookkeeping for a SEND or WRITE packet it executes (`advance`) or has executed before (`duplicate`), the
 //! receive WQE a SEND or a WRITE with immediate lands in (`recv_wqe`; `wqe_cache` says when a message's later
 //! packets may use what it fetched) and what executing it does (`send`),
-//! its response queue (`queue`), and its transmit side (`tx`).
+//! its response queue (`queue`), and its transmit side (`tx`, with `read` for a READ's responses).
 
 pub mod advance;
 pub mod check;
 pub mod duplicate;
 pub mod queue;
+pub mod read;
 pub mod recv_wqe;
 pub mod send;
 pub mod tx;

@@ -7,11 +7,12 @@
 
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
 use crate::kit::*;
-use crate::record::{build, slice};
+use crate::record::{be_slice, build, slice};
+use crate::rx::meta;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::{item, qp_context};
 use wire::contract::verbs::MAX_MTU_ENUM;
-use wire::ext::syndrome;
+use wire::ext::{syndrome, RethRepr};
 
 /// Bits of a `resp_item` record on the ports (the widest profile's fit).
 pub const ITEM_BITS: usize = 160;
@@ -141,6 +142,41 @@ impl Logic for RespQueue {
     }
 }
 
+/// A READ request's PSN and its RETH's fields, from its RX record (`RespQueue`'s READ mode takes them).
+#[derive(LogicBlock, Default)]
+pub struct ReadArgs {
+    pub meta: Signal<In, Bits<{ meta::BITS }>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub va: Signal<Out, Bits<64>>,
+    pub len: Signal<Out, Bits<32>>,
+    pub rkey: Signal<Out, Bits<32>>,
+}
+
+impl Logic for ReadArgs {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+    }
+
+    fn connect(&mut self) {
+        self.psn.connect();
+        self.va.connect();
+        self.len.connect();
+        self.rkey.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let reth = |n: &str| be_slice("meta", meta::field("reth").0, RethRepr::FIELDS, RethRepr::LEN, n);
+        custom_module([
+            "always @(*) begin".to_string(),
+            format!("    psn = {};", meta::select("meta", "psn")),
+            format!("    va = {};", reth("va")),
+            format!("    len = {};", reth("dma_len")),
+            format!("    rkey = {};", reth("rkey")),
+            "end".into(),
+        ])
+    }
+}
+
 /// Verilog declaring `{name}` (`ITEM_BITS` wide): an ACK-kind `resp_item` (an ACK or a NAK; a fatal NAK
 /// when `kind`, a Verilog expression, says so) with PSN `psn`, syndrome `syn` and MSN `msn`.
 pub fn ack_item(p: &Profile, name: &str, kind: &str, psn: &str, syn: &str, msn: &str) -> Vec<String> {
@@ -157,6 +193,17 @@ pub fn ack_item(p: &Profile, name: &str, kind: &str, psn: &str, syn: &str, msn: 
     });
     v.push(format!("wire [{}:0] {name} = {{{}'d0, {rec}}};", ITEM_BITS - 1, ITEM_BITS - il.width() as usize));
     v
+}
+
+/// Verilog declaring `mtu_shift` (6 bits): log2 of the path MTU in bytes from `pmtu`, a QP's `qp_attr.pmtu`
+/// enum (256 bytes for one not set), as the model's `path_mtu` gives it.
+pub fn mtu_shift(pmtu: &str) -> Vec<String> {
+    vec![
+        format!("wire [2:0] pmtu_e = {pmtu};"),
+        format!(
+            "wire [5:0] mtu_shift = (pmtu_e >= 3'd2 && pmtu_e <= 3'd{MAX_MTU_ENUM}) ? 6'd7 + {{3'd0, pmtu_e}} : 6'd8;"
+        ),
+    ]
 }
 
 /// The Verilog body of `RespQueue` for profile `p`.
@@ -183,11 +230,8 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     // resource and where the resource ring's head and count go.
     let pmtu = slice(&c.attr, "attr", "pmtu");
     let rw = crate::record::width(sl, "resources");
+    v.extend(mtu_shift(&pmtu));
     v.extend([
-        format!("wire [2:0] pmtu_e = {pmtu};"),
-        format!(
-            "wire [5:0] mtu_shift = (pmtu_e >= 3'd2 && pmtu_e <= 3'd{MAX_MTU_ENUM}) ? 6'd7 + {{3'd0, pmtu_e}} : 6'd8;"
-        ),
         "wire [32:0] len_up = {1'b0, len} + ((33'd1 << mtu_shift) - 33'd1);".into(),
         "wire [32:0] pkts = len_up >> mtu_shift;".into(),
         // PSNs are 24 bits: the count past them wraps as the model's `Psn::add` does.

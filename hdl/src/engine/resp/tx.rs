@@ -1,20 +1,26 @@
 //! `RespTx`: the responder's transmit side, the model's `resp::sendable` and `resp::next_frame`, as far as
-//! the engines built so far go: the ACKs and NAKs of its response queue (`queue::RespItems`, oldest first)
-//! and then the coalesced ACK (`qp_resp`'s ACK slot). A fatal NAK empties the queue and the slot, and its
-//! QP enters ERR as it leaves (`err`, the model's `enter_err`). READ responses and atomic ACKs are not
-//! built yet: a QP whose queue starts with one is counted (`unhandled`) and let go.
+//! the engines built so far go: the ACKs, NAKs and READ responses of its response queue
+//! (`queue::RespItems`, oldest first) and then the coalesced ACK (`qp_resp`'s ACK slot). A fatal NAK empties
+//! the queue and the slot, and its QP enters ERR as it leaves (`err`, the model's `enter_err`). Atomic ACKs
+//! are not built yet: a QP whose queue starts with one is counted (`unhandled`) and let go.
 //!
-//! Which QPs owe a response is learnt from the dispatch's write-backs (`owed`, a queue holding each QP at
-//! most once). A QP taken from it has its `qp_attr` and `qp_resp` read through the responder's context
-//! port, then the oldest item of its queue; if it may send (an RC QP, not flushing, its source GID set, an
-//! ACK or NAK first in its queue, or an empty queue and the ACK slot full) the decision is taken in one
-//! cycle (`decided`, the trace's `Tx` of its responder stream): the item is taken off the ring or the slot
-//! emptied, the record written back, and the response's TX record goes to the TX pipeline. The port is held
+//! Which QPs owe a response is learnt from the write-backs of `qp_resp` (`owed`, a queue holding each QP at
+//! most once): the dispatch's, and its own when the QP still owes after the response it sent. A QP taken
+//! from it has its `qp_attr` and `qp_resp` read through the responder's context port, then the oldest item
+//! of its queue; if it may send (an RC QP, not flushing, its source GID set, an item or the ACK slot full)
+//! an ACK or NAK is decided in one cycle (`decided`, the trace's `Tx` of its responder stream): the item is
+//! taken off the ring or the slot emptied, the record written back, and the response's TX record goes to
+//! the TX pipeline. A READ response (`ReadStep`) first has its payload read (`DmaStream`, once the
+//! dispatch's write beats are out, so the read sees every WRITE decided before it) and is decided at the
+//! read's first completion beat: the item moved on (written back in its slot) or popped with the READ's
+//! last response, and the TX record, whose payload the stream gives the TX pipeline; a read that failed
+//! sends nothing (`nil`) and queues the remote access NAK the model's `read_failed` queues. The port is held
 //! from the read until the record is taken (the headers are read from it), so no frame or command sees the
 //! QP in between. A QP that may not send is let go; it is queued again by the next write-back that leaves
 //! it owing.
 
 use super::queue::{slot_bits, ITEM_BITS};
+use super::read::ReadStep;
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
 use crate::engine::headers::TxHeaders;
 use crate::kit::*;
@@ -31,9 +37,11 @@ pub enum RespTxState {
     Look,
     /// The contexts are in: the oldest item being read.
     Ctx,
-    /// The item is in: the decision.
+    /// The item is in: an ACK's decision, or a READ response's payload to fetch.
     Item,
-    /// The ACK's headers being built.
+    /// A READ response's payload being read: the decision at its first beat.
+    Fetch,
+    /// The response's headers being built.
     Hdr,
     /// Its record offered to the TX pipeline.
     Emit,
@@ -68,12 +76,27 @@ pub struct RespTx {
     /// The response rings' read port (`RespItems`).
     pub item_slot: Signal<Out, Bits<8>>,
     pub item: Signal<In, Bits<ITEM_BITS>>,
-    /// The TX record of the response, for the TX pipeline (no payload).
+    /// Its write port while this block holds the context port (the QP is `resp_qpn`).
+    pub item_we: Signal<Out, Bit>,
+    pub item_w_slot: Signal<Out, Bits<8>>,
+    pub item_w: Signal<Out, Bits<ITEM_BITS>>,
+    /// A READ response's payload read (`DmaStream`): started when it can start and the dispatch has no write
+    /// beat left (`wr_quiet`); its first completion beat and whether the read failed.
+    pub rd_start: Signal<Out, Bit>,
+    pub rd_addr: Signal<Out, Bits<64>>,
+    pub rd_len: Signal<Out, Bits<16>>,
+    pub rd_can: Signal<In, Bit>,
+    pub wr_quiet: Signal<In, Bit>,
+    pub rd_first: Signal<In, Bit>,
+    pub rd_err: Signal<In, Bit>,
+    /// The TX record of the response, for the TX pipeline (its payload comes from the `DmaStream`).
     pub meta: Signal<Out, Bits<{ meta::BITS }>>,
     pub meta_valid: Signal<Out, Bit>,
     pub meta_ready: Signal<In, Bit>,
-    /// The decision trace: QP `tx_qpn`'s responder sent this cycle.
+    /// The decision trace: QP `tx_qpn`'s responder sent this cycle; with `nil`, nothing (a READ response
+    /// whose payload could not be read).
     pub decided: Signal<Out, Bit>,
+    pub nil: Signal<Out, Bit>,
     pub tx_qpn: Signal<Out, Bits<24>>,
     /// The fatal NAK decided this cycle: QP `resp_qpn` enters ERR.
     pub err: Signal<Out, Bit>,
@@ -82,10 +105,16 @@ pub struct RespTx {
     state: DFF<RespTxState>,
     qpn: DFF<Bits<24>>,
     psn: DFF<Bits<24>>,
+    opcode: DFF<Bits<8>>,
     aeth: DFF<Bits<32>>,
+    has_aeth: DFF<Bit>,
+    plen: DFF<Bits<16>>,
+    /// The READ response's payload read is started.
+    started: DFF<Bit>,
     count: DFF<Bits<32>>,
     owed: Owed,
     slot: AckSlot,
+    read: ReadStep,
     headers: TxHeaders,
     ack: Constant<Bits<8>>,
 }
@@ -114,20 +143,36 @@ impl RespTx {
             resp_next: Signal::default(),
             item_slot: Signal::default(),
             item: Signal::default(),
+            item_we: Signal::default(),
+            item_w_slot: Signal::default(),
+            item_w: Signal::default(),
+            rd_start: Signal::default(),
+            rd_addr: Signal::default(),
+            rd_len: Signal::default(),
+            rd_can: Signal::default(),
+            wr_quiet: Signal::default(),
+            rd_first: Signal::default(),
+            rd_err: Signal::default(),
             meta: Signal::default(),
             meta_valid: Signal::default(),
             meta_ready: Signal::default(),
             decided: Signal::default(),
+            nil: Signal::default(),
             tx_qpn: Signal::default(),
             err: Signal::default(),
             unhandled: Signal::default(),
             state: DFF::default(),
             qpn: DFF::default(),
             psn: DFF::default(),
+            opcode: DFF::default(),
             aeth: DFF::default(),
+            has_aeth: DFF::default(),
+            plen: DFF::default(),
+            started: DFF::default(),
             count: DFF::default(),
             owed: Owed::new(profile),
             slot: AckSlot::new(profile),
+            read: ReadStep::new(profile),
             headers: TxHeaders::new(profile),
             ack: Constant::new(u64::from(Opcode::ACKNOWLEDGE.0).into()),
         }
@@ -137,7 +182,8 @@ impl RespTx {
 impl Logic for RespTx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, psn, aeth, count);
+        dff_setup!(self, clock, state, qpn, psn, opcode, aeth, has_aeth, plen, started, count);
+        // Which QPs owe: the dispatch's write-backs, or this block's own (the port is one holder's at a time).
         self.owed.clock.next = self.clock.val();
         self.owed.reset.next = self.reset.val();
         self.owed.wb_resp.next = self.wb_resp.val();
@@ -152,24 +198,37 @@ impl Logic for RespTx {
         self.slot.gid_valid.next = self.gid_valid.val();
         self.slot.hdr.next = self.headers.meta.val();
         self.slot.aeth_in.next = self.aeth.q.val();
+        self.slot.has_aeth_in.next = self.has_aeth.q.val();
+        self.slot.plen_in.next = self.plen.q.val();
+        self.read.clock.next = self.clock.val();
+        self.read.attr.next = self.attr.val();
+        self.read.resp.next = self.resp.val();
+        self.read.item.next = self.item.val();
         self.headers.clock.next = self.clock.val();
         self.headers.attr.next = self.attr.val();
         self.gid_index.next = self.headers.gid_index.val();
         self.headers.gid.next = self.gid.val();
         self.headers.gid_valid.next = self.gid_valid.val();
         self.headers.mac.next = self.mac.val();
-        self.headers.opcode.next = self.ack.val();
+        self.headers.opcode.next = self.opcode.q.val();
         self.headers.psn.next = self.psn.q.val();
         self.headers.ack_req.next = false;
         self.qp_index.next = self.qpn.q.val();
         self.resp_qpn.next = self.qpn.q.val();
         self.resp_next.next = self.slot.resp_next.val();
+        self.item_w_slot.next = self.read.slot.val();
+        self.item_w.next = self.read.item_next.val();
+        self.rd_addr.next = self.read.va.val();
+        self.rd_len.next = self.read.len.val();
         self.tx_qpn.next = self.qpn.q.val();
         self.meta.next = self.slot.meta.val();
         self.unhandled.next = self.count.q.val();
 
         self.resp_we.next = false;
+        self.item_we.next = false;
+        self.rd_start.next = false;
         self.decided.next = false;
+        self.nil.next = false;
         self.err.next = false;
         self.meta_valid.next = false;
         self.ctx_busy.next = true;
@@ -197,10 +256,52 @@ impl Logic for RespTx {
                     self.decided.next = true;
                     self.err.next = self.slot.fatal.val();
                     self.psn.d.next = self.slot.psn.val();
+                    self.opcode.d.next = self.ack.val();
                     self.aeth.d.next = self.slot.aeth.val();
+                    self.has_aeth.d.next = true;
+                    self.plen.d.next = 0.into();
+                    self.owed.push.next = true;
+                    self.owed.push_qpn.next = self.qpn.q.val();
+                    self.owed.wb_resp.next = self.slot.resp_next.val();
                     self.state.d.next = RespTxState::Hdr;
+                } else if self.slot.read.val() {
+                    // `ReadStep` shows the response from the next cycle.
+                    self.started.d.next = false;
+                    self.state.d.next = RespTxState::Fetch;
                 } else if self.slot.other.val() {
                     self.count.d.next = self.count.q.val() + 1;
+                }
+            }
+            RespTxState::Fetch => {
+                self.psn.d.next = self.read.psn.val();
+                self.opcode.d.next = self.read.opcode.val();
+                self.aeth.d.next = self.read.aeth.val();
+                self.has_aeth.d.next = self.read.has_aeth.val();
+                self.plen.d.next = self.read.len.val();
+                if !self.started.q.val() & (self.read.len.val() != 0) {
+                    // The payload read, once no write beat decided before it is left to go out.
+                    self.rd_start.next = self.rd_can.val() & self.wr_quiet.val();
+                    self.started.d.next = self.rd_can.val() & self.wr_quiet.val();
+                } else if (self.read.len.val() == 0) | self.rd_first.val() {
+                    // The decision: the READ response, or with a failed read nothing and the fatal NAK.
+                    self.resp_we.next = true;
+                    self.decided.next = true;
+                    self.owed.push.next = true;
+                    self.owed.push_qpn.next = self.qpn.q.val();
+                    if (self.read.len.val() != 0) & self.rd_err.val() {
+                        self.nil.next = true;
+                        self.resp_next.next = self.read.resp_err.val();
+                        self.owed.wb_resp.next = self.read.resp_err.val();
+                        self.item_we.next = true;
+                        self.item_w_slot.next = self.read.nak_slot.val();
+                        self.item_w.next = self.read.nak.val();
+                        self.state.d.next = RespTxState::Idle;
+                    } else {
+                        self.resp_next.next = self.read.resp_next.val();
+                        self.owed.wb_resp.next = self.read.resp_next.val();
+                        self.item_we.next = !self.read.last.val();
+                        self.state.d.next = RespTxState::Hdr;
+                    }
                 }
             }
             RespTxState::Hdr => {
@@ -299,11 +400,12 @@ pub fn owed_verilog(p: &Profile) -> Vec<String> {
     ]
 }
 
-/// The next response of the QP in hand: whether it sends now (`go`: an RC QP, not flushing, its source
-/// GID set, and an ACK or NAK first in its queue, or an empty queue and the ACK slot full) or owes what is
-/// not built yet (`other`: another kind of item first); the response's PSN and AETH, the `qp_resp` record
-/// after it (the item taken off the ring, or the slot emptied), the ring slot of the oldest item (`head`),
-/// and the response's TX record (the headers with the AETH held in `aeth_in`).
+/// The next response of the QP in hand: whether an ACK or NAK sends now (`go`: an RC QP, not flushing, its
+/// source GID set, and an ACK or NAK first in its queue, or an empty queue and the ACK slot full), a READ
+/// response (`read`: likewise, a READ first), or what is not built yet (`other`: an atomic ACK first); the
+/// ACK's PSN and AETH, the `qp_resp` record after it (the item taken off the ring, or the slot emptied), the
+/// ring slot of the oldest item (`head`), and the response's TX record (the headers with the AETH and the
+/// payload length held in `has_aeth_in`, `aeth_in` and `plen_in`).
 #[derive(LogicBlock)]
 pub struct AckSlot {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
@@ -313,9 +415,13 @@ pub struct AckSlot {
     pub gid_valid: Signal<In, Bit>,
     pub hdr: Signal<In, Bits<{ meta::BITS }>>,
     pub aeth_in: Signal<In, Bits<32>>,
+    pub has_aeth_in: Signal<In, Bit>,
+    pub plen_in: Signal<In, Bits<16>>,
     pub go: Signal<Out, Bit>,
     /// What goes is a fatal NAK.
     pub fatal: Signal<Out, Bit>,
+    /// A READ response goes next (`ReadStep`).
+    pub read: Signal<Out, Bit>,
     pub other: Signal<Out, Bit>,
     pub psn: Signal<Out, Bits<24>>,
     pub aeth: Signal<Out, Bits<32>>,
@@ -335,8 +441,11 @@ impl AckSlot {
             gid_valid: Signal::default(),
             hdr: Signal::default(),
             aeth_in: Signal::default(),
+            has_aeth_in: Signal::default(),
+            plen_in: Signal::default(),
             go: Signal::default(),
             fatal: Signal::default(),
+            read: Signal::default(),
             other: Signal::default(),
             psn: Signal::default(),
             aeth: Signal::default(),
@@ -356,6 +465,7 @@ impl Logic for AckSlot {
     fn connect(&mut self) {
         self.go.connect();
         self.fatal.connect();
+        self.read.connect();
         self.other.connect();
         self.psn.connect();
         self.aeth.connect();
@@ -392,6 +502,7 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
     let next = if pad == 0 { next } else { format!("{{{pad}'d0, {next}}}") };
     let (has, _) = meta::field("has_aeth");
     let (lsb, bits) = meta::field("aeth");
+    let (plsb, pbits) = meta::field("payload_len");
     let mut v = vec![
         format!("wire may = qp_valid && !{} && !{};", a("raw"), a("flushing")),
         format!("wire queued = {} != 0;", s("items")),
@@ -402,13 +513,15 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
             crate::record::width(il, "kind"),
             item::FATAL_NAK
         ),
+        format!("wire is_read = queued && {} == {}'d{};", i("kind"), crate::record::width(il, "kind"), item::READ),
     ];
     v.extend(next_decls);
     v.extend([
         "always @(*) begin".to_string(),
         format!("    go = may && gid_valid && (queued ? is_ack || is_fatal : {});", s("ack_valid")),
         "    fatal = is_fatal;".into(),
-        "    other = may && queued && !is_ack && !is_fatal;".into(),
+        "    read = may && gid_valid && is_read;".into(),
+        "    other = may && queued && !is_ack && !is_fatal && !is_read;".into(),
         format!("    psn = queued ? {} : {};", i("psn"), s("ack_psn")),
         format!(
             "    aeth = queued ? {{{}, {}}} : {{{}, {}}};",
@@ -420,8 +533,9 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
         format!("    resp_next = {next};"),
         format!("    head = {{{}'d0, {}[{}:0]}};", 8 - slot_bits(p), s("item_head"), slot_bits(p) - 1),
         "    meta = hdr;".into(),
-        format!("    meta[{has}] = 1'b1;"),
+        format!("    meta[{has}] = has_aeth_in;"),
         format!("    meta[{}:{lsb}] = aeth_in;", lsb + bits - 1),
+        format!("    meta[{}:{plsb}] = plen_in;", plsb + pbits - 1),
         "end".into(),
     ]);
     v
