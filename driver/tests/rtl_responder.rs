@@ -168,6 +168,125 @@ fn hosts_on(
     (w, a, core, b)
 }
 
+/// RDMA READs from a model requester answered by the core: READs of every size class (empty, one byte, one
+/// path MTU and either side of it, many packets) at any offset, on two QPs, each answered with READ
+/// responses (FIRST / MIDDLE / LAST / ONLY) whose payload the core reads from its host memory while the host
+/// stalls at random; a WRITE followed by a READ of what it wrote (the READ must see it); a READ of many
+/// packets followed by a WRITE over it (its later responses are read once the WRITE's bytes are out, as the
+/// model reads them); and a READ of an MR whose memory is not there, which sends nothing and a remote access
+/// NAK, its QP entering ERR. In lockstep, every response the model's; the requester's buffer the core's
+/// bytes after.
+#[test]
+fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let (w, a, core, b) = hosts(seed, 3, QpCap::default(), ConnectOpts::default());
+    let image: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
+    b.buf.write(0, &image).expect("the core's buffer written");
+    core.set_bubbles(seed, 0.3);
+    let (base, key) = (b.mr.addr, b.mr.rkey);
+    let read = |wr_id: u64, dst: usize, src: usize, len: usize| SendWr {
+        wr_id,
+        opcode: Some(SendOp::RdmaRead),
+        send_flags: send_flags::SIGNALED,
+        sg_list: if len == 0 { Vec::new() } else { vec![a.sge(dst as u64, len as u32)] },
+        remote_addr: base + src as u64,
+        rkey: key,
+        ..Default::default()
+    };
+    let write = |wr_id: u64, src: usize, dst: usize, len: usize| SendWr {
+        wr_id,
+        opcode: Some(SendOp::RdmaWrite),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(src as u64, len as u32)],
+        remote_addr: base + dst as u64,
+        rkey: key,
+        ..Default::default()
+    };
+    // The bytes each READ must bring (checked after), by destination.
+    let mut want: Vec<(usize, Vec<u8>)> = Vec::new();
+    let (mut reads, mut packets) = (0usize, 0usize);
+    for round in 0..2u64 {
+        // QP 0: every size class, each into its own 4 KiB-aligned place (the last two 8 KiB).
+        let sizes = [0, 1, 1023, 1024, 1025, 3000, 5000 + rng.below(3000) as usize, rng.below(2048) as usize];
+        for (i, &len) in sizes.iter().enumerate() {
+            let (dst, src) = (0x2000 * i, rng.below((BUF - len) as u64) as usize);
+            a.qps[0].post_send(&read(16 * round + i as u64, dst, src, len)).expect("posted");
+            want.push((dst, image[src..src + len].to_vec()));
+            packets += len.div_ceil(1024).max(1);
+            reads += 1;
+        }
+        let frames = run(&w);
+        let mut seen = [0usize; 4];
+        exchange(&w, &core, frames, seed, |f| {
+            let p = wire::parse(f).unwrap_or_else(|e| panic!("seed {seed:#x}: a frame from the core: {e:?}"));
+            let op = p.hdr.bth.opcode;
+            let at = [
+                Opcode::RDMA_READ_RESPONSE_FIRST,
+                Opcode::RDMA_READ_RESPONSE_MIDDLE,
+                Opcode::RDMA_READ_RESPONSE_LAST,
+                Opcode::RDMA_READ_RESPONSE_ONLY,
+            ]
+            .iter()
+            .position(|&o| o == op)
+            .unwrap_or_else(|| panic!("seed {seed:#x}: a READ response, not {op:?}"));
+            seen[at] += 1;
+        });
+        assert!(seen.iter().all(|&n| n > 0), "seed {seed:#x}: responses of every position: {seen:?}");
+        let done = a.cq.poll(16).expect("the requester's completions");
+        assert_eq!(done.len(), sizes.len(), "seed {seed:#x}: round {round}: every READ completed");
+        assert!(done.iter().all(|c| c.status == WcStatus::Success), "seed {seed:#x}: {done:?}");
+        for (dst, bytes) in want.drain(..) {
+            let got = a.buf.read(dst, bytes.len()).expect("the requester's buffer");
+            assert!(got == bytes, "seed {seed:#x}: round {round}: the READ into {dst:#x} brought the core's bytes");
+        }
+    }
+    // QP 1: a WRITE, then a READ of what it wrote; then a READ of many packets with a WRITE over it behind.
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7 + 3) as u8).collect();
+    a.buf.write(0x8000, &data).expect("the source written");
+    a.qps[1].post_send(&write(0x40, 0x8000, 0x100, 3000)).expect("posted");
+    a.qps[1].post_send(&read(0x41, 0xC000, 0x100, 3000)).expect("posted");
+    a.qps[1].post_send(&read(0x42, 0x1000, 0x4000, 6000)).expect("posted");
+    a.qps[1].post_send(&write(0x43, 0x8000, 0x4000 + 2048, 3000)).expect("posted");
+    let frames = run(&w);
+    exchange(&w, &core, frames, seed, |_| {});
+    let done = a.cq.poll(8).expect("the requester's completions");
+    let st: Vec<_> = done.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(
+        st,
+        [0x40, 0x41, 0x42, 0x43].map(|id| (id, WcStatus::Success)),
+        "seed {seed:#x}: the WRITEs and READs on QP 1"
+    );
+    assert_eq!(a.buf.read(0xC000, 3000).expect("read back"), data, "seed {seed:#x}: the READ saw the WRITE");
+    let got = a.buf.read(0x1000, 2048).expect("read back");
+    assert_eq!(got, image[0x4000..0x4000 + 2048], "seed {seed:#x}: the READ's bytes before the WRITE's");
+    // QP 2: a READ of an MR whose memory is not there: no response, a remote access NAK, the QP in ERR.
+    let far = b.pd.reg_mr(1 << 44, 0x10000, wire::contract::verbs::access::REMOTE_READ).expect("an MR");
+    let wr = SendWr { remote_addr: 1 << 44, rkey: far.rkey, ..read(0x50, 0, 0, 2500) };
+    a.qps[2].post_send(&wr).expect("posted");
+    let frames = run(&w);
+    let mut naks = Vec::new();
+    exchange(&w, &core, frames, seed, |f| {
+        let p = wire::parse(f).unwrap_or_else(|e| panic!("seed {seed:#x}: a frame from the core: {e:?}"));
+        naks.push((p.hdr.bth.opcode, p.hdr.ext.aeth.map(|a| a.syndrome)));
+    });
+    let nak = (Opcode::ACKNOWLEDGE, Some(wire::ext::syndrome::NAK_REMOTE_ACCESS));
+    assert_eq!(naks, [nak], "seed {seed:#x}: the READ's only answer, a remote access NAK");
+    let done = a.cq.poll(4).expect("the requester's completions");
+    let st: Vec<_> = done.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(st, [(0x50, WcStatus::RemAccessErr)], "seed {seed:#x}");
+    assert_eq!(b.qps[2].query().expect("QUERY_QP").qp_state, QpState::Err as u8, "seed {seed:#x}: QP 2 in ERR");
+    for q in 0..3 {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    }
+    let events = lockstep_clean(&core, &format!("seed {seed:#x}"));
+    eprintln!(
+        "RTL READ responder: {reads} READs of {packets} response packets on QP 0, a WRITE / READ pair each way \
+         on QP 1, a READ of missing memory on QP 2; {} responses, {events} decisions in lockstep",
+        core.responses()
+    );
+}
+
 /// The end of every test: nothing needed an engine not built yet, and the model followed the core with no
 /// mismatch through more decisions than the frames in and out and the flush steps (register accesses and
 /// commands are decisions too); the decisions followed.

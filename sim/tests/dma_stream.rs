@@ -4,7 +4,7 @@
 //! (the error flag on every beat, as a failed completion carries it); the consumer takes beats with random
 //! back-pressure, now and then none for a long stretch, so the queue fills and the block must stop taking
 //! reads. Every read must reach the host as started; its first completion beat must be shown with its error
-//! flag in that very cycle; every good read's bytes must come out whole and in order (lane 0 first, `keep`
+//! flag the cycle after it came; every good read's bytes must come out whole and in order (lane 0 first, `keep`
 //! covering exactly the bytes, `last` on the final beat); a failed read must leave nothing.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_stream`.
@@ -55,6 +55,8 @@ fn check_width(w: Width, longest: usize) {
     let mut got: Vec<u8> = Vec::new();
     let (mut reads, mut failed, mut full_waits, mut bytes) = (0u64, 0u64, 0u64, 0u64);
     let mut drought = 0u64;
+    // The first beat of the last cycle (whether the read failed), shown this cycle.
+    let mut shown: Option<bool> = None;
     for cycle in 0..300_000u64 {
         let ctx = |what: &str| format!("seed {seed} (FERRITE_SEED={seed}), width {k}, cycle {cycle}: {what}");
         // A new read when the block can take one.
@@ -117,23 +119,23 @@ fn check_width(w: Width, longest: usize) {
         } else if !go {
             assert!(offered.is_none(), "{}", ctx("a started read not offered"));
         }
-        match beat {
-            Some((is_first, bad, last)) => {
-                assert_eq!(sim.get(first) == 1, is_first, "{}", ctx("the first beat shown"));
-                if is_first {
-                    assert_eq!(sim.get(err) == 1, bad, "{}", ctx("the read's error with its first beat"));
-                    let r = host.as_ref().expect("a read in flight");
-                    if !bad {
-                        owed.push_back((0..r.len).map(|j| byte(r.addr + j as u64)).collect());
-                    }
-                }
-                if last {
-                    let r = host.take().expect("a read in flight");
-                    reads += 1;
-                    failed += u64::from(r.bad);
+        assert_eq!(sim.get(first) == 1, shown.is_some(), "{}", ctx("the first beat shown the cycle after"));
+        if let Some(bad) = shown.take() {
+            assert_eq!(sim.get(err) == 1, bad, "{}", ctx("the read's error with its first beat"));
+        }
+        if let Some((is_first, bad, last)) = beat {
+            if is_first {
+                shown = Some(bad);
+                let r = host.as_ref().expect("a read in flight");
+                if !bad {
+                    owed.push_back((0..r.len).map(|j| byte(r.addr + j as u64)).collect());
                 }
             }
-            None => assert_eq!(sim.get(first), 0, "{}", ctx("a first beat shown with none in")),
+            if last {
+                let r = host.take().expect("a read in flight");
+                reads += 1;
+                failed += u64::from(r.bad);
+            }
         }
         if sim.get(out_valid) == 1 && sim.get(out_ready) == 1 {
             let want = owed.front().unwrap_or_else(|| panic!("{}", ctx("a beat out that no good read owes")));

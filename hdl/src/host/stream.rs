@@ -2,8 +2,9 @@
 //! the last), for the TX pipeline: a READ response's payload now, a send WQE's gather later. A read is
 //! taken (`start`, while `can_start`) only with room in its queue (`BramQueue`, `2^A` beats of `K` bytes,
 //! from `M` up kept free: room for the longest read, `M` beats) for all of it, since completions cannot be
-//! held back. Its first completion beat is shown (`first`, with the read's error flag, `err`) for the
-//! engine that decides on it; a failed read's beats are dropped, so it leaves nothing in the queue.
+//! held back. Its first completion beat is shown the cycle after it came (`first`, with the read's error
+//! flag, `err`; registered, so no path runs from the DMA port to the engine that decides on it); a failed
+//! read's beats are dropped, so it leaves nothing in the queue.
 
 use crate::bram_queue::BramQueue;
 use crate::kit::*;
@@ -28,7 +29,7 @@ pub struct DmaStream<const D: usize, const K: usize, const N: usize, const A: us
     pub cpl_data: Signal<In, Bits<D>>,
     pub cpl_err: Signal<In, Bit>,
     pub cpl_last: Signal<In, Bit>,
-    /// The read's first completion beat is in this cycle, and whether the read failed.
+    /// The read's first completion beat came in the last cycle, and whether the read failed.
     pub first: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,
     /// The payload beats.
@@ -49,6 +50,8 @@ pub struct DmaStream<const D: usize, const K: usize, const N: usize, const A: us
     left: DFF<Bits<16>>,
     at: DFF<Bits<64>>,
     n: DFF<Bits<16>>,
+    first_q: DFF<Bit>,
+    err_q: DFF<Bit>,
     lanes: Constant<Bits<16>>,
     /// The beat in is kept.
     keep_beat: Signal<Local, Bit>,
@@ -93,6 +96,8 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
             left: DFF::default(),
             at: DFF::default(),
             n: DFF::default(),
+            first_q: DFF::default(),
+            err_q: DFF::default(),
             lanes: Constant::new((K as u64).into()),
             keep_beat: Signal::default(),
         }
@@ -104,7 +109,7 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pending, busy, seen, bad, left, at, n);
+        dff_setup!(self, clock, pending, busy, seen, bad, left, at, n, first_q, err_q);
         self.can_start.next = !self.pending.q.val() & !self.busy.q.val() & !self.queue.almost_full.val();
         if self.start.val() {
             self.pending.d.next = true;
@@ -121,8 +126,10 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
             self.seen.d.next = false;
         }
         // A completion beat: its lanes up to the bytes left, unless the read failed (its first beat says).
-        self.first.next = self.cpl_valid.val() & !self.seen.q.val();
-        self.err.next = self.cpl_err.val();
+        self.first_q.d.next = self.cpl_valid.val() & !self.seen.q.val();
+        self.err_q.d.next = self.cpl_err.val();
+        self.first.next = self.first_q.q.val();
+        self.err.next = self.err_q.q.val();
         self.mask.n.next = self.left.q.val();
         self.pack.data.next = self.cpl_data.val();
         self.pack.keep.next = self.mask.keep.val();
@@ -156,6 +163,7 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
         if self.reset.val() {
             self.pending.d.next = false;
             self.busy.d.next = false;
+            self.first_q.d.next = false;
         }
     }
 }

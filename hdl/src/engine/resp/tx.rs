@@ -11,8 +11,8 @@
 //! an ACK or NAK is decided in one cycle (`decided`, the trace's `Tx` of its responder stream): the item is
 //! taken off the ring or the slot emptied, the record written back, and the response's TX record goes to
 //! the TX pipeline. A READ response (`ReadStep`) first has its payload read (`DmaStream`, once the
-//! dispatch's write beats are out, so the read sees every WRITE decided before it) and is decided at the
-//! read's first completion beat: the item moved on (written back in its slot) or popped with the READ's
+//! dispatch's write beats are out, so the read sees every WRITE decided before it) and is decided the cycle
+//! after the read's first completion beat: the item moved on (written back in its slot) or popped with the READ's
 //! last response, and the TX record, whose payload the stream gives the TX pipeline; a read that failed
 //! sends nothing (`nil`) and queues the remote access NAK the model's `read_failed` queues. The port is held
 //! from the read until the record is taken (the headers are read from it), so no frame or command sees the
