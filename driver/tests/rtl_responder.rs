@@ -172,8 +172,8 @@ fn hosts_on(
 /// path MTU and either side of it, many packets) at any offset, on two QPs, each answered with READ
 /// responses (FIRST / MIDDLE / LAST / ONLY) whose payload the core reads from its host memory while the host
 /// stalls at random; a WRITE followed by a READ of what it wrote (the READ must see it); a READ of many
-/// packets followed by a WRITE over it (its later responses are read once the WRITE's bytes are out, as the
-/// model reads them); and a READ of an MR whose memory is not there, which sends nothing and a remote access
+/// packets, held back by the MAC, followed by a WRITE over its later part (a response is read once the
+/// WRITE's bytes decided before it are out, as the model reads it at its decision); and a READ of an MR whose memory is not there, which sends nothing and a remote access
 /// NAK, its QP entering ERR. In lockstep, every response the model's; the requester's buffer the core's
 /// bytes after.
 #[test]
@@ -241,13 +241,22 @@ fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
             assert!(got == bytes, "seed {seed:#x}: round {round}: the READ into {dst:#x} brought the core's bytes");
         }
     }
-    // QP 1: a WRITE, then a READ of what it wrote; then a READ of many packets with a WRITE over it behind.
-    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7 + 3) as u8).collect();
-    a.buf.write(0x8000, &data).expect("the source written");
-    a.qps[1].post_send(&write(0x40, 0x8000, 0x100, 3000)).expect("posted");
+    // QP 1: a WRITE, then a READ of what it wrote.
+    let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
+    a.buf.write(0xA000, &data).expect("the source written");
+    a.qps[1].post_send(&write(0x40, 0xA000, 0x100, 3000)).expect("posted");
     a.qps[1].post_send(&read(0x41, 0xC000, 0x100, 3000)).expect("posted");
-    a.qps[1].post_send(&read(0x42, 0x1000, 0x4000, 6000)).expect("posted");
-    a.qps[1].post_send(&write(0x43, 0x8000, 0x4000 + 2048, 3000)).expect("posted");
+    let frames = run(&w);
+    exchange(&w, &core, frames, seed, |_| {});
+    assert_eq!(a.buf.read(0xC000, 3000).expect("read back"), data[..3000], "seed {seed:#x}: the READ saw the WRITE");
+    let image = b.buf.read(0, BUF).expect("the core's buffer");
+    // Then, with the host stalling often, a READ of 24 KiB with a WRITE of 8 KiB over its first 8 KiB behind:
+    // the READ's responses (each read waiting for the last one's beats, which the host spaces) and the
+    // WRITE's packets (placed at the pace the host takes them) keep step, so responses meet the WRITE's
+    // packets being placed near their own bytes; which bytes each response carries is the model's to say.
+    a.qps[1].post_send(&read(0x42, 0, 0x8000, 0x6000)).expect("posted");
+    a.qps[1].post_send(&write(0x43, 0xA000, 0x8000, 0x2000)).expect("posted");
+    core.set_bubbles(seed, 0.6);
     let frames = run(&w);
     exchange(&w, &core, frames, seed, |_| {});
     let done = a.cq.poll(8).expect("the requester's completions");
@@ -257,9 +266,9 @@ fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
         [0x40, 0x41, 0x42, 0x43].map(|id| (id, WcStatus::Success)),
         "seed {seed:#x}: the WRITEs and READs on QP 1"
     );
-    assert_eq!(a.buf.read(0xC000, 3000).expect("read back"), data, "seed {seed:#x}: the READ saw the WRITE");
-    let got = a.buf.read(0x1000, 2048).expect("read back");
-    assert_eq!(got, image[0x4000..0x4000 + 2048], "seed {seed:#x}: the READ's bytes before the WRITE's");
+    let got = a.buf.read(0x2000, 0x4000).expect("read back");
+    assert_eq!(got, image[0xA000..0xE000], "seed {seed:#x}: the READ's bytes past the WRITE's");
+    core.set_bubbles(seed, 0.3);
     // QP 2: a READ of an MR whose memory is not there: no response, a remote access NAK, the QP in ERR.
     let far = b.pd.reg_mr(1 << 44, 0x10000, wire::contract::verbs::access::REMOTE_READ).expect("an MR");
     let wr = SendWr { remote_addr: 1 << 44, rkey: far.rkey, ..read(0x50, 0, 0, 2500) };

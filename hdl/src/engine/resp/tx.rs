@@ -80,8 +80,9 @@ pub struct RespTx {
     pub item_we: Signal<Out, Bit>,
     pub item_w_slot: Signal<Out, Bits<8>>,
     pub item_w: Signal<Out, Bits<ITEM_BITS>>,
-    /// A READ response's payload read (`DmaStream`): started when it can start and the dispatch has no write
-    /// beat left (`wr_quiet`); its first completion beat and whether the read failed.
+    /// A READ response's payload read (`DmaStream`): a QP is taken only when one can start (`rd_can`), and it
+    /// starts once the dispatch has no write beat left (`wr_quiet`); its first completion beat and whether the
+    /// read failed.
     pub rd_start: Signal<Out, Bit>,
     pub rd_addr: Signal<Out, Bits<64>>,
     pub rd_len: Signal<Out, Bits<16>>,
@@ -237,7 +238,9 @@ impl Logic for RespTx {
             RespTxState::Idle => {
                 self.ctx_busy.next = false;
                 self.idle.next = !self.owed.valid.val();
-                if self.owed.valid.val() & !self.hold.val() {
+                // A QP is taken only when a READ response's payload read could start: one waiting for room
+                // in the stream would hold the context port until the TX pipeline drains it.
+                if self.owed.valid.val() & !self.hold.val() & self.rd_can.val() {
                     self.owed.pop.next = true;
                     self.qpn.d.next = self.owed.head.val();
                     self.state.d.next = RespTxState::Look;
@@ -279,9 +282,10 @@ impl Logic for RespTx {
                 self.has_aeth.d.next = self.read.has_aeth.val();
                 self.plen.d.next = self.read.len.val();
                 if !self.started.q.val() & (self.read.len.val() != 0) {
-                    // The payload read, once no write beat decided before it is left to go out.
-                    self.rd_start.next = self.rd_can.val() & self.wr_quiet.val();
-                    self.started.d.next = self.rd_can.val() & self.wr_quiet.val();
+                    // The payload read (the stream could start it when the QP was taken, and nothing else
+                    // starts one), once no write beat decided before it is left to go out.
+                    self.rd_start.next = self.wr_quiet.val();
+                    self.started.d.next = self.wr_quiet.val();
                 } else if (self.read.len.val() == 0) | self.rd_first.val() {
                     // The decision: the READ response, or with a failed read nothing and the fatal NAK.
                     self.resp_we.next = true;
