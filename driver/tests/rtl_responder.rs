@@ -241,6 +241,19 @@ fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
             assert!(got == bytes, "seed {seed:#x}: round {round}: the READ into {dst:#x} brought the core's bytes");
         }
     }
+    // A READ behind a coalesced ACK: QP 0's READ request goes in first, and while its first response's
+    // payload streams in (no second read can start), QP 1's empty WRITE fills its ACK slot and its READ,
+    // decided next, moves that ACK into the ring ahead of it: both must go.
+    a.qps[0].post_send(&read(0x31, 0, 0, 0x2000)).expect("posted");
+    let mut frames = run(&w);
+    a.qps[1].post_send(&SendWr { sg_list: Vec::new(), ..write(0x3E, 0, 0x100, 0) }).expect("posted");
+    a.qps[1].post_send(&read(0x3F, 0x3000, 0x100, 100)).expect("posted");
+    frames.extend(run(&w));
+    exchange(&w, &core, frames, seed, |_| {});
+    let mut done: Vec<_> =
+        a.cq.poll(8).expect("the requester's completions").iter().map(|c| (c.wr_id, c.status)).collect();
+    done.sort_unstable_by_key(|c| c.0);
+    assert_eq!(done, [0x31, 0x3E, 0x3F].map(|id| (id, WcStatus::Success)), "seed {seed:#x}: the READ behind an ACK");
     // QP 1: a WRITE, then a READ of what it wrote.
     let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
     a.buf.write(0xA000, &data).expect("the source written");

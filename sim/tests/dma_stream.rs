@@ -86,8 +86,9 @@ fn check_width(w: Width, longest: usize) {
         let mut beat = None;
         if let Some(r) = host.as_mut().filter(|r| r.due <= cycle && !rng.chance(0.3)) {
             let i = r.sent;
-            let data: Vec<u8> =
-                (0..k).map(|j| if i * k + j < r.len { byte(r.addr + (i * k + j) as u64) } else { rng.next_u64() as u8 }).collect();
+            let data: Vec<u8> = (0..k)
+                .map(|j| if i * k + j < r.len { byte(r.addr + (i * k + j) as u64) } else { rng.next_u64() as u8 })
+                .collect();
             let last = (i + 1) * k >= r.len;
             sim.set_bytes(cpl_data, &data);
             sim.set(cpl_err, u64::from(r.bad));

@@ -651,7 +651,13 @@ pub struct ReadResponse {
 /// RTL's `ReadStep` does the same.
 pub fn take_read(qp: &mut Qp, pmtu: u32) -> Option<ReadResponse> {
     let Some(RespItem::Read { psn, va, resid, at_base, msn }) = qp.resp.out.front_mut() else { return None };
-    let r = ReadResponse { psn: *psn, va: *va, len: (*resid).min(pmtu), pos: Position::of(*at_base, *resid <= pmtu), msn: *msn };
+    let r = ReadResponse {
+        psn: *psn,
+        va: *va,
+        len: (*resid).min(pmtu),
+        pos: Position::of(*at_base, *resid <= pmtu),
+        msn: *msn,
+    };
     *psn = r.psn.add(1);
     *va = r.va.wrapping_add(u64::from(r.len));
     *resid -= r.len;
