@@ -32,7 +32,7 @@ struct Cli {
 pub enum Backend {
     /// The golden model.
     Model,
-    /// The Verilated RTL core (`perf write|send`: as the responder, a model NIC the requester).
+    /// The Verilated RTL core (`perf write|send|read`: as the responder, a model NIC the requester).
     Rtl,
 }
 

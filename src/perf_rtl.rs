@@ -1,7 +1,7 @@
-//! `ferrite perf write|send --backend rtl`: the Verilated NIC core as the responder, a model NIC as the
+//! `ferrite perf write|send|read --backend rtl`: the Verilated NIC core as the responder, a model NIC as the
 //! requester. The model's frames go into the core's MAC, the core places them in its host memory (a SEND's
-//! after fetching its receive WQE, then its CQE) and answers, and its ACKs go back to the model, turn by
-//! turn, until every message completed. Time is the core's: its clock cycles from each turn's first frame in
+//! after fetching its receive WQE, then its CQE) or reads a READ's bytes from it, and answers, and its ACKs
+//! and READ responses go back to the model, turn by turn, until every message completed. Time is the core's: its clock cycles from each turn's first frame in
 //! to its last answer out (the model's turnaround is not counted), at the board's 125 MHz. With lockstep
 //! (the default) the model follows every decision of the core and every output is compared.
 
@@ -56,10 +56,8 @@ pub struct RtlFigures {
 /// The run: the arguments checked, the model host and the RTL host connected, the messages run.
 pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     use crate::perf::Op;
-    if !matches!(args.op, Op::Write | Op::Send) {
-        return Err(
-            "the RTL core answers WRITE and SEND so far (its READ responder and atomic unit are not built)".into()
-        );
+    if !matches!(args.op, Op::Write | Op::Send | Op::Read) {
+        return Err("the RTL core answers WRITE, SEND and READ so far (its atomic unit is not built)".into());
     }
     if args.threads.is_some() {
         return Err("--threads is for the model backend".into());
@@ -101,7 +99,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         connect(&a, q, 100 + q as u32, &b, q, 200 + q as u32, &opts)?;
     }
     let expect = pattern(buf_len, args.faults.seed as u32);
-    a.buf.write(0, &expect)?;
+    let src = if args.op == Op::Read { &b } else { &a };
+    src.buf.write(0, &expect)?;
 
     let wall = std::time::Instant::now();
     let (mut posted, mut done) = (vec![0u32; args.qps as usize], vec![0u32; args.qps as usize]);

@@ -514,11 +514,12 @@ fn interop_with_the_kernels_vfio() {
     assert!(ok);
 }
 
-/// `perf --backend rtl`: the core answers WRITEs and SENDs (two QPs, multi-packet messages) with the data
-/// intact and lockstep clean, and its figures in the report; what it cannot run yet is refused with a reason.
+/// `perf --backend rtl`: the core answers WRITEs, SENDs and READs (two QPs, multi-packet messages) with the
+/// data intact and lockstep clean, and its figures in the report; what it cannot run yet is refused with a
+/// reason.
 #[test]
 fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
-    for op in ["write", "send"] {
+    for op in ["write", "send", "read"] {
         let args = ["perf", op, "--backend", "rtl", "--size", "3000", "--iters", "6", "--qps", "2", "--json"];
         let (ok, v, out) = ferrite_json(&args);
         assert!(ok, "{out}");
@@ -532,7 +533,7 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         // Each SEND's receive CQE is timed from its last packet in; WRITEs have none.
         assert_eq!(v["rx_to_cqe_cycles_max"].as_u64().is_some_and(|c| c > 0), op == "send", "{out}");
     }
-    for refused in [&["perf", "read", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
+    for refused in [&["perf", "atomic", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
     {
         let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(refused).output().expect("run ferrite");
         assert!(!out.status.success(), "{refused:?}");
