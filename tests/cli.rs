@@ -533,7 +533,8 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         // Each SEND's receive CQE is timed from its last packet in; WRITEs have none.
         assert_eq!(v["rx_to_cqe_cycles_max"].as_u64().is_some_and(|c| c > 0), op == "send", "{out}");
     }
-    for refused in [&["perf", "atomic", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
+    for refused in
+        [&["perf", "atomic", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
     {
         let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(refused).output().expect("run ferrite");
         assert!(!out.status.success(), "{refused:?}");

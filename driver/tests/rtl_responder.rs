@@ -845,9 +845,10 @@ fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err() {
 const SOAK_SCENARIOS: u64 = 12;
 
 /// A random soak of the responder: each scenario (from the seed and its number) connects 1 to 4 QPs of a
-/// 16-QP core (a 1,024-QP one for odd seeds) at a random PMTU, and in rounds posts WRITEs, WRITEs with immediate, SENDs and SENDs with immediate of 0 to
-/// 6,000 bytes (receives of one to three SGEs posted for those that need one), with faults drawn at random:
-/// a WRITE whose R_Key names no MR (a fatal NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
+/// 16-QP core (a 1,024-QP one for odd seeds) at a random PMTU, and in rounds posts WRITEs, WRITEs with
+/// immediate, SENDs, SENDs with immediate and READs of 0 to 6,000 bytes (receives of one to three SGEs posted
+/// for those that need one), with faults drawn at random: a WRITE or READ whose R_Key names no MR (a fatal
+/// NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
 /// QP pair moved to ERR between rounds (flushed), receives posted to a QP in ERR (flushed), host stalls. At
 /// the end every QP of the core is moved to ERR. Every work request posted on either side completes, each
 /// message completed with success landed whole, and the model follows the core throughout: 0 mismatches, the
@@ -855,7 +856,7 @@ const SOAK_SCENARIOS: u64 = 12;
 #[test]
 fn a_random_soak_of_requests_stays_in_lockstep() {
     let n: u64 = std::env::var("FERRITE_SOAK_SCENARIOS").ok().and_then(|s| s.parse().ok()).unwrap_or(SOAK_SCENARIOS);
-    let mut seen = [0usize; 3];
+    let mut seen = [0usize; 4];
     for k in 0..n {
         let s = soak_one(seed().wrapping_add(k));
         for (t, x) in seen.iter_mut().zip(s) {
@@ -863,10 +864,10 @@ fn a_random_soak_of_requests_stays_in_lockstep() {
         }
     }
     eprintln!(
-        "RTL soak: {n} scenarios; completions with a NAK's status {}, LocLenErr {}, WR_FLUSH_ERR {}",
-        seen[0], seen[1], seen[2]
+        "RTL soak: {n} scenarios; completions with a NAK's status {}, LocLenErr {}, WR_FLUSH_ERR {}; READs {}",
+        seen[0], seen[1], seen[2], seen[3]
     );
-    assert!(seen.iter().all(|&x| x > 0), "every fault showed: {seen:?}");
+    assert!(seen.iter().all(|&x| x > 0), "every fault showed, and READs completed: {seen:?}");
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -875,6 +876,7 @@ enum SoakOp {
     WriteImm,
     Send,
     SendImm,
+    Read,
 }
 
 /// One message of a soak round: its requester WR and its region in both buffers.
@@ -886,8 +888,8 @@ struct Posted {
 }
 
 /// Runs the scenario of `seed`; the completions it saw with a NAK's status (requester), LocLenErr and
-/// WR_FLUSH_ERR (core).
-fn soak_one(seed: u64) -> [usize; 3] {
+/// WR_FLUSH_ERR (core), and the READs that completed with success.
+fn soak_one(seed: u64) -> [usize; 4] {
     let mut rng = Rng::new(seed);
     let core_qps = if seed % 2 == 1 { 1024 } else { 16 };
     let nqps = 1 + rng.below(4) as usize;
@@ -897,7 +899,7 @@ fn soak_one(seed: u64) -> [usize; 3] {
     let ctx = format!("seed {seed:#x} (FERRITE_SEED={seed}), {core_qps}-QP core, {nqps} QPs, path_mtu {path_mtu}");
     let (mut sends, mut recvs, mut got_a, mut got_b) = (0usize, 0usize, 0usize, 0usize);
     let mut in_err = vec![false; nqps];
-    let mut wr_id = 0u64;
+    let (mut wr_id, mut reads) = (0u64, 0usize);
     let mut seen = [0usize; 3];
     let mut count = |a: &[Wc], b: &[Wc]| {
         seen[0] += a.iter().filter(|c| matches!(c.status, WcStatus::RemAccessErr | WcStatus::RemInvReqErr)).count();
@@ -914,7 +916,8 @@ fn soak_one(seed: u64) -> [usize; 3] {
                 break;
             }
             let qp = live[rng.below(live.len() as u64) as usize];
-            let op = [SoakOp::Write, SoakOp::WriteImm, SoakOp::Send, SoakOp::SendImm][rng.below(4) as usize];
+            let ops = [SoakOp::Write, SoakOp::WriteImm, SoakOp::Send, SoakOp::SendImm, SoakOp::Read];
+            let op = ops[rng.below(5) as usize];
             let len = match rng.below(4) {
                 0 => 0,
                 1 => 1 + rng.below(64) as usize,
@@ -922,7 +925,9 @@ fn soak_one(seed: u64) -> [usize; 3] {
             };
             wr_id += 1;
             let data: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
-            a.buf.write(off, &data).expect("the source written");
+            // A READ's source is the core's memory.
+            let src = if op == SoakOp::Read { &b } else { &a };
+            src.buf.write(off, &data).expect("the source written");
             if matches!(op, SoakOp::Send | SoakOp::SendImm | SoakOp::WriteImm) {
                 // The receive: its room over one to three SGEs laid end to end, now and then too short.
                 let room = if op != SoakOp::WriteImm && len > 0 && rng.chance(0.06) { len - 1 } else { len };
@@ -940,7 +945,7 @@ fn soak_one(seed: u64) -> [usize; 3] {
                 b.qps[qp].post_recv(&r).unwrap_or_else(|e| panic!("{ctx}: receive posted: {e:?}"));
                 recvs += 1;
             }
-            let bad_key = matches!(op, SoakOp::Write | SoakOp::WriteImm) && len > 0 && rng.chance(0.06);
+            let bad_key = matches!(op, SoakOp::Write | SoakOp::WriteImm | SoakOp::Read) && len > 0 && rng.chance(0.06);
             let wr = SendWr {
                 wr_id,
                 opcode: Some(match op {
@@ -948,6 +953,7 @@ fn soak_one(seed: u64) -> [usize; 3] {
                     SoakOp::WriteImm => SendOp::RdmaWriteWithImm,
                     SoakOp::Send => SendOp::Send,
                     SoakOp::SendImm => SendOp::SendWithImm,
+                    SoakOp::Read => SendOp::RdmaRead,
                 }),
                 send_flags: send_flags::SIGNALED,
                 sg_list: if len == 0 { Vec::new() } else { vec![a.sge(off as u64, len as u32)] },
@@ -972,11 +978,13 @@ fn soak_one(seed: u64) -> [usize; 3] {
         for p in &posted {
             let ok_a = done_a.iter().any(|c| c.wr_id == p.wr_id && c.status == WcStatus::Success);
             let ok_b = done_b.iter().any(|c| c.wr_id == 0x1_0000 + p.wr_id && c.status == WcStatus::Success);
-            let landed = if p.op == SoakOp::Write { ok_a } else { ok_b };
+            let landed = if matches!(p.op, SoakOp::Write | SoakOp::Read) { ok_a } else { ok_b };
+            reads += usize::from(p.op == SoakOp::Read && ok_a);
             if landed && p.len > 0 {
-                let want = a.buf.read(p.off, p.len).expect("the source");
-                let got = b.buf.read(p.off, p.len).expect("the core's buffer");
-                assert!(got == want, "{ctx}: round {round}: {:?} {} of {} B landed whole", p.op, p.wr_id, p.len);
+                // The same bytes at the message's place in both buffers (a READ's came from the core's).
+                let here = a.buf.read(p.off, p.len).expect("the requester's buffer");
+                let there = b.buf.read(p.off, p.len).expect("the core's buffer");
+                assert!(here == there, "{ctx}: round {round}: {:?} {} of {} B landed whole", p.op, p.wr_id, p.len);
             }
             if ok_b {
                 let c = done_b.iter().find(|c| c.wr_id == 0x1_0000 + p.wr_id).expect("found");
@@ -1013,6 +1021,6 @@ fn soak_one(seed: u64) -> [usize; 3] {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: {e}"));
     }
     let events = lockstep_clean(&core, &ctx);
-    eprintln!("{ctx}: {sends} sends, {recvs} receives, {events} decisions in lockstep");
-    seen
+    eprintln!("{ctx}: {sends} sends ({reads} READs done), {recvs} receives, {events} decisions in lockstep");
+    [seen[0], seen[1], seen[2], reads]
 }
