@@ -50,6 +50,15 @@ pub fn slice(l: &Layout, rec: &str, name: &str) -> String {
     format!("{rec}[{}:{lsb}]", lsb + w - 1)
 }
 
+/// `rec[lsb + n - 1:lsb]`, the low `n` bits of field `name` of packed record `rec` (a select of a select,
+/// `rec[hi:lo][n-1:0]`, is not Verilog, though some tools take it). Panics on a name the layout does not have
+/// or a field narrower than `n`.
+pub fn slice_low(l: &Layout, rec: &str, name: &str, n: usize) -> String {
+    let (lsb, w) = l.slice(name).unwrap_or_else(|| panic!("{} has no field {name}", l.name));
+    assert!(n >= 1 && n <= w as usize, "{}.{name} is {w} bits, not {n} or more", l.name);
+    format!("{rec}[{}:{lsb}]", lsb as usize + n - 1)
+}
+
 /// The width of field `name` of `l`.
 pub fn width(l: &Layout, name: &str) -> u32 {
     l.slice(name).unwrap_or_else(|| panic!("{} has no field {name}", l.name)).1
@@ -103,6 +112,7 @@ mod tests {
     fn packed_records_by_name() {
         let l = Layout::new("r", &[("a", 3), ("gone", 0), ("b", 5)]);
         assert_eq!(slice(&l, "x", "b"), "x[7:3]");
+        assert_eq!(slice_low(&l, "x", "b", 2), "x[4:3]");
         let (d, r) = build(&l, "old", "n", |n, _| (n == "a").then(|| "y".to_string()));
         assert_eq!((d, r.as_str()), (vec!["wire [2:0] n_a = y;".to_string()], "{old[7:3], n_a}"));
     }

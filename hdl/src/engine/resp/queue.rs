@@ -7,7 +7,7 @@
 
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
 use crate::kit::*;
-use crate::record::{be_slice, build, slice};
+use crate::record::{be_slice, build, slice, slice_low};
 use crate::rx::meta;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::{item, qp_context};
@@ -240,9 +240,10 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
         format!("wire [23:0] rd_msn = {} + 24'd1;", s("msn")),
         "wire [23:0] rd_epsn = psn + npkts;".into(),
         format!(
-            "wire [{0}:0] res_cap = {1} == 0 ? {rw}'d1 : {1}[{0}:0];",
+            "wire [{0}:0] res_cap = {1} == 0 ? {rw}'d1 : {2};",
             rw - 1,
-            slice(&c.attr, "attr", "max_dest_rd_atomic")
+            slice(&c.attr, "attr", "max_dest_rd_atomic"),
+            slice_low(&c.attr, "attr", "max_dest_rd_atomic", rw as usize)
         ),
         format!("wire res_full = {} >= res_cap;", s("resources")),
         format!("wire [{}:0] rd_resources = res_full ? res_cap : {} + {rw}'d1;", rw - 1, s("resources")),
