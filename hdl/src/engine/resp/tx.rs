@@ -535,7 +535,11 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
             s("ack_msn")
         ),
         format!("    resp_next = {next};"),
-        format!("    head = {{{}'d0, {}}};", 8 - slot_bits(p), crate::record::slice_low(sl, "resp", "item_head", slot_bits(p))),
+        format!(
+            "    head = {{{}'d0, {}}};",
+            8 - slot_bits(p),
+            crate::record::slice_low(sl, "resp", "item_head", slot_bits(p))
+        ),
         "    meta = hdr;".into(),
         format!("    meta[{has}] = has_aeth_in;"),
         format!("    meta[{}:{lsb}] = aeth_in;", lsb + bits - 1),
