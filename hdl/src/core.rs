@@ -56,6 +56,7 @@ pub struct Core {
     pub dma_rd_addr: Signal<Out, Bits<64>>,
     pub dma_rd_len: Signal<Out, Bits<16>>,
     pub dma_rd_tag: Signal<Out, Bits<8>>,
+    /// DMA completions: a failed read flags each of its beats, the first included (`host::dma`).
     pub dma_cpl_valid: Signal<In, Bit>,
     pub dma_cpl_data: Signal<In, Bits<64>>,
     pub dma_cpl_tag: Signal<In, Bits<8>>,

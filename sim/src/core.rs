@@ -148,7 +148,7 @@ pub struct CoreSim {
     leaving: Vec<u8>,
     /// Frames the core has sent, not yet taken (`take_sent`).
     sent: VecDeque<Vec<u8>>,
-    /// Frames the core decided to send (trace `Tx` decisions) so far.
+    /// Frames the core decided to send (trace `Tx` decisions that send one) so far.
     pub responses: u64,
     /// Flush steps the core has decided (trace `Flush` decisions) so far.
     pub flushes: u64,
@@ -482,9 +482,9 @@ impl CoreSim {
             self.ingress_drops = drops;
         }
         if let Some((qpn, frame)) = sends {
-            self.responses += 1;
             let pick = TxPick::Qp { qpn, stream: Stream::Responder };
             if frame {
+                self.responses += 1;
                 self.picks.push_back(pick);
             }
             self.record(Decision::Tx(pick), Vec::new());

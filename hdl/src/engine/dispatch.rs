@@ -75,7 +75,8 @@ pub mod action {
     pub const RECV: u8 = 6;
     /// A request in sequence the chain failed (Invalid Request, Remote Access): a fatal NAK queued.
     pub const FATAL_NAK: u8 = 7;
-    /// A READ request the chain passed: its responses queued, its resource kept.
+    /// A READ request the chain passed: its responses queued, its resource counted in the QP's ring (the
+    /// records themselves are kept once duplicate READs are built).
     pub const READ: u8 = 8;
 }
 
