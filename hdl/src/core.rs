@@ -22,7 +22,7 @@
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
 use crate::engine::dispatch::RxDispatch;
-use crate::engine::resp::queue::RespItems;
+use crate::engine::resp::queue::{Rings, ITEM_BITS};
 use crate::engine::resp::tx::RespTx;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
@@ -151,7 +151,7 @@ pub struct Core {
     rx: RxW8,
     dispatch: RxDispatch,
     resp_tx: RespTx,
-    items: RespItems,
+    items: Rings<ITEM_BITS>,
     stream: StreamW8,
     tx: TxW8,
 }
@@ -249,7 +249,7 @@ impl Core {
             rx: Rx::default(),
             dispatch: RxDispatch::new(profile),
             resp_tx: RespTx::new(profile),
-            items: RespItems::new(profile),
+            items: Rings::items(profile),
             stream: DmaStream::default(),
             tx: Tx::default(),
         }

@@ -29,6 +29,9 @@ pub enum Top {
     RespQueue,
     /// One READ response's step on its own (`engine::resp::read::ReadStep`), with `engine_profile`.
     ReadStep,
+    /// A duplicate READ matched against one resource on its own (`engine::resp::dup_read::DupRead`), with
+    /// `engine_profile`.
+    DupRead,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
     DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
@@ -74,7 +77,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 22] = [
+    pub const ALL: [Top; 23] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -86,6 +89,7 @@ impl Top {
         Top::RespQueue,
         Top::FlushPick,
         Top::ReadStep,
+        Top::DupRead,
         Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
@@ -131,6 +135,7 @@ impl Top {
             | Top::RespQueue
             | Top::FlushPick
             | Top::ReadStep
+            | Top::DupRead
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -154,6 +159,7 @@ impl Top {
             Top::RespQueue => "resp_queue".into(),
             Top::FlushPick => "flush_pick".into(),
             Top::ReadStep => "read_step".into(),
+            Top::DupRead => "dup_read".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -240,6 +246,7 @@ impl Top {
                     p("mr", MR_BITS, Dir::In),
                     p("verdict", 4, Dir::Out),
                     p("room", 1, Dir::Out),
+                    p("key_bad", 1, Dir::Out),
                 ]
             }
             Top::RespAdvance => vec![
@@ -263,6 +270,9 @@ impl Top {
                     p("va", 64, Dir::In),
                     p("len", 32, Dir::In),
                     p("rkey", 32, Dir::In),
+                    p("dup", 1, Dir::In),
+                    p("dup_base", 1, Dir::In),
+                    p("dup_msn", 24, Dir::In),
                     p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
                     p("first", item, Dir::Out),
                     p("first_slot", 8, Dir::Out),
@@ -316,6 +326,18 @@ impl Top {
                     p("nak_slot", 8, Dir::Out),
                 ]
             }
+            Top::DupRead => vec![
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("res", crate::engine::resp::queue::RES_BITS, Dir::In),
+                p("psn", 24, Dir::In),
+                p("va", 64, Dir::In),
+                p("len", 32, Dir::In),
+                p("rkey", 32, Dir::In),
+                p("covers", 1, Dir::Out),
+                p("part", 1, Dir::Out),
+                p("at_base", 1, Dir::Out),
+                p("msn", 24, Dir::Out),
+            ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
@@ -590,6 +612,9 @@ impl Top {
                 u.va.connect();
                 u.len.connect();
                 u.rkey.connect();
+                u.dup.connect();
+                u.dup_base.connect();
+                u.dup_msn.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }
@@ -610,6 +635,17 @@ impl Top {
                 u.attr.connect();
                 u.resp.connect();
                 u.item.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::DupRead, _) => {
+                let mut u = crate::engine::resp::dup_read::DupRead::new(Top::engine_profile());
+                u.attr.connect();
+                u.res.connect();
+                u.psn.connect();
+                u.va.connect();
+                u.len.connect();
+                u.rkey.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Sim {
     model: UniquePtr<ffi::bridge::Model>,
     ports: Vec<Port>,
-    clock: usize,
+    /// The clock port; none for a combinational top (`eval` only).
+    clock: Option<usize>,
     /// Half clock periods since the start.
     time: u64,
     pub name: String,
@@ -50,7 +51,7 @@ impl Sim {
             eprintln!("waves: {}", path.display());
         }
         let ports = top.ports(w);
-        let clock = ports.iter().position(|p| p.name == "clock").expect("every top has a clock");
+        let clock = ports.iter().position(|p| p.name == "clock");
         let mut s = Sim { model, ports, clock, time: 0, name };
         s.model.pin_mut().eval();
         s
@@ -106,13 +107,15 @@ impl Sim {
         self.model.pin_mut().eval();
     }
 
-    /// One clock cycle: inputs set before the call are sampled at the rising edge.
+    /// One clock cycle: inputs set before the call are sampled at the rising edge. Panics on a top with no
+    /// clock (a testbench bug: a combinational top is `eval`ed).
     pub fn tick(&mut self) {
-        self.set(self.clock, 0);
+        let clock = self.clock.unwrap_or_else(|| panic!("{} has no clock", self.name));
+        self.set(clock, 0);
         self.model.pin_mut().eval();
         self.model.pin_mut().trace_dump(self.time);
         self.time += 1;
-        self.set(self.clock, 1);
+        self.set(clock, 1);
         self.model.pin_mut().eval();
         self.model.pin_mut().trace_dump(self.time);
         self.time += 1;

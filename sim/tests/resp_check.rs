@@ -1,7 +1,8 @@
 //! The responder's check chain in RTL (`hdl::engine::resp::check`) against the model's `resp::check`: random
 //! QP contexts (packed by the model's `context::pack`), random MR tables and random request packets near
 //! each QP's ePSN, the RTL given the same records (the packet's RX record from `frames::meta_of`, the QP's
-//! `qp_attr` and `qp_resp`, the MR entry its `key_index` names) and compared verdict for verdict.
+//! `qp_attr` and `qp_resp`, the MR entry its `key_index` names) and compared verdict for verdict, and a
+//! READ's key check alone (`key_bad`) with the model's MR check.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test resp_check`.
 
@@ -9,6 +10,7 @@ use hdl::engine::resp::check::verdict;
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::{pack, Packed};
+use model::nic::mr::REMOTE_READ;
 use model::nic::resp::{check, Check, Nak, Verdict};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp, random_request, Mrs};
@@ -49,6 +51,8 @@ fn the_check_chain_matches_the_model() {
     let port = |s: &Sim, n: &str| s.port(n);
     let (p_meta, p_attr, p_resp, p_mr) = (port(&rtl, "meta"), port(&rtl, "attr"), port(&rtl, "resp"), port(&rtl, "mr"));
     let (p_key, p_verdict, p_room) = (port(&rtl, "key_index"), port(&rtl, "verdict"), port(&rtl, "room"));
+    let p_key_bad = port(&rtl, "key_bad");
+    let mut key_seen = [0u64; 2];
     let mut rng = Rng::new(seed);
     let mut seen = Seen::default();
     let mut room_seen = [0u64; 2];
@@ -84,11 +88,27 @@ fn the_check_chain_matches_the_model() {
                 pkt.hdr.ext.atomic_eth,
                 q
             );
+            // A READ's key check alone (a duplicate READ is checked again by it).
+            if let (wire::OpKind::ReadRequest, Some(reth)) = (info.kind, pkt.hdr.ext.reth) {
+                let len = u64::from(reth.dma_len);
+                let bad = len > 0 && mrs.table.check(reth.rkey, q.pdn, reth.va, len, REMOTE_READ).is_err();
+                assert_eq!(
+                    rtl.get(p_key_bad) == 1,
+                    bad,
+                    "seed {seed} (FERRITE_SEED={seed}), QP {n}, packet {k}: key check of {reth:?}"
+                );
+                key_seen[usize::from(bad)] += 1;
+            }
             *seen.0.entry(got.0).or_default() += 1;
             room_seen[usize::from(got.1)] += 1;
         }
     }
-    eprintln!("resp_check: {} packets, verdicts by code {:?}, room {room_seen:?}", QPS * PACKETS, seen.0);
+    eprintln!(
+        "resp_check: {} packets, verdicts by code {:?}, room {room_seen:?}, READ keys (good, bad) {key_seen:?}",
+        QPS * PACKETS,
+        seen.0
+    );
+    assert!(key_seen.iter().all(|&n| n > 100), "READ keys {key_seen:?}");
     for v in 0..=verdict::EXECUTE {
         assert!(seen.0.get(&v).is_some_and(|&n| n >= 20), "verdict {v} reached {:?} times", seen.0.get(&v));
     }

@@ -4,14 +4,15 @@
 //! full or empty), and the QP's next `qp_resp` record and the ring entries to write compared bit for bit
 //! with the model's packed ones. Its READ mode likewise against `queue_read`, with random resource rings
 //! (any head, up to `max_dest_rd_atomic` kept) and READs of any length at any path MTU, the resource record
-//! and its slot compared too.
+//! and its slot compared too; and its duplicate READ mode against the model's queuing of a regenerated READ
+//! item (or, when the key fails now, `queue_fatal_nak`).
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test resp_queue`.
 
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
-use model::nic::qp::{Resource, ResourceKind};
+use model::nic::qp::{Resource, ResourceKind, RespItem};
 use model::nic::resp::{queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp, random_ring};
@@ -174,4 +175,70 @@ fn a_read_queues_as_the_model_queues_it() {
         "resp_queue READs: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {multi} of many packets"
     );
     assert!(moved > 5000 && dropped > 3000 && multi > 5000, "too few of a kind");
+}
+
+#[test]
+fn a_duplicate_read_queues_again_as_the_model_queues_it() {
+    let seed = seed() ^ 0xD0B;
+    let p = Top::engine_profile();
+    let c = qp_context(&p);
+    let depth = p.resp_queue as usize;
+    let mut rtl = Sim::new(Top::RespQueue, Width::W8);
+    let q = |n| rtl.port(n);
+    let (p_attr, p_resp, p_read, p_dup, p_base, p_msn) =
+        (q("attr"), q("resp"), q("read"), q("dup"), q("dup_base"), q("dup_msn"));
+    let (p_fatal, p_syn, p_psn, p_va, p_len) = (q("fatal"), q("fatal_syn"), q("psn"), q("va"), q("len"));
+    let (p_next, p_first, p_two, p_second) = (q("resp_next"), q("first"), q("second_valid"), q("second"));
+    let (resp_bytes, item_bytes) = (c.resp.width().div_ceil(8) as usize, c.resp_item.width().div_ceil(8) as usize);
+    let mut rng = Rng::new(seed);
+    let (mut moved, mut naks, mut based) = (0u32, 0u32, 0u32);
+    rtl.set(p_read, 1);
+    rtl.set(p_dup, 1);
+    rtl.set(p_syn, u64::from(syndrome::NAK_REMOTE_ACCESS));
+    for n in 0..20_000 {
+        let mut qp = random_qp(&mut rng, &p);
+        qp.attrs.pmtu = [0, 256, 512, 1024, 2048, 4096][rng.below(6) as usize];
+        let r = &mut qp.resp;
+        r.nak_sent = rng.chance(0.5);
+        let queued = random_ring(&mut rng, r, depth);
+        let (psn, va, resid) = (Psn::new(rng.below(1 << 24) as u32), rng.next_u64(), rng.below(1 << 31) as u32);
+        let (at_base, msn) = (rng.chance(0.5), rng.below(1 << 24) as u32);
+        // The key fails now: the fatal NAK instead.
+        let fails = rng.chance(0.25);
+        let before = pack(&qp, &c, 0).expect("the QP packs");
+        rtl.set_bytes(p_attr, &bytes_of(&before.attr));
+        rtl.set_bytes(p_resp, &bytes_of(&before.resp));
+        rtl.set(p_fatal, u64::from(fails));
+        rtl.set(p_psn, u64::from(psn.value()));
+        rtl.set(p_va, va);
+        rtl.set(p_len, u64::from(resid));
+        rtl.set(p_base, u64::from(at_base));
+        rtl.set(p_msn, u64::from(msn));
+        rtl.tick();
+        let old = qp.resp.clone();
+        if fails {
+            let epsn = qp.resp.epsn;
+            queue_fatal_nak(&mut qp, syndrome::NAK_REMOTE_ACCESS, epsn);
+            naks += 1;
+        } else {
+            qp.resp.queue(RespItem::Read { psn, va, resid, at_base, msn });
+            based += u32::from(at_base);
+        }
+        let after = pack(&qp, &c, 0).expect("the QP packs");
+        let ctx = format!(
+            "seed {seed} (FERRITE_SEED={}), case {n}, key fails {fails}: before {old:?}, model after {:?}",
+            seed ^ 0xD0B,
+            qp.resp
+        );
+        assert_eq!(&rtl.get_bytes(p_next)[..resp_bytes], &bytes_of(&after.resp)[..], "qp_resp: {ctx}");
+        let new = &after.items[queued..];
+        assert_eq!(rtl.get(p_two) == 1, new.len() == 2, "second entry: {ctx}");
+        let last = if new.len() == 2 { rtl.get_bytes(p_second) } else { rtl.get_bytes(p_first) };
+        assert_eq!(&last[..item_bytes], &bytes_of(&new[new.len() - 1])[..], "the queued item: {ctx}");
+        moved += u32::from(new.len() == 2);
+    }
+    rtl.set(p_read, 0);
+    rtl.set(p_dup, 0);
+    eprintln!("resp_queue duplicate READs: {moved} behind a moved ACK, {naks} NAKed, {based} from the first response");
+    assert!(moved > 4000 && naks > 3000 && based > 4000, "too few of a kind");
 }

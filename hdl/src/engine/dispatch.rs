@@ -18,9 +18,14 @@
 //! QP-state drop, a sequence or queue-full drop) is dropped, its payload drained; a request in sequence the
 //! check chain fails (Invalid Request: a bad opcode sequence or length, a SEND with invalidate; Remote
 //! Access: an R_Key, bounds or access failure) and a SEND whose WQE fails its checks or is too short have a
-//! fatal NAK queued (`RespQueue`), the SEND's receive completed in error. Everything else (READ, atomics,
-//! duplicate READs and atomics, CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too
-//! and counted in `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
+//! fatal NAK queued (`RespQueue`), the SEND's receive completed in error. A READ request the chain passed
+//! has its responses queued (`RespQueue`'s READ mode; `RespTx` sends them) and its resource kept in the QP's
+//! ring (`Rings::resources`). A READ executed before has the QP's resources scanned newest first
+//! (`ResScan`, one every two cycles), the first whose PSNs cover it matched (`DupRead`): asked within it,
+//! its responses are queued again (from its first PSN, at the READ's MSN) when there is room, or a remote
+//! access NAK when its key fails now; otherwise it is ignored. Everything else (atomics, duplicate atomics,
+//! CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`,
+//! so that a run which needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
 //! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
 //!
@@ -46,9 +51,10 @@ use super::flush::{what, EnterErr, FlushPick};
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
 use super::resp::check::{verdict, RespCheck};
+use super::resp::dup_read::{DupRead, ResScan};
 use super::resp::duplicate::RespDuplicate;
 use super::resp::opcode_flags;
-use super::resp::queue::{ReadArgs, RespQueue, ITEM_BITS};
+use super::resp::queue::{ReadArgs, RespQueue, Rings, ITEM_BITS, RES_BITS};
 use super::resp::recv_wqe::RecvWqe;
 use super::resp::send::RespSend;
 use super::resp::wqe_cache::WqeCache;
@@ -75,9 +81,10 @@ pub mod action {
     pub const RECV: u8 = 6;
     /// A request in sequence the chain failed (Invalid Request, Remote Access): a fatal NAK queued.
     pub const FATAL_NAK: u8 = 7;
-    /// A READ request the chain passed: its responses queued, its resource counted in the QP's ring (the
-    /// records themselves are kept once duplicate READs are built).
+    /// A READ request the chain passed: its responses queued, its resource kept in the QP's ring.
     pub const READ: u8 = 8;
+    /// A READ request executed before: the QP's resources scanned for it, its responses queued again.
+    pub const DUP_READ: u8 = 9;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -113,6 +120,13 @@ pub enum DispatchState {
     EqeEnd,
     /// A failed SEND's fatal NAK being queued and the QP's record written back.
     Nak,
+    /// A duplicate READ: the resource the scan is at being read (none left: ignored, decided).
+    DupLook,
+    /// Its resource in: the READ that covers the request's PSN, or on to the next.
+    DupMatch,
+    /// The READ found: the decision (its responses queued again, a fatal NAK for a key that fails now, or
+    /// nothing).
+    DupExec,
     /// A flush step: the scanned QP's contexts being read.
     FlushLook,
     /// Its contexts in: whether it has a WQE to flush (`FlushPick`).
@@ -161,7 +175,7 @@ pub struct RxDispatch {
     pub resp_we: Signal<Out, Bit>,
     pub resp_qpn: Signal<Out, Bits<24>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
-    /// The response rings' write port (`RespItems`; the QP is `resp_qpn`).
+    /// The response rings' write port (`Rings::items`; the QP is `resp_qpn`).
     pub item_we: Signal<Out, Bit>,
     pub item_slot: Signal<Out, Bits<8>>,
     pub item: Signal<Out, Bits<ITEM_BITS>>,
@@ -251,6 +265,8 @@ pub struct RxDispatch {
     ev_cq_err: DFF<Bit>,
     ev_qp_fatal: DFF<Bit>,
     post_fatal: DFF<Bit>,
+    /// A duplicate READ's scan: resources back from the newest.
+    dup_i: DFF<Bits<8>>,
 
     rx_route: RxRoute,
     check: RespCheck,
@@ -258,6 +274,9 @@ pub struct RxDispatch {
     duplicate: RespDuplicate,
     queue: RespQueue,
     read_args: ReadArgs,
+    resources: Rings<RES_BITS>,
+    res_scan: ResScan,
+    dup_read: DupRead,
     act: Action,
     place: DmaPlace<64, 8>,
     recv_wqe: RecvWqe,
@@ -284,6 +303,8 @@ pub struct RxDispatch {
     rnr_nak: Constant<Bits<4>>,
     fatal_nak: Constant<Bits<4>>,
     read_act: Constant<Bits<4>>,
+    dup_read_act: Constant<Bits<4>>,
+    remote_access: Constant<Bits<8>>,
 }
 
 impl RxDispatch {
@@ -380,12 +401,16 @@ impl RxDispatch {
             ev_cq_err: DFF::default(),
             ev_qp_fatal: DFF::default(),
             post_fatal: DFF::default(),
+            dup_i: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
             duplicate: RespDuplicate::new(profile),
             queue: RespQueue::new(profile),
             read_args: ReadArgs::default(),
+            resources: Rings::resources(profile),
+            res_scan: ResScan::new(profile),
+            dup_read: DupRead::new(profile),
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
@@ -412,6 +437,8 @@ impl RxDispatch {
             rnr_nak: Constant::new(u64::from(action::RNR_NAK).into()),
             fatal_nak: Constant::new(u64::from(action::FATAL_NAK).into()),
             read_act: Constant::new(u64::from(action::READ).into()),
+            dup_read_act: Constant::new(u64::from(action::DUP_READ).into()),
+            remote_access: Constant::new(u64::from(syndrome::NAK_REMOTE_ACCESS).into()),
         }
     }
 }
@@ -440,7 +467,8 @@ impl Logic for RxDispatch {
             rd_sent,
             ev_cq_err,
             ev_qp_fatal,
-            post_fatal
+            post_fatal,
+            dup_i
         );
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
@@ -470,13 +498,34 @@ impl Logic for RxDispatch {
         self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
         self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
-        // A READ request executed: its PSN and RETH.
-        self.queue.read.next = self.act.action.val() == self.read_act.val();
+        // A READ request executed, or a duplicate's responses queued again: its PSN and RETH.
+        self.queue.read.next =
+            (self.act.action.val() == self.read_act.val()) | (self.act.action.val() == self.dup_read_act.val());
         self.read_args.meta.next = self.rec.q.val();
         self.queue.psn.next = self.read_args.psn.val();
         self.queue.va.next = self.read_args.va.val();
         self.queue.len.next = self.read_args.len.val();
         self.queue.rkey.next = self.read_args.rkey.val();
+        // A duplicate READ: the QP's resources read newest first (`res_scan`), each matched (`dup_read`);
+        // the one found gives its first PSN and MSN to the queue.
+        self.resources.clock.next = self.clock.val();
+        self.resources.we.next = false;
+        self.resources.w_qpn.next = self.qpn.q.val();
+        self.resources.w_slot.next = self.queue.res_slot.val();
+        self.resources.w_item.next = self.queue.res.val();
+        self.res_scan.resp.next = self.resp.val();
+        self.res_scan.i.next = self.dup_i.q.val();
+        self.resources.r_qpn.next = self.qpn.q.val();
+        self.resources.r_slot.next = self.res_scan.slot.val();
+        self.dup_read.attr.next = self.attr.val();
+        self.dup_read.res.next = self.resources.r_item.val();
+        self.dup_read.psn.next = self.read_args.psn.val();
+        self.dup_read.va.next = self.read_args.va.val();
+        self.dup_read.len.next = self.read_args.len.val();
+        self.dup_read.rkey.next = self.read_args.rkey.val();
+        self.queue.dup.next = self.act.action.val() == self.dup_read_act.val();
+        self.queue.dup_base.next = self.dup_read.at_base.val();
+        self.queue.dup_msn.next = self.dup_read.msn.val();
         // A SEND's failure is queued from the record it leaves (the receive given up); the chain's from the
         // record as it is.
         self.queue.fatal.next = self.recv.q.val() & self.send.fatal.val();
@@ -484,6 +533,11 @@ impl Logic for RxDispatch {
         if !self.recv.q.val() & (self.act.action.val() == self.fatal_nak.val()) {
             self.queue.fatal.next = true;
             self.queue.fatal_syn.next = self.act.syn.val();
+        }
+        // A duplicate READ whose key fails now (the MR gone or changed since): a remote access NAK.
+        if (self.act.action.val() == self.dup_read_act.val()) & self.check.key_bad.val() {
+            self.queue.fatal.next = true;
+            self.queue.fatal_syn.next = self.remote_access.val();
         }
         self.enter_err.resp.next = self.send.resp_next.val();
         if self.recv.q.val() {
@@ -729,7 +783,15 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.unbuilt.val() {
                     self.count.d.next = self.count.q.val() + 1;
                 }
-                if self.act.action.val() == self.recv_act.val() {
+                if self.act.action.val() == self.read_act.val() {
+                    self.resources.we.next = true;
+                }
+                if self.act.action.val() == self.dup_read_act.val() {
+                    // Decided once the scan is done.
+                    self.decided.next = false;
+                    self.dup_i.d.next = 0.into();
+                    self.state.d.next = DispatchState::DupLook;
+                } else if self.act.action.val() == self.recv_act.val() {
                     // Decided once the WQE is in.
                     self.decided.next = false;
                     self.recv.d.next = true;
@@ -754,6 +816,48 @@ impl Logic for RxDispatch {
                     self.state.d.next = DispatchState::Place;
                 } else {
                     self.state.d.next = DispatchState::Drain;
+                }
+            }
+            DispatchState::DupLook => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.state.d.next = DispatchState::DupMatch;
+                if !self.res_scan.more.val() {
+                    // No READ kept covers it: ignored.
+                    self.decided.next = true;
+                    self.state.d.next = DispatchState::Idle;
+                    if self.act.has_payload.val() {
+                        self.state.d.next = DispatchState::Drain;
+                    }
+                }
+            }
+            DispatchState::DupMatch => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                if self.dup_read.covers.val() {
+                    self.state.d.next = DispatchState::DupExec;
+                } else {
+                    self.dup_i.d.next = self.dup_i.q.val() + 1;
+                    self.state.d.next = DispatchState::DupLook;
+                }
+            }
+            DispatchState::DupExec => {
+                // Asked within the READ: a key that fails now is NAKed, else its responses are queued if
+                // there is room; anything else is ignored.
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.decided.next = true;
+                self.state.d.next = DispatchState::Idle;
+                if self.act.has_payload.val() {
+                    self.state.d.next = DispatchState::Drain;
+                }
+                if self.dup_read.part.val() & (self.check.key_bad.val() | self.check.room.val()) {
+                    self.resp_next.next = self.queue.resp_next.val();
+                    self.resp_we.next = true;
+                    self.item_we.next = true;
+                    if self.queue.second_valid.val() {
+                        self.state.d.next = DispatchState::QueueMore;
+                    }
                 }
             }
             DispatchState::QueueMore => {
@@ -1041,13 +1145,14 @@ pub fn action_verilog() -> Vec<String> {
     let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
     v.extend(opcode_flags(&["k_send", "k_write", "k_read", "op_immdt"]));
     v.push(format!("wire has_ieth = {};", meta::select("rec", "has_ieth")));
+    v.push(format!("wire has_reth = {};", meta::select("rec", "has_reth")));
     v.push(format!(
         "wire pay = {} == 4'd{} && {} != 16'd0;",
         meta::select("rec", "verdict"),
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal, read) = (
+    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal, read, dup_read) = (
         action::DROP,
         action::WRITE,
         action::UNHANDLED,
@@ -1057,6 +1162,7 @@ pub fn action_verilog() -> Vec<String> {
         action::RECV,
         action::FATAL_NAK,
         action::READ,
+        action::DUP_READ,
     );
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
@@ -1079,7 +1185,11 @@ pub fn action_verilog() -> Vec<String> {
     }
     v.push(format!("        4'd{}: action = room ? 4'd{nak} : 4'd{drop};", verdict::SEQ_NAK));
     v.push(format!("        4'd{}: action = room ? 4'd{rnr} : 4'd{drop};", verdict::NAK_RNR));
-    v.push(format!("        4'd{}: if (k_send || k_write) action = 4'd{dup};", verdict::DUPLICATE));
+    // A duplicate READ without a RETH is ignored, as the model ignores it.
+    v.push(format!(
+        "        4'd{}: if (k_send || k_write) action = 4'd{dup}; else if (k_read) action = has_reth ? 4'd{dup_read} : 4'd{drop};",
+        verdict::DUPLICATE
+    ));
     for vd in [verdict::NAK_INVALID_REQUEST, verdict::NAK_REMOTE_ACCESS] {
         v.push(format!("        4'd{vd}: action = 4'd{fatal};"));
     }

@@ -290,22 +290,7 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
         }
         OpKind::ReadRequest => {
             let Some(reth) = pkt.hdr.ext.reth else { return Ok(()) };
-            let found = qp.resp.resources.iter().rev().find_map(|r| match r.kind {
-                ResourceKind::Read { last_psn, va, len, rkey }
-                    if psn.diff(r.first_psn) >= 0 && last_psn.diff(psn) >= 0 =>
-                {
-                    Some((r.first_psn, r.msn, last_psn, va, len, rkey))
-                }
-                _ => None,
-            });
-            let Some((first_psn, msn, r_last, r_va, r_len, r_rkey)) = found else { return Ok(()) };
-            // Ignored unless it asks for part of the original READ, by its R_Key, within its PSNs.
-            let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
-            let pmtu = qp.attrs.path_mtu();
-            let last_psn = psn.add(reth.dma_len.div_ceil(pmtu).max(1) - 1);
-            if reth.va < r_va || end_va > r_va + u64::from(r_len) || reth.rkey != r_rkey || last_psn.after(r_last) {
-                return Ok(());
-            }
+            let Some(item) = find_read(qp, psn, reth) else { return Ok(()) };
             let len = u64::from(reth.dma_len);
             if len > 0 && nic.mrs.check(reth.rkey, pdn, reth.va, len, REMOTE_READ).is_err() {
                 return Err(Nak::RemoteAccess);
@@ -314,8 +299,7 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
                 return Ok(());
             }
             let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-            let at_base = psn == first_psn;
-            qp.resp.queue(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, at_base, msn });
+            qp.resp.queue(item);
         }
         OpKind::CompareSwap | OpKind::FetchAdd => {
             let found = qp.resp.resources.iter().rev().find_map(|r| match r.kind {
@@ -334,6 +318,27 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
         _ => {}
     }
     Ok(())
+}
+
+/// What a duplicate READ request (PSN `psn`, RETH `reth`) asks `qp` to send again: the newest READ resource
+/// whose PSNs cover `psn`, and the request within it (its VA range, its R_Key, its last PSN not past the
+/// READ's), as the READ item that regenerates those responses (at the READ's first response when `psn` is
+/// the READ's first PSN; the READ's MSN). None when the request is ignored. The RTL's `DupRead` matches one
+/// resource the same way; the dispatch scans the QP's resources newest first.
+pub fn find_read(qp: &Qp, psn: Psn, reth: RethRepr) -> Option<RespItem> {
+    let (first_psn, msn, r_last, r_va, r_len, r_rkey) = qp.resp.resources.iter().rev().find_map(|r| match r.kind {
+        ResourceKind::Read { last_psn, va, len, rkey } if psn.diff(r.first_psn) >= 0 && last_psn.diff(psn) >= 0 => {
+            Some((r.first_psn, r.msn, last_psn, va, len, rkey))
+        }
+        _ => None,
+    })?;
+    let end_va = reth.va.saturating_add(u64::from(reth.dma_len));
+    let last_psn = psn.add(reth.dma_len.div_ceil(qp.attrs.path_mtu()).max(1) - 1);
+    let within = reth.va >= r_va && u128::from(end_va) <= u128::from(r_va) + u128::from(r_len);
+    if !within || reth.rkey != r_rkey || last_psn.after(r_last) {
+        return None;
+    }
+    Some(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, at_base: psn == first_psn, msn })
 }
 
 /// Reads the receive WQE in RQ slot `index` and checks its scatter list: its `wr_id` and SGEs, or the `wr_id`

@@ -1,7 +1,7 @@
 //! `RespCheck`: the responder's check chain, the model's `resp::check` (rxe's CHK_PSN, CHK_OP_SEQ,
 //! CHK_OP_VALID, CHK_RESOURCE, CHK_LENGTH and CHK_RKEY), as generated Verilog: a request's RX record, its
-//! QP's `qp_attr` and `qp_resp` records and the MR entry its key names in; the verdict and whether the
-//! response queue has room out, one cycle later.
+//! QP's `qp_attr` and `qp_resp` records and the MR entry its key names in; the verdict, whether the response
+//! queue has room and whether the key check alone failed out, one cycle later.
 //!
 //! The key the chain checks (a WRITE's first RETH, a READ's RETH, an atomic's AtomicETH) is picked from the
 //! record combinationally: `key_index` (key >> 8) addresses the MR table, whose entry comes back on `mr` in
@@ -48,6 +48,9 @@ pub struct RespCheck {
     /// A `verdict` code, and whether one more response that is not a fatal NAK fits.
     pub verdict: Signal<Out, Bits<4>>,
     pub room: Signal<Out, Bit>,
+    /// The key check alone failed (a key, range or access fault of a non-empty request): a duplicate READ
+    /// regenerated from its resource is checked again by it.
+    pub key_bad: Signal<Out, Bit>,
     profile: Param<Profile>,
 }
 
@@ -66,6 +69,7 @@ impl Logic for RespCheck {
         self.key_index.connect();
         self.verdict.connect();
         self.room.connect();
+        self.key_bad.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -202,6 +206,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         ),
         "always @(posedge clock) begin".into(),
         "    room <= room_c;".into(),
+        "    key_bad <= rk_access;".into(),
     ]);
     use verdict::*;
     let code = |c: u8| format!("4'd{c}");

@@ -6,6 +6,7 @@
 
 pub mod advance;
 pub mod check;
+pub mod dup_read;
 pub mod duplicate;
 pub mod queue;
 pub mod read;

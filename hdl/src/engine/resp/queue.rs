@@ -1,4 +1,4 @@
-//! The responder's response queue: the per-QP rings of `resp_item` records (`RespItems`, the table) and
+//! The responder's response queue: the per-QP rings of `resp_item` records (`Rings::items`, the table) and
 //! what queuing a response does to a QP (`RespQueue`, the model's `RespState::queue` as
 //! `resp::queue_seq_nak`, `resp::queue_rnr_nak`, `resp::queue_fatal_nak` and `resp::queue_read` use it).
 //!
@@ -20,9 +20,9 @@ pub const ITEM_BITS: usize = 160;
 /// Bits of a `resource` record on the ports (the widest profile's fit).
 pub const RES_BITS: usize = 192;
 
-/// Bits of a ring slot for profile `p` (the ring's depth is a power of two).
+/// Bits of a response ring's slot for profile `p` (the ring's depth is a power of two).
 pub fn slot_bits(p: &Profile) -> usize {
-    p.resp_queue.trailing_zeros().max(1) as usize
+    ring_bits(p.resp_queue)
 }
 
 /// Bits of a QP's index into the table for profile `p`.
@@ -30,27 +30,41 @@ fn qp_bits(p: &Profile) -> usize {
     (u64::from(p.max_qp).next_power_of_two().trailing_zeros() as usize).max(1)
 }
 
-/// The response rings of every QP: one write port (QP, slot, record) and one registered read port.
+/// Per-QP rings of records, `per_qp` (a power of two) to a QP, each `width` bits: QP `q`'s ring is rows
+/// `q * per_qp ..` of the table, its slot the low bits of `*_slot`. One write port (QP, slot, record) and one
+/// registered read port, records zero-extended to the ports' `B` bits. The response rings (`resp_item`,
+/// `resp_queue` to a QP: `Rings::items`) and the responder's resources (`resource`, `max_qp_rd_atom`:
+/// `Rings::resources`).
 #[derive(LogicBlock, Default)]
-pub struct RespItems {
+pub struct Rings<const B: usize> {
     pub clock: Signal<In, Clock>,
     pub we: Signal<In, Bit>,
     pub w_qpn: Signal<In, Bits<24>>,
     pub w_slot: Signal<In, Bits<8>>,
-    pub w_item: Signal<In, Bits<ITEM_BITS>>,
+    pub w_item: Signal<In, Bits<B>>,
     pub r_qpn: Signal<In, Bits<24>>,
     pub r_slot: Signal<In, Bits<8>>,
-    pub r_item: Signal<Out, Bits<ITEM_BITS>>,
-    profile: Param<Profile>,
+    pub r_item: Signal<Out, Bits<B>>,
+    shape: Param<(Profile, u32, u32)>,
 }
 
-impl RespItems {
-    pub fn new(profile: Profile) -> Self {
-        RespItems { profile: Param(profile), ..Default::default() }
+impl Rings<ITEM_BITS> {
+    /// The response rings of profile `p`.
+    pub fn items(p: Profile) -> Self {
+        let w = qp_context(&p).resp_item.width();
+        Rings { shape: Param((p, p.resp_queue, w)), ..Default::default() }
     }
 }
 
-impl Logic for RespItems {
+impl Rings<RES_BITS> {
+    /// The responder's resources of profile `p`.
+    pub fn resources(p: Profile) -> Self {
+        let w = qp_context(&p).resource.width();
+        Rings { shape: Param((p, p.max_qp_rd_atom, w)), ..Default::default() }
+    }
+}
+
+impl<const B: usize> Logic for Rings<B> {
     fn update(&mut self) {
         // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
     }
@@ -60,25 +74,32 @@ impl Logic for RespItems {
     }
 
     fn hdl(&self) -> Verilog {
-        custom_module(items_verilog(&self.profile.0))
+        let (p, per_qp, width) = &self.shape.0;
+        custom_module(rings_verilog(p, *per_qp, *width as usize, B))
     }
 }
 
-/// The Verilog body of `RespItems` for profile `p`.
-pub fn items_verilog(p: &Profile) -> Vec<String> {
-    let iw = qp_context(p).resp_item.width() as usize;
-    assert!(iw <= ITEM_BITS, "resp_item ({iw} bits) is wider than its port");
-    let (qa, sa) = (qp_bits(p), slot_bits(p));
+/// Bits of a slot in a ring of `per_qp` records.
+fn ring_bits(per_qp: u32) -> usize {
+    assert!(per_qp.is_power_of_two(), "a ring's depth is a power of two");
+    per_qp.trailing_zeros().max(1) as usize
+}
+
+/// The Verilog body of `Rings` for profile `p`: `per_qp` records of `w` bits to a QP, ports of `b` bits.
+pub fn rings_verilog(p: &Profile, per_qp: u32, w: usize, b: usize) -> Vec<String> {
+    assert!(w <= b, "a record ({w} bits) is wider than its port ({b})");
+    let (qa, sa) = (qp_bits(p), ring_bits(per_qp));
     let rows = 1u64 << (qa + sa);
-    vec![
-        format!("reg [{}:0] tab [0:{}];", iw - 1, rows - 1),
+    let mut v = vec![
+        format!("reg [{}:0] tab [0:{}];", w - 1, rows - 1),
         format!("wire [{}:0] wa = {{w_qpn[{}:0], w_slot[{}:0]}};", qa + sa - 1, qa - 1, sa - 1),
         format!("wire [{}:0] ra = {{r_qpn[{}:0], r_slot[{}:0]}};", qa + sa - 1, qa - 1, sa - 1),
         "always @(posedge clock) begin".into(),
-        format!("    if (we) tab[wa] <= w_item[{}:0];", iw - 1),
-        format!("    r_item <= {{{}'d0, tab[ra]}};", ITEM_BITS - iw),
-        "end".into(),
-    ]
+        format!("    if (we) tab[wa] <= w_item[{}:0];", w - 1),
+    ];
+    v.push(if w == b { "    r_item <= tab[ra];".into() } else { format!("    r_item <= {{{}'d0, tab[ra]}};", b - w) });
+    v.push("end".into());
+    v
 }
 
 /// A NAK for ePSN queued behind what the QP owes (the coalesced ACK moving into the ring first, if the
@@ -93,6 +114,9 @@ pub fn items_verilog(p: &Profile) -> Vec<String> {
 /// `rkey`; the READ's responses queued as one item where the NAK would go, the MSN one on, ePSN past the
 /// READ's last response (its packet count from the QP's path MTU), and its `resource` record (`res`) to
 /// write into the QP's resource ring at `res_slot`, the oldest dropped when `max_dest_rd_atomic` are kept.
+/// With `dup` as well, it queues a duplicate READ's responses again (`resp::duplicate`): the item as given
+/// (its first response the READ's when `dup_base`, the READ's MSN `dup_msn`), nothing else of the QP moved.
+/// `fatal` wins over `read`: a duplicate READ whose key fails has the fatal NAK queued instead.
 #[derive(LogicBlock, Default)]
 pub struct RespQueue {
     pub clock: Signal<In, Clock>,
@@ -106,6 +130,9 @@ pub struct RespQueue {
     pub va: Signal<In, Bits<64>>,
     pub len: Signal<In, Bits<32>>,
     pub rkey: Signal<In, Bits<32>>,
+    pub dup: Signal<In, Bit>,
+    pub dup_base: Signal<In, Bit>,
+    pub dup_msn: Signal<In, Bits<24>>,
     pub res: Signal<Out, Bits<RES_BITS>>,
     pub res_slot: Signal<Out, Bits<8>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
@@ -206,6 +233,17 @@ pub fn mtu_shift(pmtu: &str) -> Vec<String> {
     ]
 }
 
+/// Verilog declaring `{name}` (24 bits): the packets of a READ of `len` bytes (a 32-bit expression) at the
+/// path MTU `mtu_shift` gives, one for an empty READ; the count wraps past 24 bits, as PSNs do.
+pub fn packets(name: &str, len: &str) -> Vec<String> {
+    vec![
+        format!("wire [32:0] {name}_up = {{1'b0, {len}}} + ((33'd1 << mtu_shift) - 33'd1);"),
+        format!("wire [32:0] {name}_all = {name}_up >> mtu_shift;"),
+        format!("wire unused_{name} = ^{name}_all[32:24];"),
+        format!("wire [23:0] {name} = {len} == 32'd0 ? 24'd1 : {name}_all[23:0];"),
+    ]
+}
+
 /// The Verilog body of `RespQueue` for profile `p`.
 pub fn queue_verilog(p: &Profile) -> Vec<String> {
     let c = qp_context(p);
@@ -231,12 +269,8 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     let pmtu = slice(&c.attr, "attr", "pmtu");
     let rw = crate::record::width(sl, "resources");
     v.extend(mtu_shift(&pmtu));
+    v.extend(packets("npkts", "len"));
     v.extend([
-        "wire [32:0] len_up = {1'b0, len} + ((33'd1 << mtu_shift) - 33'd1);".into(),
-        "wire [32:0] pkts = len_up >> mtu_shift;".into(),
-        // PSNs are 24 bits: the count past them wraps as the model's `Psn::add` does.
-        "wire unused_pkts = ^pkts[32:24];".into(),
-        "wire [23:0] npkts = len == 32'd0 ? 24'd1 : pkts[23:0];".into(),
         format!("wire [23:0] rd_msn = {} + 24'd1;", s("msn")),
         "wire [23:0] rd_epsn = psn + npkts;".into(),
         format!(
@@ -254,14 +288,17 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
             s("resources")
         ),
     ]);
+    // A READ queued (a new one executed, or a duplicate's responses again); a new one executed.
+    v.push("wire rd = read && !fatal;".into());
+    v.push("wire ex = rd && !dup;".into());
     let (mut rd, rd_rec) = build(&c.resp_item, "unused", "ri", |field, _| {
         Some(match field {
             "kind" => format!("{kw}'d{}", item::READ),
             "psn" => "psn".into(),
-            "msn" => "rd_msn".into(),
+            "msn" => "dup ? dup_msn : rd_msn".into(),
             "word" => "va".into(),
             "small" => "len".into(),
-            "at_base" => "1'b1".into(),
+            "at_base" => "dup ? dup_base : 1'b1".into(),
             _ => "0".into(),
         })
     });
@@ -284,17 +321,17 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
         })
     });
     v.extend(res_decls);
-    v.push(format!("wire [{}:0] new_item = read ? rd_item : nak;", ITEM_BITS - 1));
+    v.push(format!("wire [{}:0] new_item = rd ? rd_item : nak;", ITEM_BITS - 1));
     let (decls, next) = build(sl, "resp", "nq", |name, _| {
         Some(match name {
-            "nak_sent" => format!("read ? 1'b0 : rnr || fatal ? {} : 1'b1", s("nak_sent")),
-            "fatal" => format!("!read && fatal || {}", s("fatal")),
+            "nak_sent" => format!("ex ? 1'b0 : rd || rnr || fatal ? {0} : 1'b1", s("nak_sent")),
+            "fatal" => format!("fatal || {}", s("fatal")),
             "items" => format!("{} + (moved ? {iw}'d2 : {iw}'d1)", s("items")),
             "ack_valid" | "ack_psn" | "ack_syndrome" | "ack_msn" => "0".into(),
-            "msn" => format!("read ? rd_msn : {}", s("msn")),
-            "epsn" => format!("read ? rd_epsn : {}", s("epsn")),
-            "resources" => format!("read ? rd_resources : {}", s("resources")),
-            "res_head" => format!("read ? rd_res_head : {}", s("res_head")),
+            "msn" => format!("ex ? rd_msn : {}", s("msn")),
+            "epsn" => format!("ex ? rd_epsn : {}", s("epsn")),
+            "resources" => format!("ex ? rd_resources : {}", s("resources")),
+            "res_head" => format!("ex ? rd_res_head : {}", s("res_head")),
             _ => return None,
         })
     });

@@ -1,6 +1,6 @@
 //! `RespTx`: the responder's transmit side, the model's `resp::sendable` and `resp::next_frame`, as far as
 //! the engines built so far go: the ACKs, NAKs and READ responses of its response queue
-//! (`queue::RespItems`, oldest first) and then the coalesced ACK (`qp_resp`'s ACK slot). A fatal NAK empties
+//! (`queue::Rings::items`, oldest first) and then the coalesced ACK (`qp_resp`'s ACK slot). A fatal NAK empties
 //! the queue and the slot, and its QP enters ERR as it leaves (`err`, the model's `enter_err`). Atomic ACKs
 //! are not built yet: a QP whose queue starts with one is counted (`unhandled`) and let go.
 //!
@@ -73,7 +73,7 @@ pub struct RespTx {
     pub resp_we: Signal<Out, Bit>,
     pub resp_qpn: Signal<Out, Bits<24>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
-    /// The response rings' read port (`RespItems`).
+    /// The response rings' read port (`Rings::items`).
     pub item_slot: Signal<Out, Bits<8>>,
     pub item: Signal<In, Bits<ITEM_BITS>>,
     /// Its write port while this block holds the context port (the QP is `resp_qpn`).
