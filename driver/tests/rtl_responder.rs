@@ -309,6 +309,135 @@ fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
     );
 }
 
+/// Duplicate READs answered from the core's resources: a READ response lost on the way has the requester
+/// ask again from the first PSN it is missing (the model's gap retry), and the core sends those responses
+/// again from the READ it kept: a lost MIDDLE (the re-request starts mid-READ: MIDDLE ... LAST), a lost
+/// FIRST (the whole READ again, FIRST first), a lost response of the older of two READs (the scan passes the
+/// newer one; the newer is asked again too). Forged duplicates: part of a kept READ (answered; the requester
+/// drops responses it has), one with another R_Key, one past the READ's bytes, one of a READ no longer kept
+/// (`max_dest_rd_atomic` newer ones since), each ignored. On QP 1 a READ whose MR is deregistered before
+/// the re-request comes: a remote access NAK, QP 1 in ERR. In lockstep throughout; the requester's bytes the
+/// core's.
+#[test]
+fn duplicate_reads_are_answered_again_from_the_kept_resources() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let opts = ConnectOpts { max_rd_atomic: 4, ..ConnectOpts::default() };
+    let (w, a, core, b) = hosts(seed, 2, QpCap::default(), opts);
+    let image: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
+    b.buf.write(0, &image).expect("the core's buffer written");
+    core.set_bubbles(seed, 0.3);
+    let read = |wr_id: u64, dst: usize, src: usize, len: usize| SendWr {
+        wr_id,
+        opcode: Some(SendOp::RdmaRead),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(dst as u64, len as u32)],
+        remote_addr: b.mr.addr + src as u64,
+        rkey: b.mr.rkey,
+        ..Default::default()
+    };
+    // The core's answers to `frames`, those `lose` picks (by index) not passed on; the opcodes sent.
+    let lossy = |frames: Vec<Vec<u8>>, lose: &[usize]| -> Vec<Opcode> {
+        for f in frames {
+            core.receive(f);
+        }
+        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+        let sent = core.take_sent();
+        let ops = sent.iter().map(|f| wire::parse(f).expect("a frame from the core").hdr.bth.opcode).collect();
+        let mut w = lock_world(&w);
+        for (i, f) in sent.into_iter().enumerate() {
+            if !lose.contains(&i) {
+                w.inject_external(f);
+            }
+        }
+        ops
+    };
+    // The opcodes of the core's answers in one exchange (the requester's retries included).
+    let answers = |frames: Vec<Vec<u8>>| {
+        let mut ops = Vec::new();
+        exchange(&w, &core, frames, seed, |f| ops.push(wire::parse(f).expect("a frame from the core").hdr.bth.opcode));
+        ops
+    };
+    let check = |wr_ids: &[u64], want: &[(usize, usize, usize)], what: &str| {
+        let mut done: Vec<_> = a.cq.poll(16).expect("completions").iter().map(|c| (c.wr_id, c.status)).collect();
+        done.sort_unstable_by_key(|c| c.0);
+        let ok: Vec<_> = wr_ids.iter().map(|&id| (id, WcStatus::Success)).collect();
+        assert_eq!(done, ok, "seed {seed:#x}: {what}: completions");
+        for &(dst, src, len) in want {
+            let got = a.buf.read(dst, len).expect("the requester's buffer");
+            assert!(
+                got == image[src..src + len],
+                "seed {seed:#x}: {what}: the READ into {dst:#x} brought the core's bytes"
+            );
+        }
+    };
+    use Opcode as O;
+    let (first, middle, last) = (O::RDMA_READ_RESPONSE_FIRST, O::RDMA_READ_RESPONSE_MIDDLE, O::RDMA_READ_RESPONSE_LAST);
+
+    // A lost MIDDLE: 5 responses, the third lost; asked again from it.
+    a.qps[0].post_send(&read(1, 0, 0x100, 5000)).expect("posted");
+    let sent = lossy(run(&w), &[2]);
+    assert_eq!(sent, [first, middle, middle, middle, last], "seed {seed:#x}: the READ's responses");
+    assert_eq!(answers(run(&w)), [middle, middle, last], "seed {seed:#x}: sent again from the lost MIDDLE");
+    check(&[1], &[(0, 0x100, 5000)], "a lost MIDDLE");
+    // A lost FIRST: the whole READ again.
+    a.qps[0].post_send(&read(2, 0x2000, 0x3000, 3000)).expect("posted");
+    lossy(run(&w), &[0]);
+    assert_eq!(answers(run(&w)), [first, middle, last], "seed {seed:#x}: sent again from the lost FIRST");
+    check(&[2], &[(0x2000, 0x3000, 3000)], "a lost FIRST");
+    // Two READs, the older one's MIDDLE lost: its rest and the newer READ asked again.
+    a.qps[0].post_send(&read(3, 0x4000, 0x5000, 3000)).expect("posted");
+    a.qps[0].post_send(&read(4, 0x5000, 0x7000, 2000)).expect("posted");
+    let requests = run(&w);
+    assert_eq!(lossy(requests.clone(), &[1]).len(), 5, "seed {seed:#x}: both READs' responses");
+    assert_eq!(answers(run(&w)), [middle, last, first, last], "seed {seed:#x}: the older READ's rest, the newer");
+    check(&[3, 4], &[(0x4000, 0x5000, 3000), (0x5000, 0x7000, 2000)], "two READs");
+
+    // Forged duplicates of READ 3 (its request as sent, changed).
+    let p = wire::parse(&requests[0]).expect("the READ request");
+    let (h3, r3) = (p.hdr.clone(), p.hdr.ext.reth.expect("a RETH"));
+    let forged = |psn_off: u32, reth: RethRepr| {
+        let mut h = h3.clone();
+        h.bth.psn = h3.bth.psn.add(psn_off);
+        h.ext.reth = Some(reth);
+        h.emit(&[])
+    };
+    // Its second and third responses (answered; the requester drops them, it has them).
+    let part = RethRepr { va: r3.va + 1024, dma_len: 1976, ..r3 };
+    assert_eq!(answers(vec![forged(1, part)]), [middle, last], "seed {seed:#x}: part of READ 3 again");
+    let other_key = RethRepr { rkey: r3.rkey ^ 0x100, ..r3 };
+    let past_end = RethRepr { dma_len: 3001, ..r3 };
+    assert_eq!(answers(vec![forged(0, other_key), forged(0, past_end)]), [], "seed {seed:#x}: ignored");
+    // Four more READs: READ 3 is no longer kept (the core keeps four).
+    for i in 0..4 {
+        a.qps[0].post_send(&read(5 + i, 0x8000 + 0x100 * i as usize, 0x100, 100)).expect("posted");
+    }
+    assert_eq!(answers(run(&w)).len(), 4, "seed {seed:#x}: four READ responses");
+    check(&[5, 6, 7, 8], &[(0x8300, 0x100, 100)], "four more READs");
+    assert_eq!(answers(vec![forged(0, r3)]), [], "seed {seed:#x}: a READ no longer kept: ignored");
+
+    // QP 1: the MR goes away between the lost response and the re-request: a remote access NAK.
+    let mr = b.pd.reg_mr(b.mr.addr, 0x4000, access::REMOTE_READ).expect("an MR");
+    let wr = SendWr { rkey: mr.rkey, ..read(9, 0xA000, 0x1000, 2500) };
+    a.qps[1].post_send(&wr).expect("posted");
+    lossy(run(&w), &[0]);
+    b.pd.dereg_mr(mr).expect("the MR deregistered");
+    let mut naks = Vec::new();
+    exchange(&w, &core, run(&w), seed, |f| {
+        let p = wire::parse(f).expect("a frame from the core");
+        naks.push((p.hdr.bth.opcode, p.hdr.ext.aeth.map(|a| a.syndrome)));
+    });
+    assert_eq!(naks, [(O::ACKNOWLEDGE, Some(wire::ext::syndrome::NAK_REMOTE_ACCESS))], "seed {seed:#x}: the NAK");
+    let st: Vec<_> = a.cq.poll(4).expect("completions").iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(st, [(9, WcStatus::RemAccessErr)], "seed {seed:#x}: the READ on QP 1");
+    assert_eq!(b.qps[1].query().expect("QUERY_QP").qp_state, QpState::Err as u8, "seed {seed:#x}: QP 1 in ERR");
+    for q in 0..2 {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    }
+    let events = lockstep_clean(&core, &format!("seed {seed:#x}"));
+    eprintln!("RTL duplicate READs: {} responses, {events} decisions in lockstep", core.responses());
+}
+
 /// The end of every test: nothing needed an engine not built yet, and the model followed the core with no
 /// mismatch through more decisions than the frames in and out and the flush steps (register accesses and
 /// commands are decisions too); the decisions followed.

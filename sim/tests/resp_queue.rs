@@ -217,8 +217,7 @@ fn a_duplicate_read_queues_again_as_the_model_queues_it() {
         rtl.tick();
         let old = qp.resp.clone();
         if fails {
-            let epsn = qp.resp.epsn;
-            queue_fatal_nak(&mut qp, syndrome::NAK_REMOTE_ACCESS, epsn);
+            queue_fatal_nak(&mut qp, syndrome::NAK_REMOTE_ACCESS, psn);
             naks += 1;
         } else {
             qp.resp.queue(RespItem::Read { psn, va, resid, at_base, msn });

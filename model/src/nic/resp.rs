@@ -123,8 +123,9 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
         }
         Verdict::Duplicate => {
             nic.count(Counter::rx_drop_duplicate);
+            // A NAK names the request in error: here the duplicate, behind ePSN.
             if let Err(nak) = duplicate(nic, qpn, info, pkt) {
-                send_nak(nic, qpn, nak);
+                nak_at(nic, qpn, nak, pkt.hdr.bth.psn);
             }
         }
         Verdict::Nak(nak) => send_nak(nic, qpn, nak),

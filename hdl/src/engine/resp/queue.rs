@@ -116,7 +116,7 @@ pub fn rings_verilog(p: &Profile, per_qp: u32, w: usize, b: usize) -> Vec<String
 /// write into the QP's resource ring at `res_slot`, the oldest dropped when `max_dest_rd_atomic` are kept.
 /// With `dup` as well, it queues a duplicate READ's responses again (`resp::duplicate`): the item as given
 /// (its first response the READ's when `dup_base`, the READ's MSN `dup_msn`), nothing else of the QP moved.
-/// `fatal` wins over `read`: a duplicate READ whose key fails has the fatal NAK queued instead.
+/// `fatal` wins over `read`: a duplicate READ whose key fails has the fatal NAK queued instead, for its PSN.
 #[derive(LogicBlock, Default)]
 pub struct RespQueue {
     pub clock: Signal<In, Clock>,
@@ -263,7 +263,9 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
         syndrome::NAK_PSN_SEQ_ERR
     ));
     let nak_kind = format!("fatal ? {kw}'d{} : {ack}", item::FATAL_NAK);
-    v.extend(ack_item(p, "nak", &nak_kind, &s("epsn"), "syn", &s("msn")));
+    // A NAK names the request in error: ePSN's, or a duplicate READ's own PSN.
+    v.push(format!("wire [23:0] nak_psn = dup ? psn : {};", s("epsn")));
+    v.extend(ack_item(p, "nak", &nak_kind, "nak_psn", "syn", &s("msn")));
     // A READ: its packets at the path MTU (`qp_attr.pmtu`'s enum; 256 bytes for one not set), its item, its
     // resource and where the resource ring's head and count go.
     let pmtu = slice(&c.attr, "attr", "pmtu");
