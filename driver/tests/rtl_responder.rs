@@ -338,18 +338,11 @@ fn duplicate_reads_are_answered_again_from_the_kept_resources() {
     };
     // The core's answers to `frames`, those `lose` picks (by index) not passed on; the opcodes sent.
     let lossy = |frames: Vec<Vec<u8>>, lose: &[usize]| -> Vec<Opcode> {
-        for f in frames {
-            core.receive(f);
-        }
-        assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
-        let sent = core.take_sent();
-        let ops = sent.iter().map(|f| wire::parse(f).expect("a frame from the core").hdr.bth.opcode).collect();
-        let mut w = lock_world(&w);
-        for (i, f) in sent.into_iter().enumerate() {
-            if !lose.contains(&i) {
-                w.inject_external(f);
-            }
-        }
+        let mut ops = Vec::new();
+        turn(&w, &core, frames, seed, |f| {
+            ops.push(wire::parse(f).expect("a frame from the core").hdr.bth.opcode);
+            !lose.contains(&(ops.len() - 1))
+        });
         ops
     };
     // The opcodes of the core's answers in one exchange (the requester's retries included).
@@ -462,25 +455,51 @@ fn run(w: &SharedWorld) -> Vec<Vec<u8>> {
 
 /// Passes `frames` into the core, and the core's answers (each shown to `look` first) back to the model,
 /// until the requester sends nothing more; the frames it sent after the first pass.
-fn exchange(
+fn exchange(w: &SharedWorld, core: &RtlHandle, frames: Vec<Vec<u8>>, seed: u64, mut look: impl FnMut(&[u8])) -> usize {
+    exchange_keeping(w, core, frames, seed, |f| {
+        look(f);
+        true
+    })
+}
+
+/// The same, the core's answers `keep` refuses lost on the way.
+fn exchange_keeping(
     w: &SharedWorld,
     core: &RtlHandle,
     mut frames: Vec<Vec<u8>>,
     seed: u64,
-    mut look: impl FnMut(&[u8]),
+    mut keep: impl FnMut(&[u8]) -> bool,
 ) -> usize {
-    let mut again = 0;
+    let (mut again, mut refused) = (0, 0);
     for pass in 0.. {
-        let (_, settled) = rtl_turn(w, core, frames, 2_000_000, &mut look);
-        assert!(settled, "seed {seed:#x}: the core took every frame in and answered");
+        turn(w, core, frames, seed, |f| {
+            let k = keep(f);
+            refused += usize::from(!k);
+            k
+        });
         frames = run(w);
         if frames.is_empty() {
             return again;
         }
         again += frames.len();
-        assert!(pass < 4, "seed {seed:#x}: the requester still sends after {pass} passes");
+        // Each answer lost may cost a pass (the requester asks again).
+        assert!(pass < 4 + refused, "seed {seed:#x}: the requester still sends after {pass} passes");
     }
     unreachable!("the passes end in the loop")
+}
+
+/// Passes `frames` into the core and, once it has answered, the answers `keep` keeps to the model.
+fn turn(w: &SharedWorld, core: &RtlHandle, frames: Vec<Vec<u8>>, seed: u64, mut keep: impl FnMut(&[u8]) -> bool) {
+    for f in frames {
+        core.receive(f);
+    }
+    assert!(core.settle(2_000_000), "seed {seed:#x}: the core took every frame in and answered");
+    let mut w = lock_world(w);
+    for f in core.take_sent() {
+        if keep(&f) {
+            w.inject_external(f);
+        }
+    }
 }
 
 #[test]
@@ -978,14 +997,16 @@ const SOAK_SCENARIOS: u64 = 12;
 /// immediate, SENDs, SENDs with immediate and READs of 0 to 6,000 bytes (receives of one to three SGEs posted
 /// for those that need one), with faults drawn at random: a WRITE or READ whose R_Key names no MR (a fatal
 /// NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
-/// QP pair moved to ERR between rounds (flushed), receives posted to a QP in ERR (flushed), host stalls. At
+/// QP pair moved to ERR between rounds (flushed), receives posted to a QP in ERR (flushed), host stalls, READ
+/// responses lost on the way (a FIRST or MIDDLE one in three, each once at most: the requester asks again
+/// from it when the next response shows the gap, a duplicate READ the core answers from its resources). At
 /// the end every QP of the core is moved to ERR. Every work request posted on either side completes, each
 /// message completed with success landed whole, and the model follows the core throughout: 0 mismatches, the
 /// contexts the model's, nothing the core does not build. Replay a scenario with `FERRITE_SEED=<seed>`.
 #[test]
 fn a_random_soak_of_requests_stays_in_lockstep() {
     let n: u64 = std::env::var("FERRITE_SOAK_SCENARIOS").ok().and_then(|s| s.parse().ok()).unwrap_or(SOAK_SCENARIOS);
-    let mut seen = [0usize; 4];
+    let mut seen = [0usize; 5];
     for k in 0..n {
         let s = soak_one(seed().wrapping_add(k));
         for (t, x) in seen.iter_mut().zip(s) {
@@ -993,10 +1014,11 @@ fn a_random_soak_of_requests_stays_in_lockstep() {
         }
     }
     eprintln!(
-        "RTL soak: {n} scenarios; completions with a NAK's status {}, LocLenErr {}, WR_FLUSH_ERR {}; READs {}",
-        seen[0], seen[1], seen[2], seen[3]
+        "RTL soak: {n} scenarios; completions with a NAK's status {}, LocLenErr {}, WR_FLUSH_ERR {}; READs {}, \
+         READ responses lost {}",
+        seen[0], seen[1], seen[2], seen[3], seen[4]
     );
-    assert!(seen.iter().all(|&x| x > 0), "every fault showed, and READs completed: {seen:?}");
+    assert!(seen.iter().all(|&x| x > 0), "every fault showed, READs completed, responses were lost: {seen:?}");
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -1018,7 +1040,7 @@ struct Posted {
 
 /// Runs the scenario of `seed`; the completions it saw with a NAK's status (requester), LocLenErr and
 /// WR_FLUSH_ERR (core), and the READs that completed with success.
-fn soak_one(seed: u64) -> [usize; 4] {
+fn soak_one(seed: u64) -> [usize; 5] {
     let mut rng = Rng::new(seed);
     let core_qps = if seed % 2 == 1 { 1024 } else { 16 };
     let nqps = 1 + rng.below(4) as usize;
@@ -1028,6 +1050,10 @@ fn soak_one(seed: u64) -> [usize; 4] {
     let ctx = format!("seed {seed:#x} (FERRITE_SEED={seed}), {core_qps}-QP core, {nqps} QPs, path_mtu {path_mtu}");
     let (mut sends, mut recvs, mut got_a, mut got_b) = (0usize, 0usize, 0usize, 0usize);
     let mut in_err = vec![false; nqps];
+    // Losses drawn apart, so a scenario's requests are the same with them or without.
+    let mut loss = Rng::new(seed ^ 0x1055);
+    let mut lost = 0usize;
+    let mut gone = std::collections::HashSet::new();
     let (mut wr_id, mut reads) = (0u64, 0usize);
     let mut seen = [0usize; 3];
     let mut count = |a: &[Wc], b: &[Wc]| {
@@ -1097,7 +1123,26 @@ fn soak_one(seed: u64) -> [usize; 4] {
             off += len.next_multiple_of(64);
         }
         let frames = run(&w);
-        exchange(&w, &core, frames, seed, |_| {});
+        // A FIRST or MIDDLE response lost: the READ's next response, in the same pass, shows the gap. Each
+        // response is lost once at most (the requester asks again for a gap once, then waits for its timer).
+        exchange_keeping(&w, &core, frames, seed, |f| {
+            let bth = wire::parse(f).expect("a frame from the core").hdr.bth;
+            let gap = matches!(bth.opcode, Opcode::RDMA_READ_RESPONSE_FIRST | Opcode::RDMA_READ_RESPONSE_MIDDLE);
+            let lose = gap && loss.chance(0.3) && gone.insert((bth.dest_qp, bth.psn.value()));
+            lost += usize::from(lose);
+            !lose
+        });
+        if lost > 0 {
+            // A READ asked again whose QP a later request's fatal NAK took to ERR (the core drops the re-request)
+            // waits for the requester's ACK timer (2^20 ticks, 4.3 s): time runs on until no timer is left.
+            loop {
+                let frames = run_external(&w, 5_000_000_000_000);
+                if frames.is_empty() {
+                    break;
+                }
+                exchange(&w, &core, frames, seed, |_| {});
+            }
+        }
         // What completed with success landed whole.
         let done_a = a.cq.poll(4096).expect("the requester's completions");
         let done_b = b.cq.poll(4096).expect("the core's completions");
@@ -1150,6 +1195,9 @@ fn soak_one(seed: u64) -> [usize; 4] {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: {e}"));
     }
     let events = lockstep_clean(&core, &ctx);
-    eprintln!("{ctx}: {sends} sends ({reads} READs done), {recvs} receives, {events} decisions in lockstep");
-    [seen[0], seen[1], seen[2], reads]
+    eprintln!(
+        "{ctx}: {sends} sends ({reads} READs done, {lost} responses lost), {recvs} receives, {events} decisions in \
+         lockstep"
+    );
+    [seen[0], seen[1], seen[2], reads, lost]
 }
