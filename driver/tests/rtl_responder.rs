@@ -388,9 +388,9 @@ fn duplicate_reads_are_answered_again_from_the_kept_resources() {
 
     // Forged duplicates of READ 3 (its request as sent, changed).
     let p = wire::parse(&requests[0]).expect("the READ request");
-    let (h3, r3) = (p.hdr.clone(), p.hdr.ext.reth.expect("a RETH"));
+    let (h3, r3) = (p.hdr, p.hdr.ext.reth.expect("a RETH"));
     let forged = |psn_off: u32, reth: RethRepr| {
-        let mut h = h3.clone();
+        let mut h = h3;
         h.bth.psn = h3.bth.psn.add(psn_off);
         h.ext.reth = Some(reth);
         h.emit(&[])
