@@ -88,8 +88,6 @@ pub struct Core {
     pub cnt_bad_icrc: Signal<Out, Bits<32>>,
     pub cnt_too_long: Signal<Out, Bits<32>>,
     pub rx_unhandled: Signal<Out, Bits<32>>,
-    /// QPs whose responder owed what is not built yet (atomic ACKs).
-    pub tx_unhandled: Signal<Out, Bits<32>>,
     /// The MAC's transmit beats.
     pub tx_data: Signal<Out, Bits<64>>,
     pub tx_keep: Signal<Out, Bits<8>>,
@@ -201,7 +199,6 @@ impl Core {
             cnt_bad_icrc: Signal::default(),
             cnt_too_long: Signal::default(),
             rx_unhandled: Signal::default(),
-            tx_unhandled: Signal::default(),
             tx_data: Signal::default(),
             tx_keep: Signal::default(),
             tx_last: Signal::default(),
@@ -306,7 +303,6 @@ pub fn ports() -> Vec<Port> {
     .chain(RX_COUNTERS.iter().map(|&n| p(n, 32, Out)))
     .chain([
         p("rx_unhandled", 32, Out),
-        p("tx_unhandled", 32, Out),
         p("tx_data", 64, Out),
         p("tx_keep", 8, Out),
         p("tx_last", 1, Out),
@@ -610,7 +606,6 @@ impl Logic for Core {
         self.items.r_qpn.next = self.resp_tx.qp_index.val();
         self.items.r_slot.next = self.resp_tx.item_slot.val();
         self.resp_tx.item.next = self.items.r_item.val();
-        self.tx_unhandled.next = self.resp_tx.unhandled.val();
         self.trace_tx.next = self.resp_tx.decided.val();
         self.trace_tx_qpn.next = self.resp_tx.tx_qpn.val();
         self.trace_tx_nil.next = self.resp_tx.nil.val();

@@ -273,6 +273,8 @@ impl Top {
                     p("dup", 1, Dir::In),
                     p("dup_base", 1, Dir::In),
                     p("dup_msn", 24, Dir::In),
+                    p("atomic", 1, Dir::In),
+                    p("orig", 64, Dir::In),
                     p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
                     p("first", item, Dir::Out),
                     p("first_slot", 8, Dir::Out),
@@ -337,6 +339,8 @@ impl Top {
                 p("part", 1, Dir::Out),
                 p("at_base", 1, Dir::Out),
                 p("msn", 24, Dir::Out),
+                p("hit", 1, Dir::Out),
+                p("word", 64, Dir::Out),
             ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
@@ -615,6 +619,8 @@ impl Top {
                 u.dup.connect();
                 u.dup_base.connect();
                 u.dup_msn.connect();
+                u.atomic.connect();
+                u.orig.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

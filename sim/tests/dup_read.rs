@@ -3,7 +3,8 @@
 //! PSN 0 or the 2^24 wrap, near the top of the address space; or an atomic), and requests drawn around it
 //! (PSNs before, inside and past its range, VAs and lengths inside, across and outside it, its R_Key or
 //! another); whether the resource covers the request and the request lies within it compared with whether
-//! the model regenerates it, and the item's first-response flag and MSN when it does.
+//! the model regenerates it, and the item's first-response flag and MSN when it does; and whether a duplicate
+//! atomic of the same PSN hits the resource (`find_atomic`), with its MSN and original value.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dup_read`.
 
@@ -11,7 +12,7 @@ use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
 use model::nic::qp::{Resource, ResourceKind, RespItem};
-use model::nic::resp::find_read;
+use model::nic::resp::{find_atomic, find_read};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp};
 use sim::Sim;
@@ -42,6 +43,8 @@ fn a_duplicate_read_matches_as_the_model_finds_it() {
     let q = |n| rtl.port(n);
     let (p_attr, p_res, p_psn, p_va, p_len, p_rkey) = (q("attr"), q("res"), q("psn"), q("va"), q("len"), q("rkey"));
     let (p_covers, p_part, p_base, p_msn) = (q("covers"), q("part"), q("at_base"), q("msn"));
+    let (p_hit, p_word) = (q("hit"), q("word"));
+    let mut hits = 0u32;
     let mut rng = Rng::new(seed);
     let (mut found, mut outside, mut uncovered, mut at_base) = (0u32, 0u32, 0u32, 0u32);
     for n in 0..100_000 {
@@ -96,6 +99,13 @@ fn a_duplicate_read_matches_as_the_model_finds_it() {
              model {want:?}",
             qp.resp.resources[0]
         );
+        // A duplicate atomic of the same PSN: the atomic executed there, or none.
+        let atomic = find_atomic(&qp, psn);
+        assert_eq!(rtl.get(p_hit) == 1, atomic.is_some(), "atomic hit: {ctx}");
+        if let Some(RespItem::AtomicAck { aeth, orig, .. }) = atomic {
+            assert_eq!((rtl.get(p_word), rtl.get(p_msn)), (orig, u64::from(aeth.msn)), "atomic ACK: {ctx}");
+            hits += 1;
+        }
         let covers =
             matches!(kind, ResourceKind::Read { last_psn, .. } if psn.diff(first) >= 0 && last_psn.diff(psn) >= 0);
         assert_eq!(rtl.get(p_covers) == 1, covers, "covers: {ctx}");
@@ -112,10 +122,11 @@ fn a_duplicate_read_matches_as_the_model_finds_it() {
         }
     }
     eprintln!(
-        "dup_read: {found} regenerated ({at_base} from the first response), {outside} outside, {uncovered} not covered"
+        "dup_read: {found} regenerated ({at_base} from the first response), {outside} outside, {uncovered} not covered; \
+         {hits} atomics hit"
     );
     assert!(
-        found > 5000 && at_base > 1000 && found - at_base > 1000 && outside > 5000 && uncovered > 5000,
+        found > 5000 && at_base > 1000 && found - at_base > 1000 && outside > 5000 && uncovered > 5000 && hits > 1000,
         "too few of a kind"
     );
 }

@@ -5,7 +5,8 @@
 //! with the model's packed ones. Its READ mode likewise against `queue_read`, with random resource rings
 //! (any head, up to `max_dest_rd_atomic` kept) and READs of any length at any path MTU, the resource record
 //! and its slot compared too; and its duplicate READ mode against the model's queuing of a regenerated READ
-//! item (or, when the key fails now, `queue_fatal_nak`).
+//! item (or, when the key fails now, `queue_fatal_nak`); its atomic mode against `queue_atomic` (and a
+//! duplicate atomic's ACK queued again).
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test resp_queue`.
 
@@ -13,7 +14,7 @@ use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
 use model::nic::qp::{Resource, ResourceKind, RespItem};
-use model::nic::resp::{queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
+use model::nic::resp::{queue_atomic, queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp, random_ring};
 use sim::Sim;
@@ -240,4 +241,87 @@ fn a_duplicate_read_queues_again_as_the_model_queues_it() {
     rtl.set(p_dup, 0);
     eprintln!("resp_queue duplicate READs: {moved} behind a moved ACK, {naks} NAKed, {based} from the first response");
     assert!(moved > 4000 && naks > 3000 && based > 4000, "too few of a kind");
+}
+
+#[test]
+fn an_atomic_queues_as_the_model_queues_it() {
+    let seed = seed() ^ 0xA70;
+    let p = Top::engine_profile();
+    let c = qp_context(&p);
+    let depth = p.resp_queue as usize;
+    let mut rtl = Sim::new(Top::RespQueue, Width::W8);
+    let q = |n| rtl.port(n);
+    let (p_attr, p_resp, p_read, p_atomic, p_dup, p_msn) =
+        (q("attr"), q("resp"), q("read"), q("atomic"), q("dup"), q("dup_msn"));
+    let (p_psn, p_orig, p_base) = (q("psn"), q("orig"), q("dup_base"));
+    let (p_next, p_first, p_two, p_second, p_res, p_res_slot) =
+        (q("resp_next"), q("first"), q("second_valid"), q("second"), q("res"), q("res_slot"));
+    let (resp_bytes, item_bytes, res_bytes) = (
+        c.resp.width().div_ceil(8) as usize,
+        c.resp_item.width().div_ceil(8) as usize,
+        c.resource.width().div_ceil(8) as usize,
+    );
+    let mut rng = Rng::new(seed);
+    let (mut moved, mut dropped, mut dups) = (0u32, 0u32, 0u32);
+    rtl.set(p_read, 1);
+    rtl.set(p_atomic, 1);
+    for n in 0..20_000 {
+        let mut qp = random_qp(&mut rng, &p);
+        let r = &mut qp.resp;
+        r.nak_sent = rng.chance(0.5);
+        let queued = random_ring(&mut rng, r, depth);
+        r.res_head = rng.below(256) as u8;
+        let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
+        r.resources = (0..kept)
+            .map(|_| Resource {
+                first_psn: Psn::new(rng.below(1 << 24) as u32),
+                msn: rng.below(1 << 24) as u32,
+                kind: ResourceKind::Atomic { orig: rng.next_u64() },
+            })
+            .collect();
+        let (psn, orig, msn) = (Psn::new(rng.below(1 << 24) as u32), rng.next_u64(), rng.below(1 << 24) as u32);
+        let dup = rng.chance(0.3);
+        let before = pack(&qp, &c, 0).expect("the QP packs");
+        rtl.set_bytes(p_attr, &bytes_of(&before.attr));
+        rtl.set_bytes(p_resp, &bytes_of(&before.resp));
+        rtl.set(p_dup, u64::from(dup));
+        rtl.set(p_base, rng.below(2));
+        rtl.set(p_msn, u64::from(msn));
+        rtl.set(p_psn, u64::from(psn.value()));
+        rtl.set(p_orig, orig);
+        rtl.tick();
+        let old = qp.resp.clone();
+        if dup {
+            let aeth = wire::ext::AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn };
+            qp.resp.queue(RespItem::AtomicAck { psn, aeth, orig });
+            dups += 1;
+        } else {
+            queue_atomic(&mut qp, psn, orig);
+        }
+        let after = pack(&qp, &c, 0).expect("the QP packs");
+        let ctx = format!(
+            "seed {seed} (FERRITE_SEED={}), case {n}: atomic PSN {psn:?} orig {orig:#x} dup {dup}: before {old:?}, \
+             model after {:?}",
+            seed ^ 0xA70,
+            qp.resp
+        );
+        assert_eq!(&rtl.get_bytes(p_next)[..resp_bytes], &bytes_of(&after.resp)[..], "qp_resp: {ctx}");
+        let new = &after.items[queued..];
+        assert_eq!(rtl.get(p_two) == 1, new.len() == 2, "second entry: {ctx}");
+        let ack = if new.len() == 2 { rtl.get_bytes(p_second) } else { rtl.get_bytes(p_first) };
+        assert_eq!(&ack[..item_bytes], &bytes_of(&new[new.len() - 1])[..], "the atomic ACK: {ctx}");
+        if !dup {
+            let res = after.resources.last().expect("the atomic's resource");
+            assert_eq!(&rtl.get_bytes(p_res)[..res_bytes], &bytes_of(res)[..], "resource: {ctx}");
+            let slot = qp.resp.res_head.wrapping_add(qp.resp.resources.len() as u8 - 1);
+            assert_eq!(rtl.get(p_res_slot), u64::from(slot), "resource slot: {ctx}");
+            dropped += u32::from(old.resources.len() == qp.resp.resources.len());
+        }
+        moved += u32::from(new.len() == 2);
+    }
+    for port in [p_read, p_atomic, p_dup] {
+        rtl.set(port, 0);
+    }
+    eprintln!("resp_queue atomics: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {dups} duplicates");
+    assert!(moved > 5000 && dropped > 3000 && dups > 4000, "too few of a kind");
 }

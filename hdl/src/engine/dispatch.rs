@@ -50,6 +50,7 @@ use super::eq::EqeWrite;
 use super::flush::{what, EnterErr, FlushPick};
 use super::recv::{route, RxRoute};
 use super::resp::advance::RespAdvance;
+use super::resp::atomic::AtomicOp;
 use super::resp::check::{verdict, RespCheck};
 use super::resp::dup_read::{DupRead, ResScan};
 use super::resp::duplicate::RespDuplicate;
@@ -85,6 +86,10 @@ pub mod action {
     pub const READ: u8 = 8;
     /// A READ request executed before: the QP's resources scanned for it, its responses queued again.
     pub const DUP_READ: u8 = 9;
+    /// An atomic request the chain passed: its target read, changed and written back, its ACK queued.
+    pub const ATOMIC: u8 = 10;
+    /// An atomic executed before: the QP's resources scanned for it, its ACK queued again.
+    pub const DUP_ATOMIC: u8 = 11;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -125,8 +130,16 @@ pub enum DispatchState {
     /// Its resource in: the READ that covers the request's PSN, or on to the next.
     DupMatch,
     /// The READ found: the decision (its responses queued again, a fatal NAK for a key that fails now, or
-    /// nothing).
+    /// nothing); or the atomic found: its ACK queued again.
     DupExec,
+    /// An atomic: its target being read.
+    AtomRead,
+    /// The value in: the queue takes it.
+    AtomQueue,
+    /// The decision: its ACK and resource queued (a fatal NAK if the read failed).
+    AtomExec,
+    /// The new value's write beat going out.
+    AtomWrite,
     /// A flush step: the scanned QP's contexts being read.
     FlushLook,
     /// Its contexts in: whether it has a WQE to flush (`FlushPick`).
@@ -267,6 +280,9 @@ pub struct RxDispatch {
     post_fatal: DFF<Bit>,
     /// A duplicate READ's scan: resources back from the newest.
     dup_i: DFF<Bits<8>>,
+    /// An atomic's target as read, and whether the read failed.
+    word: DFF<Bits<64>>,
+    word_err: DFF<Bit>,
 
     rx_route: RxRoute,
     check: RespCheck,
@@ -277,6 +293,7 @@ pub struct RxDispatch {
     resources: Rings<RES_BITS>,
     res_scan: ResScan,
     dup_read: DupRead,
+    atomic_op: AtomicOp,
     act: Action,
     place: DmaPlace<64, 8>,
     recv_wqe: RecvWqe,
@@ -304,6 +321,8 @@ pub struct RxDispatch {
     fatal_nak: Constant<Bits<4>>,
     read_act: Constant<Bits<4>>,
     dup_read_act: Constant<Bits<4>>,
+    atomic_act: Constant<Bits<4>>,
+    dup_atomic_act: Constant<Bits<4>>,
     remote_access: Constant<Bits<8>>,
 }
 
@@ -402,6 +421,8 @@ impl RxDispatch {
             ev_qp_fatal: DFF::default(),
             post_fatal: DFF::default(),
             dup_i: DFF::default(),
+            word: DFF::default(),
+            word_err: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -411,6 +432,7 @@ impl RxDispatch {
             resources: Rings::resources(profile),
             res_scan: ResScan::new(profile),
             dup_read: DupRead::new(profile),
+            atomic_op: AtomicOp::default(),
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
@@ -438,6 +460,8 @@ impl RxDispatch {
             fatal_nak: Constant::new(u64::from(action::FATAL_NAK).into()),
             read_act: Constant::new(u64::from(action::READ).into()),
             dup_read_act: Constant::new(u64::from(action::DUP_READ).into()),
+            atomic_act: Constant::new(u64::from(action::ATOMIC).into()),
+            dup_atomic_act: Constant::new(u64::from(action::DUP_ATOMIC).into()),
             remote_access: Constant::new(u64::from(syndrome::NAK_REMOTE_ACCESS).into()),
         }
     }
@@ -468,7 +492,9 @@ impl Logic for RxDispatch {
             ev_cq_err,
             ev_qp_fatal,
             post_fatal,
-            dup_i
+            dup_i,
+            word,
+            word_err
         );
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
@@ -498,9 +524,18 @@ impl Logic for RxDispatch {
         self.queue.attr.next = self.attr.val();
         self.queue.resp.next = self.resp.val();
         self.queue.rnr.next = self.act.action.val() == self.rnr_nak.val();
-        // A READ request executed, or a duplicate's responses queued again: its PSN and RETH.
-        self.queue.read.next =
-            (self.act.action.val() == self.read_act.val()) | (self.act.action.val() == self.dup_read_act.val());
+        // A READ request executed, or a duplicate's responses queued again: its PSN and RETH. An atomic
+        // executed, or a duplicate's ACK queued again: its PSN and its target's value.
+        self.queue.read.next = (self.act.action.val() == self.read_act.val())
+            | (self.act.action.val() == self.dup_read_act.val())
+            | self.act.is_atomic.val();
+        self.queue.atomic.next = self.act.is_atomic.val();
+        self.atomic_op.meta.next = self.rec.q.val();
+        self.atomic_op.orig.next = self.word.q.val();
+        self.queue.orig.next = self.word.q.val();
+        if self.act.action.val() == self.dup_atomic_act.val() {
+            self.queue.orig.next = self.dup_read.word.val();
+        }
         self.read_args.meta.next = self.rec.q.val();
         self.queue.psn.next = self.read_args.psn.val();
         self.queue.va.next = self.read_args.va.val();
@@ -523,7 +558,7 @@ impl Logic for RxDispatch {
         self.dup_read.va.next = self.read_args.va.val();
         self.dup_read.len.next = self.read_args.len.val();
         self.dup_read.rkey.next = self.read_args.rkey.val();
-        self.queue.dup.next = self.act.action.val() == self.dup_read_act.val();
+        self.queue.dup.next = self.act.is_dup.val();
         self.queue.dup_base.next = self.dup_read.at_base.val();
         self.queue.dup_msn.next = self.dup_read.msn.val();
         // A SEND's failure is queued from the record it leaves (the receive given up); the chain's from the
@@ -534,8 +569,11 @@ impl Logic for RxDispatch {
             self.queue.fatal.next = true;
             self.queue.fatal_syn.next = self.act.syn.val();
         }
-        // A duplicate READ whose key fails now (the MR gone or changed since): a remote access NAK.
-        if (self.act.action.val() == self.dup_read_act.val()) & self.check.key_bad.val() {
+        // A duplicate READ whose key fails now (the MR gone or changed since), or an atomic whose target
+        // could not be read: a remote access NAK.
+        if ((self.act.action.val() == self.dup_read_act.val()) & self.check.key_bad.val())
+            | ((self.act.action.val() == self.atomic_act.val()) & self.word_err.q.val())
+        {
             self.queue.fatal.next = true;
             self.queue.fatal_syn.next = self.remote_access.val();
         }
@@ -708,6 +746,12 @@ impl Logic for RxDispatch {
             self.wr_strb.next = self.cqe_wr.wr_strb.val();
             self.wr_cqe.next = true;
         }
+        if self.state.q.val() == DispatchState::AtomWrite {
+            self.wr_valid.next = true;
+            self.wr_addr.next = self.atomic_op.va.val();
+            self.wr_data.next = self.atomic_op.result.val();
+            self.wr_strb.next = 0xFF.into();
+        }
         if self.state.q.val() == DispatchState::EqeEnd {
             self.eqe_wr.wr_ready.next = self.wr_ready.val();
             self.wr_valid.next = self.eqe_wr.wr_valid.val();
@@ -786,11 +830,17 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.read_act.val() {
                     self.resources.we.next = true;
                 }
-                if self.act.action.val() == self.dup_read_act.val() {
+                if self.act.is_dup.val() {
                     // Decided once the scan is done.
                     self.decided.next = false;
                     self.dup_i.d.next = 0.into();
                     self.state.d.next = DispatchState::DupLook;
+                } else if self.act.action.val() == self.atomic_act.val() {
+                    // Decided once its target is read.
+                    self.decided.next = false;
+                    self.rd_sent.d.next = false;
+                    self.word_err.d.next = false;
+                    self.state.d.next = DispatchState::AtomRead;
                 } else if self.act.action.val() == self.recv_act.val() {
                     // Decided once the WQE is in.
                     self.decided.next = false;
@@ -834,7 +884,9 @@ impl Logic for RxDispatch {
             DispatchState::DupMatch => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                if self.dup_read.covers.val() {
+                if (self.dup_read.covers.val() & (self.act.action.val() == self.dup_read_act.val()))
+                    | (self.dup_read.hit.val() & (self.act.action.val() == self.dup_atomic_act.val()))
+                {
                     self.state.d.next = DispatchState::DupExec;
                 } else {
                     self.dup_i.d.next = self.dup_i.q.val() + 1;
@@ -851,10 +903,60 @@ impl Logic for RxDispatch {
                 if self.act.has_payload.val() {
                     self.state.d.next = DispatchState::Drain;
                 }
-                if self.dup_read.part.val() & (self.check.key_bad.val() | self.check.room.val()) {
+                if (self.act.action.val() == self.dup_atomic_act.val()) & self.check.room.val()
+                    | (self.act.action.val() == self.dup_read_act.val())
+                        & self.dup_read.part.val()
+                        & (self.check.key_bad.val() | self.check.room.val())
+                {
                     self.resp_next.next = self.queue.resp_next.val();
                     self.resp_we.next = true;
                     self.item_we.next = true;
+                    if self.queue.second_valid.val() {
+                        self.state.d.next = DispatchState::QueueMore;
+                    }
+                }
+            }
+            DispatchState::AtomRead => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.rd_valid.next = !self.rd_sent.q.val();
+                self.rd_addr.next = self.atomic_op.va.val();
+                self.rd_len.next = 8.into();
+                if self.rd_ready.val() {
+                    self.rd_sent.d.next = true;
+                }
+                if self.cpl_valid.val() {
+                    self.word.d.next = self.cpl_data.val();
+                    self.word_err.d.next = self.word_err.q.val() | self.cpl_err.val();
+                    if self.cpl_last.val() {
+                        self.state.d.next = DispatchState::AtomQueue;
+                    }
+                }
+            }
+            DispatchState::AtomQueue => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.state.d.next = DispatchState::AtomExec;
+            }
+            DispatchState::AtomExec => {
+                // Its ACK (or, the read failed, its fatal NAK) queued; the new value written after.
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.decided.next = true;
+                self.resp_next.next = self.queue.resp_next.val();
+                self.resp_we.next = true;
+                self.item_we.next = true;
+                self.resources.we.next = !self.word_err.q.val();
+                self.state.d.next = DispatchState::Idle;
+                if !self.word_err.q.val() {
+                    self.state.d.next = DispatchState::AtomWrite;
+                }
+            }
+            DispatchState::AtomWrite => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                if self.wr_ready.val() {
+                    self.state.d.next = DispatchState::Idle;
                     if self.queue.second_valid.val() {
                         self.state.d.next = DispatchState::QueueMore;
                     }
@@ -1122,6 +1224,9 @@ pub struct Action {
     pub has_payload: Signal<Out, Bit>,
     /// A `FATAL_NAK`'s syndrome.
     pub syn: Signal<Out, Bits<8>>,
+    /// The action is `ATOMIC` or `DUP_ATOMIC`; `DUP_READ` or `DUP_ATOMIC`.
+    pub is_atomic: Signal<Out, Bit>,
+    pub is_dup: Signal<Out, Bit>,
 }
 
 impl Logic for Action {
@@ -1133,6 +1238,8 @@ impl Logic for Action {
         self.action.connect();
         self.has_payload.connect();
         self.syn.connect();
+        self.is_atomic.connect();
+        self.is_dup.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -1143,7 +1250,7 @@ impl Logic for Action {
 /// The Verilog body of `Action`.
 pub fn action_verilog() -> Vec<String> {
     let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
-    v.extend(opcode_flags(&["k_send", "k_write", "k_read", "op_immdt"]));
+    v.extend(opcode_flags(&["k_send", "k_write", "k_read", "k_cas", "k_fadd", "op_immdt"]));
     v.push(format!("wire has_ieth = {};", meta::select("rec", "has_ieth")));
     v.push(format!("wire has_reth = {};", meta::select("rec", "has_reth")));
     v.push(format!(
@@ -1152,7 +1259,7 @@ pub fn action_verilog() -> Vec<String> {
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
-    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal, read, dup_read) = (
+    let (drop, write, unbuilt, dup, nak, rnr, recv, fatal, read, dup_read, atomic, dup_atomic) = (
         action::DROP,
         action::WRITE,
         action::UNHANDLED,
@@ -1163,6 +1270,8 @@ pub fn action_verilog() -> Vec<String> {
         action::FATAL_NAK,
         action::READ,
         action::DUP_READ,
+        action::ATOMIC,
+        action::DUP_ATOMIC,
     );
     v.push("always @(*) begin".into());
     v.push("    has_payload = pay;".into());
@@ -1187,14 +1296,14 @@ pub fn action_verilog() -> Vec<String> {
     v.push(format!("        4'd{}: action = room ? 4'd{rnr} : 4'd{drop};", verdict::NAK_RNR));
     // A duplicate READ without a RETH is ignored, as the model ignores it.
     v.push(format!(
-        "        4'd{}: if (k_send || k_write) action = 4'd{dup}; else if (k_read) action = has_reth ? 4'd{dup_read} : 4'd{drop};",
+        "        4'd{}: if (k_send || k_write) action = 4'd{dup}; else if (k_read) action = has_reth ? 4'd{dup_read} : 4'd{drop}; else if (k_cas || k_fadd) action = 4'd{dup_atomic};",
         verdict::DUPLICATE
     ));
     for vd in [verdict::NAK_INVALID_REQUEST, verdict::NAK_REMOTE_ACCESS] {
         v.push(format!("        4'd{vd}: action = 4'd{fatal};"));
     }
     v.push(format!(
-        "        4'd{}: if (k_write && !op_immdt) action = 4'd{write}; else if (k_write || (k_send && !has_ieth)) action = 4'd{recv}; else if (k_read) action = 4'd{read};",
+        "        4'd{}: if (k_write && !op_immdt) action = 4'd{write}; else if (k_write || (k_send && !has_ieth)) action = 4'd{recv}; else if (k_read) action = 4'd{read}; else if (k_cas || k_fadd) action = 4'd{atomic};",
         verdict::EXECUTE
     ));
     v.push("        default: ;".into());
@@ -1202,6 +1311,8 @@ pub fn action_verilog() -> Vec<String> {
     v.push("    end".into());
     v.push("    default: ;".into());
     v.push("    endcase".into());
+    v.push(format!("    is_atomic = action == 4'd{atomic} || action == 4'd{dup_atomic};"));
+    v.push(format!("    is_dup = action == 4'd{dup_read} || action == 4'd{dup_atomic};"));
     v.push("end".into());
     v
 }

@@ -303,17 +303,12 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
             qp.resp.queue(item);
         }
         OpKind::CompareSwap | OpKind::FetchAdd => {
-            let found = qp.resp.resources.iter().rev().find_map(|r| match r.kind {
-                ResourceKind::Atomic { orig } if r.first_psn == psn => Some((r.msn, orig)),
-                _ => None,
-            });
-            if let Some((msn, orig)) = found {
+            if let Some(item) = find_atomic(qp, psn) {
                 if !has_room(nic, qpn) {
                     return Ok(());
                 }
-                let aeth = AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn };
                 let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-                qp.resp.queue(RespItem::AtomicAck { psn, aeth, orig });
+                qp.resp.queue(item);
             }
         }
         _ => {}
@@ -340,6 +335,18 @@ pub fn find_read(qp: &Qp, psn: Psn, reth: RethRepr) -> Option<RespItem> {
         return None;
     }
     Some(RespItem::Read { psn, va: reth.va, resid: reth.dma_len, at_base: psn == first_psn, msn })
+}
+
+/// What a duplicate atomic request of PSN `psn` is answered with: the atomic ACK of the newest atomic
+/// resource of `qp` executed at that PSN (its MSN, its original value), never executed again. None when no
+/// such resource is kept (the request is ignored). The RTL's `DupRead` matches one resource the same way.
+pub fn find_atomic(qp: &Qp, psn: Psn) -> Option<RespItem> {
+    qp.resp.resources.iter().rev().find_map(|r| match r.kind {
+        ResourceKind::Atomic { orig } if r.first_psn == psn => {
+            Some(RespItem::AtomicAck { psn, aeth: AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: r.msn }, orig })
+        }
+        _ => None,
+    })
 }
 
 /// Reads the receive WQE in RQ slot `index` and checks its scatter list: its `wr_id` and SGEs, or the `wr_id`
@@ -529,13 +536,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             nic.place((qpn, Side::Responder), a.va, &new.to_le_bytes(), mem);
             nic.count(if info.kind == OpKind::CompareSwap { Counter::rx_cmp_swaps } else { Counter::rx_fetch_adds });
             let Some(qp) = nic.qp_mut(qpn) else { return };
-            qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
-            let msn = qp.resp.msn;
-            push_resource(qp, Resource { first_psn: psn, msn, kind: ResourceKind::Atomic { orig } });
-            let aeth = ack_aeth(qp);
-            qp.resp.queue(RespItem::AtomicAck { psn, aeth, orig });
-            qp.resp.epsn = psn.add(1);
-            qp.resp.nak_sent = false;
+            queue_atomic(qp, psn, orig);
             return;
         }
         _ => return,
@@ -589,6 +590,19 @@ pub fn queue_read(qp: &mut Qp, psn: Psn, reth: RethRepr, pmtu: u32) {
     push_resource(qp, Resource { first_psn: psn, msn, kind });
     qp.resp.queue(RespItem::Read { psn, va, resid: len, at_base: true, msn });
     qp.resp.epsn = last.add(1);
+    qp.resp.nak_sent = false;
+}
+
+/// Executes an atomic request of PSN `psn` whose target held `orig`: its resource kept (the oldest dropped
+/// when `max_dest_rd_atomic` are kept), its atomic ACK queued (behind the coalesced ACK, which moves into the
+/// ring), the MSN one on and ePSN past it. The RTL's `RespQueue` does the same in its atomic mode.
+pub fn queue_atomic(qp: &mut Qp, psn: Psn, orig: u64) {
+    qp.resp.msn = (qp.resp.msn + 1) & 0xFF_FFFF;
+    let msn = qp.resp.msn;
+    push_resource(qp, Resource { first_psn: psn, msn, kind: ResourceKind::Atomic { orig } });
+    let aeth = ack_aeth(qp);
+    qp.resp.queue(RespItem::AtomicAck { psn, aeth, orig });
+    qp.resp.epsn = psn.add(1);
     qp.resp.nak_sent = false;
 }
 

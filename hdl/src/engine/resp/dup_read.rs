@@ -4,7 +4,8 @@
 //! resource is a READ whose PSNs cover the request's (`covers`: the dispatch scans the QP's resources newest
 //! first and stops at the first that does), whether the request lies within it (`part`: its VA range, its
 //! R_Key, its last PSN not past the READ's), whether it starts at the READ's first response (`at_base`) and
-//! the READ's MSN.
+//! the READ's MSN; and for a duplicate atomic whether the resource is the atomic executed at its PSN (`hit`,
+//! the model's `resp::find_atomic`) and the value it returned (`word`).
 
 use super::queue::{mtu_shift, packets, RES_BITS};
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
@@ -25,6 +26,9 @@ pub struct DupRead {
     pub part: Signal<Out, Bit>,
     pub at_base: Signal<Out, Bit>,
     pub msn: Signal<Out, Bits<24>>,
+    /// The resource is an atomic executed at the request's PSN (`resp::find_atomic`), and its original value.
+    pub hit: Signal<Out, Bit>,
+    pub word: Signal<Out, Bits<64>>,
     profile: Param<Profile>,
 }
 
@@ -44,6 +48,8 @@ impl Logic for DupRead {
         self.part.connect();
         self.at_base.connect();
         self.msn.connect();
+        self.hit.connect();
+        self.word.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -83,6 +89,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         format!("    part = va >= r_va && q_end <= r_end && rkey == {} && !ends_after;", r("rkey")),
         "    at_base = psn == r_first;".into(),
         format!("    msn = {};", r("msn")),
+        format!("    hit = {} && psn == r_first;", r("atomic")),
+        "    word = r_va;".into(),
         "end".into(),
     ]);
     v

@@ -5,6 +5,7 @@
 //! its response queue (`queue`), and its transmit side (`tx`, with `read` for a READ's responses).
 
 pub mod advance;
+pub mod atomic;
 pub mod check;
 pub mod dup_read;
 pub mod duplicate;

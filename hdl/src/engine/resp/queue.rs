@@ -117,6 +117,9 @@ pub fn rings_verilog(p: &Profile, per_qp: u32, w: usize, b: usize) -> Vec<String
 /// With `dup` as well, it queues a duplicate READ's responses again (`resp::duplicate`): the item as given
 /// (its first response the READ's when `dup_base`, the READ's MSN `dup_msn`), nothing else of the QP moved.
 /// `fatal` wins over `read`: a duplicate READ whose key fails has the fatal NAK queued instead, for its PSN.
+/// With `atomic` as well as `read`, the request is an atomic whose target held `orig` (`queue_atomic`): its
+/// atomic ACK queued where the READ's item would go, its resource keeps `orig`, ePSN one past it; with `dup`
+/// too, a duplicate atomic's ACK queued again (`resp::find_atomic`'s item: the MSN `dup_msn`, `orig`).
 #[derive(LogicBlock, Default)]
 pub struct RespQueue {
     pub clock: Signal<In, Clock>,
@@ -133,6 +136,8 @@ pub struct RespQueue {
     pub dup: Signal<In, Bit>,
     pub dup_base: Signal<In, Bit>,
     pub dup_msn: Signal<In, Bits<24>>,
+    pub atomic: Signal<In, Bit>,
+    pub orig: Signal<In, Bits<64>>,
     pub res: Signal<Out, Bits<RES_BITS>>,
     pub res_slot: Signal<Out, Bits<8>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
@@ -274,7 +279,7 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     v.extend(packets("npkts", "len"));
     v.extend([
         format!("wire [23:0] rd_msn = {} + 24'd1;", s("msn")),
-        "wire [23:0] rd_epsn = psn + npkts;".into(),
+        "wire [23:0] rd_epsn = psn + (atomic ? 24'd1 : npkts);".into(),
         format!(
             "wire [{0}:0] res_cap = {1} == 0 ? {rw}'d1 : {2};",
             rw - 1,
@@ -295,12 +300,13 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     v.push("wire ex = rd && !dup;".into());
     let (mut rd, rd_rec) = build(&c.resp_item, "unused", "ri", |field, _| {
         Some(match field {
-            "kind" => format!("{kw}'d{}", item::READ),
+            "kind" => format!("atomic ? {kw}'d{} : {kw}'d{}", item::ATOMIC_ACK, item::READ),
             "psn" => "psn".into(),
             "msn" => "dup ? dup_msn : rd_msn".into(),
-            "word" => "va".into(),
-            "small" => "len".into(),
-            "at_base" => "dup ? dup_base : 1'b1".into(),
+            "word" => "atomic ? orig : va".into(),
+            // An atomic ACK keeps its syndrome where a READ keeps its bytes left.
+            "small" => format!("atomic ? 32'h{:02x} : len", syndrome::ACK_UNLIMITED),
+            "at_base" => "!atomic && (dup ? dup_base : 1'b1)".into(),
             _ => "0".into(),
         })
     });
@@ -314,11 +320,12 @@ pub fn queue_verilog(p: &Profile) -> Vec<String> {
     assert!(rl.width() as usize <= RES_BITS, "resource ({} bits) is wider than its port", rl.width());
     let (res_decls, res_rec) = build(rl, "unused", "rs", |field, _| {
         Some(match field {
+            "atomic" => "atomic".into(),
             "first_psn" => "psn".into(),
             "msn" => "rd_msn".into(),
-            "word" => "va".into(),
-            "len" => "len".into(),
-            "rkey" => "rkey".into(),
+            "word" => "atomic ? orig : va".into(),
+            "len" => "atomic ? 32'd0 : len".into(),
+            "rkey" => "atomic ? 32'd0 : rkey".into(),
             _ => "0".into(),
         })
     });

@@ -1,8 +1,8 @@
 //! `RespTx`: the responder's transmit side, the model's `resp::sendable` and `resp::next_frame`, as far as
-//! the engines built so far go: the ACKs, NAKs and READ responses of its response queue
-//! (`queue::Rings::items`, oldest first) and then the coalesced ACK (`qp_resp`'s ACK slot). A fatal NAK empties
-//! the queue and the slot, and its QP enters ERR as it leaves (`err`, the model's `enter_err`). Atomic ACKs
-//! are not built yet: a QP whose queue starts with one is counted (`unhandled`) and let go.
+//! the engines built so far go: the ACKs, NAKs, atomic ACKs (with the target's original value) and READ
+//! responses of its response queue (`queue::Rings::items`, oldest first) and then the coalesced ACK
+//! (`qp_resp`'s ACK slot). A fatal NAK empties the queue and the slot, and its QP enters ERR as it leaves
+//! (`err`, the model's `enter_err`).
 //!
 //! Which QPs owe a response is learnt from the write-backs of `qp_resp` (`owed`, a queue holding each QP at
 //! most once): the dispatch's, and its own when the QP still owes after the response it sent. A QP taken
@@ -101,8 +101,6 @@ pub struct RespTx {
     pub tx_qpn: Signal<Out, Bits<24>>,
     /// The fatal NAK decided this cycle: QP `resp_qpn` enters ERR.
     pub err: Signal<Out, Bit>,
-    /// QPs that owed a response not built yet.
-    pub unhandled: Signal<Out, Bits<32>>,
     state: DFF<RespTxState>,
     qpn: DFF<Bits<24>>,
     psn: DFF<Bits<24>>,
@@ -110,14 +108,17 @@ pub struct RespTx {
     aeth: DFF<Bits<32>>,
     has_aeth: DFF<Bit>,
     plen: DFF<Bits<16>>,
+    /// An atomic ACK's AtomicAckETH (the target's original value).
+    has_orig: DFF<Bit>,
+    orig: DFF<Bits<64>>,
     /// The READ response's payload read is started.
     started: DFF<Bit>,
-    count: DFF<Bits<32>>,
     owed: Owed,
     slot: AckSlot,
     read: ReadStep,
     headers: TxHeaders,
     ack: Constant<Bits<8>>,
+    atomic_ack: Constant<Bits<8>>,
 }
 
 impl RespTx {
@@ -161,7 +162,6 @@ impl RespTx {
             nil: Signal::default(),
             tx_qpn: Signal::default(),
             err: Signal::default(),
-            unhandled: Signal::default(),
             state: DFF::default(),
             qpn: DFF::default(),
             psn: DFF::default(),
@@ -170,12 +170,14 @@ impl RespTx {
             has_aeth: DFF::default(),
             plen: DFF::default(),
             started: DFF::default(),
-            count: DFF::default(),
+            has_orig: DFF::default(),
+            orig: DFF::default(),
             owed: Owed::new(profile),
             slot: AckSlot::new(profile),
             read: ReadStep::new(profile),
             headers: TxHeaders::new(profile),
             ack: Constant::new(u64::from(Opcode::ACKNOWLEDGE.0).into()),
+            atomic_ack: Constant::new(u64::from(Opcode::ATOMIC_ACKNOWLEDGE.0).into()),
         }
     }
 }
@@ -183,7 +185,7 @@ impl RespTx {
 impl Logic for RespTx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, psn, opcode, aeth, has_aeth, plen, started, count);
+        dff_setup!(self, clock, state, qpn, psn, opcode, aeth, has_aeth, has_orig, orig, plen, started);
         // Which QPs owe: the dispatch's write-backs, or this block's own (the port is one holder's at a time).
         self.owed.clock.next = self.clock.val();
         self.owed.reset.next = self.reset.val();
@@ -201,6 +203,8 @@ impl Logic for RespTx {
         self.slot.aeth_in.next = self.aeth.q.val();
         self.slot.has_aeth_in.next = self.has_aeth.q.val();
         self.slot.plen_in.next = self.plen.q.val();
+        self.slot.has_orig_in.next = self.has_orig.q.val();
+        self.slot.orig_in.next = self.orig.q.val();
         self.read.clock.next = self.clock.val();
         self.read.attr.next = self.attr.val();
         self.read.resp.next = self.resp.val();
@@ -223,7 +227,6 @@ impl Logic for RespTx {
         self.rd_len.next = self.read.len.val();
         self.tx_qpn.next = self.qpn.q.val();
         self.meta.next = self.slot.meta.val();
-        self.unhandled.next = self.count.q.val();
 
         self.resp_we.next = false;
         self.item_we.next = false;
@@ -260,8 +263,13 @@ impl Logic for RespTx {
                     self.err.next = self.slot.fatal.val();
                     self.psn.d.next = self.slot.psn.val();
                     self.opcode.d.next = self.ack.val();
+                    if self.slot.atomic.val() {
+                        self.opcode.d.next = self.atomic_ack.val();
+                    }
                     self.aeth.d.next = self.slot.aeth.val();
                     self.has_aeth.d.next = true;
+                    self.has_orig.d.next = self.slot.atomic.val();
+                    self.orig.d.next = self.slot.orig.val();
                     self.plen.d.next = 0.into();
                     self.owed.push.next = true;
                     self.owed.push_qpn.next = self.qpn.q.val();
@@ -270,9 +278,8 @@ impl Logic for RespTx {
                 } else if self.slot.read.val() {
                     // `ReadStep` shows the response from the next cycle.
                     self.started.d.next = false;
+                    self.has_orig.d.next = false;
                     self.state.d.next = RespTxState::Fetch;
-                } else if self.slot.other.val() {
-                    self.count.d.next = self.count.q.val() + 1;
                 }
             }
             RespTxState::Fetch => {
@@ -323,7 +330,6 @@ impl Logic for RespTx {
         }
         if self.reset.val() {
             self.state.d.next = RespTxState::Idle;
-            self.count.d.next = 0.into();
         }
     }
 }
@@ -406,10 +412,11 @@ pub fn owed_verilog(p: &Profile) -> Vec<String> {
 
 /// The next response of the QP in hand: whether an ACK or NAK sends now (`go`: an RC QP, not flushing, its
 /// source GID set, and an ACK or NAK first in its queue, or an empty queue and the ACK slot full), a READ
-/// response (`read`: likewise, a READ first), or what is not built yet (`other`: an atomic ACK first); the
-/// ACK's PSN and AETH, the `qp_resp` record after it (the item taken off the ring, or the slot emptied), the
-/// ring slot of the oldest item (`head`), and the response's TX record (the headers with the AETH and the
-/// payload length held in `has_aeth_in`, `aeth_in` and `plen_in`).
+/// response (`read`: likewise, a READ first); whether what goes is an atomic ACK (`atomic`, with the original
+/// value `orig`); the ACK's PSN and AETH, the `qp_resp` record after it (the item taken off the ring, or the
+/// slot emptied), the ring slot of the oldest item (`head`), and the response's TX record (the headers with
+/// the AETH, the AtomicAckETH and the payload length held in `has_aeth_in`, `aeth_in`, `has_orig_in`,
+/// `orig_in` and `plen_in`).
 #[derive(LogicBlock)]
 pub struct AckSlot {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
@@ -421,12 +428,15 @@ pub struct AckSlot {
     pub aeth_in: Signal<In, Bits<32>>,
     pub has_aeth_in: Signal<In, Bit>,
     pub plen_in: Signal<In, Bits<16>>,
+    pub has_orig_in: Signal<In, Bit>,
+    pub orig_in: Signal<In, Bits<64>>,
     pub go: Signal<Out, Bit>,
     /// What goes is a fatal NAK.
     pub fatal: Signal<Out, Bit>,
     /// A READ response goes next (`ReadStep`).
     pub read: Signal<Out, Bit>,
-    pub other: Signal<Out, Bit>,
+    pub atomic: Signal<Out, Bit>,
+    pub orig: Signal<Out, Bits<64>>,
     pub psn: Signal<Out, Bits<24>>,
     pub aeth: Signal<Out, Bits<32>>,
     pub resp_next: Signal<Out, Bits<RESP_BITS>>,
@@ -447,10 +457,13 @@ impl AckSlot {
             aeth_in: Signal::default(),
             has_aeth_in: Signal::default(),
             plen_in: Signal::default(),
+            has_orig_in: Signal::default(),
+            orig_in: Signal::default(),
             go: Signal::default(),
             fatal: Signal::default(),
             read: Signal::default(),
-            other: Signal::default(),
+            atomic: Signal::default(),
+            orig: Signal::default(),
             psn: Signal::default(),
             aeth: Signal::default(),
             resp_next: Signal::default(),
@@ -470,7 +483,8 @@ impl Logic for AckSlot {
         self.go.connect();
         self.fatal.connect();
         self.read.connect();
-        self.other.connect();
+        self.atomic.connect();
+        self.orig.connect();
         self.psn.connect();
         self.aeth.connect();
         self.resp_next.connect();
@@ -507,6 +521,8 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
     let (has, _) = meta::field("has_aeth");
     let (lsb, bits) = meta::field("aeth");
     let (plsb, pbits) = meta::field("payload_len");
+    let (hoa, _) = meta::field("has_atomic_ack_eth");
+    let (oalsb, oabits) = meta::field("atomic_ack_eth");
     let mut v = vec![
         format!("wire may = qp_valid && !{} && !{};", a("raw"), a("flushing")),
         format!("wire queued = {} != 0;", s("items")),
@@ -518,14 +534,21 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
             item::FATAL_NAK
         ),
         format!("wire is_read = queued && {} == {}'d{};", i("kind"), crate::record::width(il, "kind"), item::READ),
+        format!(
+            "wire is_atomic = queued && {} == {}'d{};",
+            i("kind"),
+            crate::record::width(il, "kind"),
+            item::ATOMIC_ACK
+        ),
     ];
     v.extend(next_decls);
     v.extend([
         "always @(*) begin".to_string(),
-        format!("    go = may && gid_valid && (queued ? is_ack || is_fatal : {});", s("ack_valid")),
+        format!("    go = may && gid_valid && (queued ? is_ack || is_fatal || is_atomic : {});", s("ack_valid")),
         "    fatal = is_fatal;".into(),
         "    read = may && gid_valid && is_read;".into(),
-        "    other = may && queued && !is_ack && !is_fatal && !is_read;".into(),
+        "    atomic = is_atomic;".into(),
+        format!("    orig = {};", i("word")),
         format!("    psn = queued ? {} : {};", i("psn"), s("ack_psn")),
         format!(
             "    aeth = queued ? {{{}, {}}} : {{{}, {}}};",
@@ -544,6 +567,8 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
         format!("    meta[{has}] = has_aeth_in;"),
         format!("    meta[{}:{lsb}] = aeth_in;", lsb + bits - 1),
         format!("    meta[{}:{plsb}] = plen_in;", plsb + pbits - 1),
+        format!("    meta[{hoa}] = has_orig_in;"),
+        format!("    meta[{}:{oalsb}] = orig_in;", oalsb + oabits - 1),
         "end".into(),
     ]);
     v
