@@ -431,6 +431,109 @@ fn duplicate_reads_are_answered_again_from_the_kept_resources() {
     eprintln!("RTL duplicate READs: {} responses, {events} decisions in lockstep", core.responses());
 }
 
+/// Atomics from a model requester executed by the core: FETCH_ADDs and CMP_SWAPs (the compare value
+/// matching and not) on 8-byte words of the core's memory, each returning the word's original value (the
+/// requester's buffer) and leaving the new one (the core's), the core reading, changing and writing the word
+/// by DMA while the host stalls; an atomic ACK lost on the way (the READ response behind it shows the gap):
+/// the requester sends the atomic again and the core answers it from its resource, not executing it twice;
+/// a forged duplicate atomic of a PSN no atomic was executed at, ignored; an atomic on memory that is not there
+/// on QP 1: a remote access NAK, QP 1 in ERR. In lockstep throughout.
+#[test]
+fn atomics_from_a_model_requester_are_executed_by_the_rtl_core() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let (w, a, core, b) = hosts(seed, 2, QpCap::default(), ConnectOpts::default());
+    let words: Vec<u64> = (0..64).map(|_| rng.next_u64()).collect();
+    let image: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
+    b.buf.write(0x1000, &image).expect("the core's buffer written");
+    core.set_bubbles(seed, 0.3);
+    let word_at = |i: usize| u64::from_le_bytes(b.buf.read(0x1000 + 8 * i, 8).expect("read").try_into().expect("8"));
+    let returned = |i: usize| u64::from_le_bytes(a.buf.read(0x100 * i, 8).expect("read").try_into().expect("8"));
+    let atomic = |wr_id: u64, op: SendOp, i: usize, compare_add: u64, swap: u64| SendWr {
+        wr_id,
+        opcode: Some(op),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0x100 * wr_id, 8)],
+        remote_addr: b.mr.addr + 0x1000 + 8 * i as u64,
+        rkey: b.mr.rkey,
+        compare_add,
+        swap,
+        ..Default::default()
+    };
+    let done = || -> Vec<(u64, WcStatus)> {
+        let mut d: Vec<_> = a.cq.poll(16).expect("completions").iter().map(|c| (c.wr_id, c.status)).collect();
+        d.sort_unstable_by_key(|c| c.0);
+        d
+    };
+    // Word 0 += 5; word 1 swapped (its compare matches); word 2 not (it does not); word 3 += 2^63, twice.
+    let want = [words[0].wrapping_add(5), 0x1234, words[2], words[3].wrapping_add(1 << 63).wrapping_add(1 << 63)];
+    a.qps[0].post_send(&atomic(1, SendOp::AtomicFetchAdd, 0, 5, 0)).expect("posted");
+    a.qps[0].post_send(&atomic(2, SendOp::AtomicCmpSwp, 1, words[1], 0x1234)).expect("posted");
+    a.qps[0].post_send(&atomic(3, SendOp::AtomicCmpSwp, 2, !words[2], 0x5678)).expect("posted");
+    a.qps[0].post_send(&atomic(4, SendOp::AtomicFetchAdd, 3, 1 << 63, 0)).expect("posted");
+    a.qps[0].post_send(&atomic(5, SendOp::AtomicFetchAdd, 3, 1 << 63, 0)).expect("posted");
+    let mut ops = Vec::new();
+    exchange(&w, &core, run(&w), seed, |f| ops.push(wire::parse(f).expect("a frame").hdr.bth.opcode));
+    assert_eq!(ops, [Opcode::ATOMIC_ACKNOWLEDGE; 5], "seed {seed:#x}: an atomic ACK for each");
+    assert_eq!(done(), (1..=5).map(|id| (id, WcStatus::Success)).collect::<Vec<_>>(), "seed {seed:#x}");
+    let origs = [words[0], words[1], words[2], words[3], words[3].wrapping_add(1 << 63)];
+    for (k, &o) in origs.iter().enumerate() {
+        assert_eq!(returned(k + 1), o, "seed {seed:#x}: atomic {} returned the original value", k + 1);
+    }
+    for (i, &x) in want.iter().enumerate() {
+        assert_eq!(word_at(i), x, "seed {seed:#x}: word {i} after");
+    }
+    // A FETCH_ADD whose ACK is lost, a READ behind it: the READ's response shows the gap, the FETCH_ADD is
+    // sent again and answered from its resource (the word added to once).
+    a.qps[0].post_send(&atomic(6, SendOp::AtomicFetchAdd, 4, 7, 0)).expect("posted");
+    let read = SendWr {
+        wr_id: 7,
+        opcode: Some(SendOp::RdmaRead),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![a.sge(0x800, 16)],
+        remote_addr: b.mr.addr + 0x1000 + 8 * 5,
+        rkey: b.mr.rkey,
+        ..Default::default()
+    };
+    a.qps[0].post_send(&read).expect("posted");
+    let requests = run(&w);
+    let mut first = Vec::new();
+    turn(&w, &core, requests.clone(), seed, |f| {
+        first.push(wire::parse(f).expect("a frame").hdr.bth.opcode);
+        first.len() != 1
+    });
+    assert_eq!(first, [Opcode::ATOMIC_ACKNOWLEDGE, Opcode::RDMA_READ_RESPONSE_ONLY], "seed {seed:#x}");
+    let mut again = Vec::new();
+    exchange(&w, &core, run(&w), seed, |f| again.push(wire::parse(f).expect("a frame").hdr.bth.opcode));
+    assert_eq!(again, [Opcode::ATOMIC_ACKNOWLEDGE, Opcode::RDMA_READ_RESPONSE_ONLY], "seed {seed:#x}: answered again");
+    assert_eq!(done(), [(6, WcStatus::Success), (7, WcStatus::Success)], "seed {seed:#x}");
+    assert_eq!(returned(6), words[4], "seed {seed:#x}: the FETCH_ADD sent again returned the original value");
+    assert_eq!(word_at(4), words[4].wrapping_add(7), "seed {seed:#x}: added to once");
+    // The FETCH_ADD's request forged with the READ's PSN (no atomic executed there): ignored.
+    let mut h = wire::parse(&requests[0]).expect("the FETCH_ADD").hdr;
+    h.bth.psn = wire::parse(&requests[1]).expect("the READ").hdr.bth.psn;
+    let mut ignored = 0;
+    exchange(&w, &core, vec![h.emit(&[])], seed, |_| ignored += 1);
+    assert_eq!(ignored, 0, "seed {seed:#x}: no answer to a duplicate atomic with no resource");
+    // QP 1: an atomic on an MR whose memory is not there.
+    let far = b.pd.reg_mr(1 << 44, 0x1000, access::REMOTE_ATOMIC | access::LOCAL_WRITE).expect("an MR");
+    let wr = SendWr { remote_addr: 1 << 44, rkey: far.rkey, ..atomic(8, SendOp::AtomicFetchAdd, 0, 1, 0) };
+    a.qps[1].post_send(&wr).expect("posted");
+    let mut naks = Vec::new();
+    exchange(&w, &core, run(&w), seed, |f| {
+        let p = wire::parse(f).expect("a frame");
+        naks.push((p.hdr.bth.opcode, p.hdr.ext.aeth.map(|a| a.syndrome)));
+    });
+    assert_eq!(naks, [(Opcode::ACKNOWLEDGE, Some(wire::ext::syndrome::NAK_REMOTE_ACCESS))], "seed {seed:#x}");
+    assert_eq!(done(), [(8, WcStatus::RemAccessErr)], "seed {seed:#x}");
+    assert_eq!(b.qps[1].query().expect("QUERY_QP").qp_state, QpState::Err as u8, "seed {seed:#x}: QP 1 in ERR");
+    for q in 0..2 {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    }
+    let events = lockstep_clean(&core, &format!("seed {seed:#x}"));
+    eprintln!("RTL atomics: {} responses, {events} decisions in lockstep", core.responses());
+}
+
 /// The end of every test: nothing needed an engine not built yet, and the model followed the core with no
 /// mismatch through more decisions than the frames in and out and the flush steps (register accesses and
 /// commands are decisions too); the decisions followed.

@@ -322,6 +322,8 @@ fn an_atomic_queues_as_the_model_queues_it() {
     for port in [p_read, p_atomic, p_dup] {
         rtl.set(port, 0);
     }
-    eprintln!("resp_queue atomics: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {dups} duplicates");
+    eprintln!(
+        "resp_queue atomics: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {dups} duplicates"
+    );
     assert!(moved > 5000 && dropped > 3000 && dups > 4000, "too few of a kind");
 }
