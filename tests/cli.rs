@@ -514,9 +514,9 @@ fn interop_with_the_kernels_vfio() {
     assert!(ok);
 }
 
-/// `perf --backend rtl`: the core answers WRITEs, SENDs and READs (two QPs, multi-packet messages) with the
-/// data intact and lockstep clean, and its figures in the report; what it cannot run yet is refused with a
-/// reason.
+/// `perf --backend rtl`: the core answers WRITEs, SENDs and READs (two QPs, multi-packet messages) and
+/// FETCH_ADDs with the data intact and lockstep clean, and its figures in the report; what it cannot run is
+/// refused with a reason.
 #[test]
 fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
     for op in ["write", "send", "read"] {
@@ -533,9 +533,13 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         // Each SEND's receive CQE is timed from its last packet in; WRITEs have none.
         assert_eq!(v["rx_to_cqe_cycles_max"].as_u64().is_some_and(|c| c > 0), op == "send", "{out}");
     }
-    for refused in
-        [&["perf", "atomic", "--backend", "rtl"][..], &["perf", "write", "--backend", "rtl", "--width", "64"]]
-    {
+    // FETCH_ADDs: each QP's word counts them.
+    let args = ["perf", "atomic", "--backend", "rtl", "--iters", "6", "--qps", "2", "--json"];
+    let (ok, v, out) = ferrite_json(&args);
+    assert!(ok, "{out}");
+    assert_eq!((v["data_ok"].as_bool(), v["bytes"].as_u64()), (Some(true), Some(8 * 6 * 2)), "{out}");
+    assert_eq!(v["lockstep_mismatches"], 0, "{out}");
+    for refused in [&["perf", "write", "--backend", "rtl", "--width", "64"][..]] {
         let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(refused).output().expect("run ferrite");
         assert!(!out.status.success(), "{refused:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("RTL core"), "{refused:?}: a reason given");

@@ -1097,8 +1097,8 @@ const SOAK_SCENARIOS: u64 = 12;
 /// A random soak of the responder: each scenario (from the seed and its number) connects 1 to 4 QPs of a
 /// 16-QP core (a 1,024-QP one for odd seeds) at a random PMTU, and in rounds posts WRITEs, WRITEs with
 /// immediate, SENDs, SENDs with immediate and READs of 0 to 6,000 bytes (receives of one to three SGEs posted
-/// for those that need one), with faults drawn at random: a WRITE or READ whose R_Key names no MR (a fatal
-/// NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
+/// for those that need one) and FETCH_ADDs and CMP_SWAPs (the compare value matching half the time), with
+/// faults drawn at random: a WRITE, READ or atomic whose R_Key names no MR (a fatal NAK), a receive too short for its SEND (LocLenErr, a fatal NAK), a
 /// QP pair moved to ERR between rounds (flushed), receives posted to a QP in ERR (flushed), host stalls, READ
 /// responses lost on the way (a FIRST or MIDDLE one in three, each once at most: the requester asks again
 /// from it when the next response shows the gap, a duplicate READ the core answers from its resources). At
@@ -1108,7 +1108,7 @@ const SOAK_SCENARIOS: u64 = 12;
 #[test]
 fn a_random_soak_of_requests_stays_in_lockstep() {
     let n: u64 = std::env::var("FERRITE_SOAK_SCENARIOS").ok().and_then(|s| s.parse().ok()).unwrap_or(SOAK_SCENARIOS);
-    let mut seen = [0usize; 5];
+    let mut seen = [0usize; 6];
     for k in 0..n {
         let s = soak_one(seed().wrapping_add(k));
         for (t, x) in seen.iter_mut().zip(s) {
@@ -1117,8 +1117,8 @@ fn a_random_soak_of_requests_stays_in_lockstep() {
     }
     eprintln!(
         "RTL soak: {n} scenarios; completions with a NAK's status {}, LocLenErr {}, WR_FLUSH_ERR {}; READs {}, \
-         READ responses lost {}",
-        seen[0], seen[1], seen[2], seen[3], seen[4]
+         READ responses lost {}; atomics {}",
+        seen[0], seen[1], seen[2], seen[3], seen[4], seen[5]
     );
     assert!(seen.iter().all(|&x| x > 0), "every fault showed, READs completed, responses were lost: {seen:?}");
 }
@@ -1130,6 +1130,7 @@ enum SoakOp {
     Send,
     SendImm,
     Read,
+    Atomic,
 }
 
 /// One message of a soak round: its requester WR and its region in both buffers.
@@ -1142,7 +1143,7 @@ struct Posted {
 
 /// Runs the scenario of `seed`; the completions it saw with a NAK's status (requester), LocLenErr and
 /// WR_FLUSH_ERR (core), and the READs that completed with success.
-fn soak_one(seed: u64) -> [usize; 5] {
+fn soak_one(seed: u64) -> [usize; 6] {
     let mut rng = Rng::new(seed);
     let core_qps = if seed % 2 == 1 { 1024 } else { 16 };
     let nqps = 1 + rng.below(4) as usize;
@@ -1156,7 +1157,7 @@ fn soak_one(seed: u64) -> [usize; 5] {
     let mut loss = Rng::new(seed ^ 0x1055);
     let mut lost = 0usize;
     let mut gone = std::collections::HashSet::new();
-    let (mut wr_id, mut reads) = (0u64, 0usize);
+    let (mut wr_id, mut reads, mut atomics) = (0u64, 0usize, 0usize);
     let mut seen = [0usize; 3];
     let mut count = |a: &[Wc], b: &[Wc]| {
         seen[0] += a.iter().filter(|c| matches!(c.status, WcStatus::RemAccessErr | WcStatus::RemInvReqErr)).count();
@@ -1173,17 +1174,18 @@ fn soak_one(seed: u64) -> [usize; 5] {
                 break;
             }
             let qp = live[rng.below(live.len() as u64) as usize];
-            let ops = [SoakOp::Write, SoakOp::WriteImm, SoakOp::Send, SoakOp::SendImm, SoakOp::Read];
-            let op = ops[rng.below(5) as usize];
+            let ops = [SoakOp::Write, SoakOp::WriteImm, SoakOp::Send, SoakOp::SendImm, SoakOp::Read, SoakOp::Atomic];
+            let op = ops[rng.below(6) as usize];
             let len = match rng.below(4) {
+                _ if op == SoakOp::Atomic => 8,
                 0 => 0,
                 1 => 1 + rng.below(64) as usize,
                 _ => 1 + rng.below(6000) as usize,
             };
             wr_id += 1;
             let data: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
-            // A READ's source is the core's memory.
-            let src = if op == SoakOp::Read { &b } else { &a };
+            // A READ's source is the core's memory, and an atomic's target.
+            let src = if matches!(op, SoakOp::Read | SoakOp::Atomic) { &b } else { &a };
             src.buf.write(off, &data).expect("the source written");
             if matches!(op, SoakOp::Send | SoakOp::SendImm | SoakOp::WriteImm) {
                 // The receive: its room over one to three SGEs laid end to end, now and then too short.
@@ -1202,7 +1204,9 @@ fn soak_one(seed: u64) -> [usize; 5] {
                 b.qps[qp].post_recv(&r).unwrap_or_else(|e| panic!("{ctx}: receive posted: {e:?}"));
                 recvs += 1;
             }
-            let bad_key = matches!(op, SoakOp::Write | SoakOp::WriteImm | SoakOp::Read) && len > 0 && rng.chance(0.06);
+            let bad_key = matches!(op, SoakOp::Write | SoakOp::WriteImm | SoakOp::Read | SoakOp::Atomic)
+                && len > 0
+                && rng.chance(0.06);
             let wr = SendWr {
                 wr_id,
                 opcode: Some(match op {
@@ -1211,12 +1215,21 @@ fn soak_one(seed: u64) -> [usize; 5] {
                     SoakOp::Send => SendOp::Send,
                     SoakOp::SendImm => SendOp::SendWithImm,
                     SoakOp::Read => SendOp::RdmaRead,
+                    SoakOp::Atomic if rng.chance(0.5) => SendOp::AtomicFetchAdd,
+                    SoakOp::Atomic => SendOp::AtomicCmpSwp,
                 }),
                 send_flags: send_flags::SIGNALED,
                 sg_list: if len == 0 { Vec::new() } else { vec![a.sge(off as u64, len as u32)] },
                 remote_addr: b.mr.addr + off as u64,
                 rkey: if bad_key { b.mr.rkey ^ 0x100 } else { b.mr.rkey },
                 imm_data: wr_id as u32,
+                // A compare-and-swap's compare value matches now and then (the target is the bytes just
+                // written: `data`).
+                compare_add: match data.get(..8) {
+                    Some(w) if rng.chance(0.5) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+                    _ => rng.next_u64(),
+                },
+                swap: rng.next_u64(),
                 ..Default::default()
             };
             a.qps[qp].post_send(&wr).unwrap_or_else(|e| panic!("{ctx}: posted: {e:?}"));
@@ -1256,7 +1269,9 @@ fn soak_one(seed: u64) -> [usize; 5] {
             let ok_b = done_b.iter().any(|c| c.wr_id == 0x1_0000 + p.wr_id && c.status == WcStatus::Success);
             let landed = if matches!(p.op, SoakOp::Write | SoakOp::Read) { ok_a } else { ok_b };
             reads += usize::from(p.op == SoakOp::Read && ok_a);
-            if landed && p.len > 0 {
+            atomics += usize::from(p.op == SoakOp::Atomic && ok_a);
+            // An atomic's bytes are the model's to check (lockstep): the two buffers differ by design.
+            if landed && p.len > 0 && p.op != SoakOp::Atomic {
                 // The same bytes at the message's place in both buffers (a READ's came from the core's).
                 let here = a.buf.read(p.off, p.len).expect("the requester's buffer");
                 let there = b.buf.read(p.off, p.len).expect("the core's buffer");
@@ -1298,8 +1313,8 @@ fn soak_one(seed: u64) -> [usize; 5] {
     }
     let events = lockstep_clean(&core, &ctx);
     eprintln!(
-        "{ctx}: {sends} sends ({reads} READs done, {lost} responses lost), {recvs} receives, {events} decisions in \
-         lockstep"
+        "{ctx}: {sends} sends ({reads} READs done, {lost} responses lost, {atomics} atomics done), {recvs} \
+         receives, {events} decisions in lockstep"
     );
-    [seen[0], seen[1], seen[2], reads, lost]
+    [seen[0], seen[1], seen[2], reads, lost, atomics]
 }

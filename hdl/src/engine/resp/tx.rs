@@ -108,8 +108,7 @@ pub struct RespTx {
     aeth: DFF<Bits<32>>,
     has_aeth: DFF<Bit>,
     plen: DFF<Bits<16>>,
-    /// An atomic ACK's AtomicAckETH (the target's original value).
-    has_orig: DFF<Bit>,
+    /// An atomic ACK's AtomicAckETH (the target's original value; the TX pipeline emits it for its opcode).
     orig: DFF<Bits<64>>,
     /// The READ response's payload read is started.
     started: DFF<Bit>,
@@ -170,7 +169,6 @@ impl RespTx {
             has_aeth: DFF::default(),
             plen: DFF::default(),
             started: DFF::default(),
-            has_orig: DFF::default(),
             orig: DFF::default(),
             owed: Owed::new(profile),
             slot: AckSlot::new(profile),
@@ -185,7 +183,7 @@ impl RespTx {
 impl Logic for RespTx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, psn, opcode, aeth, has_aeth, has_orig, orig, plen, started);
+        dff_setup!(self, clock, state, qpn, psn, opcode, aeth, has_aeth, orig, plen, started);
         // Which QPs owe: the dispatch's write-backs, or this block's own (the port is one holder's at a time).
         self.owed.clock.next = self.clock.val();
         self.owed.reset.next = self.reset.val();
@@ -203,7 +201,6 @@ impl Logic for RespTx {
         self.slot.aeth_in.next = self.aeth.q.val();
         self.slot.has_aeth_in.next = self.has_aeth.q.val();
         self.slot.plen_in.next = self.plen.q.val();
-        self.slot.has_orig_in.next = self.has_orig.q.val();
         self.slot.orig_in.next = self.orig.q.val();
         self.read.clock.next = self.clock.val();
         self.read.attr.next = self.attr.val();
@@ -268,7 +265,6 @@ impl Logic for RespTx {
                     }
                     self.aeth.d.next = self.slot.aeth.val();
                     self.has_aeth.d.next = true;
-                    self.has_orig.d.next = self.slot.atomic.val();
                     self.orig.d.next = self.slot.orig.val();
                     self.plen.d.next = 0.into();
                     self.owed.push.next = true;
@@ -278,7 +274,6 @@ impl Logic for RespTx {
                 } else if self.slot.read.val() {
                     // `ReadStep` shows the response from the next cycle.
                     self.started.d.next = false;
-                    self.has_orig.d.next = false;
                     self.state.d.next = RespTxState::Fetch;
                 }
             }
@@ -415,8 +410,8 @@ pub fn owed_verilog(p: &Profile) -> Vec<String> {
 /// response (`read`: likewise, a READ first); whether what goes is an atomic ACK (`atomic`, with the original
 /// value `orig`); the ACK's PSN and AETH, the `qp_resp` record after it (the item taken off the ring, or the
 /// slot emptied), the ring slot of the oldest item (`head`), and the response's TX record (the headers with
-/// the AETH, the AtomicAckETH and the payload length held in `has_aeth_in`, `aeth_in`, `has_orig_in`,
-/// `orig_in` and `plen_in`).
+/// the AETH, the AtomicAckETH and the payload length held in `has_aeth_in`, `aeth_in`, `orig_in` and
+/// `plen_in`).
 #[derive(LogicBlock)]
 pub struct AckSlot {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
@@ -428,7 +423,6 @@ pub struct AckSlot {
     pub aeth_in: Signal<In, Bits<32>>,
     pub has_aeth_in: Signal<In, Bit>,
     pub plen_in: Signal<In, Bits<16>>,
-    pub has_orig_in: Signal<In, Bit>,
     pub orig_in: Signal<In, Bits<64>>,
     pub go: Signal<Out, Bit>,
     /// What goes is a fatal NAK.
@@ -457,7 +451,6 @@ impl AckSlot {
             aeth_in: Signal::default(),
             has_aeth_in: Signal::default(),
             plen_in: Signal::default(),
-            has_orig_in: Signal::default(),
             orig_in: Signal::default(),
             go: Signal::default(),
             fatal: Signal::default(),
@@ -521,7 +514,6 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
     let (has, _) = meta::field("has_aeth");
     let (lsb, bits) = meta::field("aeth");
     let (plsb, pbits) = meta::field("payload_len");
-    let (hoa, _) = meta::field("has_atomic_ack_eth");
     let (oalsb, oabits) = meta::field("atomic_ack_eth");
     let mut v = vec![
         format!("wire may = qp_valid && !{} && !{};", a("raw"), a("flushing")),
@@ -567,7 +559,6 @@ pub fn slot_verilog(p: &Profile) -> Vec<String> {
         format!("    meta[{has}] = has_aeth_in;"),
         format!("    meta[{}:{lsb}] = aeth_in;", lsb + bits - 1),
         format!("    meta[{}:{plsb}] = plen_in;", plsb + pbits - 1),
-        format!("    meta[{hoa}] = has_orig_in;"),
         format!("    meta[{}:{oalsb}] = orig_in;", oalsb + oabits - 1),
         "end".into(),
     ]);
