@@ -436,8 +436,9 @@ fn duplicate_reads_are_answered_again_from_the_kept_resources() {
 /// requester's buffer) and leaving the new one (the core's), the core reading, changing and writing the word
 /// by DMA while the host stalls; an atomic ACK lost on the way (the READ response behind it shows the gap):
 /// the requester sends the atomic again and the core answers it from its resource, not executing it twice;
-/// a forged duplicate atomic of a PSN no atomic was executed at, ignored; an atomic on memory that is not there
-/// on QP 1: a remote access NAK, QP 1 in ERR. In lockstep throughout.
+/// a forged duplicate atomic of a PSN no atomic was executed at, ignored; an atomic that moves a coalesced ACK
+/// into the ring ahead of its own ACK; an atomic on memory that is not there on QP 1: a remote access NAK, QP 1
+/// in ERR. In lockstep throughout.
 #[test]
 fn atomics_from_a_model_requester_are_executed_by_the_rtl_core() {
     let seed = seed();
@@ -515,9 +516,25 @@ fn atomics_from_a_model_requester_are_executed_by_the_rtl_core() {
     let mut ignored = 0;
     exchange(&w, &core, vec![h.emit(&[])], seed, |_| ignored += 1);
     assert_eq!(ignored, 0, "seed {seed:#x}: no answer to a duplicate atomic with no resource");
+    // An atomic behind a coalesced ACK: QP 0's READ goes in first, and while its response's payload streams
+    // in (no QP is taken), QP 1's empty WRITE fills its ACK slot and its FETCH_ADD, executed next, moves that
+    // ACK into the ring ahead of its own: both must go, with the host stalling the atomic's write beat (the ring
+    // entries are written before it).
+    core.set_bubbles(seed, 0.9);
+    a.qps[0].post_send(&SendWr { wr_id: 9, sg_list: vec![a.sge(0x2000, 0x1000)], ..read }).expect("posted");
+    let mut frames = run(&w);
+    let empty = SendWr { wr_id: 10, opcode: Some(SendOp::RdmaWrite), sg_list: Vec::new(), ..read };
+    a.qps[1].post_send(&empty).expect("posted");
+    a.qps[1].post_send(&atomic(11, SendOp::AtomicFetchAdd, 6, 3, 0)).expect("posted");
+    frames.extend(run(&w));
+    exchange(&w, &core, frames, seed, |_| {});
+    let ids = [9, 10, 11].map(|id| (id, WcStatus::Success));
+    assert_eq!(done(), ids, "seed {seed:#x}: the atomic behind an ACK");
+    assert_eq!((returned(11), word_at(6)), (words[6], words[6].wrapping_add(3)), "seed {seed:#x}: behind an ACK");
+    core.set_bubbles(seed, 0.3);
     // QP 1: an atomic on an MR whose memory is not there.
     let far = b.pd.reg_mr(1 << 44, 0x1000, access::REMOTE_ATOMIC | access::LOCAL_WRITE).expect("an MR");
-    let wr = SendWr { remote_addr: 1 << 44, rkey: far.rkey, ..atomic(8, SendOp::AtomicFetchAdd, 0, 1, 0) };
+    let wr = SendWr { remote_addr: 1 << 44, rkey: far.rkey, ..atomic(12, SendOp::AtomicFetchAdd, 0, 1, 0) };
     a.qps[1].post_send(&wr).expect("posted");
     let mut naks = Vec::new();
     exchange(&w, &core, run(&w), seed, |f| {
@@ -525,7 +542,7 @@ fn atomics_from_a_model_requester_are_executed_by_the_rtl_core() {
         naks.push((p.hdr.bth.opcode, p.hdr.ext.aeth.map(|a| a.syndrome)));
     });
     assert_eq!(naks, [(Opcode::ACKNOWLEDGE, Some(wire::ext::syndrome::NAK_REMOTE_ACCESS))], "seed {seed:#x}");
-    assert_eq!(done(), [(8, WcStatus::RemAccessErr)], "seed {seed:#x}");
+    assert_eq!(done(), [(12, WcStatus::RemAccessErr)], "seed {seed:#x}");
     assert_eq!(b.qps[1].query().expect("QUERY_QP").qp_state, QpState::Err as u8, "seed {seed:#x}: QP 1 in ERR");
     for q in 0..2 {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));

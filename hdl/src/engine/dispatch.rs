@@ -939,7 +939,8 @@ impl Logic for RxDispatch {
                 self.state.d.next = DispatchState::AtomExec;
             }
             DispatchState::AtomExec => {
-                // Its ACK (or, the read failed, its fatal NAK) queued; the new value written after.
+                // Its ACK (or, the read failed, its fatal NAK) queued, both ring entries written before the new
+                // value (the queue's outputs hold only until the write-back shows on the context port).
                 self.ctx_busy.next = true;
                 self.claim.next = true;
                 self.decided.next = true;
@@ -948,18 +949,15 @@ impl Logic for RxDispatch {
                 self.item_we.next = true;
                 self.resources.we.next = !self.word_err.q.val();
                 self.state.d.next = DispatchState::Idle;
-                if !self.word_err.q.val() {
+                if self.queue.second_valid.val() {
+                    self.state.d.next = DispatchState::QueueMore;
+                } else if !self.word_err.q.val() {
                     self.state.d.next = DispatchState::AtomWrite;
                 }
             }
             DispatchState::AtomWrite => {
-                self.ctx_busy.next = true;
-                self.claim.next = true;
                 if self.wr_ready.val() {
                     self.state.d.next = DispatchState::Idle;
-                    if self.queue.second_valid.val() {
-                        self.state.d.next = DispatchState::QueueMore;
-                    }
                 }
             }
             DispatchState::QueueMore => {
@@ -971,6 +969,9 @@ impl Logic for RxDispatch {
                 self.state.d.next = DispatchState::Idle;
                 if self.act.has_payload.val() {
                     self.state.d.next = DispatchState::Drain;
+                }
+                if self.act.action.val() == self.atomic_act.val() {
+                    self.state.d.next = DispatchState::AtomWrite;
                 }
             }
             DispatchState::Place => {
