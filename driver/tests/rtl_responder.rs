@@ -1247,7 +1247,6 @@ fn soak_one(seed: u64) -> [usize; 6] {
                     _ => rng.next_u64(),
                 },
                 swap: rng.next_u64(),
-                ..Default::default()
             };
             a.qps[qp].post_send(&wr).unwrap_or_else(|e| panic!("{ctx}: posted: {e:?}"));
             sends += 1;
