@@ -315,7 +315,8 @@ fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
 /// FIRST (the whole READ again, FIRST first), a lost response of the older of two READs (the scan passes the
 /// newer one; the newer is asked again too). Forged duplicates: part of a kept READ (answered; the requester
 /// drops responses it has), one with another R_Key, one past the READ's bytes, one of a READ no longer kept
-/// (`max_dest_rd_atomic` newer ones since), each ignored. On QP 1 a READ whose MR is deregistered before
+/// (`max_dest_rd_atomic` newer ones since), each ignored; a duplicate READ moving a coalesced ACK into the
+/// ring ahead of its response. On QP 1 a READ whose MR is deregistered before
 /// the re-request comes: a remote access NAK, QP 1 in ERR. In lockstep throughout; the requester's bytes the
 /// core's.
 #[test]
@@ -405,9 +406,24 @@ fn duplicate_reads_are_answered_again_from_the_kept_resources() {
     for i in 0..4 {
         a.qps[0].post_send(&read(5 + i, 0x8000 + 0x100 * i as usize, 0x100, 100)).expect("posted");
     }
-    assert_eq!(answers(run(&w)).len(), 4, "seed {seed:#x}: four READ responses");
+    let four = run(&w);
+    assert_eq!(answers(four.clone()).len(), 4, "seed {seed:#x}: four READ responses");
     check(&[5, 6, 7, 8], &[(0x8300, 0x100, 100)], "four more READs");
     assert_eq!(answers(vec![forged(0, r3)]), [], "seed {seed:#x}: a READ no longer kept: ignored");
+    // A duplicate READ behind a coalesced ACK: QP 1's READ goes in first, and while its response's payload
+    // streams in (no QP is taken), QP 0's empty WRITE fills its ACK slot and READ 8's request, sent again,
+    // moves that ACK into the ring ahead of its response: both go (the requester drops the response it has).
+    a.qps[1].post_send(&read(0x10, 0x6000, 0, 0x2000)).expect("posted");
+    let mut frames = run(&w);
+    let empty = SendWr { wr_id: 0x11, opcode: Some(SendOp::RdmaWrite), sg_list: Vec::new(), ..read(0, 0, 0, 0) };
+    a.qps[0].post_send(&empty).expect("posted");
+    frames.extend(run(&w));
+    frames.push(four[3].clone());
+    let ops = answers(frames);
+    let acks = ops.iter().filter(|&&o| o == O::ACKNOWLEDGE).count();
+    let onlys = ops.iter().filter(|&&o| o == O::RDMA_READ_RESPONSE_ONLY).count();
+    assert_eq!((acks, onlys), (1, 1), "seed {seed:#x}: the ACK and the READ sent again: {ops:?}");
+    check(&[0x10, 0x11], &[(0x6000, 0, 0x2000)], "a duplicate READ behind an ACK");
 
     // QP 1: the MR goes away between the lost response and the re-request: a remote access NAK.
     let mr = b.pd.reg_mr(b.mr.addr, 0x4000, access::REMOTE_READ).expect("an MR");

@@ -23,9 +23,14 @@
 //! ring (`Rings::resources`). A READ executed before has the QP's resources scanned newest first
 //! (`ResScan`, one every two cycles), the first whose PSNs cover it matched (`DupRead`): asked within it,
 //! its responses are queued again (from its first PSN, at the READ's MSN) when there is room, or a remote
-//! access NAK when its key fails now; otherwise it is ignored. Everything else (atomics, duplicate atomics,
-//! CNPs, CE marks, responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`,
-//! so that a run which needs it shows it. A CQE post that overruns its CQ raises
+//! access NAK when its key fails now; otherwise it is ignored. An atomic the chain passed has its 8-byte
+//! target read by DMA (`AtomRead`) and is decided once it is in: its atomic ACK queued and its resource kept
+//! (`RespQueue`'s atomic mode), both ring entries written, then the new value (`AtomicOp`) written while the
+//! context port is still held, so its ACK leaves after it; a target that cannot be read has a remote access
+//! NAK queued. An atomic executed before is answered from the resource of the atomic at its PSN (the same
+//! scan, `DupRead`'s `hit`) when there is room, never executed again. Everything else (CNPs, CE marks,
+//! responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which
+//! needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
 //! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
 //!
@@ -956,6 +961,10 @@ impl Logic for RxDispatch {
                 }
             }
             DispatchState::AtomWrite => {
+                // The port held until the host takes the beat: the model writes at the decision, so no
+                // response or command may see the QP before.
+                self.ctx_busy.next = true;
+                self.claim.next = true;
                 if self.wr_ready.val() {
                     self.state.d.next = DispatchState::Idle;
                 }
