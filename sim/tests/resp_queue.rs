@@ -13,7 +13,7 @@
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::pack;
-use model::nic::qp::{Resource, ResourceKind, RespItem};
+use model::nic::qp::{Qp, Resource, ResourceKind, RespItem};
 use model::nic::resp::{queue_atomic, queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak};
 use model::rng::Rng;
 use sim::responder::{bytes_of, random_qp, random_ring};
@@ -24,6 +24,20 @@ use wire::Psn;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0E5E_0A4B)
+}
+
+/// A random resource ring for `qp` (any head, up to `max_dest_rd_atomic` kept), each resource of the kind
+/// `kind` draws.
+fn random_resources(rng: &mut Rng, qp: &mut Qp, mut kind: impl FnMut(&mut Rng) -> ResourceKind) {
+    qp.resp.res_head = rng.below(256) as u8;
+    let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
+    qp.resp.resources = (0..kept)
+        .map(|_| Resource {
+            first_psn: Psn::new(rng.below(1 << 24) as u32),
+            msn: rng.below(1 << 24) as u32,
+            kind: kind(rng),
+        })
+        .collect();
 }
 
 #[test]
@@ -118,20 +132,14 @@ fn a_read_queues_as_the_model_queues_it() {
         qp.attrs.pmtu = [0, 256, 512, 1024, 2048, 4096][rng.below(6) as usize];
         let r = &mut qp.resp;
         let queued = random_ring(&mut rng, r, depth);
-        r.res_head = rng.below(256) as u8;
-        let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
-        r.resources = (0..kept)
-            .map(|_| Resource {
-                first_psn: Psn::new(rng.below(1 << 24) as u32),
-                msn: rng.below(1 << 24) as u32,
-                kind: if rng.chance(0.5) {
-                    ResourceKind::Atomic { orig: rng.next_u64() }
-                } else {
-                    let (va, len, rkey) = (rng.next_u64(), rng.below(1 << 31) as u32, rng.next_u64() as u32);
-                    ResourceKind::Read { last_psn: Psn::new(rng.below(1 << 24) as u32), va, len, rkey }
-                },
-            })
-            .collect();
+        random_resources(&mut rng, &mut qp, |rng| {
+            if rng.chance(0.5) {
+                ResourceKind::Atomic { orig: rng.next_u64() }
+            } else {
+                let (va, len, rkey) = (rng.next_u64(), rng.below(1 << 31) as u32, rng.next_u64() as u32);
+                ResourceKind::Read { last_psn: Psn::new(rng.below(1 << 24) as u32), va, len, rkey }
+            }
+        });
         let pmtu = qp.attrs.path_mtu();
         let len = match rng.below(4) {
             0 => 0,
@@ -270,15 +278,7 @@ fn an_atomic_queues_as_the_model_queues_it() {
         let r = &mut qp.resp;
         r.nak_sent = rng.chance(0.5);
         let queued = random_ring(&mut rng, r, depth);
-        r.res_head = rng.below(256) as u8;
-        let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
-        r.resources = (0..kept)
-            .map(|_| Resource {
-                first_psn: Psn::new(rng.below(1 << 24) as u32),
-                msn: rng.below(1 << 24) as u32,
-                kind: ResourceKind::Atomic { orig: rng.next_u64() },
-            })
-            .collect();
+        random_resources(&mut rng, &mut qp, |rng| ResourceKind::Atomic { orig: rng.next_u64() });
         let (psn, orig, msn) = (Psn::new(rng.below(1 << 24) as u32), rng.next_u64(), rng.below(1 << 24) as u32);
         let dup = rng.chance(0.3);
         let before = pack(&qp, &c, 0).expect("the QP packs");
