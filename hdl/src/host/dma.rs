@@ -1,14 +1,19 @@
-//! `DmaReadMux`: the DMA read port shared by the engines that read host memory (the command unit's
-//! mailboxes, receive WQEs, READ responses' payload, and later send WQEs and atomics), as generated Verilog. Each
-//! requester has one read in flight at most, and its index is the read's tag; completions come back in any
-//! order across tags (a tag's own beats in order, `last` on its final one) and each goes to the requester
-//! its tag names, on shared data lines. Requests are granted round robin from the one after the last
-//! granted, and a request offered and not yet taken keeps the port (its address and length hold still, as
-//! a bridge expects), so no requester waits more than one turn of the others.
+//! `DmaReadMux`: the DMA read port shared by the engines that read host memory (the command unit's mailboxes, receive
+//! WQEs and atomics' targets, READ responses' payload, and later send WQEs), as generated Verilog. Each requester has
+//! one read in flight at most, and its index is the read's tag; completions come back in any order across tags (a tag's
+//! own beats in order, `last` on its final one) and each goes to the requester its tag names, on shared data lines.
+//! Requests are granted round robin from the one after the last granted, and a request offered and not yet taken keeps
+//! the port (its address and length hold still, as a bridge expects), so no requester waits more than one turn of the
+//! others.
 //!
 //! A read that fails is flagged on every one of its completion beats, the first included (`cpl_err`): an
 //! engine may decide on a read's first beat (the READ responder does). A bridge whose host splits a read
 //! into several completions and fails a later one must hold the read's beats until it knows.
+//!
+//! A read requested after a write beat was taken (`wr_ready`) sees that write: a READ response's payload
+//! sees the WRITEs decided before it, an atomic the last one's new value. PCIe keeps that order (a read does
+//! not pass a posted write); a bridge to a fabric that does not (AXI's separate read and write channels)
+//! must hold reads until the writes before them are acknowledged.
 
 use crate::kit::*;
 
