@@ -26,11 +26,12 @@ fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0E5E_0A4B)
 }
 
-/// A random resource ring for `qp` (any head, up to `max_dest_rd_atomic` kept), each resource of the kind
-/// `kind` draws.
-fn random_resources(rng: &mut Rng, qp: &mut Qp, mut kind: impl FnMut(&mut Rng) -> ResourceKind) {
+/// A random resource ring for `qp` (any head; up to `max_dest_rd_atomic` kept, now and then up to the
+/// profile's `max_qp_rd_atom`, as after MODIFY_QP lowered the limit), each resource of the kind `kind` draws.
+fn random_resources(rng: &mut Rng, qp: &mut Qp, max: u32, mut kind: impl FnMut(&mut Rng) -> ResourceKind) {
     qp.resp.res_head = rng.below(256) as u8;
-    let kept = rng.below(u64::from(qp.attrs.max_dest_rd_atomic.max(1)) + 1) as usize;
+    let limit = if rng.chance(0.2) { max } else { u32::from(qp.attrs.max_dest_rd_atomic.max(1)) };
+    let kept = rng.below(u64::from(limit) + 1) as usize;
     qp.resp.resources = (0..kept)
         .map(|_| Resource {
             first_psn: Psn::new(rng.below(1 << 24) as u32),
@@ -126,13 +127,13 @@ fn a_read_queues_as_the_model_queues_it() {
         c.resource.width().div_ceil(8) as usize,
     );
     let mut rng = Rng::new(seed);
-    let (mut moved, mut dropped, mut multi) = (0u32, 0u32, 0u32);
+    let (mut moved, mut dropped, mut lowered, mut multi) = (0u32, 0u32, 0u32, 0u32);
     for n in 0..20_000 {
         let mut qp = random_qp(&mut rng, &p);
         qp.attrs.pmtu = [0, 256, 512, 1024, 2048, 4096][rng.below(6) as usize];
         let r = &mut qp.resp;
         let queued = random_ring(&mut rng, r, depth);
-        random_resources(&mut rng, &mut qp, |rng| {
+        random_resources(&mut rng, &mut qp, p.max_qp_rd_atom, |rng| {
             if rng.chance(0.5) {
                 ResourceKind::Atomic { orig: rng.next_u64() }
             } else {
@@ -177,13 +178,15 @@ fn a_read_queues_as_the_model_queues_it() {
         assert_eq!(rtl.get(p_res_slot), u64::from(slot), "resource slot: {ctx}");
         moved += u32::from(new.len() == 2);
         dropped += u32::from(old.resources.len() == qp.resp.resources.len());
+        lowered += u32::from(old.resources.len() > qp.resp.resources.len());
         multi += u32::from(len > pmtu);
     }
     rtl.set(p_read, 0);
     eprintln!(
-        "resp_queue READs: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {multi} of many packets"
+        "resp_queue READs: {moved} behind a moved ACK, {dropped} dropping the oldest resource, {lowered} dropping \
+         more (the limit lowered), {multi} of many packets"
     );
-    assert!(moved > 5000 && dropped > 3000 && multi > 5000, "too few of a kind");
+    assert!(moved > 5000 && dropped > 3000 && lowered > 300 && multi > 5000, "too few of a kind");
 }
 
 #[test]
@@ -278,7 +281,7 @@ fn an_atomic_queues_as_the_model_queues_it() {
         let r = &mut qp.resp;
         r.nak_sent = rng.chance(0.5);
         let queued = random_ring(&mut rng, r, depth);
-        random_resources(&mut rng, &mut qp, |rng| ResourceKind::Atomic { orig: rng.next_u64() });
+        random_resources(&mut rng, &mut qp, p.max_qp_rd_atom, |rng| ResourceKind::Atomic { orig: rng.next_u64() });
         let (psn, orig, msn) = (Psn::new(rng.below(1 << 24) as u32), rng.next_u64(), rng.below(1 << 24) as u32);
         let dup = rng.chance(0.3);
         let before = pack(&qp, &c, 0).expect("the QP packs");
