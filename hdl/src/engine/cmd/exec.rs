@@ -12,10 +12,17 @@
 //! the CQs' consumer counters and arming; the EQ's in its register), in the cycle the register file takes
 //! them, so a doorbell is never a read-modify-write and never waits: the records `qp_attr` and `cq` are read
 //! back with those fields taken from there. The consumer counters the engines move (the RQ's by the
-//! responder, the SQ's by the flush) have tables of their own too, read back the same way. A QP doorbell counts when the QP exists and is not in RESET,
-//! a CQ's when the CQ exists. A command that frees those fields (RESET, DESTROY) clears them in a later
-//! cycle free of doorbells (no doorbell can reach them meanwhile), and the next command's lookup waits for
-//! it; after a reset every entry is cleared once before the first.
+//! responder, the SQ's by the flush) have tables of their own too, read back the same way. A QP doorbell
+//! counts when the QP exists and is not in RESET, a CQ's when the CQ exists. A command that frees those
+//! fields (RESET, DESTROY) clears them in a later cycle free of doorbells and engine writes (none can reach
+//! them meanwhile), and the next command's lookup waits for it; after a reset every entry is cleared once
+//! before the first.
+//!
+//! Every table is shaped for block RAM: one write port (the commands' writes and the engines' never meet in
+//! a cycle) and registered read ports. A fatal NAK's move to ERR, which used to write two fields of
+//! `qp_attr` and five of `qp_req`, is a one-bit mark per QP read with the records and folded in by the QP's
+//! next command; the CQs' arming, written by a doorbell and by the responder in one cycle, stays in
+//! registers (two bits a CQ).
 //!
 //! Timing: `lookup` registers the table entries the command names (RAM reads), and the checks settle
 //! combinationally on them; `latch` keeps the status and the output for the write-back; `commit`, in the
@@ -77,13 +84,16 @@ pub struct CmdExec {
     /// The QP named in the mailbox has a started WQE outstanding (QUERY_QP's `sq_draining` in SQD): the
     /// requester's to say.
     pub qp_started: Signal<In, Bit>,
-    /// Read ports for the engines (and the testbench), one cycle: a QP's valid bit and context records.
+    /// The testbench's read port, one cycle: a QP's valid bit and context records, and below an MR entry. The
+    /// records come through the command unit's lookup port, so between commands only (during one they
+    /// hold what the command looked up).
     pub qp_index: Signal<In, Bits<16>>,
     pub qp_valid: Signal<Out, Bit>,
     pub qp_attr: Signal<Out, Bits<ATTR_BITS>>,
     pub qp_req: Signal<Out, Bits<REQ_BITS>>,
     pub qp_resp: Signal<Out, Bits<RESP_BITS>>,
-    /// An MR table entry by index (key >> 8), a CQ table entry, the EQ (`cq_entry` layouts).
+    /// An MR table entry by index (key >> 8), a CQ table entry (a read port of its own), the EQ (`cq_entry`
+    /// layouts).
     pub mr_index: Signal<In, Bits<24>>,
     pub mr: Signal<Out, Bits<MR_BITS>>,
     pub cq_index: Signal<In, Bits<16>>,
@@ -341,22 +351,25 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("wire [23:0] key_idx = i_obj_id[31:8];".into());
     w(format!("wire [{}:0] mr_sel = (opcode == 16'h{:x}) ? mr_free : key_idx[{}:0];", mra - 1, op::REG_MR, mra - 1));
     w(format!(
-        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q, sq_ci_q, rq_ci_q;\nreg [{}:0] req_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;",
+        "reg [{}:0] attr_raw_q;\nreg [15:0] sq_pi_q, rq_pi_q, sq_ci_q, rq_ci_q;\nreg [{}:0] req_raw_q;\nreg [{}:0] resp_q;\nreg [{}:0] mr_q;\nreg err_q, mr_in_q, held;",
         aw - 1,
         rw - 1,
         sw - 1,
         mw - 1
     ));
-    w("// The lookup port also serves the reference scan (below), which is over before the lookup.".into());
+    w("// The lookup port also serves the reference scan (below), which is over before the lookup, and between".into());
+    w("// commands the testbench's reads (`qp_index`, `mr_index`): it holds what it read from the lookup to the commit.".into());
     let rn = p.max_qp.max(p.max_mr);
     let rbits = bits_for(rn);
     w(format!("reg ref_on, ref_seen, in_use;\nreg [{0}:0] ref_idx, ref_prev;", rbits - 1));
-    w(format!("wire [{}:0] lk_qp = ref_on ? ref_idx[{}:0] : qp_sel;", qa - 1, qa - 1));
-    w(format!("wire [{}:0] lk_mr = ref_on ? ref_idx[{}:0] : mr_sel;", mra - 1, mra - 1));
-    w("always @(posedge clock) if (lookup || ref_on) begin".into());
+    w(format!("wire [{0}:0] lk_qp = ref_on ? ref_idx[{0}:0] : lookup ? qp_sel : qp_index[{0}:0];", qa - 1));
+    w(format!("wire [{0}:0] lk_mr = ref_on ? ref_idx[{0}:0] : lookup ? mr_sel : mr_index[{0}:0];", mra - 1));
+    w("always @(posedge clock) if (reset || commit) held <= 1'b0; else if (lookup) held <= 1'b1;".into());
+    w("always @(posedge clock) if (lookup || ref_on || !held) begin".into());
     w("    attr_raw_q <= attr_tab[lk_qp];\n    sq_pi_q <= sq_pi_tab[lk_qp];\n    rq_pi_q <= rq_pi_tab[lk_qp];".into());
-    w("    sq_ci_q <= sq_ci_tab[lk_qp];\n    rq_ci_q <= rq_ci_tab[lk_qp];".into());
-    w("    req_q <= req_tab[lk_qp];\n    resp_q <= resp_tab[lk_qp];\n    mr_q <= mr_tab[lk_mr];\nend".into());
+    w("    sq_ci_q <= sq_ci_tab[lk_qp];\n    rq_ci_q <= rq_ci_tab[lk_qp];\n    err_q <= err_mark[lk_qp];".into());
+    w("    req_raw_q <= req_tab[lk_qp];\n    resp_q <= resp_tab[lk_qp];\n    mr_q <= mr_tab[lk_mr];".into());
+    w(format!("    mr_in_q <= lookup || ref_on || mr_index < 24'd{};\nend", p.max_mr));
     w("// DEALLOC_PD and DESTROY_CQ: whether an MR or a QP still names the object, by reading every entry once".into());
     w("// the mailbox is in, as the model looks (one entry of each table a cycle; nothing to count).".into());
     w(format!("wire ref_pd = opcode == 16'h{:x};", op::DEALLOC_PD));
@@ -390,7 +403,10 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("        if (ref_seen && (ref_qp_hit || ref_mr_hit)) in_use <= 1'b1;".into());
     w("    end".into());
     w("end".into());
-    for l in with_counters(al, "attr_raw_q", "attr_q", "la", ["sq_pi_q", "rq_pi_q", "sq_ci_q", "rq_ci_q"]) {
+    for l in with_counters(al, "attr_raw_q", "attr_q", "la", ["sq_pi_q", "rq_pi_q", "sq_ci_q", "rq_ci_q"], "err_q") {
+        w(l);
+    }
+    for l in err_cleared(rl, "req_raw_q", "req_q", "err_q") {
         w(l);
     }
 
@@ -767,7 +783,9 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         cqa - 1
     ));
     w("wire qp_clear = sweep || clr_qp;\nwire cq_clear = sweep || clr_cq;".into());
-    w("wire qp_clear_go = qp_clear && !(db_sq || db_rq);\nwire cq_clear_go = cq_clear && !(db_ci || db_arm);".into());
+    w("// A clear takes the doorbells' tables' write ports in a cycle no doorbell or engine write wants them.".into());
+    w("wire qp_clear_go = qp_clear && !(db_sq || db_rq || rs_sq_ci_we || rs_rq_ci_we);".into());
+    w("wire cq_clear_go = cq_clear && !(db_ci || db_arm);".into());
     w("always @(*) quiet = !sweep && !clr_qp && !clr_cq && !scan_on && !scan_start && !ref_on && !ref_seen;".into());
     w("always @(posedge clock) begin".into());
     w("    if (reset) begin".into());
@@ -781,7 +799,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("        if (db_eq_ci) eq_ent[{}] <= db_val;", range(&cql, "ci")));
     w(format!("        if (db_eq_arm) eq_ent[{}] <= {{1'b0, db_val[0]}};", range(&cql, "armed")));
     w(format!(
-        "        if (sweep) begin sweep_idx <= sweep_idx + 1'b1; if (sweep_idx == {sb}'d{}) sweep <= 1'b0; end",
+        "        if (sweep && qp_clear_go && cq_clear_go) begin sweep_idx <= sweep_idx + 1'b1; if (sweep_idx == {sb}'d{}) sweep <= 1'b0; end",
         sweep_n - 1
     ));
     w("        if (qp_clear_go) clr_qp <= 1'b0;\n        if (cq_clear_go) clr_cq <= 1'b0;".into());
@@ -813,82 +831,92 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("        clr_qp <= 1'b1; clr_qpn <= qp_sel;".into());
     w("    end\n    default: ;\n    endcase\nend".into());
 
-    w("// The RAMs' write ports (no reset: a slot's valid bit says whether its entry means anything).".into());
+    w("// The RAMs' write ports, one each (a block RAM's): the commands' writes and the engines' never fall in".into());
+    w("// the same cycle (the core keeps the engines out of a command's lookup-to-commit window). No reset: a".into());
+    w("// slot's valid bit says whether its entry means anything.".into());
+    w(format!("wire qp_cmd_new = apply && opcode == 16'h{:x};", op::CREATE_QP));
+    w(format!("wire qp_cmd_we = qp_cmd_new || (apply && opcode == 16'h{:x});", op::MODIFY_QP));
+    w(format!("wire [{}:0] qp_cmd_at = qp_cmd_new ? qp_free : qp_sel;", qa - 1));
+    w(format!("wire cq_cmd_new = apply && opcode == 16'h{:x};", op::CREATE_CQ));
+    w(format!("wire cq_cmd_we = cq_cmd_new || (apply && opcode == 16'h{:x});", op::DESTROY_CQ));
+    w(format!("wire [{0}:0] cq_cmd_at = cq_cmd_new ? cq_free : i_obj_id[{0}:0];", cqa - 1));
+    w(format!("wire mr_cmd_we = apply && (opcode == 16'h{:x} || opcode == 16'h{:x});", op::REG_MR, op::DEREG_MR));
     w("always @(posedge clock) begin".into());
-    w(format!(
-        "    if (apply && opcode == 16'h{:x}) begin attr_tab[qp_free] <= new_attr; req_tab[qp_free] <= {rw}'d0; resp_tab[qp_free] <= {sw}'d0; end",
-        op::CREATE_QP
-    ));
-    w(format!(
-        "    if (apply && opcode == 16'h{:x}) begin attr_tab[qp_sel] <= mod_attr; req_tab[qp_sel] <= mod_req; resp_tab[qp_sel] <= mod_resp; end",
-        op::MODIFY_QP
-    ));
-    w("    // The responder's write-back (never in a command's lookup-to-commit window: the core keeps them apart)."
-        .into());
-    w(format!("    if (rs_resp_we) resp_tab[rs_resp_qpn[{}:0]] <= rs_resp_next[{}:0];", qa - 1, sw - 1));
-    w(format!(
-        "    if (rs_err_we) begin attr_tab[rs_resp_qpn[{}:0]][{}] <= 3'd{};",
-        qa - 1,
-        range(al, "state"),
-        QpState::Err as u8
-    ));
-    w(format!("        attr_tab[rs_resp_qpn[{}:0]][{}] <= 1'b1;", qa - 1, range(al, "flushing")));
-    for f in ERR_CLEARS_REQ {
-        w(format!("        req_tab[rs_resp_qpn[{}:0]][{}] <= 0;", qa - 1, range(rl, f)));
-    }
+    w("    if (qp_cmd_we) begin".into());
+    w("        attr_tab[qp_cmd_at] <= qp_cmd_new ? new_attr : mod_attr;".into());
+    w(format!("        req_tab[qp_cmd_at] <= qp_cmd_new ? {rw}'d0 : mod_req;"));
     w("    end".into());
-    w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[mr_free] <= new_mr;", op::REG_MR));
-    w(format!("    if (apply && opcode == 16'h{:x}) mr_tab[key_idx[{}:0]] <= gone_mr;", op::DEREG_MR, mra - 1));
-    w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[cq_free] <= new_cq;", op::CREATE_CQ));
-    w("    // The responder's post (never in a command's lookup-to-commit window either).".into());
-    w(format!("    if (rs_cq_we) cq_tab[rs_cq_n[{}:0]] <= rs_cq_next[{}:0];", cqa - 1, cw - 1));
-    w(format!("    if (apply && opcode == 16'h{:x}) cq_tab[i_obj_id[{}:0]] <= zero_cq;", op::DESTROY_CQ, cqa - 1));
+    w(format!(
+        "    if (qp_cmd_we || rs_resp_we) resp_tab[qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]] <= !qp_cmd_we ? rs_resp_next[{}:0] : qp_cmd_new ? {sw}'d0 : mod_resp;",
+        qa - 1,
+        sw - 1
+    ));
+    w(format!("    if (mr_cmd_we) mr_tab[mr_sel] <= opcode == 16'h{:x} ? new_mr : gone_mr;", op::REG_MR));
+    w(format!(
+        "    if (cq_cmd_we || rs_cq_we) cq_tab[cq_cmd_we ? cq_cmd_at : rs_cq_n[{}:0]] <= !cq_cmd_we ? rs_cq_next[{}:0] : cq_cmd_new ? new_cq : zero_cq;",
+        cqa - 1,
+        cw - 1
+    ));
+    w("end".into());
+    w("// A fatal NAK's move to ERR (the model's `enter_err`: state ERR, flushing, the ACK and RNR timers".into());
+    w("// stopped) is a mark of its own, read with the records, which the QP's next command write folds in.".into());
+    w(format!("reg [{}:0] err_mark;", p.max_qp - 1));
+    w("always @(posedge clock) begin".into());
+    w("    if (reset) err_mark <= 0;".into());
+    w("    else begin".into());
+    w("        if (qp_cmd_we) err_mark[qp_cmd_at] <= 1'b0;".into());
+    w(format!("        if (rs_err_we) err_mark[rs_resp_qpn[{}:0]] <= 1'b1;", qa - 1));
+    w("    end".into());
     w("end".into());
 
-    w("// The doorbells' tables: a doorbell, else a pending clear (the sweep after a reset, or a freed entry).".into());
+    w("// The doorbells' tables: a doorbell, else a pending clear (the sweep after a reset, or a freed entry),".into());
+    w("// which also waits for a cycle free of the engines' consumer counter writes.".into());
+    w(format!("wire qp_clr_we = qp_clear_go && (!sweep || sweep_idx < {sb}'d{});", p.max_qp));
+    w(format!("wire [{0}:0] qp_clr_at = sweep ? sweep_idx[{0}:0] : clr_qpn;", qa - 1));
+    w(format!("wire cq_clr_we = cq_clear_go && (!sweep || sweep_idx < {sb}'d{});", p.max_cq));
+    w(format!("wire [{0}:0] cq_clr_at = sweep ? sweep_idx[{0}:0] : clr_cqn;", cqa - 1));
     w("always @(posedge clock) begin".into());
-    w("    if (db_sq) sq_pi_tab[db_qpn] <= db_val[15:0];\n    if (db_rq) rq_pi_tab[db_qpn] <= db_val[15:0];".into());
-    w(format!("    if (qp_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_qp));
-    w(format!("        sq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_pi_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
-    w(format!("        sq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0; rq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_qpn] <= 16'd0;", qa - 1));
-    w("    end".into());
+    w("    if (db_sq || qp_clr_we) sq_pi_tab[db_sq ? db_qpn : qp_clr_at] <= db_sq ? db_val[15:0] : 16'd0;".into());
+    w("    if (db_rq || qp_clr_we) rq_pi_tab[db_rq ? db_qpn : qp_clr_at] <= db_rq ? db_val[15:0] : 16'd0;".into());
     w("    // The engines' consumer counters: never a QP whose entry is being cleared (a QP being reset or".into());
     w("    // destroyed executes nothing, and is not flushing).".into());
-    w(format!("    if (rs_rq_ci_we) rq_ci_tab[rs_resp_qpn[{}:0]] <= rs_rq_ci;", qa - 1));
-    w(format!("    if (rs_sq_ci_we) sq_ci_tab[rs_resp_qpn[{}:0]] <= rs_sq_ci;", qa - 1));
+    w(format!("    if (rs_sq_ci_we || qp_clr_we) sq_ci_tab[rs_sq_ci_we ? rs_resp_qpn[{0}:0] : qp_clr_at] <= rs_sq_ci_we ? rs_sq_ci : 16'd0;", qa - 1));
+    w(format!("    if (rs_rq_ci_we || qp_clr_we) rq_ci_tab[rs_rq_ci_we ? rs_resp_qpn[{0}:0] : qp_clr_at] <= rs_rq_ci_we ? rs_rq_ci : 16'd0;", qa - 1));
+    w("    if (db_ci || cq_clr_we) cq_ci_tab[db_ci ? db_cqn : cq_clr_at] <= db_ci ? db_val : 32'd0;".into());
+    w("end".into());
+    w("// The CQs' arming has two writers in one cycle (a doorbell, the responder's post spending it), so it is"
+        .into());
+    w("// registers (two bits a CQ), not a RAM.".into());
+    w("always @(posedge clock) begin".into());
     w(format!("    if (rs_cq_we && rs_cq_disarm) cq_arm_tab[rs_cq_n[{}:0]] <= 2'd0;", cqa - 1));
-    w("    if (db_ci) cq_ci_tab[db_cqn] <= db_val;\n    if (db_arm) cq_arm_tab[db_cqn] <= db_arm_val;".into());
-    w(format!("    if (cq_clear_go && (!sweep || sweep_idx < {sb}'d{0})) begin", p.max_cq));
-    w(format!("        cq_ci_tab[sweep ? sweep_idx[{0}:0] : clr_cqn] <= 32'd0; cq_arm_tab[sweep ? sweep_idx[{0}:0] : clr_cqn] <= 2'd0;", cqa - 1));
-    w("    end".into());
+    w("    if (db_arm) cq_arm_tab[db_cqn] <= db_arm_val;".into());
+    w("    if (cq_clr_we) cq_arm_tab[cq_clr_at] <= 2'd0;".into());
     w("end".into());
 
-    w("// The read ports.".into());
-    w(format!("reg [{}:0] qp_attr_raw;\nreg [15:0] qp_sq_pi, qp_rq_pi, qp_sq_ci, qp_rq_ci;", aw - 1));
+    w("// The testbench's read ports: the valid bit; the records and the MR entry through the lookup port.".into());
     w("always @(posedge clock) begin".into());
     w(format!("    qp_valid <= qp_index < 16'd{} && qp_valid_r[qp_index[{}:0]];", p.max_qp, qa - 1));
-    w(format!("    qp_attr_raw <= attr_tab[qp_index[{0}:0]]; qp_sq_pi <= sq_pi_tab[qp_index[{0}:0]]; qp_rq_pi <= rq_pi_tab[qp_index[{0}:0]];", qa - 1));
-    w(format!("    qp_sq_ci <= sq_ci_tab[qp_index[{0}:0]]; qp_rq_ci <= rq_ci_tab[qp_index[{0}:0]];", qa - 1));
-    for name in ["req", "resp"] {
-        w(format!("    qp_{name} <= {name}_tab[qp_index[{}:0]];", qa - 1));
-    }
-    w(format!("    mr <= mr_index < 24'd{} ? mr_tab[mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
     w("end".into());
-    for l in with_counters(al, "qp_attr_raw", "qp_attr_full", "pa", ["qp_sq_pi", "qp_rq_pi", "qp_sq_ci", "qp_rq_ci"]) {
-        w(l);
-    }
+    w(format!(
+        "always @(*) begin qp_attr = attr_q; qp_req = req_q; qp_resp = resp_q; mr = mr_in_q ? mr_q : {mw}'d0; end"
+    ));
     w("// The responder's read ports.".into());
-    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_sq_ci_r, rs_rq_ci_r;", aw - 1));
+    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_sq_ci_r, rs_rq_ci_r;\nreg rs_err;", aw - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    rs_qp_valid <= rs_qp_index < 24'd{} && qp_valid_r[rs_qp_index[{}:0]];", p.max_qp, qa - 1));
     w(format!("    rs_attr_raw <= attr_tab[rs_qp_index[{0}:0]]; rs_sq_pi <= sq_pi_tab[rs_qp_index[{0}:0]]; rs_rq_pi <= rq_pi_tab[rs_qp_index[{0}:0]];", qa - 1));
-    w(format!("    rs_sq_ci_r <= sq_ci_tab[rs_qp_index[{0}:0]]; rs_rq_ci_r <= rq_ci_tab[rs_qp_index[{0}:0]];", qa - 1));
+    w(format!("    rs_sq_ci_r <= sq_ci_tab[rs_qp_index[{0}:0]]; rs_rq_ci_r <= rq_ci_tab[rs_qp_index[{0}:0]]; rs_err <= err_mark[rs_qp_index[{0}:0]];", qa - 1));
     w(format!("    rs_resp <= resp_tab[rs_qp_index[{}:0]];", qa - 1));
     w(format!("    rs_mr <= rs_mr_index < 24'd{} ? mr_tab[rs_mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
     w("end".into());
-    for l in
-        with_counters(al, "rs_attr_raw", "rs_attr_full", "ra", ["rs_sq_pi", "rs_rq_pi", "rs_sq_ci_r", "rs_rq_ci_r"])
-    {
+    for l in with_counters(
+        al,
+        "rs_attr_raw",
+        "rs_attr_full",
+        "ra",
+        ["rs_sq_pi", "rs_rq_pi", "rs_sq_ci_r", "rs_rq_ci_r"],
+        "rs_err",
+    ) {
         w(l);
     }
     w("always @(*) begin rs_attr = rs_attr_full; rs_gid = gid_tab[rs_gid_index]; rs_gid_valid = gid_valid_r[rs_gid_index]; end".into());
@@ -909,7 +937,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         }
         w(format!("always @(*) {port} = {port}_in ? {e} : {cw}'d0;"));
     }
-    w("always @(*) qp_attr = qp_attr_full;".into());
     w("always @(*) begin eq = eq_ent; gid = gid_tab[gid_index]; gid_valid = gid_valid_r[gid_index]; mac = mac_r; end"
         .into());
     v
@@ -921,14 +948,33 @@ fn range(l: &wire::layout::Layout, name: &str) -> String {
     format!("{}:{lsb}", lsb + w - 1)
 }
 
-/// `out`, the `qp_attr` record `raw` with its counters taken from their tables: the producer counters from
-/// the doorbells', the consumer counters from the engines' (`sq_pi`, `rq_pi`, `sq_ci`, `rq_ci`, in that
-/// order).
-fn with_counters(al: &wire::layout::Layout, raw: &str, out: &str, prefix: &str, counters: [&str; 4]) -> Vec<String> {
-    let (mut d, e) = build(al, raw, prefix, |name, _| {
-        ["sq_pi", "rq_pi", "sq_ci", "rq_ci"].iter().position(|n| *n == name).map(|i| counters[i].to_string())
+/// `out`, the `qp_attr` record `raw` with its counters taken from their tables (the producer counters from
+/// the doorbells', the consumer counters from the engines': `sq_pi`, `rq_pi`, `sq_ci`, `rq_ci`, in that
+/// order) and, when the QP's ERR mark `err` is set, in ERR and flushing.
+fn with_counters(
+    al: &wire::layout::Layout,
+    raw: &str,
+    out: &str,
+    prefix: &str,
+    counters: [&str; 4],
+    err: &str,
+) -> Vec<String> {
+    let (mut d, e) = build(al, raw, prefix, |name, _| match name {
+        "state" => Some(format!("{err} ? 3'd{} : {}", QpState::Err as u8, slice(al, raw, name))),
+        "flushing" => Some(format!("{err} | {}", slice(al, raw, name))),
+        _ => ["sq_pi", "rq_pi", "sq_ci", "rq_ci"].iter().position(|n| *n == name).map(|i| counters[i].to_string()),
     });
     d.push(format!("wire [{}:0] {out} = {e};", al.width() - 1));
+    d
+}
+
+/// `out`, the `qp_req` record `raw` with, when the QP's ERR mark `err` is set, its timers stopped
+/// (`ERR_CLEARS_REQ`, as the model's `enter_err` leaves them).
+fn err_cleared(rl: &wire::layout::Layout, raw: &str, out: &str, err: &str) -> Vec<String> {
+    let (mut d, e) = build(rl, raw, "ec", |name, _| {
+        ERR_CLEARS_REQ.contains(&name).then(|| format!("{err} ? 0 : {}", slice(rl, raw, name)))
+    });
+    d.push(format!("wire [{}:0] {out} = {e};", rl.width() - 1));
     d
 }
 
