@@ -32,6 +32,9 @@ pub enum Top {
     /// A duplicate READ matched against one resource on its own (`engine::resp::dup_read::DupRead`), with
     /// `engine_profile`.
     DupRead,
+    /// The requester's segmentation of a message on its own (`engine::req::seg::ReqSeg`), with
+    /// `engine_profile`.
+    ReqSeg,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
     DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
@@ -77,7 +80,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 23] = [
+    pub const ALL: [Top; 24] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -90,6 +93,7 @@ impl Top {
         Top::FlushPick,
         Top::ReadStep,
         Top::DupRead,
+        Top::ReqSeg,
         Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
@@ -136,6 +140,7 @@ impl Top {
             | Top::FlushPick
             | Top::ReadStep
             | Top::DupRead
+            | Top::ReqSeg
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -160,6 +165,7 @@ impl Top {
             Top::FlushPick => "flush_pick".into(),
             Top::ReadStep => "read_step".into(),
             Top::DupRead => "dup_read".into(),
+            Top::ReqSeg => "req_seg".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -341,6 +347,27 @@ impl Top {
                 p("msn", 24, Dir::Out),
                 p("hit", 1, Dir::Out),
                 p("word", 64, Dir::Out),
+            ],
+            Top::ReqSeg => vec![
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("op", 4, Dir::In),
+                p("flags", 4, Dir::In),
+                p("len", 32, Dir::In),
+                p("first", 24, Dir::In),
+                p("psn", 24, Dir::In),
+                p("va", 64, Dir::In),
+                p("since", 6, Dir::In),
+                p("opcode", 8, Dir::Out),
+                p("off", 32, Dir::Out),
+                p("payload_len", 16, Dir::Out),
+                p("has_reth", 1, Dir::Out),
+                p("reth_va", 64, Dir::Out),
+                p("reth_len", 32, Dir::Out),
+                p("ack_req", 1, Dir::Out),
+                p("solicited", 1, Dir::Out),
+                p("next_psn", 24, Dir::Out),
+                p("last", 1, Dir::Out),
+                p("since_next", 6, Dir::Out),
             ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
@@ -652,6 +679,19 @@ impl Top {
                 u.va.connect();
                 u.len.connect();
                 u.rkey.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::ReqSeg, _) => {
+                let mut u = crate::engine::req::seg::ReqSeg::new(Top::engine_profile());
+                u.attr.connect();
+                u.op.connect();
+                u.flags.connect();
+                u.len.connect();
+                u.first.connect();
+                u.psn.connect();
+                u.va.connect();
+                u.since.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -1,7 +1,8 @@
 //! The transport engine, in blocks named after the model's functions: so far the command unit (`cmd`), the
 //! RX route (`recv`, the model's `recv::route`), the TX headers (`headers`), the responder's check chain and
-//! bookkeeping (`resp`), completion queues (`cq`), the event queue (`eq`), the MR check (`mr`), the flush of a
-//! QP in ERR (`flush`), and the dispatch of each received frame (`dispatch`, `recv::receive`).
+//! bookkeeping (`resp`), the requester's (`req`), completion queues (`cq`), the event queue (`eq`), the MR
+//! check (`mr`), the flush of a QP in ERR (`flush`), and the dispatch of each received frame (`dispatch`,
+//! `recv::receive`).
 
 pub mod cmd;
 pub mod cq;
@@ -11,4 +12,5 @@ pub mod flush;
 pub mod headers;
 pub mod mr;
 pub mod recv;
+pub mod req;
 pub mod resp;

@@ -24,7 +24,7 @@ pub mod mr;
 pub mod qp;
 mod raw;
 pub mod recv;
-mod req;
+pub mod req;
 pub mod resp;
 pub mod timer;
 

@@ -12,7 +12,7 @@ use wire::contract::regs::Counter;
 use wire::contract::verbs::{access, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::*;
 use wire::ext::{AtomicEthRepr, RethRepr};
-use wire::{Opcode, Position};
+use wire::{Opcode, Position, Psn};
 
 /// The send flags the NIC acts on (the rest of the byte is ignored).
 const SEND_FLAGS: u8 = send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE;
@@ -40,34 +40,11 @@ pub(super) fn sendable(qp: &Qp) -> bool {
 }
 
 /// Number of packets (and PSNs) a WQE uses.
-pub(super) fn packets_for(op: SendOp, len: u32, pmtu: u32) -> u32 {
+pub fn packets_for(op: SendOp, len: u32, pmtu: u32) -> u32 {
     if op.is_atomic() {
         1
     } else {
         len.div_ceil(pmtu).max(1)
-    }
-}
-
-fn opcode_for(op: SendOp, pos: Position) -> Opcode {
-    use Position::*;
-    match (op, pos) {
-        (SendOp::Send | SendOp::SendWithImm | SendOp::SendWithInv, First) => Opcode::SEND_FIRST,
-        (SendOp::Send | SendOp::SendWithImm | SendOp::SendWithInv, Middle) => Opcode::SEND_MIDDLE,
-        (SendOp::Send, Last) => Opcode::SEND_LAST,
-        (SendOp::Send, Only) => Opcode::SEND_ONLY,
-        (SendOp::SendWithImm, Last) => Opcode::SEND_LAST_WITH_IMMEDIATE,
-        (SendOp::SendWithImm, Only) => Opcode::SEND_ONLY_WITH_IMMEDIATE,
-        (SendOp::SendWithInv, Last) => Opcode::SEND_LAST_WITH_INVALIDATE,
-        (SendOp::SendWithInv, Only) => Opcode::SEND_ONLY_WITH_INVALIDATE,
-        (SendOp::RdmaWrite | SendOp::RdmaWriteWithImm, First) => Opcode::RDMA_WRITE_FIRST,
-        (SendOp::RdmaWrite | SendOp::RdmaWriteWithImm, Middle) => Opcode::RDMA_WRITE_MIDDLE,
-        (SendOp::RdmaWrite, Last) => Opcode::RDMA_WRITE_LAST,
-        (SendOp::RdmaWrite, Only) => Opcode::RDMA_WRITE_ONLY,
-        (SendOp::RdmaWriteWithImm, Last) => Opcode::RDMA_WRITE_LAST_WITH_IMMEDIATE,
-        (SendOp::RdmaWriteWithImm, Only) => Opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE,
-        (SendOp::RdmaRead, _) => Opcode::RDMA_READ_REQUEST,
-        (SendOp::AtomicCmpSwp, _) => Opcode::COMPARE_SWAP,
-        (SendOp::AtomicFetchAdd, _) => Opcode::FETCH_ADD,
     }
 }
 
@@ -113,60 +90,34 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         return None;
     };
     let psn = qp.req.cursor_psn;
-    let k = psn.diff(first).max(0) as u32;
-    let pos = position(k, npkts);
-    let off = k * pmtu;
-    let mut reth = None;
-    let mut atomic = None;
-    let mut payload_len = 0;
-    // Where the cursor goes once this packet is out, and whether it finishes the WQE.
-    let (next_cursor_psn, last_of_wqe) = match op {
-        SendOp::RdmaRead => {
-            reth = Some(RethRepr { va: desc.remote_va + u64::from(off), rkey: desc.rkey, dma_len: len - off.min(len) });
-            (first.add(npkts), true)
-        }
-        SendOp::AtomicCmpSwp | SendOp::AtomicFetchAdd => {
-            atomic = Some(AtomicEthRepr {
-                va: desc.remote_va,
-                rkey: desc.rkey,
-                swap_add: desc.swap_add,
-                compare: desc.compare,
-            });
-            (psn.add(1), true)
-        }
-        _ => {
-            payload_len = pmtu.min(len.saturating_sub(off));
-            if matches!(op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm)
-                && matches!(pos, Position::First | Position::Only)
-            {
-                reth = Some(RethRepr { va: desc.remote_va, rkey: desc.rkey, dma_len: len });
-            }
-            (psn.add(1), k + 1 >= npkts)
-        }
-    };
-    let opcode = opcode_for(op, if op.is_read_or_atomic() { Position::Only } else { pos });
+    let seg = segment(op, flags, len, (first, npkts), psn, pmtu, (desc.remote_va, desc.rkey), qp.req.pkts_since_ackreq);
+    let (opcode, ack_req) = (seg.opcode, seg.ack_req);
     let info = opcode.info()?;
-    let ack_req = info.ends_message() || qp.req.pkts_since_ackreq + 1 >= MAX_PKTS_PER_ACK;
     let mut h = nic.headers(qpn, opcode, psn, ack_req)?;
-    h.bth.solicited = info.ends_message() && flags & send_flags::SOLICITED != 0;
-    h.ext.reth = reth;
-    h.ext.atomic_eth = atomic;
+    h.bth.solicited = seg.solicited;
+    h.ext.reth = seg.reth;
+    h.ext.atomic_eth = op.is_atomic().then_some(AtomicEthRepr {
+        va: desc.remote_va,
+        rkey: desc.rkey,
+        swap_add: desc.swap_add,
+        compare: desc.compare,
+    });
     if info.has(wire::opcode::hdr::IMMDT) {
         h.ext.immdt = Some(desc.imm);
     }
     if info.has(wire::opcode::hdr::IETH) {
         h.ext.ieth = Some(desc.imm);
     }
-    let Some(frame) = h.emit_with(payload_len as usize, |dst| gather(&desc.data, off, dst, mem)) else {
+    let Some(frame) = h.emit_with(seg.payload_len as usize, |dst| gather(&desc.data, seg.off, dst, mem)) else {
         nic.qp_mut(qpn)?.req.finish(cursor, Some((WcStatus::LocProtErr, 0)));
         return None;
     };
     let qp = nic.qp_mut(qpn)?;
-    qp.req.cursor_psn = next_cursor_psn;
-    if last_of_wqe {
+    qp.req.cursor_psn = seg.next_psn;
+    if seg.last_of_wqe {
         qp.req.cursor = cursor + 1;
     }
-    qp.req.pkts_since_ackreq = if ack_req { 0 } else { qp.req.pkts_since_ackreq + 1 };
+    qp.req.pkts_since_ackreq = seg.pkts_since_ackreq;
     let retransmit = psn.before(qp.req.high_psn);
     if !retransmit {
         qp.req.high_psn = qp.req.cursor_psn;
@@ -179,6 +130,73 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         nic.count(Counter::retransmitted_packets);
     }
     Some(frame)
+}
+
+/// Packet `psn` of a WQE as the requester segments it (the model's `next_frame` before any memory is read):
+/// its opcode, the payload's offset in the message and its length, the RETH, the AckReq bit (a message's
+/// last packet, or every `MAX_PKTS_PER_ACK`th) and the solicited bit, where the cursor goes once it is out,
+/// whether it finishes the WQE, and the packets since the last AckReq after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub opcode: Opcode,
+    pub off: u32,
+    pub payload_len: u32,
+    pub reth: Option<RethRepr>,
+    pub ack_req: bool,
+    pub solicited: bool,
+    pub next_psn: Psn,
+    pub last_of_wqe: bool,
+    pub pkts_since_ackreq: u32,
+}
+
+/// Segments packet `psn` of a WQE (`op`, `flags`, `len` bytes, first sent at `first` in `npkts` packets:
+/// `packets_for` at the path MTU it started at) at path MTU `pmtu`, with the remote address `remote_va`
+/// and key `rkey`, `since_ackreq` packets after the last AckReq.
+#[allow(clippy::too_many_arguments)]
+pub fn segment(
+    op: SendOp,
+    flags: u8,
+    len: u32,
+    (first, npkts): (Psn, u32),
+    psn: Psn,
+    pmtu: u32,
+    (remote_va, rkey): (u64, u32),
+    since_ackreq: u32,
+) -> Segment {
+    let k = psn.diff(first).max(0) as u32;
+    let pos = position(k, npkts);
+    let off = k.wrapping_mul(pmtu);
+    let (mut reth, mut payload_len) = (None, 0);
+    let (next_psn, last_of_wqe) = match op {
+        SendOp::RdmaRead => {
+            reth = Some(RethRepr { va: remote_va.wrapping_add(u64::from(off)), rkey, dma_len: len - off.min(len) });
+            (first.add(npkts), true)
+        }
+        SendOp::AtomicCmpSwp | SendOp::AtomicFetchAdd => (psn.add(1), true),
+        _ => {
+            payload_len = pmtu.min(len.saturating_sub(off));
+            if matches!(op, SendOp::RdmaWrite | SendOp::RdmaWriteWithImm)
+                && matches!(pos, Position::First | Position::Only)
+            {
+                reth = Some(RethRepr { va: remote_va, rkey, dma_len: len });
+            }
+            (psn.add(1), k + 1 >= npkts)
+        }
+    };
+    let opcode = op.opcode(if op.is_read_or_atomic() { Position::Only } else { pos });
+    let ends = opcode.info().is_some_and(|i| i.ends_message());
+    let ack_req = ends || since_ackreq + 1 >= MAX_PKTS_PER_ACK;
+    Segment {
+        opcode,
+        off,
+        payload_len,
+        reth,
+        ack_req,
+        solicited: ends && flags & send_flags::SOLICITED != 0,
+        next_psn,
+        last_of_wqe,
+        pkts_since_ackreq: if ack_req { 0 } else { since_ackreq + 1 },
+    }
 }
 
 /// The `wr_id` of the WQE in SQ slot `index`, from its control segment alone (a malformed WQE has one too);

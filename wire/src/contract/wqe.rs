@@ -99,6 +99,30 @@ impl SendOp {
     pub fn is_read_or_atomic(self) -> bool {
         self == SendOp::RdmaRead || self.is_atomic()
     }
+    /// The request opcode of a packet at position `pos` of a message of this operation (a READ or an
+    /// atomic is one request whatever its length).
+    pub fn opcode(self, pos: crate::Position) -> crate::Opcode {
+        use crate::{Opcode, Position::*};
+        match (self, pos) {
+            (SendOp::Send | SendOp::SendWithImm | SendOp::SendWithInv, First) => Opcode::SEND_FIRST,
+            (SendOp::Send | SendOp::SendWithImm | SendOp::SendWithInv, Middle) => Opcode::SEND_MIDDLE,
+            (SendOp::Send, Last) => Opcode::SEND_LAST,
+            (SendOp::Send, Only) => Opcode::SEND_ONLY,
+            (SendOp::SendWithImm, Last) => Opcode::SEND_LAST_WITH_IMMEDIATE,
+            (SendOp::SendWithImm, Only) => Opcode::SEND_ONLY_WITH_IMMEDIATE,
+            (SendOp::SendWithInv, Last) => Opcode::SEND_LAST_WITH_INVALIDATE,
+            (SendOp::SendWithInv, Only) => Opcode::SEND_ONLY_WITH_INVALIDATE,
+            (SendOp::RdmaWrite | SendOp::RdmaWriteWithImm, First) => Opcode::RDMA_WRITE_FIRST,
+            (SendOp::RdmaWrite | SendOp::RdmaWriteWithImm, Middle) => Opcode::RDMA_WRITE_MIDDLE,
+            (SendOp::RdmaWrite, Last) => Opcode::RDMA_WRITE_LAST,
+            (SendOp::RdmaWrite, Only) => Opcode::RDMA_WRITE_ONLY,
+            (SendOp::RdmaWriteWithImm, Last) => Opcode::RDMA_WRITE_LAST_WITH_IMMEDIATE,
+            (SendOp::RdmaWriteWithImm, Only) => Opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+            (SendOp::RdmaRead, _) => Opcode::RDMA_READ_REQUEST,
+            (SendOp::AtomicCmpSwp, _) => Opcode::COMPARE_SWAP,
+            (SendOp::AtomicFetchAdd, _) => Opcode::FETCH_ADD,
+        }
+    }
     pub fn wc_opcode(self) -> super::verbs::WcOpcode {
         use super::verbs::WcOpcode;
         match self {
