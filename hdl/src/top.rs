@@ -35,6 +35,8 @@ pub enum Top {
     /// The requester's segmentation of a message on its own (`engine::req::seg::ReqSeg`), with
     /// `engine_profile`.
     ReqSeg,
+    /// Whether a QP's requester may send, on its own (`engine::req::ready::ReqReady`), with `engine_profile`.
+    ReqReady,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
     DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
@@ -80,7 +82,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 24] = [
+    pub const ALL: [Top; 25] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -94,6 +96,7 @@ impl Top {
         Top::ReadStep,
         Top::DupRead,
         Top::ReqSeg,
+        Top::ReqReady,
         Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
@@ -141,6 +144,7 @@ impl Top {
             | Top::ReadStep
             | Top::DupRead
             | Top::ReqSeg
+            | Top::ReqReady
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -166,6 +170,7 @@ impl Top {
             Top::ReadStep => "read_step".into(),
             Top::DupRead => "dup_read".into(),
             Top::ReqSeg => "req_seg".into(),
+            Top::ReqReady => "req_ready".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -368,6 +373,12 @@ impl Top {
                 p("next_psn", 24, Dir::Out),
                 p("last", 1, Dir::Out),
                 p("since_next", 6, Dir::Out),
+            ],
+            Top::ReqReady => vec![
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("req", crate::engine::cmd::exec::REQ_BITS, Dir::In),
+                p("wqe", crate::engine::req::ready::WQE_BITS, Dir::In),
+                p("ready", 1, Dir::Out),
             ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
@@ -692,6 +703,14 @@ impl Top {
                 u.psn.connect();
                 u.va.connect();
                 u.since.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::ReqReady, _) => {
+                let mut u = crate::engine::req::ready::ReqReady::new(Top::engine_profile());
+                u.attr.connect();
+                u.req.connect();
+                u.wqe.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

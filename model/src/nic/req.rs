@@ -18,7 +18,7 @@ use wire::{Opcode, Position, Psn};
 const SEND_FLAGS: u8 = send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE;
 
 /// Whether the requester of `qp` has a packet it may send, pacer aside.
-pub(super) fn sendable(qp: &Qp) -> bool {
+pub fn sendable(qp: &Qp) -> bool {
     let r = &qp.req;
     if r.rnr_wait.is_some() {
         return false;

@@ -1,4 +1,6 @@
-//! The requester, in blocks named after the model's `req` functions: so far its segmentation of a message
-//! into packets at the path MTU (`seg`, the model's `req::segment`).
+//! The requester, in blocks named after the model's `req` functions: so far whether a QP may send
+//! (`ready`, the model's `req::sendable`: the scheduler's ready bit) and the segmentation of a message into
+//! packets at the path MTU (`seg`, the model's `req::segment`).
 
+pub mod ready;
 pub mod seg;
