@@ -37,6 +37,9 @@ pub enum Top {
     ReqSeg,
     /// Whether a QP's requester may send, on its own (`engine::req::ready::ReqReady`), with `engine_profile`.
     ReqReady,
+    /// A send WQE fetched into the requester's window on its own (`engine::req::wqe_fetch::WqeFetch`), with
+    /// `engine_profile`.
+    WqeFetch,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
     DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
@@ -82,7 +85,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 25] = [
+    pub const ALL: [Top; 26] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -97,6 +100,7 @@ impl Top {
         Top::DupRead,
         Top::ReqSeg,
         Top::ReqReady,
+        Top::WqeFetch,
         Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
@@ -145,6 +149,7 @@ impl Top {
             | Top::DupRead
             | Top::ReqSeg
             | Top::ReqReady
+            | Top::WqeFetch
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -171,6 +176,7 @@ impl Top {
             Top::DupRead => "dup_read".into(),
             Top::ReqSeg => "req_seg".into(),
             Top::ReqReady => "req_ready".into(),
+            Top::WqeFetch => "wqe_fetch".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -379,6 +385,26 @@ impl Top {
                 p("req", crate::engine::cmd::exec::REQ_BITS, Dir::In),
                 p("wqe", crate::engine::req::ready::WQE_BITS, Dir::In),
                 p("ready", 1, Dir::Out),
+            ],
+            Top::WqeFetch => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("index", 16, Dir::In),
+                p("busy", 1, Dir::Out),
+                p("rd_valid", 1, Dir::Out),
+                p("rd_ready", 1, Dir::In),
+                p("rd_addr", 64, Dir::Out),
+                p("rd_len", 16, Dir::Out),
+                p("cpl_valid", 1, Dir::In),
+                p("cpl_data", 64, Dir::In),
+                p("cpl_err", 1, Dir::In),
+                p("cpl_last", 1, Dir::In),
+                p("mr_index", 24, Dir::Out),
+                p("mr", crate::engine::cmd::exec::MR_BITS, Dir::In),
+                p("done", 1, Dir::Out),
+                p("entry", crate::engine::req::ready::WQE_BITS, Dir::Out),
             ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
@@ -703,6 +729,22 @@ impl Top {
                 u.psn.connect();
                 u.va.connect();
                 u.since.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::WqeFetch, _) => {
+                let mut u = crate::engine::req::wqe_fetch::WqeFetch::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.attr.connect();
+                u.index.connect();
+                u.rd_ready.connect();
+                u.cpl_valid.connect();
+                u.cpl_data.connect();
+                u.cpl_err.connect();
+                u.cpl_last.connect();
+                u.mr.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

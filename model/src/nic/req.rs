@@ -3,11 +3,13 @@
 //! SQ slot again for every packet, first or retransmitted. Completion and retransmission decisions live in
 //! `comp`.
 
+use super::mr::MrTable;
 use super::qp::{Qp, SendWqe, Sge, WqeData, WqeDesc};
 use super::timer::{ack_timeout_ticks, tick_of};
 use super::{Nic, MAX_PKTS_PER_ACK, MAX_UNACKED_PSNS, WIRE_OVERHEAD};
 use crate::hostmem::Dma;
 use crate::Time;
+use wire::contract::profile::Profile;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{access, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::*;
@@ -277,60 +279,61 @@ impl Nic {
         let index = qp.sq.ci;
         let mut buf = vec![0u8; 1usize << qp.sq.log_stride];
         let read_ok = mem.dma_read(qp.sq.addr(index), &mut buf).is_ok();
-        let w = self.decode_send_wqe(index, &buf, read_ok, qp.pdn);
+        let w = decode_send_wqe(&self.mrs, &self.cfg.profile, index, &buf, read_ok, qp.pdn);
         let Some(qp) = self.qp_mut(qpn) else { return };
         qp.sq.ci = qp.sq.ci.wrapping_add(1);
         qp.req.push(w);
         self.count(Counter::sq_wqes);
     }
+}
 
-    /// The transport state of the send WQE in `buf` (slot `index`), with the status it fails with if the
-    /// slot was unreadable or the WQE breaks a limit or names memory it may not use.
-    fn decode_send_wqe(&self, index: u16, buf: &[u8], read_ok: bool, pdn: u32) -> SendWqe {
-        let ctrl = SendCtrlRepr::from_bytes(buf).unwrap_or_default();
-        let mut w = SendWqe {
-            index,
-            op: SendOp::from_u8(ctrl.opcode).unwrap_or(SendOp::Send),
-            flags: ctrl.flags & SEND_FLAGS,
-            len: 0,
-            first_psn: None,
-            npkts: 0,
-            acked: false,
-            error: None,
-        };
-        let checked = if read_ok {
-            parse_send_slot(buf, self.cfg.profile.max_sge, self.cfg.profile.max_inline)
-                .and_then(|(op, _, d)| self.check_send_data(op, &d, pdn).map(|()| d))
-        } else {
-            Err(WcStatus::LocQpOpErr)
-        };
-        match checked {
-            Ok(d) => w.len = d.len,
-            Err(s) => {
-                w.acked = true;
-                w.error = Some((s, 0));
+/// The window entry of the send WQE in `buf` (SQ slot `index`, read whole; `read_ok` false when the read
+/// failed) of a QP of PD `pdn`, with the status it fails with if the slot was unreadable or the WQE breaks a
+/// limit of profile `p` or names memory (in `mrs`) it may not use.
+pub fn decode_send_wqe(mrs: &MrTable, p: &Profile, index: u16, buf: &[u8], read_ok: bool, pdn: u32) -> SendWqe {
+    let ctrl = SendCtrlRepr::from_bytes(buf).unwrap_or_default();
+    let mut w = SendWqe {
+        index,
+        op: SendOp::from_u8(ctrl.opcode).unwrap_or(SendOp::Send),
+        flags: ctrl.flags & SEND_FLAGS,
+        len: 0,
+        first_psn: None,
+        npkts: 0,
+        acked: false,
+        error: None,
+    };
+    let checked = if read_ok {
+        parse_send_slot(buf, p.max_sge, p.max_inline)
+            .and_then(|(op, _, d)| check_send_data(mrs, op, &d, pdn).map(|()| d))
+    } else {
+        Err(WcStatus::LocQpOpErr)
+    };
+    match checked {
+        Ok(d) => w.len = d.len,
+        Err(s) => {
+            w.acked = true;
+            w.error = Some((s, 0));
+        }
+    }
+    w
+}
+
+/// The local keys and the length of a send WQE's data: each SGE within its MR, of the QP's PD, writable
+/// where a READ or atomic lands; at most 2^31 bytes, exactly 8 for an atomic.
+fn check_send_data(mrs: &MrTable, op: SendOp, d: &WqeDesc, pdn: u32) -> Result<(), WcStatus> {
+    if let WqeData::Sges(sges) = &d.data {
+        let needed = if op.is_read_or_atomic() { access::LOCAL_WRITE } else { 0 };
+        for s in sges {
+            if mrs.check(s.lkey, pdn, s.addr, u64::from(s.length), needed).is_err() {
+                return Err(WcStatus::LocProtErr);
             }
         }
-        w
-    }
-
-    /// The local keys and the length of a send WQE's data: each SGE within its MR, of the QP's PD, writable
-    /// where a READ or atomic lands; at most 2^31 bytes, exactly 8 for an atomic.
-    fn check_send_data(&self, op: SendOp, d: &WqeDesc, pdn: u32) -> Result<(), WcStatus> {
-        if let WqeData::Sges(sges) = &d.data {
-            let needed = if op.is_read_or_atomic() { access::LOCAL_WRITE } else { 0 };
-            for s in sges {
-                if self.mrs.check(s.lkey, pdn, s.addr, u64::from(s.length), needed).is_err() {
-                    return Err(WcStatus::LocProtErr);
-                }
-            }
-            let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
-            if total > u64::from(MAX_MSG_LEN) || (op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
-                return Err(WcStatus::LocLenErr);
-            }
+        let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+        if total > u64::from(MAX_MSG_LEN) || (op.is_atomic() && total != u64::from(ATOMIC_LEN)) {
+            return Err(WcStatus::LocLenErr);
         }
-        Ok(())
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -367,7 +370,7 @@ mod tests {
     }
 
     fn decode(n: &Nic, b: &[u8]) -> Option<WcStatus> {
-        n.decode_send_wqe(0, b, true, PD).error.map(|e| e.0)
+        decode_send_wqe(&n.mrs, &n.cfg.profile, 0, b, true, PD).error.map(|e| e.0)
     }
 
     /// The send WQE decoder's bounds, each at its limit and one past it.
@@ -409,11 +412,14 @@ mod tests {
         b[0] = 0xFF;
         assert_eq!(decode(&n, &b), Some(WcStatus::LocQpOpErr));
         let b = slot(SendOp::Send, 0, 0, &[]);
-        assert_eq!(n.decode_send_wqe(0, &b, false, PD).error.map(|e| e.0), Some(WcStatus::LocQpOpErr));
+        assert_eq!(
+            decode_send_wqe(&n.mrs, &n.cfg.profile, 0, &b, false, PD).error.map(|e| e.0),
+            Some(WcStatus::LocQpOpErr)
+        );
         // What decodes is what was written; flags the NIC does not know are dropped.
         let b =
             slot(SendOp::Send, 0xF0 | send_flags::FENCE, 3, &[(base, big, 10), (base, big, 0), (base + 64, big, 20)]);
-        let w = n.decode_send_wqe(9, &b, true, PD);
+        let w = decode_send_wqe(&n.mrs, &n.cfg.profile, 9, &b, true, PD);
         assert_eq!((w.index, w.len, w.flags, w.error), (9, 30, send_flags::FENCE, None));
         let (op, _, d) = parse_send_slot(&b, 4, 64).unwrap();
         assert_eq!((op, d.wr_id, d.len), (SendOp::Send, 7, 30));

@@ -1,6 +1,8 @@
-//! The requester, in blocks named after the model's `req` functions: so far whether a QP may send
-//! (`ready`, the model's `req::sendable`: the scheduler's ready bit) and the segmentation of a message into
-//! packets at the path MTU (`seg`, the model's `req::segment`).
+//! The requester, in blocks named after the model's `req` functions: so far the fetch of a send WQE into
+//! the window (`wqe_fetch`, the model's `req::decode_send_wqe`), whether a QP may send (`ready`, the
+//! model's `req::sendable`: the scheduler's ready bit) and the segmentation of a message into packets at
+//! the path MTU (`seg`, the model's `req::segment`).
 
 pub mod ready;
 pub mod seg;
+pub mod wqe_fetch;

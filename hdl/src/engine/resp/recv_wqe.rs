@@ -88,7 +88,7 @@ impl Logic for RecvWqe {
 
 /// Field `name` of a big-endian header (`fields`) at byte `base` of the WQE, as (its beat, its value on
 /// `cpl_data` then): it must lie within one 8-byte beat.
-fn beat_field(fields: Fields, base: usize, name: &str) -> (usize, String) {
+pub(crate) fn beat_field(fields: Fields, base: usize, name: &str) -> (usize, String) {
     let r = field_range(fields, name);
     let (first, last) = (base + r.start, base + r.end - 1);
     assert_eq!(first / 8, last / 8, "{name} lies within one beat");
