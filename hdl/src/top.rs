@@ -40,6 +40,9 @@ pub enum Top {
     /// A send WQE fetched into the requester's window on its own (`engine::req::wqe_fetch::WqeFetch`), with
     /// `engine_profile`.
     WqeFetch,
+    /// One step of the completer's walk over the window on its own (`engine::comp::ack_step::AckStep`), with
+    /// `engine_profile`.
+    AckStep,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
     DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
@@ -85,7 +88,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 26] = [
+    pub const ALL: [Top; 27] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -101,6 +104,7 @@ impl Top {
         Top::ReqSeg,
         Top::ReqReady,
         Top::WqeFetch,
+        Top::AckStep,
         Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
@@ -150,6 +154,7 @@ impl Top {
             | Top::ReqSeg
             | Top::ReqReady
             | Top::WqeFetch
+            | Top::AckStep
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -177,6 +182,7 @@ impl Top {
             Top::ReqSeg => "req_seg".into(),
             Top::ReqReady => "req_ready".into(),
             Top::WqeFetch => "wqe_fetch".into(),
+            Top::AckStep => "ack_step".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -385,6 +391,20 @@ impl Top {
                 p("req", crate::engine::cmd::exec::REQ_BITS, Dir::In),
                 p("wqe", crate::engine::req::ready::WQE_BITS, Dir::In),
                 p("ready", 1, Dir::Out),
+            ],
+            Top::AckStep => vec![
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("wqe", crate::engine::req::ready::WQE_BITS, Dir::In),
+                p("first", 24, Dir::In),
+                p("psn", 24, Dir::In),
+                p("comp", 24, Dir::In),
+                p("skip", 1, Dir::Out),
+                p("stop", 1, Dir::Out),
+                p("moved", 1, Dir::Out),
+                p("gap", 1, Dir::Out),
+                p("finish", 1, Dir::Out),
+                p("comp_next", 24, Dir::Out),
+                p("next_first", 24, Dir::Out),
             ],
             Top::WqeFetch => vec![
                 p("clock", 1, Dir::In),
@@ -729,6 +749,16 @@ impl Top {
                 u.psn.connect();
                 u.va.connect();
                 u.since.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::AckStep, _) => {
+                let mut u = crate::engine::comp::ack_step::AckStep::new(Top::engine_profile());
+                u.attr.connect();
+                u.wqe.connect();
+                u.first.connect();
+                u.psn.connect();
+                u.comp.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -2,7 +2,7 @@
 //! CQEs; run the local ACK timer, RNR waits and go-back-N; move the QP to ERR on fatal errors (`flush`
 //! completes what is left).
 
-use super::qp::{Qp, Sge, WqeData};
+use super::qp::{Qp, SendWqe, Sge, WqeData};
 use super::req::{read_desc, read_wr_id};
 use super::timer::{ack_timeout_ticks, tick_of, ticks_for_ns, Tick};
 use super::{Nic, Side};
@@ -71,6 +71,37 @@ fn progress(qp: &mut Qp) {
     qp.req.gap_retry = None;
 }
 
+/// What an acknowledgement of every PSN through `psn` does to one window entry `w`, `comp_psn` where it
+/// stands: one step of `ack_through`'s walk from the oldest unfinished entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckStep {
+    /// Finished before: the walk steps over it.
+    Skip,
+    /// Not started, or not acknowledged whole: the walk stops there, moving `comp_psn` to the PSN given (a
+    /// SEND or WRITE acknowledged in part, up to `psn`).
+    Stop(Option<Psn>),
+    /// A READ or atomic whose PSNs end at or before `psn` and whose answer never came: the walk stops, a gap.
+    Gap,
+    /// Acknowledged whole: finished, `comp_psn` past its last PSN (the PSN given).
+    Finish(Psn),
+}
+
+/// One step of `ack_through` (see `AckStep`).
+pub fn ack_step(w: &SendWqe, psn: Psn, comp_psn: Psn) -> AckStep {
+    if w.acked {
+        return AckStep::Skip;
+    }
+    let (Some(first), Some(last)) = (w.first_psn, w.last_psn()) else { return AckStep::Stop(None) };
+    if last.after(psn) {
+        let part = !w.op.is_read_or_atomic() && !psn.before(first) && psn.add(1).after(comp_psn);
+        return AckStep::Stop(part.then(|| psn.add(1)));
+    }
+    if w.op.is_read_or_atomic() {
+        return AckStep::Gap;
+    }
+    AckStep::Finish(last.add(1))
+}
+
 /// Marks SEND/WRITE WQEs whose last PSN is at or before `psn` as acknowledged, and moves `comp_psn` past them
 /// (or into a multi-packet SEND/WRITE that is partly acknowledged). Stops at a READ or atomic: if its range
 /// ends at or before `psn`, the responder is past it although its answer never came, a gap (returns true).
@@ -79,26 +110,26 @@ fn ack_through(qp: &mut Qp, psn: Psn) -> bool {
     let mut gap = false;
     let mut i = qp.req.oldest;
     while let Some(w) = qp.req.wqes.get(i) {
-        if w.acked {
-            i += 1;
-            continue;
-        }
-        let (Some(first), Some(last)) = (w.first_psn, w.last_psn()) else { break };
-        if last.after(psn) {
-            if !w.op.is_read_or_atomic() && !psn.before(first) && psn.add(1).after(qp.req.comp_psn) {
-                qp.req.comp_psn = psn.add(1);
-                progressed = true;
+        match ack_step(w, psn, qp.req.comp_psn) {
+            AckStep::Skip => i += 1,
+            AckStep::Stop(moved) => {
+                if let Some(p) = moved {
+                    qp.req.comp_psn = p;
+                    progressed = true;
+                }
+                break;
             }
-            break;
+            AckStep::Gap => {
+                gap = true;
+                break;
+            }
+            AckStep::Finish(p) => {
+                qp.req.finish(i, None);
+                qp.req.comp_psn = p;
+                progressed = true;
+                i += 1;
+            }
         }
-        if w.op.is_read_or_atomic() {
-            gap = true;
-            break;
-        }
-        qp.req.finish(i, None);
-        qp.req.comp_psn = last.add(1);
-        progressed = true;
-        i += 1;
     }
     if progressed {
         let p = qp.req.comp_psn;

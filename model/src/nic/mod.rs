@@ -12,7 +12,7 @@
 #[cfg(test)]
 mod bench;
 mod cmd;
-mod comp;
+pub mod comp;
 pub mod context;
 pub mod cq;
 pub mod dcqcn;
