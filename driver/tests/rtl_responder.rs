@@ -1009,11 +1009,12 @@ fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err() {
 /// MR, a WRITE past its MR's end and a READ whose R_Key names no MR (Remote Access), and a SEND with
 /// invalidate (Invalid Request: this device has no key a peer may invalidate). The core queues a fatal NAK
 /// for each, which completes the requester's work request in error, and the QP enters ERR as the NAK leaves;
-/// the receive posted on the SEND's QP is then flushed. In lockstep, the contexts the model's after.
+/// the receive posted on the SEND's QP is then flushed. In lockstep, the contexts the model's after; and
+/// after the QPs' next commands (one back to RESET, one destroyed and its slot taken by a new QP).
 #[test]
 fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
     let seed = seed();
-    let (w, a, core, b) = hosts(seed, 4, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, mut b) = hosts(seed, 4, QpCap::default(), ConnectOpts::default());
     let data: Vec<u8> = (0..300u32).map(|i| (i * 11) as u8).collect();
     a.buf.write(0, &data).expect("the source written");
     b.qps[1].post_recv(&RecvWr { wr_id: 0x71, sg_list: vec![b.sge(0x2000, 1000)] }).expect("posted");
@@ -1063,6 +1064,19 @@ fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
         let state = b.qps[q].query().expect("QUERY_QP").qp_state;
         assert_eq!(state, QpState::Err as u8, "seed {seed:#x}: QP {q} entered ERR as its NAK left");
     }
+    // The core keeps a NAK's ERR as a mark beside the QP's records, which the QP's next command folds in:
+    // QP 0 back to RESET, QP 1 destroyed and its slot taken by a new QP; each as the model has it.
+    let reset = QpAttr { qp_state: Some(QpState::Reset), ..Default::default() };
+    b.qps[0].modify(&reset, attr::STATE).unwrap_or_else(|e| panic!("seed {seed:#x}: QP 0 to RESET: {e:?}"));
+    assert_eq!(b.qps[0].query().expect("QUERY_QP").qp_state, QpState::Reset as u8, "seed {seed:#x}: QP 0 in RESET");
+    core.context_agrees(b.qps[0].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: QP 0 reset: {e}"));
+    let gone = b.qps.remove(1);
+    let qpn = gone.qpn;
+    gone.destroy().unwrap_or_else(|e| panic!("seed {seed:#x}: QP 1 destroyed: {e:?}"));
+    let fresh = b.pd.create_qp(&b.cq, &b.cq, QpCap::default(), false).expect("CREATE_QP");
+    assert_eq!(fresh.qpn, qpn, "seed {seed:#x}: the new QP takes the freed slot");
+    assert_eq!(fresh.query().expect("QUERY_QP").qp_state, QpState::Reset as u8, "seed {seed:#x}: a new QP in RESET");
+    core.context_agrees(qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: the new QP: {e}"));
     lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 

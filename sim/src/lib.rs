@@ -7,6 +7,7 @@ mod ffi;
 // The Verilator runtime the models link against (a dependency nothing in Rust names is not linked).
 use sim_rt as _;
 pub mod core;
+pub mod fetch;
 pub mod frames;
 pub mod lockstep;
 pub mod responder;

@@ -15,6 +15,7 @@ use model::nic::context::pack;
 use model::nic::mr::Mr;
 use model::nic::resp::recv_wqe;
 use model::rng::Rng;
+use sim::fetch::{self, FetchPorts, Host};
 use sim::responder::{bytes_of, random_qp, Mrs};
 use sim::Sim;
 use std::cell::RefCell;
@@ -77,11 +78,9 @@ fn check(top: Top, p: Profile, wqes: usize) {
     let max_sge = p.max_sge as usize;
     let mut rtl = Sim::new(top, Width::W8);
     let q = |n| rtl.port(n);
-    let (reset, start, p_attr, p_index, busy) = (q("reset"), q("start"), q("attr"), q("index"), q("busy"));
-    let (rd_valid, rd_ready, rd_addr, rd_len) = (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"));
-    let (cpl_valid, cpl_data, cpl_err, cpl_last) = (q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last"));
-    let (mr_index, p_mr, done, ok, wr_id, count, p_sges) =
-        (q("mr_index"), q("mr"), q("done"), q("ok"), q("wr_id"), q("count"), q("sges"));
+    let (reset, p_attr, p_index) = (q("reset"), q("attr"), q("index"));
+    let (ok, wr_id, count, p_sges) = (q("ok"), q("wr_id"), q("count"), q("sges"));
+    let f = FetchPorts::of(&rtl);
     let sl = recv_sge();
     let (addr_f, len_f) = (sl.slice("addr").unwrap(), sl.slice("length").unwrap());
     let mut rng = Rng::new(seed);
@@ -160,62 +159,10 @@ fn check(top: Top, p: Profile, wqes: usize) {
         let attr = pack(&qp, &c, 0).expect("the QP packs").attr;
         rtl.set_bytes(p_attr, &bytes_of(&attr));
         rtl.set(p_index, u64::from(index));
-        assert_eq!(rtl.get(busy), 0, "{}: busy before the start", ctx());
-        rtl.set(start, 1);
-        rtl.tick();
-        rtl.set(start, 0);
-        // The read request, held until taken.
-        let mut asked = None;
-        let mut beats = Vec::new();
-        let mut mr_at: Option<u64> = None;
-        let mut waited = 0u64;
-        loop {
-            waited += 1;
-            assert!(waited < 2_000, "{}: no end", ctx());
-            if let Some(i) = mr_at.take() {
-                rtl.set_bytes(p_mr, &mrs.entry(i, &p));
-            }
-            let ready = asked.is_none() && !rng.chance(stall);
-            rtl.set(rd_ready, u64::from(ready));
-            let beat = asked.is_some() && !beats.is_empty() && !rng.chance(bubble);
-            if beat {
-                let (data, last, err): (u64, bool, bool) = beats.remove(0);
-                rtl.set(cpl_data, data);
-                rtl.set(cpl_last, u64::from(last));
-                rtl.set(cpl_err, u64::from(err));
-            } else {
-                rtl.set(cpl_data, rng.next_u64());
-                rtl.set(cpl_err, u64::from(rng.chance(0.5)));
-                rtl.set(cpl_last, u64::from(rng.chance(0.5)));
-            }
-            rtl.set(cpl_valid, u64::from(beat));
-
-            rtl.eval();
-            if rtl.get(done) == 1 {
-                break;
-            }
-            if rtl.get(rd_valid) == 1 && ready {
-                let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
-                assert_eq!((a, l), read, "{}: the read asked for (address, length) is the model's", ctx());
-                // The completion: the slot's bytes, beat by beat, a failed read flagging one beat.
-                let bad = fail.then(|| rng.below(l.div_ceil(8) as u64) as usize);
-                let off = (a - slot.addr) as usize;
-                beats = slot.bytes[off..off + l]
-                    .chunks(8)
-                    .enumerate()
-                    .map(|(j, b)| {
-                        let mut w = [0u8; 8];
-                        w[..b.len()].copy_from_slice(b);
-                        (u64::from_le_bytes(w), (j + 1) * 8 >= l, bad == Some(j))
-                    })
-                    .collect();
-                asked = Some((a, l));
-            }
-            mr_at = Some(rtl.get(mr_index));
-            rtl.tick();
-        }
+        let host = Host { addr: slot.addr, bytes: &slot.bytes, fail };
+        let (asked, waited) = fetch::run(&mut rtl, &f, &mut rng, (stall, bubble), &mrs, &p, &host, &ctx);
+        assert_eq!(asked, read, "{}: the read asked for (address, length) is the model's", ctx());
         cycles += waited;
-        assert!(beats.is_empty(), "{}: done before the completion's last beat", ctx());
         let (got_ok, got_id) = (rtl.get(ok) == 1, rtl.get(wr_id));
         match want {
             Ok((id, sges)) => {

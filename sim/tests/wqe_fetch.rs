@@ -15,6 +15,7 @@ use model::nic::context::pack;
 use model::nic::mr::Mr;
 use model::nic::req::decode_send_wqe;
 use model::rng::Rng;
+use sim::fetch::{self, FetchPorts, Host};
 use sim::responder::{bytes_of, random_qp, Mrs};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
@@ -35,10 +36,8 @@ fn send_wqes_are_fetched_and_checked_as_the_model_does() {
     let max_sge = p.max_sge as usize;
     let mut rtl = Sim::new(Top::WqeFetch, Width::W8);
     let q = |n| rtl.port(n);
-    let (reset, start, p_attr, p_index, busy) = (q("reset"), q("start"), q("attr"), q("index"), q("busy"));
-    let (rd_valid, rd_ready, rd_addr, rd_len) = (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"));
-    let (cpl_valid, cpl_data, cpl_err, cpl_last) = (q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last"));
-    let (mr_index, p_mr, done, p_entry) = (q("mr_index"), q("mr"), q("done"), q("entry"));
+    let (reset, p_attr, p_index, p_entry) = (q("reset"), q("attr"), q("index"), q("entry"));
+    let f = FetchPorts::of(&rtl);
     let ops: Vec<SendOp> = (0..16u8).filter_map(SendOp::from_u8).collect();
     let mut rng = Rng::new(seed);
     let (stall, bubble) = (rng.below(60) as f64 / 100.0, rng.below(60) as f64 / 100.0);
@@ -138,57 +137,9 @@ fn send_wqes_are_fetched_and_checked_as_the_model_does() {
 
         rtl.set_bytes(p_attr, &bytes_of(&packed.attr));
         rtl.set(p_index, u64::from(index));
-        assert_eq!(rtl.get(busy), 0, "{}: busy before the start", ctx());
-        rtl.set(start, 1);
-        rtl.tick();
-        rtl.set(start, 0);
-        let mut asked = None;
-        let mut beats = Vec::new();
-        let mut mr_at: Option<u64> = None;
-        let mut waited = 0u64;
-        loop {
-            waited += 1;
-            assert!(waited < 5_000, "{}: no end", ctx());
-            if let Some(i) = mr_at.take() {
-                rtl.set_bytes(p_mr, &mrs.entry(i, &p));
-            }
-            let ready = asked.is_none() && !rng.chance(stall);
-            rtl.set(rd_ready, u64::from(ready));
-            let beat = asked.is_some() && !beats.is_empty() && !rng.chance(bubble);
-            if beat {
-                let (data, last, err): (u64, bool, bool) = beats.remove(0);
-                rtl.set(cpl_data, data);
-                rtl.set(cpl_last, u64::from(last));
-                rtl.set(cpl_err, u64::from(err));
-            } else {
-                rtl.set(cpl_data, rng.next_u64());
-                rtl.set(cpl_err, u64::from(rng.chance(0.5)));
-                rtl.set(cpl_last, u64::from(rng.chance(0.5)));
-            }
-            rtl.set(cpl_valid, u64::from(beat));
-            rtl.eval();
-            if rtl.get(done) == 1 {
-                break;
-            }
-            if rtl.get(rd_valid) == 1 && ready {
-                let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
-                assert_eq!((a, l), read, "{}: the read asked for (address, length) is the model's", ctx());
-                let bad = fail.then(|| rng.below(l.div_ceil(8) as u64) as usize);
-                beats = bytes
-                    .chunks(8)
-                    .enumerate()
-                    .map(|(j, b)| {
-                        let mut w = [0u8; 8];
-                        w[..b.len()].copy_from_slice(b);
-                        (u64::from_le_bytes(w), (j + 1) * 8 >= l, bad == Some(j))
-                    })
-                    .collect();
-                asked = Some((a, l));
-            }
-            mr_at = Some(rtl.get(mr_index));
-            rtl.tick();
-        }
-        assert!(beats.is_empty(), "{}: done before the completion's last beat", ctx());
+        let host = Host { addr: read.0, bytes: &bytes, fail };
+        let (asked, _) = fetch::run(&mut rtl, &f, &mut rng, (stall, bubble), &mrs, &p, &host, &ctx);
+        assert_eq!(asked, read, "{}: the read asked for (address, length) is the model's (the whole slot)", ctx());
         let got = rtl.get_bytes(p_entry);
         assert_eq!(got, entry, "{}: the window entry (RTL, model) for the model's {want:?}", ctx());
         rtl.tick();
