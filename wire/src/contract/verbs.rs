@@ -370,6 +370,25 @@ mod tests {
         }
     }
 
+    /// The path MTU is set only on INIT -> RTR, before any WQE can start (a QP sends from RTS, and leaves
+    /// RTS/SQD for INIT only through RESET, which empties its window): the requester and completer in RTL
+    /// (`ReqSeg`, `AckStep`) and the packed context count a started WQE's packets from its length at the
+    /// current path MTU, which is the count it started with only because of this rule.
+    #[test]
+    fn the_path_mtu_never_changes_under_a_started_message() {
+        let states =
+            [QpState::Reset, QpState::Init, QpState::Rtr, QpState::Rts, QpState::Sqd, QpState::Sqe, QpState::Err];
+        for cur in states {
+            for next in states {
+                let Some(t) = rc_transition(cur, next) else { continue };
+                let sets = (t.required | t.optional) & PATH_MTU != 0;
+                assert_eq!(sets, (cur, next) == (QpState::Init, QpState::Rtr), "{cur:?} -> {next:?}");
+                let back = matches!(cur, QpState::Rts | QpState::Sqd) && matches!(next, QpState::Init | QpState::Rtr);
+                assert!(!back, "{cur:?} -> {next:?} keeps the window");
+            }
+        }
+    }
+
     /// Every RC transition's required and optional attributes, as the kernel's `ib_modify_qp_is_ok` table
     /// has them for RC, and no other transition.
     #[test]
