@@ -65,10 +65,6 @@ impl Default for NicConfig {
     }
 }
 
-/// Most PSNs a requester leaves unacknowledged (as rxe).
-pub const MAX_UNACKED_PSNS: i32 = 128;
-/// AckReq at least every this many packets.
-pub const MAX_PKTS_PER_ACK: u32 = 64;
 /// Preamble, SFD, FCS and inter-frame gap added to each frame on the wire.
 pub const WIRE_OVERHEAD: usize = 24;
 /// GID table entries.

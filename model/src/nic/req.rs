@@ -6,10 +6,11 @@
 use super::mr::MrTable;
 use super::qp::{Qp, SendWqe, Sge, WqeData, WqeDesc};
 use super::timer::{ack_timeout_ticks, tick_of};
-use super::{Nic, MAX_PKTS_PER_ACK, MAX_UNACKED_PSNS, WIRE_OVERHEAD};
+use super::{Nic, WIRE_OVERHEAD};
 use crate::hostmem::Dma;
 use crate::Time;
 use wire::contract::profile::Profile;
+use wire::contract::qpc::{MAX_PKTS_PER_ACK, MAX_UNACKED_PSNS};
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{access, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::*;
@@ -26,7 +27,7 @@ pub fn sendable(qp: &Qp) -> bool {
         return false;
     }
     let Some(w) = r.wqes.get(r.cursor) else { return false };
-    if !qp.can_send(w) || w.acked || r.cursor_psn.diff(r.comp_psn) >= MAX_UNACKED_PSNS {
+    if !qp.can_send(w) || w.acked || r.cursor_psn.diff(r.comp_psn) >= MAX_UNACKED_PSNS as i32 {
         return false;
     }
     if w.first_psn.is_none() {

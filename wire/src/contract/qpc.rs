@@ -58,6 +58,12 @@ pub struct QpContext {
 pub const RING_HEAD_BITS: u32 = 8;
 
 /// The QP context layouts for profile `p`.
+/// Most PSNs a requester leaves unacknowledged (as rxe): it stops sending this many past `comp_psn`.
+pub const MAX_UNACKED_PSNS: u32 = 128;
+/// A requester asks for an ACK (AckReq) at least every this many packets; `qp_req`'s count of packets since
+/// the last one is sized by it.
+pub const MAX_PKTS_PER_ACK: u32 = 64;
+
 pub fn qp_context(p: &Profile) -> QpContext {
     for (name, depth) in [("max_qp_rd_atom", p.max_qp_rd_atom), ("resp_queue", p.resp_queue)] {
         assert!(
@@ -131,7 +137,7 @@ pub fn qp_context(p: &Profile) -> QpContext {
             ("rnr_valid", 1),
             ("rnr_deadline", NEAR_TICK_BITS),
             ("rnr_psn", psn),
-            ("pkts_since_ackreq", 6),
+            ("pkts_since_ackreq", bits_for(MAX_PKTS_PER_ACK - 1)),
             ("gap_valid", 1),
             ("gap_psn", psn),
         ],

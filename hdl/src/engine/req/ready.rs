@@ -11,12 +11,10 @@ use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::kit::*;
 use crate::record::{slice, width};
 use wire::contract::profile::Profile;
-use wire::contract::qpc::qp_context;
+use wire::contract::qpc::{qp_context, MAX_UNACKED_PSNS};
 use wire::contract::verbs::QpState;
 use wire::contract::wqe::{send_flags, SendOp};
 
-/// The model's `MAX_UNACKED_PSNS`: the requester stops this many PSNs past the oldest unacknowledged one.
-pub const MAX_UNACKED_PSNS: u32 = 128;
 /// Port width of a window entry (`sq_wqe`, zero-extended; checked when generated).
 pub const WQE_BITS: usize = 64;
 

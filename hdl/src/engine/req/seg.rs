@@ -11,12 +11,9 @@ use crate::engine::resp::queue::{mtu_shift, packets};
 use crate::kit::*;
 use crate::record::{slice, width};
 use wire::contract::profile::Profile;
-use wire::contract::qpc::qp_context;
+use wire::contract::qpc::{qp_context, MAX_PKTS_PER_ACK};
 use wire::contract::wqe::{send_flags, SendOp};
 use wire::Position;
-
-/// The model's `MAX_PKTS_PER_ACK`: at most this many packets go out without an AckReq.
-pub const MAX_PKTS_PER_ACK: u32 = 64;
 
 #[derive(LogicBlock, Default)]
 pub struct ReqSeg {
@@ -122,7 +119,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
     v.push("    default: ;\n    endcase\nend".into());
     v.extend([
-        "wire ack = ends || since == 6'd63;".to_string(),
+        format!("wire ack = ends || since == 6'd{};", MAX_PKTS_PER_ACK - 1),
         "always @(*) begin".into(),
         "    opcode = opc;".into(),
         "    off = off_w;".into(),
