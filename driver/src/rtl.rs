@@ -108,12 +108,12 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).receive(frame, false);
     }
 
-    /// Runs the core until every frame handed to it is in and decided, its payload written, and every
-    /// response it owes sent; false if that takes more than `limit` cycles.
+    /// Runs the core until every frame handed to it is in and decided, its payload written, every response
+    /// it owes sent and every send WQE it may fetch fetched; false if that takes more than `limit` cycles.
     pub fn settle(&self, limit: u64) -> bool {
         let mut c = crate::verbs::lock(&self.0);
         let start = c.cycles();
-        while !(c.rx_quiet() && c.tx_quiet()) {
+        while !(c.rx_quiet() && c.tx_quiet() && c.fetch_quiet()) {
             if c.cycles() - start > limit {
                 return false;
             }
@@ -155,6 +155,11 @@ impl RtlHandle {
     /// Flush steps the core has decided (its trace's `Flush` decisions: a WQE of a QP in ERR completed).
     pub fn flushes(&self) -> u64 {
         crate::verbs::lock(&self.0).flushes
+    }
+
+    /// Send WQEs the core has fetched into its requesters' windows so far.
+    pub fn fetches(&self) -> u64 {
+        crate::verbs::lock(&self.0).fetches
     }
 
     /// For each receive CQE, the cycles from its frame's last beat in to its first write beat

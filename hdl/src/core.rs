@@ -4,8 +4,10 @@
 //! executes RDMA WRITEs into host memory and SENDs and WRITEs with immediate into posted receive WQEs, with
 //! their receive CQEs, and queues READs; and the responder's transmit side (`engine::resp::tx`), whose
 //! ACKs, NAKs and READ responses (`engine::resp::queue`'s rings, then the coalesced slot) go through the TX
-//! pipeline to the MAC, a READ response's payload read from host memory (`host::stream`). The requester and
-//! the completer come next.
+//! pipeline to the MAC, a READ response's payload read from host memory (`host::stream`); and the first part
+//! of the requester: send WQEs fetched into the requesters' windows (the dispatch's fetch visits, woken by
+//! SQ doorbells and commands through `FetchWake`; the windows in `Rings::window`), and flushed from them.
+//! Transmitting requests and the completer come next.
 //!
 //! The responder's context port is shared by the dispatch and the responder's transmit side, one holding it
 //! at a time, and neither while a command is between its lookup and its commit.
@@ -22,6 +24,8 @@
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
 use crate::engine::dispatch::RxDispatch;
+use crate::engine::req::ready::WQE_BITS;
+use crate::engine::req::window::FetchWake;
 use crate::engine::resp::queue::{Rings, ITEM_BITS};
 use crate::engine::resp::tx::RespTx;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
@@ -127,6 +131,16 @@ pub struct Core {
     pub trace_tx_nil: Signal<Out, Bit>,
     /// No QP's responder is known to owe a response, none is in hand.
     pub trace_tx_idle: Signal<Out, Bit>,
+    /// QP `trace_fetch_qpn`'s next send WQE fetched into its window this cycle (`Decision::FetchSq`; the CQE of
+    /// one that failed into an empty window posted with it); no QP is awake for a fetch.
+    pub trace_fetch: Signal<Out, Bit>,
+    pub trace_fetch_qpn: Signal<Out, Bits<24>>,
+    pub trace_fetch_idle: Signal<Out, Bit>,
+    /// The testbench's read port of the requesters' windows: QP `wqe_qpn`'s entry in slot `wqe_slot`, a cycle
+    /// later (while the dispatch is idle).
+    pub wqe_qpn: Signal<In, Bits<16>>,
+    pub wqe_slot: Signal<In, Bits<8>>,
+    pub wqe: Signal<Out, Bits<WQE_BITS>>,
     pub qp_index: Signal<In, Bits<16>>,
     pub qp_valid: Signal<Out, Bit>,
     pub qp_attr: Signal<Out, Bits<ATTR_BITS>>,
@@ -150,6 +164,8 @@ pub struct Core {
     dispatch: RxDispatch,
     resp_tx: RespTx,
     items: Rings<ITEM_BITS>,
+    window: Rings<WQE_BITS>,
+    wake: FetchWake,
     stream: StreamW8,
     tx: TxW8,
 }
@@ -224,6 +240,12 @@ impl Core {
             trace_tx_qpn: Signal::default(),
             trace_tx_nil: Signal::default(),
             trace_tx_idle: Signal::default(),
+            trace_fetch: Signal::default(),
+            trace_fetch_qpn: Signal::default(),
+            trace_fetch_idle: Signal::default(),
+            wqe_qpn: Signal::default(),
+            wqe_slot: Signal::default(),
+            wqe: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
             qp_attr: Signal::default(),
@@ -247,6 +269,8 @@ impl Core {
             dispatch: RxDispatch::new(profile),
             resp_tx: RespTx::new(profile),
             items: Rings::items(profile),
+            window: Rings::window(profile),
+            wake: FetchWake::new(profile),
             stream: DmaStream::default(),
             tx: Tx::default(),
         }
@@ -328,6 +352,12 @@ pub fn ports() -> Vec<Port> {
         p("trace_tx_qpn", 24, Out),
         p("trace_tx_nil", 1, Out),
         p("trace_tx_idle", 1, Out),
+        p("trace_fetch", 1, Out),
+        p("trace_fetch_qpn", 24, Out),
+        p("trace_fetch_idle", 1, Out),
+        p("wqe_qpn", 16, In),
+        p("wqe_slot", 8, In),
+        p("wqe", WQE_BITS, Out),
         p("qp_index", 16, In),
         p("qp_valid", 1, Out),
         p("qp_attr", ATTR_BITS, Out),
@@ -372,6 +402,8 @@ impl Core {
         self.mr_index.connect();
         self.cq_index.connect();
         self.gid_index.connect();
+        self.wqe_qpn.connect();
+        self.wqe_slot.connect();
     }
 }
 
@@ -485,7 +517,39 @@ impl Logic for Core {
         self.exec.db_valid.next = self.mmio.db_valid.val();
         self.exec.db_addr.next = self.mmio.db_addr.val();
         self.exec.db_val.next = self.mmio.db_val.val();
-        // No requester yet: no QP has a started WQE outstanding.
+        // The requester's context port (the dispatch's fetch and flush) and its windows; the fetch's
+        // wake-ups: SQ doorbells and commands on a QP.
+        self.dispatch.req.next = self.exec.rs_req.val();
+        self.exec.rs_req_we.next = self.dispatch.req_we.val();
+        self.exec.rs_req_next.next = self.dispatch.req_next.val();
+        self.window.clock.next = self.clock.val();
+        self.window.we.next = self.dispatch.win_we.val();
+        self.window.w_qpn.next = self.dispatch.resp_qpn.val();
+        self.window.w_slot.next = self.dispatch.win_w_slot.val();
+        self.window.w_item.next = self.dispatch.win_w.val();
+        self.window.r_qpn.next = self.dispatch.resp_qpn.val();
+        self.window.r_slot.next = self.dispatch.win_r_slot.val();
+        if self.dispatch.idle.val() {
+            self.window.r_qpn.next = bit_cast::<24, 16>(self.wqe_qpn.val());
+            self.window.r_slot.next = self.wqe_slot.val();
+        }
+        self.dispatch.win_r.next = self.window.r_item.val();
+        self.wqe.next = self.window.r_item.val();
+        self.wake.clock.next = self.clock.val();
+        self.wake.reset.next = self.reset.val();
+        self.wake.rung.next = self.exec.sq_rung.val();
+        self.wake.rung_qpn.next = self.exec.sq_rung_qpn.val();
+        self.wake.cmd.next = self.exec.qp_cmd.val();
+        self.wake.cmd_qpn.next = self.exec.qp_cmd_qpn.val();
+        self.wake.visit.next = self.dispatch.wake_visit.val();
+        self.wake.visit_qpn.next = self.dispatch.resp_qpn.val();
+        self.wake.clear.next = self.dispatch.wake_clear.val();
+        self.dispatch.wake_any.next = self.wake.any.val();
+        self.dispatch.wake_pick.next = self.wake.pick.val();
+        self.trace_fetch.next = self.dispatch.fetched.val();
+        self.trace_fetch_qpn.next = self.dispatch.wr_qpn.val();
+        self.trace_fetch_idle.next = !self.wake.any.val();
+        // No packet is sent yet: no QP has a started WQE outstanding.
         self.exec.qp_started.next = false;
         self.exec.qp_index.next = self.qp_index.val();
         self.qp_valid.next = self.exec.qp_valid.val();

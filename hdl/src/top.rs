@@ -43,6 +43,11 @@ pub enum Top {
     /// One step of the completer's walk over the window on its own (`engine::comp::ack_step::AckStep`), with
     /// `engine_profile`.
     AckStep,
+    /// The walk for the oldest unfinished entry of a requester's window on its own
+    /// (`engine::req::window::OldestWalk`), with `engine_profile`.
+    OldestWalk,
+    /// A packet's payload gathered from a scatter list on its own (`host::gather::DmaGather`).
+    DmaGather,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
     DmaStream,
     /// The RX route on its own (`engine::recv`), with `engine_profile`.
@@ -88,7 +93,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 27] = [
+    pub const ALL: [Top; 29] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -105,6 +110,8 @@ impl Top {
         Top::ReqReady,
         Top::WqeFetch,
         Top::AckStep,
+        Top::OldestWalk,
+        Top::DmaGather,
         Top::DmaStream,
         Top::RxRoute,
         Top::TxHeaders,
@@ -155,6 +162,8 @@ impl Top {
             | Top::ReqReady
             | Top::WqeFetch
             | Top::AckStep
+            | Top::OldestWalk
+            | Top::DmaGather
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -183,6 +192,8 @@ impl Top {
             Top::ReqReady => "req_ready".into(),
             Top::WqeFetch => "wqe_fetch".into(),
             Top::AckStep => "ack_step".into(),
+            Top::OldestWalk => "oldest_walk".into(),
+            Top::DmaGather => "dma_gather".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -309,20 +320,28 @@ impl Top {
             }
             Top::FlushPick => {
                 let (a, r) = (crate::engine::cmd::exec::ATTR_BITS, crate::engine::cmd::exec::RESP_BITS);
+                let rq = crate::engine::cmd::exec::REQ_BITS;
                 vec![
                     p("clock", 1, Dir::In),
                     p("qpn", 24, Dir::In),
                     p("qp_valid", 1, Dir::In),
                     p("attr", a, Dir::In),
+                    p("req", rq, Dir::In),
                     p("resp", r, Dir::In),
+                    p("front", crate::engine::req::ready::WQE_BITS, Dir::In),
+                    p("oldest_at", 8, Dir::In),
+                    p("win_base", 16, Dir::Out),
+                    p("walk_from", 8, Dir::Out),
+                    p("win_count", 8, Dir::Out),
                     p("hdr", 128, Dir::In),
                     p("flushing", 1, Dir::Out),
-                    p("what", 2, Dir::Out),
+                    p("what", 3, Dir::Out),
                     p("rd_addr", 64, Dir::Out),
                     p("rd_len", 16, Dir::Out),
                     p("sq_ci", 16, Dir::Out),
                     p("rq_ci", 16, Dir::Out),
                     p("resp_next", r, Dir::Out),
+                    p("req_next", rq, Dir::Out),
                     p("cqe", crate::engine::cq::CQE_BITS, Dir::Out),
                     p("cqn", 16, Dir::Out),
                     p("qp_live", 1, Dir::Out),
@@ -406,6 +425,44 @@ impl Top {
                 p("comp_next", 24, Dir::Out),
                 p("next_first", 24, Dir::Out),
             ],
+            Top::DmaGather => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::In),
+                p("count", 8, Dir::In),
+                p("off", 32, Dir::In),
+                p("len", 32, Dir::In),
+                p("busy", 1, Dir::Out),
+                p("done", 1, Dir::Out),
+                p("err", 1, Dir::Out),
+                p("drop", 1, Dir::In),
+                p("rd_valid", 1, Dir::Out),
+                p("rd_ready", 1, Dir::In),
+                p("rd_addr", 64, Dir::Out),
+                p("rd_len", 16, Dir::Out),
+                p("cpl_valid", 1, Dir::In),
+                p("cpl_data", 64, Dir::In),
+                p("cpl_err", 1, Dir::In),
+                p("cpl_last", 1, Dir::In),
+                p("out_data", 64, Dir::Out),
+                p("out_keep", 8, Dir::Out),
+                p("out_last", 1, Dir::Out),
+                p("out_valid", 1, Dir::Out),
+                p("out_ready", 1, Dir::In),
+            ],
+            Top::OldestWalk => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("base", 16, Dir::In),
+                p("from", 8, Dir::In),
+                p("count", 8, Dir::In),
+                p("r_slot", 8, Dir::Out),
+                p("r_entry", crate::engine::req::ready::WQE_BITS, Dir::In),
+                p("done", 1, Dir::Out),
+                p("at", 8, Dir::Out),
+            ],
             Top::WqeFetch => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
@@ -425,6 +482,7 @@ impl Top {
                 p("mr", crate::engine::cmd::exec::MR_BITS, Dir::In),
                 p("done", 1, Dir::Out),
                 p("entry", crate::engine::req::ready::WQE_BITS, Dir::Out),
+                p("wr_id", 64, Dir::Out),
             ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
@@ -714,7 +772,10 @@ impl Top {
                 u.qpn.connect();
                 u.qp_valid.connect();
                 u.attr.connect();
+                u.req.connect();
                 u.resp.connect();
+                u.front.connect();
+                u.oldest_at.connect();
                 u.hdr.connect();
                 u.connect_all();
                 generate_verilog(&u)
@@ -759,6 +820,37 @@ impl Top {
                 u.first.connect();
                 u.psn.connect();
                 u.comp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::DmaGather, _) => {
+                let mut u = crate::host::gather::DmaGather::default();
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.sges.connect();
+                u.count.connect();
+                u.off.connect();
+                u.len.connect();
+                u.drop.connect();
+                u.rd_ready.connect();
+                u.cpl_valid.connect();
+                u.cpl_data.connect();
+                u.cpl_err.connect();
+                u.cpl_last.connect();
+                u.out_ready.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::OldestWalk, _) => {
+                let mut u = crate::engine::req::window::OldestWalk::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.base.connect();
+                u.from.connect();
+                u.count.connect();
+                u.r_entry.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -80,6 +80,9 @@ struct Ports {
     trace_tx_qpn: usize,
     trace_tx_nil: usize,
     trace_tx_idle: usize,
+    trace_fetch: usize,
+    trace_fetch_qpn: usize,
+    trace_fetch_idle: usize,
 }
 
 /// A frame on its way in from the MAC: its bytes, the beat to go next, and whether the MAC flags its FCS.
@@ -152,6 +155,10 @@ pub struct CoreSim {
     pub responses: u64,
     /// Flush steps the core has decided (trace `Flush` decisions) so far.
     pub flushes: u64,
+    /// Send WQEs the core has fetched into its requesters' windows (trace `FetchSq` decisions) so far.
+    pub fetches: u64,
+    /// Decisions recorded so far (of every kind).
+    decisions: u64,
     /// CQEs posted and not yet written whole, oldest first: (CQ, slot, ring size log2, the cycle of the last
     /// beat of the frame whose decision posted it, none for a flush's), and the bytes of the first so far.
     cqes: VecDeque<(u32, u32, u8, Option<u64>)>,
@@ -232,6 +239,9 @@ impl CoreSim {
             trace_tx_qpn: q("trace_tx_qpn"),
             trace_tx_nil: q("trace_tx_nil"),
             trace_tx_idle: q("trace_tx_idle"),
+            trace_fetch: q("trace_fetch"),
+            trace_fetch_qpn: q("trace_fetch_qpn"),
+            trace_fetch_idle: q("trace_fetch_idle"),
         };
         let mut c = CoreSim {
             sim,
@@ -250,6 +260,8 @@ impl CoreSim {
             ingress_drops: 0,
             frames: 0,
             flushes: 0,
+            fetches: 0,
+            decisions: 0,
             check_due: false,
             picks: VecDeque::new(),
             leaving: Vec::new(),
@@ -303,6 +315,7 @@ impl CoreSim {
     }
 
     fn record(&mut self, d: Decision, outputs: Vec<Output>) {
+        self.decisions += 1;
         let time = self.sim.cycles() * self.ps_per_cycle;
         if let Some(l) = &self.lockstep {
             lock(&l.log).decision(time, d, outputs);
@@ -426,6 +439,7 @@ impl CoreSim {
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
         let flushed = (self.sim.get(p.trace_flush) == 1).then(|| self.sim.get(p.trace_flush_qpn) as u32);
+        let fetched = (self.sim.get(p.trace_fetch) == 1).then(|| self.sim.get(p.trace_fetch_qpn) as u32);
         // A responder's decision, and whether it sends a frame (a READ response whose payload could not be
         // read sends none).
         let sends = (self.sim.get(p.trace_tx) == 1)
@@ -507,6 +521,11 @@ impl CoreSim {
         if let Some(qpn) = flushed {
             self.flushes += 1;
             self.record(Decision::Flush { qpn }, Vec::new());
+            self.check_due = true;
+        }
+        if let Some(qpn) = fetched {
+            self.fetches += 1;
+            self.record(Decision::FetchSq { qpn }, Vec::new());
             self.check_due = true;
         }
         // A register access the core took in the cycle of a frame's decision came after it (the decision
@@ -609,6 +628,11 @@ impl CoreSim {
         self.arriving.is_empty() && self.kept.is_empty() && self.sim.get(self.p.trace_rx_idle) == 1
     }
 
+    /// No QP is awake for a send WQE's fetch, and the dispatch is idle.
+    pub fn fetch_quiet(&self) -> bool {
+        self.sim.get(self.p.trace_fetch_idle) == 1 && self.sim.get(self.p.trace_rx_idle) == 1
+    }
+
     /// A 32-bit register write (one cycle).
     pub fn mmio_write(&mut self, addr: u32, val: u32) {
         self.sim.set(self.p.mmio_addr, u64::from(addr));
@@ -631,14 +655,44 @@ impl CoreSim {
     /// Whether QP `qpn`'s context records in the core (read through its context ports) are the ones the model
     /// following it holds, packed: Err names the first record that differs. Lockstep must be on.
     pub fn context_agrees(&mut self, qpn: u32) -> Result<(), String> {
-        let cycle = self.cycles();
-        let l = self.lockstep.as_mut().ok_or("lockstep is off")?;
-        l.check(cycle);
-        let port = self.sim.port("qp_index");
-        self.sim.set(port, u64::from(qpn));
-        self.step();
-        let got = [self.peek_bytes("qp_attr"), self.peek_bytes("qp_req"), self.peek_bytes("qp_resp")];
-        let valid = self.peek("qp_valid") == 1;
+        self.lockstep.as_ref().ok_or("lockstep is off")?;
+        // A snapshot: the records and the window entries read in cycles without a decision (the core writes
+        // its contexts only at its decisions), after the model has followed every decision so far.
+        let (got, valid, entries) = loop {
+            while self.sim.get(self.p.trace_rx_idle) == 0 {
+                self.step();
+            }
+            let (before, cycle) = (self.decisions, self.cycles());
+            if let Some(l) = self.lockstep.as_mut() {
+                l.check(cycle);
+            }
+            let port = self.sim.port("qp_index");
+            self.sim.set(port, u64::from(qpn));
+            self.step();
+            let got = [self.peek_bytes("qp_attr"), self.peek_bytes("qp_req"), self.peek_bytes("qp_resp")];
+            let valid = self.peek("qp_valid") == 1;
+            // The requester's window: the entries of the SQ counters before the consumer counter, each in slot
+            // `counter mod wqe_window`, read through the port the dispatch lends while it is idle.
+            let nic = self.lockstep.as_ref().ok_or("lockstep is off")?.model();
+            let per_qp = nic.cfg.profile.wqe_window;
+            let window: Vec<u16> = nic.qp_state(qpn).map_or_else(Vec::new, |q| {
+                let n = q.req.wqes.len() as u16;
+                (0..n).map(|i| q.sq.ci.wrapping_sub(n - i)).collect()
+            });
+            let mut entries = Vec::new();
+            for index in window {
+                while self.sim.get(self.p.trace_rx_idle) == 0 {
+                    self.step();
+                }
+                self.sim.set(self.sim.port("wqe_qpn"), u64::from(qpn));
+                self.sim.set(self.sim.port("wqe_slot"), u64::from(u32::from(index) % per_qp));
+                self.step();
+                entries.push(self.peek_bytes("wqe"));
+            }
+            if self.decisions == before {
+                break (got, valid, entries);
+            }
+        };
         let l = self.lockstep.as_ref().ok_or("lockstep is off")?;
         let nic = l.model();
         let ctx = wire::contract::qpc::qp_context(&nic.cfg.profile);
@@ -657,6 +711,12 @@ impl CoreSim {
                 got.len() >= want.len() && got[..want.len()] == want[..] && got[want.len()..].iter().all(|&b| b == 0);
             if !same {
                 return Err(format!("QP {qpn:#x} {name}: core {got:02x?}, model {want:02x?}"));
+            }
+        }
+        for (i, (got, want)) in entries.iter().zip(&packed.wqes).enumerate() {
+            let want = crate::responder::bytes_of(want);
+            if got[..want.len()] != want[..] || got[want.len()..].iter().any(|&b| b != 0) {
+                return Err(format!("QP {qpn:#x} window entry {i}: core {got:02x?}, model {want:02x?}"));
             }
         }
         Ok(())

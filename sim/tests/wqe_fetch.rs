@@ -36,7 +36,7 @@ fn send_wqes_are_fetched_and_checked_as_the_model_does() {
     let max_sge = p.max_sge as usize;
     let mut rtl = Sim::new(Top::WqeFetch, Width::W8);
     let q = |n| rtl.port(n);
-    let (reset, p_attr, p_index, p_entry) = (q("reset"), q("attr"), q("index"), q("entry"));
+    let (reset, p_attr, p_index, p_entry, p_wr_id) = (q("reset"), q("attr"), q("index"), q("entry"), q("wr_id"));
     let f = FetchPorts::of(&rtl);
     let ops: Vec<SendOp> = (0..16u8).filter_map(SendOp::from_u8).collect();
     let mut rng = Rng::new(seed);
@@ -142,6 +142,9 @@ fn send_wqes_are_fetched_and_checked_as_the_model_does() {
         assert_eq!(asked, read, "{}: the read asked for (address, length) is the model's (the whole slot)", ctx());
         let got = rtl.get_bytes(p_entry);
         assert_eq!(got, entry, "{}: the window entry (RTL, model) for the model's {want:?}", ctx());
+        // The wr_id a retire's CQE carries: the model's `read_wr_id` reads the control segment again.
+        let wr_id = if fail { 0 } else { SendCtrlRepr::from_bytes(&bytes).map_or(0, |c| c.wr_id) };
+        assert_eq!(rtl.get(p_wr_id), wr_id, "{}: the wr_id", ctx());
         rtl.tick();
     }
     eprintln!("wqe_fetch: {wqes} WQEs: {outcomes:?}");

@@ -42,6 +42,14 @@
 //! MODIFY_QP or a fatal NAK) and stops after a pass that found no QP flushing, so a WQE posted to a QP in ERR
 //! is flushed too and a NIC with none costs nothing.
 //!
+//! When no frame is waiting and the transmit side is idle, it also fetches send WQEs into the requesters'
+//! windows, the model's `fetch_send_wqe` (the trace's `FetchSq` decision): it visits a QP `FetchWake` says
+//! may have one (an SQ doorbell or a command since its last visit found none), reads its contexts, and if
+//! `SqFetch` says it may fetch, reads and checks the WQE (`WqeFetch`, on the DMA read and MR ports) and
+//! writes the window entry, `qp_req` and the SQ consumer counter; a WQE that fails into an empty window
+//! retires at once (`Retire`: its CQE, the QP to ERR). The flush empties a QP's window first (its front
+//! entry read, `OldestWalk` finding the oldest unfinished entry behind it).
+//!
 //! Between its context reads and its write-back (`ctx_busy`, which spans a WQE's fetch) no command may look
 //! up or commit; a command
 //! between its lookup and its commit, or the responder's transmit side holding the context port (`hold`),
@@ -49,11 +57,15 @@
 //! sees the other's whole, as the model applies them one after another.
 
 use super::cmd::exec::CQ_BITS;
-use super::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
+use super::cmd::exec::{ATTR_BITS, MR_BITS, REQ_BITS, RESP_BITS};
+use super::comp::retire::Retire;
 use super::cq::CqeWrite;
 use super::eq::EqeWrite;
 use super::flush::{what, EnterErr, FlushPick};
 use super::recv::{route, RxRoute};
+use super::req::ready::WQE_BITS;
+use super::req::window::{OldestWalk, SqFetch};
+use super::req::wqe_fetch::WqeFetch;
 use super::resp::advance::RespAdvance;
 use super::resp::atomic::AtomicOp;
 use super::resp::check::{verdict, RespCheck};
@@ -155,6 +167,19 @@ pub enum DispatchState {
     FlushExec,
     /// A CQ overrun's events being posted: the CQ error, then the QP's fatal event.
     EvPost,
+    /// A flush step of the window: its front entry coming in.
+    FlushFront,
+    /// The oldest unfinished entry behind the front being found (`OldestWalk`).
+    FlushWalk,
+    /// A fetch visit: the QP's contexts being read.
+    FetchLook,
+    /// Its contexts in: whether it may fetch (`SqFetch`).
+    FetchCtx,
+    /// The send WQE being read and checked (`WqeFetch`).
+    FetchRead,
+    /// It is in: the window entry, `qp_req` and the SQ counter written (or, failed into an empty window,
+    /// its CQE posted and the QP to ERR).
+    FetchExec,
 }
 
 #[derive(LogicBlock)]
@@ -257,6 +282,27 @@ pub struct RxDispatch {
     pub flushed: Signal<Out, Bit>,
     /// QP `resp_qpn` enters ERR (its CQ refused its CQE): `CmdExec`'s `rs_err_we`.
     pub err_we: Signal<Out, Bit>,
+    /// The requester's `qp_req` record on the context port (`CmdExec`'s `rs_req`), and the write of QP
+    /// `resp_qpn`'s next one.
+    pub req: Signal<In, Bits<REQ_BITS>>,
+    pub req_we: Signal<Out, Bit>,
+    pub req_next: Signal<Out, Bits<REQ_BITS>>,
+    /// The requesters' windows (`Rings::window`; the QP is `resp_qpn`): the write of an entry fetched, and
+    /// the flush's reads (slot `win_r_slot`, its entry on `win_r` the next cycle).
+    pub win_we: Signal<Out, Bit>,
+    pub win_w_slot: Signal<Out, Bits<8>>,
+    pub win_w: Signal<Out, Bits<WQE_BITS>>,
+    pub win_r_slot: Signal<Out, Bits<8>>,
+    pub win_r: Signal<In, Bits<WQE_BITS>>,
+    /// The fetch's wake-ups (`FetchWake`): a QP to visit; the visit of QP `resp_qpn` starts, or found
+    /// nothing to fetch.
+    pub wake_any: Signal<In, Bit>,
+    pub wake_pick: Signal<In, Bits<24>>,
+    pub wake_visit: Signal<Out, Bit>,
+    pub wake_clear: Signal<Out, Bit>,
+    /// The decision trace: QP `wr_qpn`'s next send WQE fetched into its window this cycle (the model's
+    /// `FetchSq`; a failed one fetched into an empty window retires at once, its CQE posted with it).
+    pub fetched: Signal<Out, Bit>,
     state: DFF<DispatchState>,
     rec: DFF<Bits<{ meta::BITS }>>,
     qpn: DFF<Bits<24>>,
@@ -278,6 +324,11 @@ pub struct RxDispatch {
     hdr: DFF<Bits<128>>,
     hdr_err: DFF<Bit>,
     rd_sent: DFF<Bit>,
+    /// The step in hand is a fetch visit; a window flush's front entry and the oldest unfinished entry's
+    /// index behind it.
+    fetch: DFF<Bit>,
+    front: DFF<Bits<WQE_BITS>>,
+    oldest_at: DFF<Bits<8>>,
     /// A CQ overrun's events owed: the CQ error (of the CQ posted to), the QP's fatal event (of QP `qpn`);
     /// the post that overran moved the QP to ERR.
     ev_cq_err: DFF<Bit>,
@@ -308,14 +359,19 @@ pub struct RxDispatch {
     cqe_wr: CqeWrite<64, 8>,
     eqe_wr: EqeWrite<64, 8>,
     pick: FlushPick,
+    walk: OldestWalk,
+    wqe_fetch: WqeFetch,
+    sq_fetch: SqFetch,
+    retire: Retire,
     enter_err: EnterErr,
     kind_cq_err: Constant<Bits<8>>,
     kind_qp_fatal: Constant<Bits<8>>,
     last_qp: Constant<Bits<16>>,
-    pick_none: Constant<Bits<2>>,
-    pick_sq: Constant<Bits<2>>,
-    pick_recv: Constant<Bits<2>>,
-    pick_rq: Constant<Bits<2>>,
+    pick_none: Constant<Bits<3>>,
+    pick_sq: Constant<Bits<3>>,
+    pick_recv: Constant<Bits<3>>,
+    pick_rq: Constant<Bits<3>>,
+    pick_win: Constant<Bits<3>>,
     completion: Constant<Bits<8>>,
     write: Constant<Bits<4>>,
     recv_act: Constant<Bits<4>>,
@@ -406,6 +462,19 @@ impl RxDispatch {
             sq_ci: Signal::default(),
             flushed: Signal::default(),
             err_we: Signal::default(),
+            req: Signal::default(),
+            req_we: Signal::default(),
+            req_next: Signal::default(),
+            win_we: Signal::default(),
+            win_w_slot: Signal::default(),
+            win_w: Signal::default(),
+            win_r_slot: Signal::default(),
+            win_r: Signal::default(),
+            wake_any: Signal::default(),
+            wake_pick: Signal::default(),
+            wake_visit: Signal::default(),
+            wake_clear: Signal::default(),
+            fetched: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
             qpn: DFF::default(),
@@ -422,6 +491,9 @@ impl RxDispatch {
             hdr: DFF::default(),
             hdr_err: DFF::default(),
             rd_sent: DFF::default(),
+            fetch: DFF::default(),
+            front: DFF::default(),
+            oldest_at: DFF::default(),
             ev_cq_err: DFF::default(),
             ev_qp_fatal: DFF::default(),
             post_fatal: DFF::default(),
@@ -447,6 +519,10 @@ impl RxDispatch {
             cqe_wr: CqeWrite::default(),
             eqe_wr: EqeWrite::default(),
             pick: FlushPick::new(profile),
+            walk: OldestWalk::new(profile),
+            wqe_fetch: WqeFetch::new(profile),
+            sq_fetch: SqFetch::new(profile),
+            retire: Retire::new(profile),
             enter_err: EnterErr::new(profile),
             kind_cq_err: Constant::new(u64::from(EventKind::CqError as u8).into()),
             kind_qp_fatal: Constant::new(u64::from(EventKind::QpFatal as u8).into()),
@@ -455,6 +531,7 @@ impl RxDispatch {
             pick_sq: Constant::new(u64::from(what::SQ).into()),
             pick_recv: Constant::new(u64::from(what::RECV).into()),
             pick_rq: Constant::new(u64::from(what::RQ).into()),
+            pick_win: Constant::new(u64::from(what::WINDOW).into()),
             completion: Constant::new(u64::from(EventKind::Completion as u8).into()),
             write: Constant::new(u64::from(action::WRITE).into()),
             recv_act: Constant::new(u64::from(action::RECV).into()),
@@ -494,6 +571,9 @@ impl Logic for RxDispatch {
             hdr,
             hdr_err,
             rd_sent,
+            fetch,
+            front,
+            oldest_at,
             ev_cq_err,
             ev_qp_fatal,
             post_fatal,
@@ -506,7 +586,7 @@ impl Logic for RxDispatch {
         self.rx_route.meta.next = self.rec.q.val();
         self.rx_route.mac.next = self.mac.val();
         self.qp_index.next = self.rx_route.qp_index.val();
-        if self.flush.q.val() {
+        if self.flush.q.val() | self.fetch.q.val() {
             self.qp_index.next = self.qpn.q.val();
         }
         self.rx_route.qp_valid.next = self.qp_valid.val();
@@ -583,6 +663,9 @@ impl Logic for RxDispatch {
             self.queue.fatal_syn.next = self.remote_access.val();
         }
         self.enter_err.resp.next = self.send.resp_next.val();
+        if self.fetch.q.val() {
+            self.enter_err.resp.next = self.resp.val();
+        }
         if self.recv.q.val() {
             self.queue.resp.next = self.send.resp_next.val();
             if self.post_fatal.q.val() {
@@ -668,6 +751,52 @@ impl Logic for RxDispatch {
         if self.hdr_err.q.val() {
             self.pick.hdr.next = 0.into();
         }
+        self.pick.req.next = self.req.val();
+        self.pick.front.next = self.front.q.val();
+        self.pick.oldest_at.next = self.oldest_at.q.val();
+        // The walk past the finished entries behind a flushed front; the window's read port is its (while
+        // it is not walking, at the front's slot).
+        self.walk.clock.next = self.clock.val();
+        self.walk.reset.next = self.reset.val();
+        self.walk.start.next = false;
+        self.walk.base.next = self.pick.win_base.val();
+        self.walk.from.next = self.pick.walk_from.val();
+        self.walk.count.next = self.pick.win_count.val();
+        self.walk.r_entry.next = self.win_r.val();
+        self.win_r_slot.next = self.walk.r_slot.val();
+        // A fetch visit: whether the QP may fetch, the WQE's read and checks (the DMA read port and the MR
+        // port are its while it runs), what the entry does to the window, and a failed one's CQE.
+        self.sq_fetch.qp_valid.next = self.qp_valid.val();
+        self.sq_fetch.attr.next = self.attr.val();
+        self.sq_fetch.req.next = self.req.val();
+        self.sq_fetch.entry.next = self.wqe_fetch.entry.val();
+        self.wqe_fetch.clock.next = self.clock.val();
+        self.wqe_fetch.reset.next = self.reset.val();
+        self.wqe_fetch.start.next = false;
+        self.wqe_fetch.attr.next = self.attr.val();
+        self.wqe_fetch.index.next = self.sq_fetch.index.val();
+        self.wqe_fetch.rd_ready.next = self.rd_ready.val();
+        self.wqe_fetch.cpl_valid.next = self.cpl_valid.val();
+        self.wqe_fetch.cpl_data.next = self.cpl_data.val();
+        self.wqe_fetch.cpl_err.next = self.cpl_err.val();
+        self.wqe_fetch.cpl_last.next = self.cpl_last.val();
+        self.wqe_fetch.mr.next = self.mr.val();
+        self.retire.qpn.next = self.qpn.q.val();
+        self.retire.attr.next = self.attr.val();
+        self.retire.wqe.next = self.wqe_fetch.entry.val();
+        self.retire.index.next = self.sq_fetch.index.val();
+        self.retire.wr_id.next = self.wqe_fetch.wr_id.val();
+        self.win_we.next = false;
+        self.win_w_slot.next = self.sq_fetch.slot.val();
+        self.win_w.next = self.wqe_fetch.entry.val();
+        self.req_we.next = false;
+        self.req_next.next = self.sq_fetch.req_next.val();
+        if self.flush.q.val() {
+            self.req_next.next = self.pick.req_next.val();
+        }
+        self.wake_visit.next = false;
+        self.wake_clear.next = false;
+        self.fetched.next = false;
         self.sq_ci_we.next = false;
         self.sq_ci.next = self.pick.sq_ci.val();
         self.flushed.next = false;
@@ -694,6 +823,9 @@ impl Logic for RxDispatch {
         if self.flush.q.val() {
             self.cq_index.next = self.pick.cqn.val();
         }
+        if self.fetch.q.val() {
+            self.cq_index.next = self.retire.cqn.val();
+        }
         self.cqe_wr.clock.next = self.clock.val();
         self.cqe_wr.reset.next = self.reset.val();
         self.cqe_wr.in_valid.next = false;
@@ -703,6 +835,11 @@ impl Logic for RxDispatch {
         if self.flush.q.val() {
             self.cqe_wr.cqe.next = self.pick.cqe.val();
             self.cqe_wr.qp_live.next = self.pick.qp_live.val();
+        }
+        if self.fetch.q.val() {
+            // A QP that may fetch is live.
+            self.cqe_wr.cqe.next = self.retire.cqe.val();
+            self.cqe_wr.qp_live.next = true;
         }
         self.cq_we.next = false;
         self.cq_next.next = self.cqe_wr.cq_next.val();
@@ -719,6 +856,9 @@ impl Logic for RxDispatch {
         self.eqe_wr.obj.next = bit_cast::<32, 16>(self.send.cqn.val());
         if self.flush.q.val() {
             self.eqe_wr.obj.next = bit_cast::<32, 16>(self.pick.cqn.val());
+        }
+        if self.fetch.q.val() {
+            self.eqe_wr.obj.next = bit_cast::<32, 16>(self.retire.cqn.val());
         }
         self.eq_we.next = false;
         self.eq_pi.next = self.eqe_wr.pi_next.val();
@@ -782,11 +922,20 @@ impl Logic for RxDispatch {
                         self.rec.d.next = self.meta.val();
                         self.recv.d.next = false;
                         self.flush.d.next = false;
+                        self.fetch.d.next = false;
                         self.state.d.next = DispatchState::Look;
+                    } else if self.wake_any.val() & self.tx_idle.val() {
+                        // No frame, the transmit side idle: a fetch visit of the next QP awake.
+                        self.claim.next = true;
+                        self.flush.d.next = false;
+                        self.fetch.d.next = true;
+                        self.qpn.d.next = self.wake_pick.val();
+                        self.state.d.next = DispatchState::FetchLook;
                     } else if self.flush_on.q.val() & self.tx_idle.val() {
                         // Nothing else wants the port: a flush step at the QP the scan is at.
                         self.claim.next = true;
                         self.flush.d.next = true;
+                        self.fetch.d.next = false;
                         self.qpn.d.next = bit_cast::<24, 16>(self.scan.q.val());
                         self.state.d.next = DispatchState::FlushLook;
                     }
@@ -1099,6 +1248,9 @@ impl Logic for RxDispatch {
                     if self.flush.q.val() {
                         self.eqe_wr.obj.next = bit_cast::<32, 16>(self.pick.cqn.val());
                     }
+                    if self.fetch.q.val() {
+                        self.eqe_wr.obj.next = bit_cast::<32, 16>(self.retire.cqn.val());
+                    }
                     self.ev_cq_err.d.next = false;
                 } else {
                     self.ev_qp_fatal.d.next = false;
@@ -1141,10 +1293,79 @@ impl Logic for RxDispatch {
                         self.scan.d.next = self.scan.q.val() + 1;
                         self.flush_seen.d.next = self.flush_seen.q.val() | self.pick.flushing.val();
                     }
+                } else if self.pick.what.val() == self.pick_win.val() {
+                    // The front's entry read now (the walk, idle, points the port at it).
+                    self.state.d.next = DispatchState::FlushFront;
                 } else {
                     self.rd_sent.d.next = false;
                     self.hdr_err.d.next = false;
                     self.state.d.next = DispatchState::FlushRead;
+                }
+            }
+            DispatchState::FlushFront => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.front.d.next = self.win_r.val();
+                self.walk.start.next = true;
+                self.state.d.next = DispatchState::FlushWalk;
+            }
+            DispatchState::FlushWalk => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                if self.walk.done.val() {
+                    self.oldest_at.d.next = self.walk.at.val();
+                    self.rd_sent.d.next = false;
+                    self.hdr_err.d.next = false;
+                    self.state.d.next = DispatchState::FlushRead;
+                }
+            }
+            DispatchState::FetchLook => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.wake_visit.next = true;
+                self.state.d.next = DispatchState::FetchCtx;
+            }
+            DispatchState::FetchCtx => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                if self.sq_fetch.fetchable.val() {
+                    self.wqe_fetch.start.next = true;
+                    self.state.d.next = DispatchState::FetchRead;
+                } else {
+                    self.wake_clear.next = true;
+                    self.state.d.next = DispatchState::Idle;
+                }
+            }
+            DispatchState::FetchRead => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.rd_valid.next = self.wqe_fetch.rd_valid.val();
+                self.rd_addr.next = self.wqe_fetch.rd_addr.val();
+                self.rd_len.next = self.wqe_fetch.rd_len.val();
+                self.mr_index.next = self.wqe_fetch.mr_index.val();
+                if self.wqe_fetch.done.val() {
+                    self.state.d.next = DispatchState::FetchExec;
+                }
+            }
+            DispatchState::FetchExec => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.fetched.next = true;
+                self.owe_cqe.d.next = false;
+                self.owe_eqe.d.next = false;
+                self.owe_irq.d.next = false;
+                self.sq_ci_we.next = true;
+                self.sq_ci.next = self.sq_fetch.sq_ci.val();
+                self.state.d.next = DispatchState::Idle;
+                if self.sq_fetch.retire.val() {
+                    // Retired at once: its CQE (below), the QP to ERR as `enter_err` leaves it.
+                    self.err_we.next = true;
+                    self.resp_we.next = true;
+                    self.resp_next.next = self.enter_err.resp_err.val();
+                    self.state.d.next = DispatchState::CqeEnd;
+                } else {
+                    self.win_we.next = true;
+                    self.req_we.next = true;
                 }
             }
             DispatchState::FlushRead => {
@@ -1176,6 +1397,7 @@ impl Logic for RxDispatch {
                 self.rq_ci_we.next = self.pick.what.val() == self.pick_rq.val();
                 self.resp_next.next = self.pick.resp_next.val();
                 self.resp_we.next = self.pick.what.val() == self.pick_recv.val();
+                self.req_we.next = self.pick.what.val() == self.pick_win.val();
                 self.state.d.next = DispatchState::CqeEnd;
             }
             _ => {
@@ -1187,6 +1409,7 @@ impl Logic for RxDispatch {
         // flushing one's) go out after the payload.
         if ((self.state.q.val() == DispatchState::Exec) & self.send.cqe_valid.val())
             | (self.state.q.val() == DispatchState::FlushExec)
+            | ((self.state.q.val() == DispatchState::FetchExec) & self.sq_fetch.retire.val() & self.retire.post.val())
         {
             self.cqe_wr.in_valid.next = true;
             self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
@@ -1212,6 +1435,7 @@ impl Logic for RxDispatch {
             self.owe_cqe.d.next = false;
             self.owe_eqe.d.next = false;
             self.flush.d.next = false;
+            self.fetch.d.next = false;
             self.flush_on.d.next = false;
             self.flush_seen.d.next = false;
             self.scan.d.next = 0.into();

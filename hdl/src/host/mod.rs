@@ -1,11 +1,13 @@
 //! The host side of the NIC: BAR0's register file (`mmio`), the DMA read port's mux (`dma`), payload
 //! placement in host memory (`place`), its scatter over a list of SGEs (`scatter`), ring entries'
-//! writes (`entry`) and contiguous reads streamed out as payload (`stream`).
+//! writes (`entry`), contiguous reads streamed out as payload (`stream`) and a payload gathered from a
+//! list of SGEs (`gather`).
 //! The DMA interfaces are the engines' ports, in the shape a PCIe or host-link bridge takes (tagged reads
 //! with completions, posted writes with strobes).
 
 pub mod dma;
 pub mod entry;
+pub mod gather;
 pub mod mmio;
 pub mod place;
 pub mod scatter;

@@ -144,6 +144,17 @@ pub struct CmdExec {
     pub rs_err_we: Signal<In, Bit>,
     /// A MODIFY_QP moving a QP to ERR is applied this cycle (its flush starts).
     pub entered_err: Signal<Out, Bit>,
+    /// The requester's side of the engines' port: QP `rs_qp_index`'s `qp_req` record (with `rs_attr`), and
+    /// the write of QP `rs_resp_qpn`'s next one.
+    pub rs_req: Signal<Out, Bits<REQ_BITS>>,
+    pub rs_req_we: Signal<In, Bit>,
+    pub rs_req_next: Signal<In, Bits<REQ_BITS>>,
+    /// An SQ doorbell of QP `sq_rung_qpn` taken this cycle; a command writing QP `qp_cmd_qpn`'s records
+    /// (CREATE_QP, MODIFY_QP) applied this cycle: what may give the fetch unit a WQE to fetch.
+    pub sq_rung: Signal<Out, Bit>,
+    pub sq_rung_qpn: Signal<Out, Bits<24>>,
+    pub qp_cmd: Signal<Out, Bit>,
+    pub qp_cmd_qpn: Signal<Out, Bits<24>>,
     profile: Param<Profile>,
 }
 
@@ -163,6 +174,11 @@ impl Logic for CmdExec {
         self.status.connect();
         self.quiet.connect();
         self.entered_err.connect();
+        self.rs_req.connect();
+        self.sq_rung.connect();
+        self.sq_rung_qpn.connect();
+        self.qp_cmd.connect();
+        self.qp_cmd_qpn.connect();
         self.qp_valid.connect();
         self.qp_attr.connect();
         self.qp_req.connect();
@@ -406,7 +422,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     for l in with_counters(al, "attr_raw_q", "attr_q", "la", ["sq_pi_q", "rq_pi_q", "sq_ci_q", "rq_ci_q"], "err_q") {
         w(l);
     }
-    for l in err_cleared(rl, "req_raw_q", "req_q", "err_q") {
+    for l in err_cleared(rl, "req_raw_q", "req_q", "err_q", "ec") {
         w(l);
     }
 
@@ -842,10 +858,12 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire [{0}:0] cq_cmd_at = cq_cmd_new ? cq_free : i_obj_id[{0}:0];", cqa - 1));
     w(format!("wire mr_cmd_we = apply && (opcode == 16'h{:x} || opcode == 16'h{:x});", op::REG_MR, op::DEREG_MR));
     w("always @(posedge clock) begin".into());
-    w("    if (qp_cmd_we) begin".into());
-    w("        attr_tab[qp_cmd_at] <= qp_cmd_new ? new_attr : mod_attr;".into());
-    w(format!("        req_tab[qp_cmd_at] <= qp_cmd_new ? {rw}'d0 : mod_req;"));
-    w("    end".into());
+    w("    if (qp_cmd_we) attr_tab[qp_cmd_at] <= qp_cmd_new ? new_attr : mod_attr;".into());
+    w(format!(
+        "    if (qp_cmd_we || rs_req_we) req_tab[qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]] <= !qp_cmd_we ? rs_req_next[{}:0] : qp_cmd_new ? {rw}'d0 : mod_req;",
+        qa - 1,
+        rw - 1
+    ));
     w(format!(
         "    if (qp_cmd_we || rs_resp_we) resp_tab[qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]] <= !qp_cmd_we ? rs_resp_next[{}:0] : qp_cmd_new ? {sw}'d0 : mod_resp;",
         qa - 1,
@@ -901,12 +919,16 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "always @(*) begin qp_attr = attr_q; qp_req = req_q; qp_resp = resp_q; mr = mr_in_q ? mr_q : {mw}'d0; end"
     ));
     w("// The responder's read ports.".into());
-    w(format!("reg [{}:0] rs_attr_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_sq_ci_r, rs_rq_ci_r;\nreg rs_err;", aw - 1));
+    w(format!(
+        "reg [{}:0] rs_attr_raw;\nreg [{}:0] rs_req_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_sq_ci_r, rs_rq_ci_r;\nreg rs_err;",
+        aw - 1,
+        rw - 1
+    ));
     w("always @(posedge clock) begin".into());
     w(format!("    rs_qp_valid <= rs_qp_index < 24'd{} && qp_valid_r[rs_qp_index[{}:0]];", p.max_qp, qa - 1));
     w(format!("    rs_attr_raw <= attr_tab[rs_qp_index[{0}:0]]; rs_sq_pi <= sq_pi_tab[rs_qp_index[{0}:0]]; rs_rq_pi <= rq_pi_tab[rs_qp_index[{0}:0]];", qa - 1));
     w(format!("    rs_sq_ci_r <= sq_ci_tab[rs_qp_index[{0}:0]]; rs_rq_ci_r <= rq_ci_tab[rs_qp_index[{0}:0]]; rs_err <= err_mark[rs_qp_index[{0}:0]];", qa - 1));
-    w(format!("    rs_resp <= resp_tab[rs_qp_index[{}:0]];", qa - 1));
+    w(format!("    rs_resp <= resp_tab[rs_qp_index[{0}:0]]; rs_req_raw <= req_tab[rs_qp_index[{0}:0]];", qa - 1));
     w(format!("    rs_mr <= rs_mr_index < 24'd{} ? mr_tab[rs_mr_index[{}:0]] : {mw}'d0;", p.max_mr, mra - 1));
     w("end".into());
     for l in with_counters(
@@ -919,6 +941,15 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     ) {
         w(l);
     }
+    for l in err_cleared(rl, "rs_req_raw", "rs_req_full", "rs_err", "rec") {
+        w(l);
+    }
+    w(format!("always @(*) rs_req = {{{}'d0, rs_req_full}};", REQ_BITS - rl.width() as usize));
+    w(format!("wire unused_req_next = ^rs_req_next[{}:{rw}];", REQ_BITS - 1));
+    w(format!(
+        "always @(*) begin sq_rung = db_sq; sq_rung_qpn = {{{0}'d0, db_qpn}}; qp_cmd = qp_cmd_we; qp_cmd_qpn = {{{0}'d0, qp_cmd_at}}; end",
+        24 - qa
+    ));
     w("always @(*) begin rs_attr = rs_attr_full; rs_gid = gid_tab[rs_gid_index]; rs_gid_valid = gid_valid_r[rs_gid_index]; end".into());
     w("// The CQ read ports (the testbench's, the responder's): the entry with its doorbells' fields.".into());
     for (port, index) in [("cq", "cq_index"), ("rs_cq", "rs_cq_index")] {
@@ -970,8 +1001,8 @@ fn with_counters(
 
 /// `out`, the `qp_req` record `raw` with, when the QP's ERR mark `err` is set, its timers stopped
 /// (`ERR_CLEARS_REQ`, as the model's `enter_err` leaves them).
-fn err_cleared(rl: &wire::layout::Layout, raw: &str, out: &str, err: &str) -> Vec<String> {
-    let (mut d, e) = build(rl, raw, "ec", |name, _| {
+fn err_cleared(rl: &wire::layout::Layout, raw: &str, out: &str, err: &str, prefix: &str) -> Vec<String> {
+    let (mut d, e) = build(rl, raw, prefix, |name, _| {
         ERR_CLEARS_REQ.contains(&name).then(|| format!("{err} ? 0 : {}", slice(rl, raw, name)))
     });
     d.push(format!("wire [{}:0] {out} = {e};", rl.width() - 1));
@@ -980,7 +1011,14 @@ fn err_cleared(rl: &wire::layout::Layout, raw: &str, out: &str, err: &str) -> Ve
 
 /// Wires saying whether `used[lo..hi)` has a clear bit and the lowest one's index (`bits` wide): halves
 /// compared recursively, so the depth is log2 of the range.
-fn first_clear(w: &mut impl FnMut(String), name: &str, used: &str, lo: u32, hi: u32, bits: u32) -> (String, String) {
+pub(crate) fn first_clear(
+    w: &mut impl FnMut(String),
+    name: &str,
+    used: &str,
+    lo: u32,
+    hi: u32,
+    bits: u32,
+) -> (String, String) {
     let (f, i) = (format!("{name}_f_{lo}_{hi}"), format!("{name}_i_{lo}_{hi}"));
     if hi - lo == 1 {
         w(format!("wire {f} = !{used}[{lo}];\nwire [{}:0] {i} = {bits}'d{lo};", bits - 1));

@@ -47,8 +47,10 @@ pub struct WqeFetch {
     pub mr_index: Signal<Out, Bits<24>>,
     pub mr: Signal<In, Bits<MR_BITS>>,
     pub done: Signal<Out, Bit>,
-    /// The window entry (`qpc::sq_wqe`, zero-extended).
+    /// The window entry (`qpc::sq_wqe`, zero-extended), and the WQE's `wr_id` (0 when the read failed, as
+    /// the model's `read_wr_id` reads it).
     pub entry: Signal<Out, Bits<WQE_BITS>>,
+    pub wr_id: Signal<Out, Bits<64>>,
     profile: Param<Profile>,
 }
 
@@ -71,6 +73,7 @@ impl Logic for WqeFetch {
         self.mr_index.connect();
         self.done.connect();
         self.entry.connect();
+        self.wr_id.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -86,6 +89,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let pd_bits = al.slice("pdn").expect("a QP has a PD").1;
     let ctrl = |name: &str| beat_field(SendCtrlRepr::FIELDS, 0, name);
     let ((op_beat, op), (fl_beat, fl), (num_beat, num)) = (ctrl("opcode"), ctrl("flags"), ctrl("len"));
+    let (id_beat, id) = ctrl("wr_id");
     assert!(op_beat == 0 && fl_beat == 0 && num_beat == 0, "the control segment's first beat holds them");
     const { assert!(SEND_DATA.is_multiple_of(8) && DATA_SEG_LEN == 16, "data segments are two whole beats") };
     let first_seg = SEND_DATA / 8;
@@ -107,6 +111,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "reg [15:0] beat;".into(),
         "reg [7:0] opc, flg;".into(),
         "reg [15:0] num;".into(),
+        "reg [63:0] id_r;".into(),
         "reg err, bad;".into(),
         "reg [36:0] total;".into(),
         "reg [63:0] c_addr;".into(),
@@ -174,6 +179,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    mr_index = in_key[31:8];".into(),
         "    done = st == DONE;".into(),
         format!("    entry = {{{}'d0, {e}}};", WQE_BITS - wl.width() as usize),
+        "    wr_id = err ? 64'd0 : id_r;".into(),
         "end".into(),
         "always @(posedge clock) begin".into(),
         "    // An SGE whose key arrived last cycle meets its MR entry (one of no length is not checked).".into(),
@@ -195,6 +201,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    DATA: if (cpl_valid) begin".into(),
         "        err <= err | cpl_err;".into(),
         format!("        if (beat == 16'd0) begin opc <= {op}; flg <= {fl}; num <= {num}; end"),
+        format!("        if (beat == 16'd{id_beat}) id_r <= {id};"),
         format!("        if (beat >= 16'd{first_seg} && !seg_beat[0]) c_addr <= {addr};"),
         format!("        if (beat >= 16'd{first_seg} && seg_beat[0]) begin"),
         format!("            c_key <= {key};"),

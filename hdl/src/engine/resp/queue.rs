@@ -48,6 +48,13 @@ pub struct Rings<const B: usize> {
     shape: Param<(Profile, u32, u32)>,
 }
 
+impl<const B: usize> Rings<B> {
+    /// Rings of `per_qp` records of `width` bits to a QP of profile `p`.
+    pub(crate) fn shaped(p: Profile, per_qp: u32, width: u32) -> Self {
+        Rings { shape: Param((p, per_qp, width)), ..Default::default() }
+    }
+}
+
 impl Rings<ITEM_BITS> {
     /// The response rings of profile `p`.
     pub fn items(p: Profile) -> Self {

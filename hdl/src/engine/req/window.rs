@@ -1,0 +1,260 @@
+//! The requester's window: the send WQEs fetched from a QP's SQ and not yet retired, `wqe_window` of them at
+//! most, as `qp_req` counts them (`wqes`, `cursor`, `oldest`) and the `sq_wqe` table holds them (one ring a
+//! QP, `Rings::window`: the entry of SQ counter `i` in slot `i mod wqe_window`, so the window's entries are
+//! the slots of the `wqes` counters before `sq_ci`). Here, as generated Verilog:
+//!
+//! - `SqFetch` (combinational): the model's `can_fetch` and what `fetch_send_wqe` and the `retire` after it
+//!   do with the entry `WqeFetch` made: `qp_req` with the entry pushed (`oldest` moved past it when every
+//!   entry before it and it are finished), the SQ consumer counter one on, and `retire` for a failed entry
+//!   fetched into an empty window, which retires at once (its CQE, the QP to ERR; the window unchanged).
+//! - `OldestWalk`: the index of the first unfinished entry at or after `from`, read one entry a cycle (the
+//!   flush's pop of an unfinished front moves `oldest` past the finished entries behind it, as the model's
+//!   `settle_oldest`).
+//! - `FetchWake`: which QPs may have a WQE to fetch (an SQ doorbell, or a command on the QP, since their last
+//!   visit found none), and the next to visit, round robin.
+
+use crate::engine::cmd::exec::first_clear;
+use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
+use crate::engine::flush::ring_left;
+use crate::engine::req::ready::WQE_BITS;
+use crate::engine::resp::queue::Rings;
+use crate::kit::*;
+use crate::record::{build, slice, width};
+use wire::contract::profile::Profile;
+use wire::contract::qpc::{bits_for, qp_context};
+use wire::contract::verbs::QpState;
+
+impl Rings<WQE_BITS> {
+    /// The requesters' windows of profile `p`.
+    pub fn window(p: Profile) -> Self {
+        let w = qp_context(&p).wqe.width();
+        Rings::shaped(p, p.wqe_window, w)
+    }
+}
+
+#[derive(LogicBlock, Default)]
+pub struct SqFetch {
+    pub qp_valid: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub req: Signal<In, Bits<REQ_BITS>>,
+    /// The entry `WqeFetch` made of the WQE at `index`.
+    pub entry: Signal<In, Bits<WQE_BITS>>,
+    /// The QP may fetch: it exists, is neither in RESET nor in ERR nor flushing, has a WQE posted past its
+    /// consumer counter (its producer counter at most the ring's size ahead) and room in its window.
+    pub fetchable: Signal<Out, Bit>,
+    /// The SQ counter of the WQE to fetch, its window slot, and the consumer counter after.
+    pub index: Signal<Out, Bits<16>>,
+    pub slot: Signal<Out, Bits<8>>,
+    pub sq_ci: Signal<Out, Bits<16>>,
+    /// The entry failed and the window is empty: it retires at once (`req_next` is then `req`).
+    pub retire: Signal<Out, Bit>,
+    pub req_next: Signal<Out, Bits<REQ_BITS>>,
+    profile: Param<Profile>,
+}
+
+impl SqFetch {
+    pub fn new(profile: Profile) -> Self {
+        SqFetch { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for SqFetch {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+    }
+
+    fn connect(&mut self) {
+        self.fetchable.connect();
+        self.index.connect();
+        self.slot.connect();
+        self.sq_ci.connect();
+        self.retire.connect();
+        self.req_next.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(sq_fetch_verilog(&self.profile.0))
+    }
+}
+
+/// The Verilog body of `SqFetch` for profile `p`.
+pub fn sq_fetch_verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let (al, rl, wl) = (&c.attr, &c.req, &c.wqe);
+    let a = |n: &str| slice(al, "attr", n);
+    let r = |n: &str| slice(rl, "req", n);
+    let wb = width(rl, "wqes");
+    let mut v = vec![
+        ring_left(al, "attr", "sq"),
+        format!("wire [{}:0] wqes = {};", wb - 1, r("wqes")),
+        format!("wire [{}:0] oldest = {};", wb - 1, r("oldest")),
+        format!("wire [2:0] st = {};", a("state")),
+        format!(
+            "wire ok = qp_valid && st != 3'd{} && st != 3'd{} && !{} && sq_left && wqes < {wb}'d{};",
+            QpState::Reset as u8,
+            QpState::Err as u8,
+            a("flushing"),
+            p.wqe_window
+        ),
+        format!("wire acked = {};", slice(wl, "entry", "acked")),
+        format!("wire failed = {};", slice(wl, "entry", "error_valid")),
+        "wire unused_entry = ^entry;".into(),
+    ];
+    let (d, e) = build(rl, "req", "fq", |name, _| match name {
+        "wqes" => Some(format!("wqes + {wb}'d1")),
+        "oldest" => Some(format!("(oldest == wqes && acked) ? oldest + {wb}'d1 : oldest")),
+        _ => None,
+    });
+    v.extend(d);
+    v.extend([
+        "always @(*) begin".to_string(),
+        "    fetchable = ok;".into(),
+        format!("    index = {};", a("sq_ci")),
+        format!("    slot = {}[7:0];", a("sq_ci")),
+        format!("    sq_ci = {} + 16'd1;", a("sq_ci")),
+        format!("    retire = failed && wqes == {wb}'d0;"),
+        format!("    req_next = retire ? req : {{{}'d0, {e}}};", REQ_BITS - rl.width() as usize),
+        "end".into(),
+    ]);
+    v
+}
+
+#[derive(LogicBlock, Default)]
+pub struct OldestWalk {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Walk entries `from ..` of the window of `count` entries whose entry 0 has SQ counter `base`.
+    pub start: Signal<In, Bit>,
+    pub base: Signal<In, Bits<16>>,
+    pub from: Signal<In, Bits<8>>,
+    pub count: Signal<In, Bits<8>>,
+    /// The window's read port: slot `r_slot`'s entry comes back on `r_entry` the next cycle (between walks,
+    /// the slot of entry 0, `base`'s).
+    pub r_slot: Signal<Out, Bits<8>>,
+    pub r_entry: Signal<In, Bits<WQE_BITS>>,
+    /// For a cycle: the walk is over, `at` the first unfinished entry's index (`count` if none is).
+    pub done: Signal<Out, Bit>,
+    pub at: Signal<Out, Bits<8>>,
+    profile: Param<Profile>,
+}
+
+impl OldestWalk {
+    pub fn new(profile: Profile) -> Self {
+        OldestWalk { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for OldestWalk {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+    }
+
+    fn connect(&mut self) {
+        self.r_slot.connect();
+        self.done.connect();
+        self.at.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let wl = qp_context(&self.profile.0).wqe;
+        custom_module(vec![
+            "reg on, look, fin;".to_string(),
+            "reg [7:0] k, n;".into(),
+            "reg [15:0] b;".into(),
+            "wire unused_base = ^base[15:8] ^ ^b[15:8];".into(),
+            format!("wire acked = {};", slice(&wl, "r_entry", "acked")),
+            "wire unused_entry = ^r_entry;".into(),
+            "// Entry k is read in the cycle `look` is set and met the next.".into(),
+            "always @(*) begin".into(),
+            "    r_slot = on ? b[7:0] + k : base[7:0];".into(),
+            "    done = fin;".into(),
+            "    at = k;".into(),
+            "end".into(),
+            "always @(posedge clock) begin".into(),
+            "    fin <= 1'b0;".into(),
+            "    if (start) begin on <= 1'b1; look <= 1'b0; k <= from; n <= count; b <= base; end".into(),
+            "    else if (on && !look) begin".into(),
+            "        if (k >= n) begin on <= 1'b0; fin <= 1'b1; end else look <= 1'b1;".into(),
+            "    end else if (on && look) begin".into(),
+            "        look <= 1'b0;".into(),
+            "        if (!acked) begin on <= 1'b0; fin <= 1'b1; end else k <= k + 8'd1;".into(),
+            "    end".into(),
+            "    if (reset) begin on <= 1'b0; fin <= 1'b0; end".into(),
+            "end".into(),
+        ])
+    }
+}
+
+#[derive(LogicBlock, Default)]
+pub struct FetchWake {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// What may give a QP a WQE to fetch: an SQ doorbell (`rung`), a command on the QP (`cmd`).
+    pub rung: Signal<In, Bit>,
+    pub rung_qpn: Signal<In, Bits<24>>,
+    pub cmd: Signal<In, Bit>,
+    pub cmd_qpn: Signal<In, Bits<24>>,
+    /// A visit of QP `visit_qpn` starts (its contexts read this cycle); `clear`: it found nothing to fetch,
+    /// and the QP sleeps unless one of the above came since the visit started.
+    pub visit: Signal<In, Bit>,
+    pub visit_qpn: Signal<In, Bits<24>>,
+    pub clear: Signal<In, Bit>,
+    /// A QP is awake, and the next to visit: the first awake after the last visited, round robin.
+    pub any: Signal<Out, Bit>,
+    pub pick: Signal<Out, Bits<24>>,
+    profile: Param<Profile>,
+}
+
+impl FetchWake {
+    pub fn new(profile: Profile) -> Self {
+        FetchWake { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for FetchWake {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+    }
+
+    fn connect(&mut self) {
+        self.any.connect();
+        self.pick.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(fetch_wake_verilog(&self.profile.0))
+    }
+}
+
+/// The Verilog body of `FetchWake` for profile `p`.
+pub fn fetch_wake_verilog(p: &Profile) -> Vec<String> {
+    let n = p.max_qp;
+    let qa = bits_for(n - 1).max(1);
+    let mut v = vec![
+        format!("reg [{}:0] want;", n - 1),
+        format!("reg [{}:0] last;", qa - 1),
+        "reg dirty;".into(),
+        format!("wire [{0}:0] rq = rung_qpn[{0}:0];\nwire [{0}:0] cq = cmd_qpn[{0}:0];\nwire [{0}:0] vq = visit_qpn[{0}:0];", qa - 1),
+        format!("wire unused_qpn = ^rung_qpn[23:{qa}] ^ ^cmd_qpn[23:{qa}] ^ ^visit_qpn[23:{qa}];"),
+        "wire hit = (rung && rq == vq) || (cmd && cq == vq);".into(),
+        format!("wire [{0}:0] above = ~(({1}'d2 << last) - {1}'d1);", n - 1, n),
+        format!("wire [{}:0] n_hi = ~(want & above);\nwire [{}:0] n_all = ~want;", n - 1, n - 1),
+    ];
+    let mut w = |l: String| v.push(l);
+    let (f_hi, i_hi) = first_clear(&mut w, "hi", "n_hi", 0, n, qa);
+    let (f_all, i_all) = first_clear(&mut w, "all", "n_all", 0, n, qa);
+    v.extend([
+        "always @(*) begin".to_string(),
+        format!("    any = {f_all};"),
+        format!("    pick = {{{}'d0, {f_hi} ? {i_hi} : {i_all}}};", 24 - qa),
+        "end".into(),
+        "always @(posedge clock) begin".into(),
+        "    if (visit) begin dirty <= hit; last <= vq; end else if (hit) dirty <= 1'b1;".into(),
+        "    if (clear && !dirty && !hit) want[vq] <= 1'b0;".into(),
+        "    if (rung) want[rq] <= 1'b1;".into(),
+        "    if (cmd) want[cq] <= 1'b1;".into(),
+        "    if (reset) begin want <= 0; last <= 0; dirty <= 1'b0; end".into(),
+        "end".into(),
+    ]);
+    v
+}

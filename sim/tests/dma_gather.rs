@@ -1,0 +1,188 @@
+//! A packet's payload gathered from a scatter list in RTL (`hdl::host::gather::DmaGather`) against the
+//! model's `qp::walk_sges` as its `req::gather` reads host memory: lists of up to 16 SGEs (some of no
+//! length, at any address and length, some in memory that is not there), payloads of up to a path MTU at
+//! any offset (some past the list's end). The host answers each read after a random latency, its beats with
+//! random bubbles; the consumer takes the stream with random stalls, or drops it. Whether the gather fails,
+//! the reads it asks for (the model's pieces, in order) and the bytes it gives compared.
+//!
+//! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
+
+use hdl::engine::resp::recv_wqe::{MAX_SGE, SGE_BITS};
+use hdl::host::gather::MAX_READ;
+use hdl::top::Top;
+use hdl::Width;
+use model::hostmem::HostMemory;
+use model::nic::qp::{walk_sges, Sge};
+use model::rng::Rng;
+use sim::Sim;
+use std::collections::VecDeque;
+
+fn seed() -> u64 {
+    std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6A7_4E12)
+}
+
+/// The SGE list as the block takes it: `recv_sge` records (address, then length above it), 16 of them.
+fn sges_bytes(sges: &[Sge]) -> Vec<u8> {
+    let l = wire::contract::qpc::recv_sge();
+    let (a, _) = l.slice("addr").expect("addr");
+    let (n, _) = l.slice("length").expect("length");
+    let mut bits = vec![0u8; MAX_SGE * SGE_BITS / 8];
+    for (i, s) in sges.iter().enumerate() {
+        for (lsb, v, w) in [(a, s.addr, 64), (n, u64::from(s.length), 32)] {
+            for b in 0..w {
+                if v >> b & 1 == 1 {
+                    let at = i * SGE_BITS + lsb as usize + b;
+                    bits[at / 8] |= 1 << (at % 8);
+                }
+            }
+        }
+    }
+    bits
+}
+
+#[test]
+fn a_payload_is_gathered_as_the_model_reads_it() {
+    let seed = seed();
+    let mut rtl = Sim::new(Top::DmaGather, Width::W8);
+    let q = |n| rtl.port(n);
+    let (reset, start, p_sges, p_count, p_off, p_len) =
+        (q("reset"), q("start"), q("sges"), q("count"), q("off"), q("len"));
+    let (p_busy, p_done, p_err, p_drop) = (q("busy"), q("done"), q("err"), q("drop"));
+    let (rd_valid, rd_ready, rd_addr, rd_len) = (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"));
+    let (cpl_valid, cpl_data, cpl_err, cpl_last) = (q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last"));
+    let (o_data, o_keep, o_last, o_valid, o_ready) =
+        (q("out_data"), q("out_keep"), q("out_last"), q("out_valid"), q("out_ready"));
+    rtl.set(reset, 1);
+    rtl.tick();
+    rtl.set(reset, 0);
+    let mut rng = Rng::new(seed);
+    let (mut ok, mut failed, mut dropped, mut pieces_seen, mut bytes) = (0u32, 0u32, 0u32, 0usize, 0usize);
+    for n in 0..3000 {
+        let mem = HostMemory::new();
+        let region = mem.alloc(1 << 16);
+        let data: Vec<u8> = (0..1 << 16).map(|_| rng.below(256) as u8).collect();
+        mem.write(region, &data).expect("the region written");
+        let count = rng.below(MAX_SGE as u64 + 1) as usize;
+        let sges: Vec<Sge> = (0..count)
+            .map(|_| {
+                let length = match rng.below(6) {
+                    0 => 0,
+                    1 => 1 + rng.below(8) as u32,
+                    2 => 1 + rng.below(100) as u32,
+                    _ => 1 + rng.below(3000) as u32,
+                };
+                let addr = if rng.chance(0.03) {
+                    0xDEAD_0000_0000 + rng.below(1 << 12)
+                } else {
+                    region + rng.below((1 << 16) - u64::from(length))
+                };
+                Sge { addr, lkey: 0, length }
+            })
+            .collect();
+        let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+        let off = match rng.below(4) {
+            0 => 0,
+            1 => rng.below(total + 1) as u32,
+            _ => rng.below(total.max(1)) as u32,
+        };
+        let len = match rng.below(5) {
+            0 => 0,
+            1 => 1 + rng.below(4096) as usize,
+            _ => (total.saturating_sub(u64::from(off)) as usize).min(1 + rng.below(4096) as usize),
+        } + usize::from(rng.chance(0.05));
+        // The model: the pieces and the bytes, or the gather's failure.
+        let mut want = vec![0u8; len];
+        let mut pieces = Vec::new();
+        let good = walk_sges(&sges, off, len, |addr, a, b| {
+            // A piece longer than a read is read in parts.
+            for at in (a..b).step_by(MAX_READ as usize) {
+                pieces.push((addr + (at - a) as u64, (b - at).min(MAX_READ as usize)));
+            }
+            mem.read(addr, &mut want[a..b]).is_ok()
+        });
+        let ctx = format!("seed {seed} (FERRITE_SEED={seed}), case {n}: {sges:x?} off {off} len {len}");
+        let drop = good && rng.chance(0.1);
+        let (latency, bubble, stall) =
+            (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
+
+        rtl.set_bytes(p_sges, &sges_bytes(&sges));
+        rtl.set(p_count, count as u64);
+        rtl.set(p_off, u64::from(off));
+        rtl.set(p_len, len as u64);
+        rtl.set(p_drop, 0);
+        rtl.set(o_ready, 0);
+        rtl.set(start, 1);
+        rtl.tick();
+        rtl.set(start, 0);
+        // The host: reads answered after `latency` cycles, a beat a cycle but for the bubbles.
+        let mut reads: Vec<(u64, usize)> = Vec::new();
+        let mut beats: VecDeque<(u64, (u64, bool, bool))> = VecDeque::new();
+        let (mut got, mut seen_done, mut err) = (Vec::new(), false, false);
+        let mut cycle = 0u64;
+        loop {
+            cycle += 1;
+            assert!(cycle < 200_000, "the gather ends: {ctx}");
+            let ready = !rng.chance(stall / 2.0);
+            rtl.set(rd_ready, u64::from(ready));
+            if ready && rtl.get(rd_valid) == 1 {
+                let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
+                reads.push((a, l));
+                let mut buf = vec![0u8; l.div_ceil(8) * 8];
+                let bad = mem.read(a, &mut buf[..l]).is_err();
+                let nb = l.div_ceil(8);
+                for i in 0..nb {
+                    let w = u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                    beats.push_back((cycle + latency, (w, bad, i + 1 == nb)));
+                }
+            }
+            match beats.front() {
+                Some(&(due, (w, bad, last))) if due <= cycle && !rng.chance(bubble) => {
+                    beats.pop_front();
+                    rtl.set(cpl_valid, 1);
+                    rtl.set(cpl_data, w);
+                    rtl.set(cpl_err, u64::from(bad));
+                    rtl.set(cpl_last, u64::from(last));
+                }
+                _ => rtl.set(cpl_valid, 0),
+            }
+            if rtl.get(p_done) == 1 {
+                assert!(!seen_done, "done once: {ctx}");
+                seen_done = true;
+                err = rtl.get(p_err) == 1;
+                rtl.set(p_drop, u64::from(drop));
+            }
+            let take = seen_done && !drop && !rng.chance(stall);
+            rtl.set(o_ready, u64::from(take));
+            let last = take && rtl.get(o_valid) == 1 && {
+                let (d, k) = (rtl.get(o_data).to_le_bytes(), rtl.get(o_keep));
+                assert!(k.trailing_ones() == k.count_ones(), "keep is a prefix: {ctx}");
+                got.extend((0..8).filter(|i| k >> i & 1 == 1).map(|i| d[i]));
+                rtl.get(o_last) == 1
+            };
+            rtl.tick();
+            if seen_done && (rtl.get(p_busy) == 0 || last) {
+                break;
+            }
+        }
+        while rtl.get(p_busy) == 1 {
+            rtl.tick();
+        }
+        assert_eq!(err, !good, "whether the gather failed: {ctx}");
+        if good {
+            assert_eq!(reads, pieces, "the reads asked for: {ctx}");
+            if drop {
+                dropped += 1;
+                assert!(got.is_empty(), "a dropped gather gives nothing: {ctx}");
+            } else {
+                assert_eq!(got, want, "the payload: {ctx}");
+                bytes += got.len();
+            }
+            ok += 1;
+            pieces_seen += pieces.len();
+        } else {
+            failed += 1;
+        }
+    }
+    eprintln!("dma_gather: {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} failed");
+    assert!(ok > 2000 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
+}
