@@ -46,6 +46,9 @@ pub enum Top {
     /// The walk for the oldest unfinished entry of a requester's window on its own
     /// (`engine::req::window::OldestWalk`), with `engine_profile`.
     OldestWalk,
+    /// The walk for a window entry's first PSN on its own (`engine::req::window::PsnWalk`), with
+    /// `engine_profile`.
+    PsnWalk,
     /// A packet's payload gathered from a scatter list on its own (`host::gather::DmaGather`).
     DmaGather,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
@@ -93,7 +96,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 29] = [
+    pub const ALL: [Top; 30] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -111,6 +114,7 @@ impl Top {
         Top::WqeFetch,
         Top::AckStep,
         Top::OldestWalk,
+        Top::PsnWalk,
         Top::DmaGather,
         Top::DmaStream,
         Top::RxRoute,
@@ -163,6 +167,7 @@ impl Top {
             | Top::WqeFetch
             | Top::AckStep
             | Top::OldestWalk
+            | Top::PsnWalk
             | Top::DmaGather
             | Top::EqeWrite
             | Top::RecvWqe
@@ -193,6 +198,7 @@ impl Top {
             Top::WqeFetch => "wqe_fetch".into(),
             Top::AckStep => "ack_step".into(),
             Top::OldestWalk => "oldest_walk".into(),
+            Top::PsnWalk => "psn_walk".into(),
             Top::DmaGather => "dma_gather".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
@@ -450,6 +456,20 @@ impl Top {
                 p("out_last", 1, Dir::Out),
                 p("out_valid", 1, Dir::Out),
                 p("out_ready", 1, Dir::In),
+            ],
+            Top::PsnWalk => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("base", 16, Dir::In),
+                p("from", 8, Dir::In),
+                p("count", 8, Dir::In),
+                p("psn", 24, Dir::In),
+                p("r_slot", 8, Dir::Out),
+                p("r_entry", crate::engine::req::ready::WQE_BITS, Dir::In),
+                p("done", 1, Dir::Out),
+                p("first", 24, Dir::Out),
             ],
             Top::OldestWalk => vec![
                 p("clock", 1, Dir::In),
@@ -839,6 +859,20 @@ impl Top {
                 u.cpl_err.connect();
                 u.cpl_last.connect();
                 u.out_ready.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::PsnWalk, _) => {
+                let mut u = crate::engine::req::window::PsnWalk::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.attr.connect();
+                u.base.connect();
+                u.from.connect();
+                u.count.connect();
+                u.psn.connect();
+                u.r_entry.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -10,7 +10,7 @@
 
 use crate::engine::cmd::exec::ATTR_BITS;
 use crate::engine::req::ready::WQE_BITS;
-use crate::engine::resp::queue::{mtu_shift, packets};
+use crate::engine::req::window::entry_packets;
 use crate::kit::*;
 use crate::record::slice;
 use wire::contract::profile::Profile;
@@ -64,14 +64,9 @@ impl Logic for AckStep {
 pub fn verilog(p: &Profile) -> Vec<String> {
     let c = qp_context(p);
     let w = |n: &str| slice(&c.wqe, "wqe", n);
-    let op = |o: SendOp| format!("{} == 4'd{}", w("op"), o as u8);
-    let mut v = mtu_shift(&slice(&c.attr, "attr", "pmtu"));
-    v.push(format!("wire [31:0] len = {};", w("len")));
-    v.extend(packets("msg_pkts", "len"));
+    let mut v = entry_packets(&c, "wqe", "attr");
     v.extend([
-        format!("wire is_atomic = {} || {};", op(SendOp::AtomicCmpSwp), op(SendOp::AtomicFetchAdd)),
-        format!("wire rd_or_atomic = {} || is_atomic;", op(SendOp::RdmaRead)),
-        "wire [23:0] npkts = is_atomic ? 24'd1 : msg_pkts;".into(),
+        format!("wire rd_or_atomic = {} == 4'd{} || is_atomic;", w("op"), SendOp::RdmaRead as u8),
         "wire [23:0] last = first + npkts - 24'd1;".into(),
         // PSN order as the model's `Psn::diff` gives it: signed 24-bit distances.
         "wire [23:0] last_to_psn = last - psn;".into(),

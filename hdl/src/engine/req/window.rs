@@ -10,6 +10,9 @@
 //! - `OldestWalk`: the index of the first unfinished entry at or after `from`, read one entry a cycle (the
 //!   flush's pop of an unfinished front moves `oldest` past the finished entries behind it, as the model's
 //!   `settle_oldest`).
+//! - `PsnWalk`: the first PSN of a window entry, which the packed context does not keep: the started
+//!   entries' PSN ranges follow each other and end at `qp_req.psn`, so it is `psn` less the packets of the
+//!   started entries from it on (the model's `context::unpack` derives it so), read one entry a cycle.
 //! - `FetchWake`: which QPs may have a WQE to fetch (an SQ doorbell, or a command on the QP, since their last
 //!   visit found none), and the next to visit, round robin.
 
@@ -17,12 +20,13 @@ use crate::engine::cmd::exec::first_clear;
 use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::engine::flush::ring_left;
 use crate::engine::req::ready::WQE_BITS;
-use crate::engine::resp::queue::Rings;
+use crate::engine::resp::queue::{mtu_shift, packets, Rings};
 use crate::kit::*;
 use crate::record::{build, slice, width};
 use wire::contract::profile::Profile;
 use wire::contract::qpc::{bits_for, qp_context};
 use wire::contract::verbs::QpState;
+use wire::contract::wqe::SendOp;
 
 impl Rings<WQE_BITS> {
     /// The requesters' windows of profile `p`.
@@ -183,6 +187,99 @@ impl Logic for OldestWalk {
             "end".into(),
         ])
     }
+}
+
+#[derive(LogicBlock, Default)]
+pub struct PsnWalk {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Walk the window of `count` entries whose entry 0 has SQ counter `base`, from entry `from`, for the
+    /// QP whose `qp_attr` (its path MTU) is `attr` and whose next new PSN is `psn` (held while it walks).
+    pub start: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub base: Signal<In, Bits<16>>,
+    pub from: Signal<In, Bits<8>>,
+    pub count: Signal<In, Bits<8>>,
+    pub psn: Signal<In, Bits<24>>,
+    /// The window's read port, as `OldestWalk`'s.
+    pub r_slot: Signal<Out, Bits<8>>,
+    pub r_entry: Signal<In, Bits<WQE_BITS>>,
+    /// For a cycle: the walk is over, `first` entry `from`'s first PSN (`psn` when it is not started).
+    pub done: Signal<Out, Bit>,
+    pub first: Signal<Out, Bits<24>>,
+    profile: Param<Profile>,
+}
+
+impl PsnWalk {
+    pub fn new(profile: Profile) -> Self {
+        PsnWalk { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for PsnWalk {
+    fn update(&mut self) {
+        // Verified in Verilator against the model's `context::unpack` (sim/tests/psn_walk.rs).
+    }
+
+    fn connect(&mut self) {
+        self.r_slot.connect();
+        self.done.connect();
+        self.first.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(psn_walk_verilog(&self.profile.0))
+    }
+}
+
+/// Verilog declaring, for the window entry (`sq_wqe`) record `entry` of a QP whose `qp_attr` record is
+/// `attr`: `len`, `is_atomic` and `npkts` (24 bits), the packets and PSNs the entry's message takes at the
+/// QP's path MTU (the model's `req::packets_for`: one for an atomic, one for an empty message).
+pub fn entry_packets(c: &wire::contract::qpc::QpContext, entry: &str, attr: &str) -> Vec<String> {
+    let w = |n: &str| slice(&c.wqe, entry, n);
+    let op = |o: SendOp| format!("{} == 4'd{}", w("op"), o as u8);
+    let mut v = mtu_shift(&slice(&c.attr, attr, "pmtu"));
+    v.push(format!("wire [31:0] len = {};", w("len")));
+    v.extend(packets("msg_pkts", "len"));
+    v.extend([
+        format!("wire is_atomic = {} || {};", op(SendOp::AtomicCmpSwp), op(SendOp::AtomicFetchAdd)),
+        "wire [23:0] npkts = is_atomic ? 24'd1 : msg_pkts;".into(),
+    ]);
+    v
+}
+
+/// The Verilog body of `PsnWalk` for profile `p`.
+pub fn psn_walk_verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let mut v = entry_packets(&c, "r_entry", "attr");
+    v.extend([
+        format!("wire started = {};", slice(&c.wqe, "r_entry", "started")),
+        "wire unused_entry = ^r_entry;".into(),
+        "wire unused_attr = ^attr;".into(),
+        "reg on, look, fin;".into(),
+        "reg [7:0] k, n;".into(),
+        "reg [15:0] b;".into(),
+        "reg [23:0] sum;".into(),
+        "wire unused_base = ^base[15:8] ^ ^b[15:8];".into(),
+        "always @(*) begin".into(),
+        "    r_slot = on ? b[7:0] + k : base[7:0];".into(),
+        "    done = fin;".into(),
+        "    first = psn - sum;".into(),
+        "end".into(),
+        "always @(posedge clock) begin".into(),
+        "    fin <= 1'b0;".into(),
+        "    if (start) begin on <= 1'b1; look <= 1'b0; k <= from; n <= count; b <= base; sum <= 24'd0; end".into(),
+        "    else if (on && !look) begin".into(),
+        "        if (k >= n) begin on <= 1'b0; fin <= 1'b1; end else look <= 1'b1;".into(),
+        "    end else if (on && look) begin".into(),
+        "        look <= 1'b0;".into(),
+        "        if (!started) begin on <= 1'b0; fin <= 1'b1; end else begin sum <= sum + npkts; k <= k + 8'd1; end"
+            .into(),
+        "    end".into(),
+        "    if (reset) begin on <= 1'b0; fin <= 1'b0; end".into(),
+        "end".into(),
+    ]);
+    v
 }
 
 #[derive(LogicBlock, Default)]
