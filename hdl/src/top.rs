@@ -49,6 +49,9 @@ pub enum Top {
     /// The walk for a window entry's first PSN on its own (`engine::req::window::PsnWalk`), with
     /// `engine_profile`.
     PsnWalk,
+    /// Which QPs may have a send WQE to fetch, on its own (`engine::req::window::FetchWake`), with
+    /// `engine_profile`.
+    FetchWake,
     /// A packet's payload gathered from a scatter list on its own (`host::gather::DmaGather`).
     DmaGather,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
@@ -96,7 +99,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 30] = [
+    pub const ALL: [Top; 31] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -115,6 +118,7 @@ impl Top {
         Top::AckStep,
         Top::OldestWalk,
         Top::PsnWalk,
+        Top::FetchWake,
         Top::DmaGather,
         Top::DmaStream,
         Top::RxRoute,
@@ -168,6 +172,7 @@ impl Top {
             | Top::AckStep
             | Top::OldestWalk
             | Top::PsnWalk
+            | Top::FetchWake
             | Top::DmaGather
             | Top::EqeWrite
             | Top::RecvWqe
@@ -199,6 +204,7 @@ impl Top {
             Top::AckStep => "ack_step".into(),
             Top::OldestWalk => "oldest_walk".into(),
             Top::PsnWalk => "psn_walk".into(),
+            Top::FetchWake => "fetch_wake".into(),
             Top::DmaGather => "dma_gather".into(),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
@@ -456,6 +462,19 @@ impl Top {
                 p("out_last", 1, Dir::Out),
                 p("out_valid", 1, Dir::Out),
                 p("out_ready", 1, Dir::In),
+            ],
+            Top::FetchWake => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("rung", 1, Dir::In),
+                p("rung_qpn", 24, Dir::In),
+                p("cmd", 1, Dir::In),
+                p("cmd_qpn", 24, Dir::In),
+                p("visit", 1, Dir::In),
+                p("visit_qpn", 24, Dir::In),
+                p("clear", 1, Dir::In),
+                p("any", 1, Dir::Out),
+                p("pick", 24, Dir::Out),
             ],
             Top::PsnWalk => vec![
                 p("clock", 1, Dir::In),
@@ -859,6 +878,20 @@ impl Top {
                 u.cpl_err.connect();
                 u.cpl_last.connect();
                 u.out_ready.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::FetchWake, _) => {
+                let mut u = crate::engine::req::window::FetchWake::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.rung.connect();
+                u.rung_qpn.connect();
+                u.cmd.connect();
+                u.cmd_qpn.connect();
+                u.visit.connect();
+                u.visit_qpn.connect();
+                u.clear.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }
