@@ -150,7 +150,8 @@ impl OldestWalk {
 
 impl Logic for OldestWalk {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator against the model's `ReqState::settle_oldest` (sim/tests/oldest_walk.rs), and
+        // with the core in lockstep (driver/tests/rtl_requester.rs).
     }
 
     fn connect(&mut self) {
@@ -310,7 +311,7 @@ impl FetchWake {
 
 impl Logic for FetchWake {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator against a reference of the rules the dispatch relies on (sim/tests/fetch_wake.rs).
     }
 
     fn connect(&mut self) {
