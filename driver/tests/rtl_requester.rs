@@ -20,11 +20,12 @@ fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0025)
 }
 
-/// A model host and an RTL host (a 16-QP core in lockstep) with `nqps` QPs each, QP `q` connected to QP `q`.
-fn hosts(seed: u64, nqps: usize) -> (SharedWorld, Host, RtlHandle, Host) {
+/// A model host and an RTL host (a core of `core_qps` QPs in lockstep) with `nqps` QPs each, QP `q`
+/// connected to QP `q`.
+fn hosts(core_qps: u32, seed: u64, nqps: usize) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, nqps, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
+    let rtl = RtlBackend::with_lockstep(core_qps);
     let core = rtl.handle();
     let cap = QpCap { max_send_wr: 16, ..QpCap::default() };
     let b = open_host_on(Box::new(rtl), 1, nqps, BUF, cap, false).expect("the RTL host");
@@ -49,13 +50,23 @@ fn wr(wr_id: u64, op: SendOp, sge: Option<Sge>) -> SendWr {
 
 #[test]
 fn send_wqes_are_fetched_into_the_window_and_flushed_from_it() {
+    fetch_and_flush(16);
+}
+
+/// The same on the 1024-QP core (the wake-ups' bitmap and the windows' RAM indexed by 10 bits).
+#[test]
+fn send_wqes_are_fetched_and_flushed_on_the_1024_qp_core() {
+    fetch_and_flush(1024);
+}
+
+fn fetch_and_flush(core_qps: u32) {
     let seed = seed();
-    let (_w, _a, core, b) = hosts(seed, 3);
+    let (_w, _a, core, b) = hosts(core_qps, seed, 3);
     core.set_bubbles(seed, 0.3);
-    let ctx = format!("seed {seed:#x}");
+    let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
     let settle = || assert!(core.settle(2_000_000), "{ctx}: the core fetched what it may");
     let agree = |q: usize| core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
-    let window = u64::from(sim::core::model_twin(16).profile.wqe_window);
+    let window = u64::from(sim::core::model_twin(core_qps).profile.wqe_window);
 
     // QP 0: a SEND, an inline WRITE and a READ, then a SEND whose SGE names no MR, one doorbell: all four in
     // the window (the last with its error, waiting for the ones before it).
@@ -134,7 +145,7 @@ fn send_wqes_are_fetched_into_the_window_and_flushed_from_it() {
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
     assert!(r.events as u64 > core.fetches() + core.flushes(), "{ctx}: every fetch and flush step followed");
     eprintln!(
-        "RTL requester: {} send WQEs fetched, {} flushed, {} decisions in lockstep",
+        "RTL requester ({core_qps} QPs): {} send WQEs fetched, {} flushed, {} decisions in lockstep",
         core.fetches(),
         core.flushes(),
         r.events
