@@ -137,6 +137,12 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).responses
     }
 
+    /// Packets the core's requesters have sent so far, and their decisions that sent nothing (a WQE failed).
+    pub fn requests(&self) -> (u64, u64) {
+        let c = crate::verbs::lock(&self.0);
+        (c.requests, c.failed_requests)
+    }
+
     /// The value of one of the core's output ports (a counter, up to 64 bits).
     pub fn peek(&self, port: &str) -> u64 {
         crate::verbs::lock(&self.0).peek(port)

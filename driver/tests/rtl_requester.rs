@@ -3,11 +3,16 @@
 //! empty window completed at once and its QP taken to ERR, a window that fills leaving the rest in the SQ,
 //! and a QP in ERR flushing its window before its SQ. The model follows the core throughout: every fetch a
 //! legal `FetchSq` decision, every CQE the same, each QP's contexts and window entries the same after.
-//! Nothing is sent yet: the core does not transmit requests.
+//!
+//! And the requests the core sends, to a model NIC as the responder: SENDs (from SGEs, several SGEs, inline,
+//! with immediate), WRITEs of many packets across a PSN wrap and past `MAX_PKTS_PER_ACK`, a WRITE with
+//! immediate, a READ and atomics, each packet a legal requester `Tx` decision whose frame is the model's
+//! bit for bit; what they carry lands in the model host, and a fenced WQE waits behind the READ and atomics
+//! still outstanding. The completer is not built: the responses are not given to the core.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-driver --test rtl_requester`.
 
-use driver::pair::{connect, open_host, open_host_on, Host};
+use driver::pair::{connect, open_host, open_host_on, rtl_turn, run_external, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::net::{LinkConfig, World};
@@ -20,17 +25,17 @@ fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0025)
 }
 
-/// A model host and an RTL host (a core of `core_qps` QPs in lockstep) with `nqps` QPs each, QP `q`
-/// connected to QP `q`.
-fn hosts(core_qps: u32, seed: u64, nqps: usize) -> (SharedWorld, Host, RtlHandle, Host) {
+/// A model host and an RTL host (a core of `core_qps` QPs in lockstep) with `nqps` QPs each and buffers of
+/// `buf` bytes, QP `q` connected to QP `q`, the RTL host's requesters starting at PSN `psn`.
+fn hosts(core_qps: u32, seed: u64, nqps: usize, buf: usize, psn: u32) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
-    let a = open_host(&w, 0, nqps, BUF, QpCap::default(), false).expect("the model host");
+    let a = open_host(&w, 0, nqps, buf, QpCap::default(), false).expect("the model host");
     let rtl = RtlBackend::with_lockstep(core_qps);
     let core = rtl.handle();
     let cap = QpCap { max_send_wr: 16, ..QpCap::default() };
-    let b = open_host_on(Box::new(rtl), 1, nqps, BUF, cap, false).expect("the RTL host");
+    let b = open_host_on(Box::new(rtl), 1, nqps, buf, cap, false).expect("the RTL host");
     for q in 0..nqps {
-        connect(&b, q, 0x100, &a, q, 0x200, &ConnectOpts::default()).expect("connected");
+        connect(&b, q, psn, &a, q, 0x200, &ConnectOpts::default()).expect("connected");
     }
     (w, a, core, b)
 }
@@ -61,7 +66,7 @@ fn send_wqes_are_fetched_and_flushed_on_the_1024_qp_core() {
 
 fn fetch_and_flush(core_qps: u32) {
     let seed = seed();
-    let (_w, _a, core, b) = hosts(core_qps, seed, 3);
+    let (_w, _a, core, b) = hosts(core_qps, seed, 3, BUF, 0x100);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
     let settle = || assert!(core.settle(2_000_000), "{ctx}: the core fetched what it may");
@@ -148,6 +153,123 @@ fn fetch_and_flush(core_qps: u32) {
         "RTL requester ({core_qps} QPs): {} send WQEs fetched, {} flushed, {} decisions in lockstep",
         core.fetches(),
         core.flushes(),
+        r.events
+    );
+}
+
+#[test]
+fn requests_from_the_rtl_core_reach_a_model_responder() {
+    send_requests(16);
+}
+
+/// Requests of every kind from the core to the model host: what lands there, the packets sent, lockstep.
+fn send_requests(core_qps: u32) {
+    const BIG: usize = 1 << 18;
+    let seed = seed();
+    let mut rng = model::rng::Rng::new(seed);
+    // PSNs from 2^24 - 8: QP 0's packets wrap.
+    let (w, a, core, b) = hosts(core_qps, seed, 2, BIG, 0xFF_FFF8);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
+    let src: Vec<u8> = (0..BIG).map(|_| rng.below(256) as u8).collect();
+    b.buf.write(0, &src).expect("the sources");
+    let zeros = vec![0u8; BIG];
+    a.buf.write(0, &zeros).expect("the targets cleared");
+    let (fa, cs) = (0x1_0000u64, 0x1_0008u64);
+    a.buf.write(fa as usize, &0x1111_2222_3333_4444u64.to_le_bytes()).expect("the fetch-add target");
+    a.buf.write(cs as usize, &0x5555_6666_7777_8888u64.to_le_bytes()).expect("the compare-swap target");
+    // The atomics' targets are host-order (little-endian) words. The model host's receives: 4 KiB each from 0x8000.
+    for r in 0..4u64 {
+        let sge = a.sge(0x8000 + 0x1000 * r, 0x1000);
+        a.qps[0].post_recv(&RecvWr { wr_id: 0x50 + r, sg_list: vec![sge] }).expect("a receive posted");
+    }
+    let remote = |off: u64| a.mr.addr + off;
+    let req = |wr_id, op, sg_list: Vec<Sge>| SendWr {
+        wr_id,
+        opcode: Some(op),
+        send_flags: send_flags::SIGNALED,
+        sg_list,
+        rkey: a.mr.rkey,
+        ..Default::default()
+    };
+    let mut inline = req(2, SendOp::SendWithImm, vec![b.sge(0x300, 40)]);
+    (inline.send_flags, inline.imm_data) = (inline.send_flags | send_flags::INLINE, 0xCAFE_0001);
+    let mut write = req(3, SendOp::RdmaWrite, vec![b.sge(0x1000, 5000)]);
+    write.remote_addr = remote(0x2000);
+    let three = req(4, SendOp::Send, vec![b.sge(0x4000, 100), b.sge(0x4200, 0), b.sge(0x4400, 200), b.sge(0x4800, 1)]);
+    let mut write_imm = req(5, SendOp::RdmaWriteWithImm, vec![b.sge(0x5000, 2000)]);
+    (write_imm.remote_addr, write_imm.imm_data) = (remote(0x6000), 0xCAFE_0002);
+    let mut read = req(6, SendOp::RdmaRead, vec![b.sge(0x9000, 3000)]);
+    read.remote_addr = remote(0x100);
+    let mut fetch_add = req(7, SendOp::AtomicFetchAdd, vec![b.sge(0xA000, 8)]);
+    (fetch_add.remote_addr, fetch_add.compare_add) = (remote(fa), 0x10);
+    let mut inline_write = req(8, SendOp::RdmaWrite, vec![b.sge(0x600, 20)]);
+    (inline_write.send_flags, inline_write.remote_addr) =
+        (inline_write.send_flags | send_flags::INLINE, remote(0x7000));
+    let qp0 =
+        [req(1, SendOp::Send, vec![b.sge(0x200, 100)]), inline, write, three, write_imm, read, fetch_add, inline_write];
+    b.qps[0].post_send_list(&qp0).unwrap_or_else(|e| panic!("{ctx}: QP 0's WQEs: {e:?}"));
+    // QP 1: a WRITE of 66 packets (an AckReq at the 64th), a compare-swap, then a fenced WRITE that waits.
+    let mut long = req(9, SendOp::RdmaWrite, vec![b.sge(0, 66 * 1024)]);
+    long.remote_addr = remote(0x1_0000 + 64);
+    let mut swap = req(10, SendOp::AtomicCmpSwp, vec![b.sge(0xA008, 8)]);
+    (swap.remote_addr, swap.compare_add, swap.swap) = (remote(cs), 0x5555_6666_7777_8888, 0xABCD);
+    let mut fenced = req(11, SendOp::RdmaWrite, vec![b.sge(0, 64)]);
+    (fenced.send_flags, fenced.remote_addr) = (fenced.send_flags | send_flags::FENCE, remote(0));
+    b.qps[1].post_send_list(&[long, swap, fenced]).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQEs: {e:?}"));
+
+    // The core sends what it may; the model host takes it. Its answers are not given to the core.
+    let mut opcodes = Vec::new();
+    let (_, settled) = rtl_turn(&w, &core, Vec::new(), 5_000_000, |f| {
+        let h = wire::parse(f).expect("a RoCE frame").hdr;
+        opcodes.push((h.bth.dest_qp, h.bth.opcode, h.bth.psn.value(), h.bth.ack_req));
+    });
+    assert!(settled, "{ctx}: the core sent what it may");
+    let answers = run_external(&w, 200_000_000);
+    assert!(!answers.is_empty(), "{ctx}: the model host answered");
+
+    // The packets: QP 0's 12 (1, 1, 5, 1, 2, 1 READ, 1 atomic, 1) across the PSN wrap, QP 1's 66 + 1.
+    assert_eq!(core.requests(), (13 + 67, 0), "{ctx}: packets sent, none failed");
+    let to = |q: usize| opcodes.iter().filter(|o| o.0 == a.qps[q].qpn).collect::<Vec<_>>();
+    let psns: Vec<u32> = to(0).iter().map(|o| o.2).collect();
+    // The READ of 3,000 bytes takes three PSNs (its responses'), the packet after it the fourth.
+    let want: Vec<u32> = (0xFF_FFF8..=0xFF_FFFF).chain([0, 1, 2, 5, 6]).collect();
+    assert_eq!(psns, want, "{ctx}: QP 0's PSNs, in order, across the wrap");
+    let asks: Vec<usize> = to(1).iter().enumerate().filter(|(_, o)| o.3).map(|(i, _)| i).collect();
+    assert_eq!(asks, vec![63, 65, 66], "{ctx}: QP 1's AckReqs: the 64th packet, the WRITE's last, the atomic");
+
+    // What landed: the SENDs and the WRITE with immediate in the receives, in order; the WRITEs; the atomics.
+    let got = a.cq.poll(16).expect("the model host's completions");
+    let recvs: Vec<(u64, WcStatus, u32, u32)> =
+        got.iter().filter(|c| c.qp_num == a.qps[0].qpn).map(|c| (c.wr_id, c.status, c.byte_len, c.imm_data)).collect();
+    let ok = WcStatus::Success;
+    assert_eq!(
+        recvs,
+        vec![(0x50, ok, 100, 0), (0x51, ok, 40, 0xCAFE_0001), (0x52, ok, 301, 0), (0x53, ok, 2000, 0xCAFE_0002)],
+        "{ctx}: the model host's receives"
+    );
+    let at = |off: usize, len: usize| a.buf.read(off, len).expect("the model host's buffer");
+    assert_eq!(at(0x8000, 100), src[0x200..0x264], "{ctx}: the SEND");
+    assert_eq!(at(0x9000, 40), src[0x300..0x328], "{ctx}: the inline SEND");
+    let joined: Vec<u8> = [&src[0x4000..0x4064], &src[0x4400..0x44C8], &src[0x4800..0x4801]].concat();
+    assert_eq!(at(0xA000, 301), joined, "{ctx}: the SEND gathered from three SGEs");
+    assert_eq!(at(0x2000, 5000), src[0x1000..0x1000 + 5000], "{ctx}: the WRITE");
+    assert_eq!(at(0x6000, 2000), src[0x5000..0x5000 + 2000], "{ctx}: the WRITE with immediate");
+    assert_eq!(at(0x7000, 20), src[0x600..0x614], "{ctx}: the inline WRITE");
+    assert_eq!(at(0x1_0040, 66 * 1024), src[..66 * 1024], "{ctx}: the long WRITE");
+    assert_eq!(at(fa as usize, 8), 0x1111_2222_3333_4454u64.to_le_bytes(), "{ctx}: the fetch-add");
+    assert_eq!(at(cs as usize, 8), 0xABCDu64.to_le_bytes(), "{ctx}: the compare-swap");
+    assert_eq!(at(0, 64), vec![0u8; 64], "{ctx}: the fenced WRITE waits behind the compare-swap");
+
+    for q in 0..2 {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
+    }
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    eprintln!(
+        "RTL requests ({core_qps} QPs): {} packets sent in {} cycles, {} decisions in lockstep",
+        core.requests().0,
+        core.cycles(),
         r.events
     );
 }

@@ -25,12 +25,13 @@ use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, R
 use crate::engine::cmd::CmdUnit;
 use crate::engine::dispatch::RxDispatch;
 use crate::engine::req::ready::WQE_BITS;
+use crate::engine::req::tx::ReqTx;
 use crate::engine::req::window::FetchWake;
 use crate::engine::resp::queue::{Rings, ITEM_BITS};
 use crate::engine::resp::tx::RespTx;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
+use crate::host::gather::{DmaGather, OneSge};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
-use crate::host::stream::DmaStream;
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
 use crate::rx::pipeline::Rx;
@@ -41,9 +42,6 @@ use crate::tx::pipeline::Tx;
 type RxW8 = Rx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>;
 /// Its TX pipeline: the 8-byte one.
 type TxW8 = Tx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>;
-/// The READ responses' payload reads: 8-byte beats, 1,024 of them queued, a path MTU's (4,096 bytes)
-/// kept free for a read.
-type StreamW8 = DmaStream<64, 8, 72, 10, 11, 512>;
 
 #[derive(LogicBlock)]
 pub struct Core {
@@ -136,8 +134,16 @@ pub struct Core {
     pub trace_fetch: Signal<Out, Bit>,
     pub trace_fetch_qpn: Signal<Out, Bits<24>>,
     pub trace_fetch_idle: Signal<Out, Bit>,
+    /// QP `trace_req_qpn`'s requester stream decided this cycle (`Decision::Tx`); with `trace_req_nil` it sends
+    /// nothing (its WQE failed as the packet was built). Its frame leaves after every frame decided before it.
+    pub trace_req: Signal<Out, Bit>,
+    pub trace_req_qpn: Signal<Out, Bits<24>>,
+    pub trace_req_nil: Signal<Out, Bit>,
+    /// No QP's requester is awake, none in hand.
+    pub trace_req_idle: Signal<Out, Bit>,
     /// The testbench's read port of the requesters' windows: QP `wqe_qpn`'s entry in slot `wqe_slot`, a cycle
-    /// later (while the dispatch is idle).
+    /// later, while `wqe_lent` (no engine uses the port).
+    pub wqe_lent: Signal<Out, Bit>,
     pub wqe_qpn: Signal<In, Bits<16>>,
     pub wqe_slot: Signal<In, Bits<8>>,
     pub wqe: Signal<Out, Bits<WQE_BITS>>,
@@ -166,7 +172,9 @@ pub struct Core {
     items: Rings<ITEM_BITS>,
     window: Rings<WQE_BITS>,
     wake: FetchWake,
-    stream: StreamW8,
+    req_tx: ReqTx,
+    gather: DmaGather,
+    one_sge: OneSge,
     tx: TxW8,
 }
 
@@ -243,6 +251,11 @@ impl Core {
             trace_fetch: Signal::default(),
             trace_fetch_qpn: Signal::default(),
             trace_fetch_idle: Signal::default(),
+            trace_req: Signal::default(),
+            trace_req_qpn: Signal::default(),
+            trace_req_nil: Signal::default(),
+            trace_req_idle: Signal::default(),
+            wqe_lent: Signal::default(),
             wqe_qpn: Signal::default(),
             wqe_slot: Signal::default(),
             wqe: Signal::default(),
@@ -261,7 +274,7 @@ impl Core {
             gid_valid: Signal::default(),
             mac: Signal::default(),
             mmio: Mmio::new(info),
-            rd_mux: DmaReadMux::new(3),
+            rd_mux: DmaReadMux::new(4),
             cmd: CmdUnit::default(),
             exec: CmdExec::new(profile),
             ingress: RxIngress::default(),
@@ -271,7 +284,9 @@ impl Core {
             items: Rings::items(profile),
             window: Rings::window(profile),
             wake: FetchWake::new(profile),
-            stream: DmaStream::default(),
+            req_tx: ReqTx::new(profile),
+            gather: DmaGather::default(),
+            one_sge: OneSge::default(),
             tx: Tx::default(),
         }
     }
@@ -355,6 +370,11 @@ pub fn ports() -> Vec<Port> {
         p("trace_fetch", 1, Out),
         p("trace_fetch_qpn", 24, Out),
         p("trace_fetch_idle", 1, Out),
+        p("trace_req", 1, Out),
+        p("trace_req_qpn", 24, Out),
+        p("trace_req_nil", 1, Out),
+        p("trace_req_idle", 1, Out),
+        p("wqe_lent", 1, Out),
         p("wqe_qpn", 16, In),
         p("wqe_slot", 8, In),
         p("wqe", WQE_BITS, Out),
@@ -425,23 +445,27 @@ impl Logic for Core {
         self.cmd.reset.next = self.reset.val();
         self.cmd.start.next = self.mmio.cmd_start.val();
         self.cmd.mb_iova.next = self.mmio.cmd_mailbox.val();
-        // The DMA read port, by tag: the command unit (0), the dispatch's receive WQEs (1), READ responses'
-        // payload (2).
+        // The DMA read port, by tag: the command unit (0), the dispatch's WQE reads (1), the transmit payload's
+        // gather (2), the requester's slot reads (3).
         self.rd_mux.clock.next = self.clock.val();
         self.rd_mux.reset.next = self.reset.val();
         self.rd_mux.rq_valid.next = 0.into();
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(0, self.cmd.rd_valid.val());
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.dispatch.rd_valid.val());
-        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.stream.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.gather.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(3, self.req_tx.rd_valid.val());
         self.rd_mux.rq_addr.next = bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.cmd.rd_addr.val())
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64)
-            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.stream.rd_addr.val()) << 128);
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd_addr.val()) << 128)
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.req_tx.rd_addr.val()) << 192);
         self.rd_mux.rq_len.next = bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.cmd.rd_len.val())
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16)
-            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.stream.rd_len.val()) << 32);
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd_len.val()) << 32)
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.req_tx.rd_len.val()) << 48);
         self.cmd.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
         self.dispatch.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
-        self.stream.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(2);
+        self.gather.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(2);
+        self.req_tx.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(3);
         self.dma_rd_valid.next = self.rd_mux.rd_valid.val();
         self.rd_mux.rd_ready.next = self.dma_rd_ready.val();
         self.dma_rd_addr.next = self.rd_mux.rd_addr.val();
@@ -461,10 +485,14 @@ impl Logic for Core {
         self.dispatch.cpl_data.next = self.rd_mux.cp_data.val();
         self.dispatch.cpl_err.next = self.rd_mux.cp_err.val();
         self.dispatch.cpl_last.next = self.rd_mux.cp_last.val();
-        self.stream.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(2);
-        self.stream.cpl_data.next = self.rd_mux.cp_data.val();
-        self.stream.cpl_err.next = self.rd_mux.cp_err.val();
-        self.stream.cpl_last.next = self.rd_mux.cp_last.val();
+        self.gather.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(2);
+        self.gather.cpl_data.next = self.rd_mux.cp_data.val();
+        self.gather.cpl_err.next = self.rd_mux.cp_err.val();
+        self.gather.cpl_last.next = self.rd_mux.cp_last.val();
+        self.req_tx.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(3);
+        self.req_tx.cpl_data.next = self.rd_mux.cp_data.val();
+        self.req_tx.cpl_err.next = self.rd_mux.cp_err.val();
+        self.req_tx.cpl_last.next = self.rd_mux.cp_last.val();
         self.dispatch.clear_cache.next = self.cmd.commit.val();
         // The DMA write port: the command unit's beats first, the dispatch's when it has none.
         self.cmd.wr_ready.next = self.dma_wr_ready.val();
@@ -511,9 +539,20 @@ impl Logic for Core {
         self.cmd.out_beat.next = self.exec.out_beat.val();
         self.cmd.exec_status.next = self.exec.status.val();
         // A command, a frame and a response never overlap between their context reads and their writes.
-        self.cmd.quiet.next = self.exec.quiet.val() & !self.dispatch.ctx_busy.val() & !self.resp_tx.ctx_busy.val();
-        self.dispatch.hold.next = self.cmd.lookup.val() | self.cmd.holding.val() | self.resp_tx.ctx_busy.val();
-        self.resp_tx.hold.next = self.cmd.lookup.val() | self.cmd.holding.val() | self.dispatch.claim.val();
+        // The requester's transmit side yields to a frame, a command and a response that wants the port.
+        self.cmd.quiet.next = self.exec.quiet.val()
+            & !self.dispatch.ctx_busy.val()
+            & !self.resp_tx.ctx_busy.val()
+            & !self.req_tx.ctx_busy.val();
+        self.dispatch.hold.next =
+            self.cmd.lookup.val() | self.cmd.holding.val() | self.resp_tx.ctx_busy.val() | self.req_tx.ctx_busy.val();
+        self.resp_tx.hold.next =
+            self.cmd.lookup.val() | self.cmd.holding.val() | self.dispatch.claim.val() | self.req_tx.ctx_busy.val();
+        self.req_tx.hold.next = self.cmd.lookup.val()
+            | self.cmd.holding.val()
+            | self.dispatch.claim.val()
+            | self.resp_tx.ctx_busy.val()
+            | !self.resp_tx.idle.val();
         self.exec.db_valid.next = self.mmio.db_valid.val();
         self.exec.db_addr.next = self.mmio.db_addr.val();
         self.exec.db_val.next = self.mmio.db_val.val();
@@ -522,6 +561,10 @@ impl Logic for Core {
         self.dispatch.req.next = self.exec.rs_req.val();
         self.exec.rs_req_we.next = self.dispatch.req_we.val();
         self.exec.rs_req_next.next = self.dispatch.req_next.val();
+        if self.req_tx.ctx_busy.val() {
+            self.exec.rs_req_we.next = self.req_tx.req_we.val();
+            self.exec.rs_req_next.next = self.req_tx.req_next.val();
+        }
         self.window.clock.next = self.clock.val();
         self.window.we.next = self.dispatch.win_we.val();
         self.window.w_qpn.next = self.dispatch.resp_qpn.val();
@@ -529,11 +572,20 @@ impl Logic for Core {
         self.window.w_item.next = self.dispatch.win_w.val();
         self.window.r_qpn.next = self.dispatch.resp_qpn.val();
         self.window.r_slot.next = self.dispatch.win_r_slot.val();
-        if self.dispatch.idle.val() {
+        self.wqe_lent.next = self.dispatch.idle.val() & !self.req_tx.ctx_busy.val();
+        if self.req_tx.ctx_busy.val() {
+            self.window.we.next = self.req_tx.win_we.val();
+            self.window.w_qpn.next = self.req_tx.qp_index.val();
+            self.window.w_slot.next = self.req_tx.win_w_slot.val();
+            self.window.w_item.next = self.req_tx.win_w.val();
+            self.window.r_qpn.next = self.req_tx.qp_index.val();
+            self.window.r_slot.next = self.req_tx.win_slot.val();
+        } else if self.dispatch.idle.val() {
             self.window.r_qpn.next = bit_cast::<24, 16>(self.wqe_qpn.val());
             self.window.r_slot.next = self.wqe_slot.val();
         }
         self.dispatch.win_r.next = self.window.r_item.val();
+        self.req_tx.win_entry.next = self.window.r_item.val();
         self.wqe.next = self.window.r_item.val();
         self.wake.clock.next = self.clock.val();
         self.wake.reset.next = self.reset.val();
@@ -549,6 +601,25 @@ impl Logic for Core {
         self.trace_fetch.next = self.dispatch.fetched.val();
         self.trace_fetch_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_fetch_idle.next = !self.wake.any.val();
+        // The requester's transmit side: woken by a fetch or a command on the QP; the timers' tick from the
+        // device's time (1,024 ns a tick).
+        self.req_tx.clock.next = self.clock.val();
+        self.req_tx.reset.next = self.reset.val();
+        self.req_tx.fetched.next = self.dispatch.fetched.val();
+        self.req_tx.fetched_qpn.next = self.dispatch.wr_qpn.val();
+        self.req_tx.cmd.next = self.exec.qp_cmd.val();
+        self.req_tx.cmd_qpn.next = self.exec.qp_cmd_qpn.val();
+        self.req_tx.qp_valid.next = self.exec.rs_qp_valid.val();
+        self.req_tx.attr.next = self.exec.rs_attr.val();
+        self.req_tx.req.next = self.exec.rs_req.val();
+        self.req_tx.gid.next = self.exec.rs_gid.val();
+        self.req_tx.gid_valid.next = self.exec.rs_gid_valid.val();
+        self.req_tx.mac.next = self.exec.mac.val();
+        self.req_tx.tick.next = bit_cast::<36, 64>(self.mmio.now_ns.val() >> 10);
+        self.trace_req.next = self.req_tx.decided.val();
+        self.trace_req_qpn.next = self.req_tx.tx_qpn.val();
+        self.trace_req_nil.next = self.req_tx.nil.val();
+        self.trace_req_idle.next = self.req_tx.idle.val();
         // No packet is sent yet: no QP has a started WQE outstanding.
         self.exec.qp_started.next = false;
         self.exec.qp_index.next = self.qp_index.val();
@@ -615,7 +686,9 @@ impl Logic for Core {
         self.exec.rs_sq_ci_we.next = self.dispatch.sq_ci_we.val();
         self.exec.rs_sq_ci.next = self.dispatch.sq_ci.val();
         self.dispatch.err_in.next = self.exec.entered_err.val() | self.resp_tx.err.val() | self.dispatch.err_we.val();
-        self.dispatch.tx_idle.next = self.resp_tx.idle.val();
+        // Fetch visits and flush steps wait for both transmit sides to have nothing to do (a flush scan runs
+        // while a QP is in ERR, and would otherwise keep the port from the requester).
+        self.dispatch.tx_idle.next = self.resp_tx.idle.val() & self.req_tx.idle.val();
         self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
         self.exec.rs_cq_index.next = self.dispatch.cq_index.val();
         self.dispatch.cq.next = self.exec.rs_cq.val();
@@ -627,6 +700,12 @@ impl Logic for Core {
         self.exec.ev_eq_we.next = self.dispatch.eq_we.val();
         self.exec.ev_eq_pi.next = self.dispatch.eq_pi.val();
         self.exec.ev_eq_disarm.next = self.dispatch.eq_disarm.val();
+        if self.req_tx.ctx_busy.val() {
+            self.exec.rs_qp_index.next = self.req_tx.qp_index.val();
+            self.exec.rs_gid_index.next = self.req_tx.gid_index.val();
+            self.exec.rs_resp_qpn.next = self.req_tx.qp_index.val();
+            self.exec.rs_resp_we.next = false;
+        }
         if self.resp_tx.ctx_busy.val() {
             self.exec.rs_qp_index.next = self.resp_tx.qp_index.val();
             self.exec.rs_gid_index.next = self.resp_tx.gid_index.val();
@@ -675,25 +754,47 @@ impl Logic for Core {
         self.trace_tx_nil.next = self.resp_tx.nil.val();
         self.trace_tx_idle.next = self.resp_tx.idle.val();
         self.tx.clock.next = self.clock.val();
+        // The TX pipeline's records: the responder's or the requester's (one holds the context port at a time,
+        // from its payload's gather to its record taken, so records and payloads come in decision order).
         self.tx.meta.next = self.resp_tx.meta.val();
-        self.tx.meta_valid.next = self.resp_tx.meta_valid.val();
+        self.tx.meta_valid.next = self.resp_tx.meta_valid.val() | self.req_tx.meta_valid.val();
+        if self.req_tx.meta_valid.val() {
+            self.tx.meta.next = self.req_tx.meta.val();
+        }
         self.resp_tx.meta_ready.next = self.tx.meta_ready.val();
+        self.req_tx.meta_ready.next = self.tx.meta_ready.val();
         // A READ response's payload: read once its decision is near (the dispatch's write beats out first),
         // streamed into the TX pipeline behind its record.
-        self.stream.clock.next = self.clock.val();
-        self.stream.reset.next = self.reset.val();
-        self.stream.start.next = self.resp_tx.rd_start.val();
-        self.stream.addr.next = self.resp_tx.rd_addr.val();
-        self.stream.len.next = self.resp_tx.rd_len.val();
-        self.resp_tx.rd_can.next = self.stream.can_start.val();
+        self.gather.clock.next = self.clock.val();
+        self.gather.reset.next = self.reset.val();
+        self.one_sge.addr.next = self.resp_tx.rd_addr.val();
+        self.one_sge.len.next = self.resp_tx.rd_len.val();
+        self.gather.start.next = self.resp_tx.rd_start.val();
+        self.gather.sges.next = self.one_sge.sges.val();
+        self.gather.count.next = 1.into();
+        self.gather.off.next = 0.into();
+        self.gather.len.next = bit_cast::<32, 16>(self.resp_tx.rd_len.val());
+        self.gather.drop.next = self.resp_tx.nil.val();
+        if self.req_tx.ctx_busy.val() {
+            self.gather.start.next = self.req_tx.g_start.val();
+            self.gather.sges.next = self.req_tx.g_sges.val();
+            self.gather.count.next = self.req_tx.g_count.val();
+            self.gather.off.next = self.req_tx.g_off.val();
+            self.gather.len.next = self.req_tx.g_len.val();
+            self.gather.drop.next = self.req_tx.g_drop.val();
+        }
+        self.req_tx.g_busy.next = self.gather.busy.val();
+        self.req_tx.g_done.next = self.gather.done.val();
+        self.req_tx.g_err.next = self.gather.err.val();
+        self.resp_tx.rd_can.next = !self.gather.busy.val();
         self.resp_tx.wr_quiet.next = self.dispatch.idle.val();
-        self.resp_tx.rd_first.next = self.stream.first.val();
-        self.resp_tx.rd_err.next = self.stream.err.val();
-        self.tx.pay_data.next = self.stream.out_data.val();
-        self.tx.pay_keep.next = self.stream.out_keep.val();
-        self.tx.pay_last.next = self.stream.out_last.val();
-        self.tx.pay_valid.next = self.stream.out_valid.val();
-        self.stream.out_ready.next = self.tx.pay_ready.val();
+        self.resp_tx.rd_first.next = self.gather.done.val();
+        self.resp_tx.rd_err.next = self.gather.err.val();
+        self.tx.pay_data.next = self.gather.out_data.val();
+        self.tx.pay_keep.next = self.gather.out_keep.val();
+        self.tx.pay_last.next = self.gather.out_last.val();
+        self.tx.pay_valid.next = self.gather.out_valid.val();
+        self.gather.out_ready.next = self.tx.pay_ready.val();
         self.tx_data.next = self.tx.out_data.val();
         self.tx_keep.next = self.tx.out_keep.val();
         self.tx_last.next = self.tx.out_last.val();

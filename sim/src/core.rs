@@ -83,6 +83,11 @@ struct Ports {
     trace_fetch: usize,
     trace_fetch_qpn: usize,
     trace_fetch_idle: usize,
+    trace_req: usize,
+    trace_req_qpn: usize,
+    trace_req_nil: usize,
+    trace_req_idle: usize,
+    wqe_lent: usize,
 }
 
 /// A frame on its way in from the MAC: its bytes, the beat to go next, and whether the MAC flags its FCS.
@@ -151,8 +156,11 @@ pub struct CoreSim {
     leaving: Vec<u8>,
     /// Frames the core has sent, not yet taken (`take_sent`).
     sent: VecDeque<Vec<u8>>,
-    /// Frames the core decided to send (trace `Tx` decisions that send one) so far.
+    /// Frames the core's responders decided to send (trace `Tx` decisions that send one) so far.
     pub responses: u64,
+    /// Packets the core's requesters decided to send so far, and their decisions that sent nothing.
+    pub requests: u64,
+    pub failed_requests: u64,
     /// Flush steps the core has decided (trace `Flush` decisions) so far.
     pub flushes: u64,
     /// Send WQEs the core has fetched into its requesters' windows (trace `FetchSq` decisions) so far.
@@ -175,6 +183,9 @@ pub struct CoreSim {
     /// The core raised the interrupt and no one has taken it yet (`take_interrupt`).
     pub irq: bool,
 }
+
+/// Cycles the core is held in reset at the start.
+const RESET_CYCLES: u64 = 2;
 
 /// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
 pub const DMA_LATENCY: u64 = 62;
@@ -242,6 +253,11 @@ impl CoreSim {
             trace_fetch: q("trace_fetch"),
             trace_fetch_qpn: q("trace_fetch_qpn"),
             trace_fetch_idle: q("trace_fetch_idle"),
+            trace_req: q("trace_req"),
+            trace_req_qpn: q("trace_req_qpn"),
+            trace_req_nil: q("trace_req_nil"),
+            trace_req_idle: q("trace_req_idle"),
+            wqe_lent: q("wqe_lent"),
         };
         let mut c = CoreSim {
             sim,
@@ -267,6 +283,8 @@ impl CoreSim {
             leaving: Vec::new(),
             sent: VecDeque::new(),
             responses: 0,
+            requests: 0,
+            failed_requests: 0,
             cqes: VecDeque::new(),
             cqe_bytes: Vec::new(),
             cqes_written: 0,
@@ -279,7 +297,7 @@ impl CoreSim {
         c.sim.set(c.p.rd_ready, 1);
         c.sim.set(c.p.wr_ready, 1);
         c.sim.set(c.p.reset, 1);
-        for _ in 0..2 {
+        for _ in 0..RESET_CYCLES {
             c.step();
         }
         c.sim.set(c.p.reset, 0);
@@ -316,10 +334,16 @@ impl CoreSim {
 
     fn record(&mut self, d: Decision, outputs: Vec<Output>) {
         self.decisions += 1;
-        let time = self.sim.cycles() * self.ps_per_cycle;
+        let time = self.now_ps();
         if let Some(l) = &self.lockstep {
             lock(&l.log).decision(time, d, outputs);
         }
+    }
+
+    /// The time of a decision just taken (called after the clock edge): the core's own time in the cycle it
+    /// decided (`TIME_NS`, counted from the end of reset), which its timers read.
+    fn now_ps(&self) -> u64 {
+        self.sim.cycles().saturating_sub(RESET_CYCLES + 1) * self.ps_per_cycle
     }
 
     /// The Verilated top, for its other ports (the context read ports).
@@ -444,6 +468,9 @@ impl CoreSim {
         // read sends none).
         let sends = (self.sim.get(p.trace_tx) == 1)
             .then(|| (self.sim.get(p.trace_tx_qpn) as u32, self.sim.get(p.trace_tx_nil) == 0));
+        // A requester's decision, and whether it sends a packet (one whose WQE failed sends none).
+        let requests = (self.sim.get(p.trace_req) == 1)
+            .then(|| (self.sim.get(p.trace_req_qpn) as u32, self.sim.get(p.trace_req_nil) == 0));
         if self.sim.get(p.trace_eqe) == 1 {
             self.eqes.push_back(self.sim.get(p.trace_eq_slot) as u32);
         }
@@ -504,6 +531,17 @@ impl CoreSim {
             self.record(Decision::Tx(pick), Vec::new());
             self.check_due = true;
         }
+        if let Some((qpn, frame)) = requests {
+            let pick = TxPick::Qp { qpn, stream: Stream::Requester };
+            if frame {
+                self.requests += 1;
+                self.picks.push_back(pick);
+            } else {
+                self.failed_requests += 1;
+            }
+            self.record(Decision::Tx(pick), Vec::new());
+            self.check_due = true;
+        }
         if decided {
             self.frames += 1;
             let (frame, last_beat) =
@@ -511,7 +549,7 @@ impl CoreSim {
             if let (true, Some(c)) = (posted, self.cqes.back_mut()) {
                 c.3 = Some(last_beat);
             }
-            let time = self.sim.cycles() * self.ps_per_cycle;
+            let time = self.now_ps();
             if let Some(l) = &self.lockstep {
                 lock(&l.log).arrive(time, frame.clone());
             }
@@ -611,9 +649,13 @@ impl CoreSim {
         self.sent.drain(..).collect()
     }
 
-    /// No response is owed that the core knows of, and every frame it decided to send has left.
+    /// No response is owed that the core knows of, no requester is awake, and every frame it decided to send
+    /// has left.
     pub fn tx_quiet(&self) -> bool {
-        self.picks.is_empty() && self.leaving.is_empty() && self.sim.get(self.p.trace_tx_idle) == 1
+        self.picks.is_empty()
+            && self.leaving.is_empty()
+            && self.sim.get(self.p.trace_tx_idle) == 1
+            && self.sim.get(self.p.trace_req_idle) == 1
     }
 
     /// Hands `frame` to the MAC, to go in a beat a cycle after the frames before it (the MAC cannot be told
@@ -681,7 +723,7 @@ impl CoreSim {
             });
             let mut entries = Vec::new();
             for index in window {
-                while self.sim.get(self.p.trace_rx_idle) == 0 {
+                while self.sim.get(self.p.wqe_lent) == 0 {
                     self.step();
                 }
                 self.sim.set(self.sim.port("wqe_qpn"), u64::from(qpn));

@@ -261,3 +261,35 @@ impl Logic for DmaGather {
         self.walk.out_ready.next = self.out_ready.val();
     }
 }
+
+/// A gather list of one SGE (`addr`, `len` bytes), the rest of the list zero: a READ response's payload,
+/// read through the gather.
+#[derive(LogicBlock, Default)]
+pub struct OneSge {
+    pub addr: Signal<In, Bits<64>>,
+    pub len: Signal<In, Bits<16>>,
+    pub sges: Signal<Out, Bits<SGES_BITS>>,
+}
+
+impl Logic for OneSge {
+    fn update(&mut self) {
+        // Verified with the core, in lockstep with the model (driver/tests/rtl_responder.rs: READ responses).
+    }
+
+    fn connect(&mut self) {
+        self.sges.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let l = recv_sge();
+        let f = |n: &str| l.slice(n).map(|(lsb, w)| (lsb as usize, w as usize)).expect("an SGE field");
+        let ((a_lsb, a_w), (n_lsb, n_w)) = (f("addr"), f("length"));
+        custom_module(vec![
+            "always @(*) begin".to_string(),
+            format!("    sges = {SGES_BITS}'d0;"),
+            format!("    sges[{}:{a_lsb}] = addr;", a_lsb + a_w - 1),
+            format!("    sges[{}:{n_lsb}] = {{{}'d0, len}};", n_lsb + n_w - 1, n_w - 16),
+            "end".into(),
+        ])
+    }
+}

@@ -46,6 +46,8 @@ pub struct Mmio {
     pub db_valid: Signal<Out, Bit>,
     pub db_addr: Signal<Out, Bits<ADDR_BITS>>,
     pub db_val: Signal<Out, Bits<32>>,
+    /// The device's time (`TIME_NS`), in nanoseconds since reset: the timers' clock.
+    pub now_ns: Signal<Out, Bits<64>>,
     info: Param<DeviceInfo>,
 }
 
@@ -67,6 +69,7 @@ impl Mmio {
             db_valid: Signal::default(),
             db_addr: Signal::default(),
             db_val: Signal::default(),
+            now_ns: Signal::default(),
             info: Param(info),
         }
     }
@@ -85,6 +88,7 @@ impl Logic for Mmio {
         self.db_valid.connect();
         self.db_addr.connect();
         self.db_val.connect();
+        self.now_ns.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -188,6 +192,7 @@ pub fn verilog(d: &DeviceInfo) -> Vec<String> {
     w("    end".into());
     w("end".into());
     w("always @(*) cmd_mailbox = mb_iova;".into());
+    w("always @(*) now_ns = time_ns;".into());
     w(format!(
         "always @(*) begin db_valid = write && !reset && addr >= {}; db_addr = addr; db_val = wdata; end",
         a(doorbell::QP_DB_BASE)

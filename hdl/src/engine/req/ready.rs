@@ -60,6 +60,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let op = |o: SendOp| format!("{} == 4'd{}", w("op"), o as u8);
     vec![
         format!("wire [{}:0] cursor = {};", ww - 1, r("cursor")),
+        "wire unused_in = ^attr ^ ^req ^ ^wqe;".into(),
         format!("wire in_window = cursor < {};", r("wqes")),
         format!("wire started = {};", w("started")),
         format!(

@@ -1,0 +1,721 @@
+//! `ReqTx`: the requester's transmit side, the model's `req::next_frame` for a QP the scheduler picked, and
+//! the scheduler itself (`tx_ready` for the requester stream: `ReqReady`, an RC QP, its source GID set).
+//!
+//! Which QPs may have a packet to send is kept as `FetchWake` keeps it for the fetch: a bit a QP, set when a
+//! WQE is fetched into its window or a command writes it, cleared when a visit finds it not ready (unless it
+//! was woken during the visit); the next to visit is the first awake after the last visited, round robin. A
+//! visit holds the engines' context port from the contexts' read to the decision: the `qp_attr` and `qp_req`
+//! records, the GID entry, then the window entry at the cursor (`Rings::window`). A QP that may send has, for
+//! a WQE already started, its first PSN found (`PsnWalk`: the packed context does not keep it), then its SQ
+//! slot read again (`SendDesc`), the packet segmented (`ReqSeg`) and its headers built (`TxHeaders`), and its
+//! payload gathered (`DmaGather`, shared with the responder's READ responses: the SGEs, or the slot's inline
+//! bytes as one piece). The decision (`decided`, the trace's `Tx` of the requester stream) is taken in the
+//! cycle the TX pipeline takes the packet's record: `qp_req` written back (`ReqStep`) and the entry marked
+//! started. A slot that cannot be read or parsed again (LocQpOpErr), or a payload that cannot be gathered
+//! (LocProtErr, its bytes dropped), sends nothing (`nil`): the entry is finished with that error, `oldest`
+//! moved past it as the model's `settle_oldest` moves it (`OldestWalk`).
+//!
+//! Not built yet: a failed entry that is the window's front retires at once in the model (its CQE, the QP to
+//! ERR); here it stays finished in the window, which lockstep reports. DCQCN's reaction point is not kept:
+//! the requester is never paced.
+
+use super::desc::SendDesc;
+use super::ready::{ReqReady, WQE_BITS};
+use super::seg::ReqSeg;
+use super::window::{entry_packets, FetchWake, OldestWalk, PsnWalk};
+use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
+use crate::engine::headers::TxHeaders;
+use crate::engine::resp::recv_wqe::SGES_BITS;
+use crate::kit::*;
+use crate::record::{build, slice, width};
+use crate::rx::meta;
+use wire::contract::profile::Profile;
+use wire::contract::qpc::{qp_context, recv_sge, TICK_BITS};
+use wire::contract::verbs::WcStatus;
+use wire::contract::wqe::{SendOp, SEND_DATA};
+use wire::opcode::hdr;
+use wire::Opcode;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum ReqTxState {
+    Idle,
+    /// A QP picked: its contexts being read.
+    Look,
+    /// The contexts are in: the window entry at the cursor being read.
+    Ctx,
+    /// The entry is in: ready or not.
+    Entry,
+    /// A started entry's first PSN being found.
+    Walk,
+    /// The WQE's slot being read again.
+    Desc,
+    /// The payload being gathered.
+    Gather,
+    /// The record offered to the TX pipeline: the decision when it is taken.
+    Emit,
+    /// The packet failed: `oldest` being found past the entry.
+    FailWalk,
+    /// The packet failed: the decision (nothing sent).
+    Fail,
+}
+
+#[derive(LogicBlock)]
+pub struct ReqTx {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Wake-ups: a WQE fetched into QP `fetched_qpn`'s window, a command on QP `cmd_qpn`.
+    pub fetched: Signal<In, Bit>,
+    pub fetched_qpn: Signal<In, Bits<24>>,
+    pub cmd: Signal<In, Bit>,
+    pub cmd_qpn: Signal<In, Bits<24>>,
+    /// The context port is another's this cycle, or another wants it.
+    pub hold: Signal<In, Bit>,
+    /// Holding the context port.
+    pub ctx_busy: Signal<Out, Bit>,
+    /// No QP awake, none in hand.
+    pub idle: Signal<Out, Bit>,
+    /// The engines' context port (`CmdExec`'s `rs_*`).
+    pub qp_index: Signal<Out, Bits<24>>,
+    pub qp_valid: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub req: Signal<In, Bits<REQ_BITS>>,
+    pub gid_index: Signal<Out, Bits<4>>,
+    pub gid: Signal<In, Bits<128>>,
+    pub gid_valid: Signal<In, Bit>,
+    pub mac: Signal<In, Bits<48>>,
+    pub req_we: Signal<Out, Bit>,
+    pub req_next: Signal<Out, Bits<REQ_BITS>>,
+    /// The windows' read port (the entry of `win_slot` of QP `qp_index` the next cycle) and write port.
+    pub win_slot: Signal<Out, Bits<8>>,
+    pub win_entry: Signal<In, Bits<WQE_BITS>>,
+    pub win_we: Signal<Out, Bit>,
+    pub win_w_slot: Signal<Out, Bits<8>>,
+    pub win_w: Signal<Out, Bits<WQE_BITS>>,
+    /// The slot's read (a requester of `DmaReadMux`).
+    pub rd_valid: Signal<Out, Bit>,
+    pub rd_ready: Signal<In, Bit>,
+    pub rd_addr: Signal<Out, Bits<64>>,
+    pub rd_len: Signal<Out, Bits<16>>,
+    pub cpl_valid: Signal<In, Bit>,
+    pub cpl_data: Signal<In, Bits<64>>,
+    pub cpl_err: Signal<In, Bit>,
+    pub cpl_last: Signal<In, Bit>,
+    /// The payload's gather (`DmaGather`, while this block holds the context port).
+    pub g_start: Signal<Out, Bit>,
+    pub g_sges: Signal<Out, Bits<SGES_BITS>>,
+    pub g_count: Signal<Out, Bits<8>>,
+    pub g_off: Signal<Out, Bits<32>>,
+    pub g_len: Signal<Out, Bits<32>>,
+    pub g_busy: Signal<In, Bit>,
+    pub g_done: Signal<In, Bit>,
+    pub g_err: Signal<In, Bit>,
+    pub g_drop: Signal<Out, Bit>,
+    /// The timer tick now (the ACK timer is armed from it).
+    pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
+    /// The packet's TX record (its payload comes from the gather).
+    pub meta: Signal<Out, Bits<{ meta::BITS }>>,
+    pub meta_valid: Signal<Out, Bit>,
+    pub meta_ready: Signal<In, Bit>,
+    /// The decision trace: QP `tx_qpn`'s requester sent this cycle; with `nil`, nothing (the packet failed).
+    pub decided: Signal<Out, Bit>,
+    pub nil: Signal<Out, Bit>,
+    pub tx_qpn: Signal<Out, Bits<24>>,
+    state: DFF<ReqTxState>,
+    qpn: DFF<Bits<24>>,
+    first: DFF<Bits<24>>,
+    /// The packet failed, and with what.
+    status: DFF<Bits<5>>,
+    oldest_at: DFF<Bits<8>>,
+    wake: FetchWake,
+    sendable: ReqReady,
+    psn_walk: PsnWalk,
+    oldest_walk: OldestWalk,
+    desc: SendDesc,
+    seg: ReqSeg,
+    headers: TxHeaders,
+    step: ReqStep,
+    qp_op_err: Constant<Bits<5>>,
+    prot_err: Constant<Bits<5>>,
+}
+
+impl ReqTx {
+    pub fn new(profile: Profile) -> Self {
+        ReqTx {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            fetched: Signal::default(),
+            fetched_qpn: Signal::default(),
+            cmd: Signal::default(),
+            cmd_qpn: Signal::default(),
+            hold: Signal::default(),
+            ctx_busy: Signal::default(),
+            idle: Signal::default(),
+            qp_index: Signal::default(),
+            qp_valid: Signal::default(),
+            attr: Signal::default(),
+            req: Signal::default(),
+            gid_index: Signal::default(),
+            gid: Signal::default(),
+            gid_valid: Signal::default(),
+            mac: Signal::default(),
+            req_we: Signal::default(),
+            req_next: Signal::default(),
+            win_slot: Signal::default(),
+            win_entry: Signal::default(),
+            win_we: Signal::default(),
+            win_w_slot: Signal::default(),
+            win_w: Signal::default(),
+            rd_valid: Signal::default(),
+            rd_ready: Signal::default(),
+            rd_addr: Signal::default(),
+            rd_len: Signal::default(),
+            cpl_valid: Signal::default(),
+            cpl_data: Signal::default(),
+            cpl_err: Signal::default(),
+            cpl_last: Signal::default(),
+            g_start: Signal::default(),
+            g_sges: Signal::default(),
+            g_count: Signal::default(),
+            g_off: Signal::default(),
+            g_len: Signal::default(),
+            g_busy: Signal::default(),
+            g_done: Signal::default(),
+            g_err: Signal::default(),
+            g_drop: Signal::default(),
+            tick: Signal::default(),
+            meta: Signal::default(),
+            meta_valid: Signal::default(),
+            meta_ready: Signal::default(),
+            decided: Signal::default(),
+            nil: Signal::default(),
+            tx_qpn: Signal::default(),
+            state: DFF::default(),
+            qpn: DFF::default(),
+            first: DFF::default(),
+            status: DFF::default(),
+            oldest_at: DFF::default(),
+            wake: FetchWake::new(profile),
+            sendable: ReqReady::new(profile),
+            psn_walk: PsnWalk::new(profile),
+            oldest_walk: OldestWalk::new(profile),
+            desc: SendDesc::new(profile),
+            seg: ReqSeg::new(profile),
+            headers: TxHeaders::new(profile),
+            step: ReqStep::new(profile),
+            qp_op_err: Constant::new(u64::from(WcStatus::LocQpOpErr as u8).into()),
+            prot_err: Constant::new(u64::from(WcStatus::LocProtErr as u8).into()),
+        }
+    }
+}
+
+impl Logic for ReqTx {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, qpn, first, status, oldest_at);
+        self.wake.clock.next = self.clock.val();
+        self.wake.reset.next = self.reset.val();
+        self.wake.rung.next = self.fetched.val();
+        self.wake.rung_qpn.next = self.fetched_qpn.val();
+        self.wake.cmd.next = self.cmd.val();
+        self.wake.cmd_qpn.next = self.cmd_qpn.val();
+        self.wake.visit.next = false;
+        self.wake.visit_qpn.next = self.qpn.q.val();
+        self.wake.clear.next = false;
+
+        self.step.attr.next = self.attr.val();
+        self.step.req.next = self.req.val();
+        self.step.entry.next = self.win_entry.val();
+        self.step.next_psn.next = self.seg.next_psn.val();
+        self.step.last.next = self.seg.last.val();
+        self.step.since_next.next = self.seg.since_next.val();
+        self.step.tick.next = self.tick.val();
+        self.step.fail.next = false;
+        self.step.status.next = self.status.q.val();
+        self.step.oldest_at.next = self.oldest_at.q.val();
+        self.step.hdr.next = self.headers.meta.val();
+        self.step.solicited.next = self.seg.solicited.val();
+        self.step.has_reth.next = self.seg.has_reth.val();
+        self.step.reth_va.next = self.seg.reth_va.val();
+        self.step.reth_len.next = self.seg.reth_len.val();
+        self.step.payload_len.next = self.seg.payload_len.val();
+        self.step.rkey.next = self.desc.rkey.val();
+        self.step.va.next = self.desc.va.val();
+        self.step.swap_add.next = self.desc.swap_add.val();
+        self.step.compare.next = self.desc.compare.val();
+        self.step.imm.next = self.desc.imm.val();
+        self.step.inline.next = self.desc.inline.val();
+        self.step.num.next = self.desc.num.val();
+        self.step.slot_addr.next = self.desc.slot_addr.val();
+        self.step.sges.next = self.desc.sges.val();
+        self.step.count.next = self.desc.count.val();
+        self.step.off.next = self.seg.off.val();
+
+        self.sendable.attr.next = self.attr.val();
+        self.sendable.req.next = self.req.val();
+        self.sendable.wqe.next = self.win_entry.val();
+
+        self.psn_walk.clock.next = self.clock.val();
+        self.psn_walk.reset.next = self.reset.val();
+        self.psn_walk.start.next = false;
+        self.psn_walk.attr.next = self.attr.val();
+        self.psn_walk.base.next = self.step.base.val();
+        self.psn_walk.from.next = self.step.cursor.val();
+        self.psn_walk.count.next = self.step.wqes.val();
+        self.psn_walk.psn.next = self.step.psn.val();
+        self.psn_walk.r_entry.next = self.win_entry.val();
+        self.oldest_walk.clock.next = self.clock.val();
+        self.oldest_walk.reset.next = self.reset.val();
+        self.oldest_walk.start.next = false;
+        self.oldest_walk.base.next = self.step.base.val();
+        self.oldest_walk.from.next = self.step.cursor_next.val();
+        self.oldest_walk.count.next = self.step.wqes.val();
+        self.oldest_walk.r_entry.next = self.win_entry.val();
+
+        self.desc.clock.next = self.clock.val();
+        self.desc.reset.next = self.reset.val();
+        self.desc.start.next = false;
+        self.desc.attr.next = self.attr.val();
+        self.desc.index.next = self.step.index.val();
+        self.rd_valid.next = self.desc.rd_valid.val();
+        self.desc.rd_ready.next = self.rd_ready.val();
+        self.rd_addr.next = self.desc.rd_addr.val();
+        self.rd_len.next = self.desc.rd_len.val();
+        self.desc.cpl_valid.next = self.cpl_valid.val();
+        self.desc.cpl_data.next = self.cpl_data.val();
+        self.desc.cpl_err.next = self.cpl_err.val();
+        self.desc.cpl_last.next = self.cpl_last.val();
+
+        self.seg.attr.next = self.attr.val();
+        self.seg.op.next = self.step.op.val();
+        self.seg.flags.next = self.step.flags.val();
+        self.seg.len.next = self.step.len.val();
+        self.seg.first.next = self.first.q.val();
+        self.seg.psn.next = self.step.cursor_psn.val();
+        self.seg.va.next = self.desc.va.val();
+        self.seg.since.next = self.step.since.val();
+
+        self.headers.clock.next = self.clock.val();
+        self.headers.attr.next = self.attr.val();
+        self.gid_index.next = self.headers.gid_index.val();
+        self.headers.gid.next = self.gid.val();
+        self.headers.gid_valid.next = self.gid_valid.val();
+        self.headers.mac.next = self.mac.val();
+        self.headers.opcode.next = self.seg.opcode.val();
+        self.headers.psn.next = self.step.cursor_psn.val();
+        self.headers.ack_req.next = self.seg.ack_req.val();
+
+        self.qp_index.next = self.qpn.q.val();
+        self.tx_qpn.next = self.qpn.q.val();
+        self.req_next.next = self.step.req_next.val();
+        self.win_slot.next = self.step.cursor_slot.val();
+        self.win_w_slot.next = self.step.cursor_slot.val();
+        self.win_w.next = self.step.entry_next.val();
+        self.g_sges.next = self.step.g_sges.val();
+        self.g_count.next = self.step.g_count.val();
+        self.g_off.next = self.step.g_off.val();
+        self.g_len.next = self.step.g_len.val();
+        self.meta.next = self.step.meta.val();
+
+        self.req_we.next = false;
+        self.win_we.next = false;
+        self.g_start.next = false;
+        self.g_drop.next = false;
+        self.meta_valid.next = false;
+        self.decided.next = false;
+        self.nil.next = false;
+        self.ctx_busy.next = true;
+        self.idle.next = false;
+        match self.state.q.val() {
+            ReqTxState::Idle => {
+                self.ctx_busy.next = false;
+                self.idle.next = !self.wake.any.val();
+                if self.wake.any.val() & !self.hold.val() & !self.g_busy.val() {
+                    self.qpn.d.next = self.wake.pick.val();
+                    self.state.d.next = ReqTxState::Look;
+                }
+            }
+            ReqTxState::Look => {
+                self.wake.visit.next = true;
+                self.state.d.next = ReqTxState::Ctx;
+            }
+            ReqTxState::Ctx => {
+                self.state.d.next = ReqTxState::Entry;
+            }
+            ReqTxState::Entry => {
+                if self.sendable.ready.val() & self.qp_valid.val() & !self.step.raw.val() & self.gid_valid.val() {
+                    if self.step.started.val() {
+                        self.psn_walk.start.next = true;
+                        self.state.d.next = ReqTxState::Walk;
+                    } else {
+                        // A WQE not started yet starts at the requester's next PSN.
+                        self.first.d.next = self.step.psn.val();
+                        self.desc.start.next = true;
+                        self.state.d.next = ReqTxState::Desc;
+                    }
+                } else {
+                    self.wake.clear.next = true;
+                    self.state.d.next = ReqTxState::Idle;
+                }
+            }
+            ReqTxState::Walk => {
+                self.win_slot.next = self.psn_walk.r_slot.val();
+                if self.psn_walk.done.val() {
+                    self.first.d.next = self.psn_walk.first.val();
+                    self.desc.start.next = true;
+                    self.state.d.next = ReqTxState::Desc;
+                }
+            }
+            ReqTxState::Desc => {
+                if self.desc.done.val() {
+                    if self.desc.ok.val() {
+                        self.g_start.next = true;
+                        self.state.d.next = ReqTxState::Gather;
+                    } else {
+                        self.status.d.next = self.qp_op_err.val();
+                        self.state.d.next = ReqTxState::Fail;
+                        if self.step.oldest_here.val() {
+                            self.oldest_walk.start.next = true;
+                            self.state.d.next = ReqTxState::FailWalk;
+                        }
+                    }
+                }
+            }
+            ReqTxState::Gather => {
+                if self.g_done.val() {
+                    if self.g_err.val() {
+                        self.g_drop.next = true;
+                        self.status.d.next = self.prot_err.val();
+                        self.state.d.next = ReqTxState::Fail;
+                        if self.step.oldest_here.val() {
+                            self.oldest_walk.start.next = true;
+                            self.state.d.next = ReqTxState::FailWalk;
+                        }
+                    } else {
+                        self.state.d.next = ReqTxState::Emit;
+                    }
+                }
+            }
+            ReqTxState::Emit => {
+                // The decision as the TX pipeline takes the record: nothing sent after it can overtake it.
+                self.meta_valid.next = true;
+                if self.meta_ready.val() {
+                    self.req_we.next = true;
+                    self.win_we.next = true;
+                    self.decided.next = true;
+                    self.state.d.next = ReqTxState::Idle;
+                }
+            }
+            ReqTxState::FailWalk => {
+                self.win_slot.next = self.oldest_walk.r_slot.val();
+                if self.oldest_walk.done.val() {
+                    self.oldest_at.d.next = self.oldest_walk.at.val();
+                    self.state.d.next = ReqTxState::Fail;
+                }
+            }
+            ReqTxState::Fail => {
+                self.step.fail.next = true;
+                self.req_we.next = true;
+                self.win_we.next = true;
+                self.decided.next = true;
+                self.nil.next = true;
+                self.state.d.next = ReqTxState::Idle;
+            }
+            _ => {
+                self.state.d.next = ReqTxState::Idle;
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = ReqTxState::Idle;
+        }
+    }
+}
+
+/// What the packet of the QP in hand does to its contexts, and its TX record: from the QP's `qp_attr` and
+/// `qp_req`, the entry at the cursor, `ReqSeg`'s answers and the tick now, the `qp_req` record
+/// after the packet (the model's `req::start` for an entry not started, the cursor, cursor PSN, high PSN
+/// and AckReq count moved on, the ACK timer armed if it was not) or, with `fail`, after the entry failed
+/// with `status` (`start` then `finish`: the PSNs given, the READ or atomic's place given back, `oldest`
+/// moved to `oldest_at` if it was the entry), and the entry after (started; finished with `status` on a
+/// failure). Also the fields the block needs by name (`qp_req`'s and the entry's, the SQ counter of the
+/// entry and its window slot), the gather's list (the SGEs, or the slot's inline bytes as one) and the TX
+/// record: the headers with the solicited bit, the RETH, the AtomicETH, the immediate and the payload length.
+#[derive(LogicBlock)]
+pub struct ReqStep {
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub req: Signal<In, Bits<REQ_BITS>>,
+    pub entry: Signal<In, Bits<WQE_BITS>>,
+    pub next_psn: Signal<In, Bits<24>>,
+    pub last: Signal<In, Bit>,
+    pub since_next: Signal<In, Bits<6>>,
+    pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
+    pub fail: Signal<In, Bit>,
+    pub status: Signal<In, Bits<5>>,
+    pub oldest_at: Signal<In, Bits<8>>,
+    pub hdr: Signal<In, Bits<{ meta::BITS }>>,
+    pub solicited: Signal<In, Bit>,
+    pub has_reth: Signal<In, Bit>,
+    pub reth_va: Signal<In, Bits<64>>,
+    pub reth_len: Signal<In, Bits<32>>,
+    pub payload_len: Signal<In, Bits<16>>,
+    pub rkey: Signal<In, Bits<32>>,
+    pub va: Signal<In, Bits<64>>,
+    pub swap_add: Signal<In, Bits<64>>,
+    pub compare: Signal<In, Bits<64>>,
+    pub imm: Signal<In, Bits<32>>,
+    pub inline: Signal<In, Bit>,
+    pub num: Signal<In, Bits<16>>,
+    pub slot_addr: Signal<In, Bits<64>>,
+    pub sges: Signal<In, Bits<SGES_BITS>>,
+    pub count: Signal<In, Bits<8>>,
+    pub off: Signal<In, Bits<32>>,
+    pub req_next: Signal<Out, Bits<REQ_BITS>>,
+    pub entry_next: Signal<Out, Bits<WQE_BITS>>,
+    pub raw: Signal<Out, Bit>,
+    pub started: Signal<Out, Bit>,
+    pub oldest_here: Signal<Out, Bit>,
+    pub op: Signal<Out, Bits<4>>,
+    pub flags: Signal<Out, Bits<4>>,
+    pub len: Signal<Out, Bits<32>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub cursor_psn: Signal<Out, Bits<24>>,
+    pub since: Signal<Out, Bits<6>>,
+    pub wqes: Signal<Out, Bits<8>>,
+    pub cursor: Signal<Out, Bits<8>>,
+    pub cursor_next: Signal<Out, Bits<8>>,
+    pub base: Signal<Out, Bits<16>>,
+    pub index: Signal<Out, Bits<16>>,
+    pub cursor_slot: Signal<Out, Bits<8>>,
+    pub g_sges: Signal<Out, Bits<SGES_BITS>>,
+    pub g_count: Signal<Out, Bits<8>>,
+    pub g_off: Signal<Out, Bits<32>>,
+    pub g_len: Signal<Out, Bits<32>>,
+    pub meta: Signal<Out, Bits<{ meta::BITS }>>,
+    profile: Param<Profile>,
+}
+
+impl ReqStep {
+    pub fn new(profile: Profile) -> Self {
+        ReqStep {
+            attr: Signal::default(),
+            req: Signal::default(),
+            entry: Signal::default(),
+            next_psn: Signal::default(),
+            last: Signal::default(),
+            since_next: Signal::default(),
+            tick: Signal::default(),
+            fail: Signal::default(),
+            status: Signal::default(),
+            oldest_at: Signal::default(),
+            hdr: Signal::default(),
+            solicited: Signal::default(),
+            has_reth: Signal::default(),
+            reth_va: Signal::default(),
+            reth_len: Signal::default(),
+            payload_len: Signal::default(),
+            rkey: Signal::default(),
+            va: Signal::default(),
+            swap_add: Signal::default(),
+            compare: Signal::default(),
+            imm: Signal::default(),
+            inline: Signal::default(),
+            num: Signal::default(),
+            slot_addr: Signal::default(),
+            sges: Signal::default(),
+            count: Signal::default(),
+            off: Signal::default(),
+            req_next: Signal::default(),
+            entry_next: Signal::default(),
+            raw: Signal::default(),
+            started: Signal::default(),
+            oldest_here: Signal::default(),
+            op: Signal::default(),
+            flags: Signal::default(),
+            len: Signal::default(),
+            psn: Signal::default(),
+            cursor_psn: Signal::default(),
+            since: Signal::default(),
+            wqes: Signal::default(),
+            cursor: Signal::default(),
+            cursor_next: Signal::default(),
+            base: Signal::default(),
+            index: Signal::default(),
+            cursor_slot: Signal::default(),
+            g_sges: Signal::default(),
+            g_count: Signal::default(),
+            g_off: Signal::default(),
+            g_len: Signal::default(),
+            meta: Signal::default(),
+            profile: Param(profile),
+        }
+    }
+}
+
+impl Logic for ReqStep {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+    }
+
+    fn connect(&mut self) {
+        self.req_next.connect();
+        self.entry_next.connect();
+        self.raw.connect();
+        self.started.connect();
+        self.oldest_here.connect();
+        self.op.connect();
+        self.flags.connect();
+        self.len.connect();
+        self.psn.connect();
+        self.cursor_psn.connect();
+        self.since.connect();
+        self.wqes.connect();
+        self.cursor.connect();
+        self.cursor_next.connect();
+        self.base.connect();
+        self.index.connect();
+        self.cursor_slot.connect();
+        self.g_sges.connect();
+        self.g_count.connect();
+        self.g_off.connect();
+        self.g_len.connect();
+        self.meta.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(step_verilog(&self.profile.0))
+    }
+}
+
+/// The opcodes (of every class) that carry extended header `h`, as a Verilog condition on `opcode`.
+fn carries(h: u16) -> String {
+    let codes: Vec<String> = (0..=255u8)
+        .filter(|&o| Opcode(o).info().is_some_and(|i| i.has(h)))
+        .map(|o| format!("opc == 8'h{o:02x}"))
+        .collect();
+    if codes.is_empty() {
+        "1'b0".into()
+    } else {
+        codes.join(" || ")
+    }
+}
+
+/// The Verilog body of `ReqStep` for profile `p`.
+pub fn step_verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let (al, rl, wl) = (&c.attr, &c.req, &c.wqe);
+    let a = |n: &str| slice(al, "attr", n);
+    let r = |n: &str| slice(rl, "req", n);
+    let w = |n: &str| slice(wl, "entry", n);
+    let (wb, rw, t) = (width(rl, "wqes"), width(rl, "rd_atomic"), TICK_BITS);
+    assert!(wb < 8, "a window index fits the walks' 8 bits with room");
+    assert_eq!(width(rl, "timer"), t, "the ACK timer holds a whole tick");
+    let op = |o: SendOp| format!("{} == 4'd{}", w("op"), o as u8);
+    let mut v = entry_packets(&c, "entry", "attr");
+    let sl = recv_sge();
+    let field = |n: &str| sl.slice(n).map(|(lsb, w)| (lsb as usize, w as usize)).expect("an SGE field");
+    let ((alsb, aw), (llsb, lw)) = (field("addr"), field("length"));
+    v.extend([
+        format!("wire [7:0] opc = {};", meta::select("hdr", "opcode")),
+        format!(
+            "wire rd_op = {} || {} || {};",
+            op(SendOp::RdmaRead),
+            op(SendOp::AtomicCmpSwp),
+            op(SendOp::AtomicFetchAdd)
+        ),
+        format!("wire was_started = {};", w("started")),
+        format!("wire [{}:0] cur = {};", wb - 1, r("cursor")),
+        format!("wire [{}:0] nwqes = {};", wb - 1, r("wqes")),
+        format!("wire [15:0] sq_base = {} - {{{}'d0, nwqes}};", a("sq_ci"), 16 - wb),
+        format!("wire [23:0] behind = {} - {};", r("cursor_psn"), r("high_psn")),
+        "wire retransmit = behind[23];".into(),
+        "wire unused_behind = ^behind[22:0];".into(),
+        format!("wire [4:0] tmo = {};", a("timeout")),
+        format!("wire [{}:0] deadline = tick + ({t}'d4 << tmo);", t - 1),
+        format!("wire arm = !{} && tmo != 5'd0;", r("timer_valid")),
+        format!("wire [{}:0] inline_sge = 0;", SGES_BITS - 1),
+        format!("wire [63:0] inline_addr = slot_addr + 64'd{SEND_DATA};"),
+    ]);
+    let (rd, req_e) = build(rl, "req", "rs", |name, _| {
+        Some(match name {
+            "cursor" => format!("fail ? cur : cur + {{{}'d0, last}}", wb - 1),
+            "oldest" => format!("(fail && {} == cur) ? oldest_at[{}:0] : {}", r("oldest"), wb - 1, r("oldest")),
+            "rd_atomic" => format!(
+                "{} + ((!was_started && rd_op) ? {rw}'d1 : {rw}'d0) - ((fail && rd_op) ? {rw}'d1 : {rw}'d0)",
+                r("rd_atomic")
+            ),
+            "psn" => format!("was_started ? {} : {} + npkts", r("psn"), r("psn")),
+            "cursor_psn" => format!("fail ? {} : next_psn", r("cursor_psn")),
+            "high_psn" => format!("(fail || retransmit) ? {} : next_psn", r("high_psn")),
+            "pkts_since_ackreq" => format!("fail ? {} : since_next", r("pkts_since_ackreq")),
+            "timer_valid" => format!("(!fail && arm) ? 1'b1 : {}", r("timer_valid")),
+            "timer" => format!("(!fail && arm) ? deadline : {}", r("timer")),
+            _ => return None,
+        })
+    });
+    v.extend(rd);
+    let (ed, entry_e) = build(wl, "entry", "es", |name, _| {
+        Some(match name {
+            "started" => "1'b1".into(),
+            "acked" | "error_valid" => format!("fail ? 1'b1 : {}", w(name)),
+            "status" => format!("fail ? status : {}", w("status")),
+            "vendor_err" => format!("fail ? 8'd0 : {}", w("vendor_err")),
+            _ => return None,
+        })
+    });
+    v.extend(ed);
+    let set = |name: &str, val: &str| {
+        let (lsb, bits) = meta::field(name);
+        format!("    meta[{}:{lsb}] = {val};", lsb + bits - 1)
+    };
+    let flag = |name: &str, val: &str| {
+        let (lsb, _) = meta::field(name);
+        format!("    meta[{lsb}] = {val};")
+    };
+    v.extend([
+        format!("wire has_atomic = {};", carries(hdr::ATOMIC_ETH)),
+        format!("wire has_immdt = {};", carries(hdr::IMMDT)),
+        format!("wire has_ieth = {};", carries(hdr::IETH)),
+        "wire unused_in = ^oldest_at ^ ^entry ^ ^attr ^ ^req;".into(),
+        "always @(*) begin".into(),
+        format!("    req_next = {{{}'d0, {req_e}}};", REQ_BITS - rl.width() as usize),
+        format!("    entry_next = {{{}'d0, {entry_e}}};", WQE_BITS - wl.width() as usize),
+        format!("    raw = {};", a("raw")),
+        "    started = was_started;".into(),
+        format!("    oldest_here = {} == cur;", r("oldest")),
+        format!("    op = {};", w("op")),
+        format!("    flags = {};", w("flags")),
+        format!("    len = {};", w("len")),
+        format!("    psn = {};", r("psn")),
+        format!("    cursor_psn = {};", r("cursor_psn")),
+        format!("    since = {};", r("pkts_since_ackreq")),
+        format!("    wqes = {{{}'d0, nwqes}};", 8 - wb),
+        format!("    cursor = {{{}'d0, cur}};", 8 - wb),
+        format!("    cursor_next = {{{}'d0, cur}} + 8'd1;", 8 - wb),
+        "    base = sq_base;".into(),
+        format!("    index = sq_base + {{{}'d0, cur}};", 16 - wb),
+        format!("    cursor_slot = sq_base[7:0] + {{{}'d0, cur}};", 8 - wb),
+        "    g_sges = inline ? inline_sge : sges;".into(),
+        format!("    g_sges[{}:{alsb}] = inline ? inline_addr : sges[{}:{alsb}];", alsb + aw - 1, alsb + aw - 1),
+        format!(
+            "    g_sges[{}:{llsb}] = inline ? {{{}'d0, num}} : sges[{}:{llsb}];",
+            llsb + lw - 1,
+            lw - 16,
+            llsb + lw - 1
+        ),
+        "    g_count = inline ? 8'd1 : count;".into(),
+        "    g_off = off;".into(),
+        "    g_len = {16'd0, payload_len};".into(),
+        "    meta = hdr;".into(),
+        flag("solicited", "solicited"),
+        flag("has_reth", "has_reth"),
+        set("reth", "has_reth ? {reth_va, rkey, reth_len} : 128'd0"),
+        flag("has_atomic_eth", "has_atomic"),
+        set("atomic_eth", "has_atomic ? {va, rkey, swap_add, compare} : 224'd0"),
+        flag("has_immdt", "has_immdt"),
+        set("immdt", "has_immdt ? imm : 32'd0"),
+        flag("has_ieth", "has_ieth"),
+        set("ieth", "has_ieth ? imm : 32'd0"),
+        set("payload_len", "payload_len"),
+        "end".into(),
+    ]);
+    v
+}
