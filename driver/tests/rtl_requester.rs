@@ -196,7 +196,9 @@ fn send_requests(core_qps: u32) {
     (inline.send_flags, inline.imm_data) = (inline.send_flags | send_flags::INLINE, 0xCAFE_0001);
     let mut write = req(3, SendOp::RdmaWrite, vec![b.sge(0x1000, 5000)]);
     write.remote_addr = remote(0x2000);
-    let three = req(4, SendOp::Send, vec![b.sge(0x4000, 100), b.sge(0x4200, 0), b.sge(0x4400, 200), b.sge(0x4800, 1)]);
+    let mut three =
+        req(4, SendOp::Send, vec![b.sge(0x4000, 100), b.sge(0x4200, 0), b.sge(0x4400, 200), b.sge(0x4800, 1)]);
+    three.send_flags |= send_flags::SOLICITED;
     let mut write_imm = req(5, SendOp::RdmaWriteWithImm, vec![b.sge(0x5000, 2000)]);
     (write_imm.remote_addr, write_imm.imm_data) = (remote(0x6000), 0xCAFE_0002);
     let mut read = req(6, SendOp::RdmaRead, vec![b.sge(0x9000, 3000)]);
@@ -269,6 +271,121 @@ fn send_requests(core_qps: u32) {
     eprintln!(
         "RTL requests ({core_qps} QPs): {} packets sent in {} cycles, {} decisions in lockstep",
         core.requests().0,
+        core.cycles(),
+        r.events
+    );
+}
+
+/// SENDs and WRITEs from the core complete: the model host's ACKs walk the core's windows (a coalesced ACK
+/// finishing several WQEs, an ACK within a long WRITE moving `comp_psn` only), the finished WQEs retire in SQ
+/// order with their CQEs (the signaled ones; an unsignaled one leaves quietly), the windows refill from the
+/// SQs as they drain, and a WQE that failed at its fetch completes in error behind the ones before it and
+/// takes its QP to ERR. Responses other than ACKs (READ responses, atomic ACKs) are not built yet.
+#[test]
+fn acks_complete_the_rtl_cores_sends_and_writes() {
+    let seed = seed();
+    let mut rng = model::rng::Rng::new(seed);
+    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0xFF_FF00);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
+    b.buf.write(0, &src).expect("the sources");
+    for r in 0..8u64 {
+        let sge = a.sge(0x8000 + 0x800 * r, 0x800);
+        a.qps[0].post_recv(&RecvWr { wr_id: 0x50 + r, sg_list: vec![sge] }).expect("a receive posted");
+    }
+    // QP 0: 14 WQEs, more than its window holds: WRITEs of 1 to 3 packets, some unsignaled, and SENDs.
+    let mut want_a = vec![0u8; BUF];
+    let mut wqes = Vec::new();
+    let mut sends = 0u64;
+    for i in 0..14u64 {
+        let len = 1 + rng.below(3000) as u32;
+        let from = 0x4000 * (i % 2) + rng.below(0x1000);
+        let mut wr = SendWr {
+            wr_id: 0x100 + i,
+            opcode: Some(SendOp::RdmaWrite),
+            send_flags: if i % 3 == 2 { 0 } else { send_flags::SIGNALED },
+            sg_list: vec![b.sge(from, len)],
+            rkey: a.mr.rkey,
+            ..Default::default()
+        };
+        if i % 4 == 3 && sends < 8 {
+            wr.opcode = Some(SendOp::Send);
+            let at = 0x8000 + 0x800 * sends as usize;
+            wr.sg_list = vec![b.sge(from, len.min(0x800))];
+            want_a[at..at + len.min(0x800) as usize].copy_from_slice(&src[from as usize..][..len.min(0x800) as usize]);
+            sends += 1;
+        } else {
+            let to = 0x1000 * (i as usize % 6);
+            wr.remote_addr = a.mr.addr + to as u64;
+            want_a[to..to + len as usize].copy_from_slice(&src[from as usize..][..len as usize]);
+        }
+        wqes.push(wr);
+    }
+    b.qps[0].post_send_list(&wqes).unwrap_or_else(|e| panic!("{ctx}: QP 0's WQEs: {e:?}"));
+    // QP 1: a WRITE, then one whose SGE names no MR: it completes in error after the first.
+    let ok = SendWr {
+        wr_id: 0x200,
+        opcode: Some(SendOp::RdmaWrite),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![b.sge(0, 2500)],
+        remote_addr: a.mr.addr + 0x6000,
+        rkey: a.mr.rkey,
+        ..Default::default()
+    };
+    let mut bad = ok.clone();
+    (bad.wr_id, bad.sg_list) = (0x201, vec![Sge { addr: b.mr.addr, length: 16, lkey: NO_KEY }]);
+    b.qps[1].post_send_list(&[ok.clone(), bad]).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQEs: {e:?}"));
+    want_a[0x6000..0x6000 + 2500].copy_from_slice(&src[..2500]);
+
+    // Frames both ways until neither side has more to say.
+    let mut frames = Vec::new();
+    for pass in 0.. {
+        let (_, settled) = rtl_turn(&w, &core, frames, 5_000_000, |_| {});
+        assert!(settled, "{ctx}: the core settled in pass {pass}");
+        frames = run_external(&w, 200_000_000);
+        if frames.is_empty() {
+            break;
+        }
+        assert!(pass < 40, "{ctx}: the exchange goes on after {pass} passes");
+    }
+    let got = b.cq.poll(64).expect("the RTL host's completions");
+    let done: Vec<(u64, WcStatus, WcOpcode, u32)> =
+        got.iter().map(|c| (c.wr_id, c.status, c.opcode, c.byte_len)).collect();
+    let mut want: Vec<(u64, WcStatus, WcOpcode, u32)> = wqes
+        .iter()
+        .filter(|w| w.send_flags & send_flags::SIGNALED != 0)
+        .map(|w| {
+            let op = if w.opcode == Some(SendOp::Send) { WcOpcode::Send } else { WcOpcode::RdmaWrite };
+            (w.wr_id, WcStatus::Success, op, w.sg_list[0].length)
+        })
+        .collect();
+    want.push((0x200, WcStatus::Success, WcOpcode::RdmaWrite, 2500));
+    want.push((0x201, WcStatus::LocProtErr, WcOpcode::RdmaWrite, 0));
+    let (mut d0, mut w0) = (done.clone(), want.clone());
+    d0.sort_by_key(|c| c.0);
+    w0.sort_by_key(|c| c.0);
+    assert_eq!(d0, w0, "{ctx}: every signaled WQE completed, the failed one in error");
+    let order = |v: &[(u64, WcStatus, WcOpcode, u32)], q: u64| {
+        v.iter().filter(|c| c.0 >> 8 == q).map(|c| c.0).collect::<Vec<_>>()
+    };
+    assert_eq!(order(&done, 1), order(&want, 1), "{ctx}: QP 0's completions in SQ order");
+    assert_eq!(a.buf.read(0, BUF).expect("the model host's buffer"), want_a, "{ctx}: what landed");
+    let recvs =
+        a.cq.poll(64).expect("the model host's completions").iter().filter(|c| c.qp_num == a.qps[0].qpn).count();
+    assert_eq!(recvs as u64, sends, "{ctx}: a receive for every SEND");
+    assert_eq!(b.qps[1].query().map(|q| q.qp_state).ok(), Some(QpState::Err as u8), "{ctx}: QP 1 in ERR");
+    for q in 0..2 {
+        core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
+    }
+    assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    eprintln!(
+        "RTL completions: {} CQEs from {} requests and {} ACKs in {} cycles, {} decisions in lockstep",
+        got.len(),
+        core.requests().0,
+        core.frames(),
         core.cycles(),
         r.events
     );

@@ -591,8 +591,13 @@ impl Logic for Core {
         self.wake.reset.next = self.reset.val();
         self.wake.rung.next = self.exec.sq_rung.val();
         self.wake.rung_qpn.next = self.exec.sq_rung_qpn.val();
-        self.wake.cmd.next = self.exec.qp_cmd.val();
+        // A command on a QP, or the completer freeing room in its window (never in the same cycle: a command
+        // commits only while no engine holds the context port).
+        self.wake.cmd.next = self.exec.qp_cmd.val() | self.dispatch.comp_wake.val();
         self.wake.cmd_qpn.next = self.exec.qp_cmd_qpn.val();
+        if self.dispatch.comp_wake.val() {
+            self.wake.cmd_qpn.next = self.dispatch.wr_qpn.val();
+        }
         self.wake.visit.next = self.dispatch.wake_visit.val();
         self.wake.visit_qpn.next = self.dispatch.resp_qpn.val();
         self.wake.clear.next = self.dispatch.wake_clear.val();
@@ -605,7 +610,7 @@ impl Logic for Core {
         // device's time (1,024 ns a tick).
         self.req_tx.clock.next = self.clock.val();
         self.req_tx.reset.next = self.reset.val();
-        self.req_tx.fetched.next = self.dispatch.fetched.val();
+        self.req_tx.fetched.next = self.dispatch.fetched.val() | self.dispatch.comp_wake.val();
         self.req_tx.fetched_qpn.next = self.dispatch.wr_qpn.val();
         self.req_tx.cmd.next = self.exec.qp_cmd.val();
         self.req_tx.cmd_qpn.next = self.exec.qp_cmd_qpn.val();
@@ -665,6 +670,7 @@ impl Logic for Core {
         self.cnt_bad_icrc.next = self.rx.cnt_bad_icrc.val();
         self.cnt_too_long.next = self.rx.cnt_too_long.val();
         self.dispatch.clock.next = self.clock.val();
+        self.dispatch.tick.next = bit_cast::<36, 64>(self.mmio.now_ns.val() >> 10);
         self.dispatch.reset.next = self.reset.val();
         self.dispatch.meta.next = self.rx.meta.val();
         self.dispatch.meta_valid.next = self.rx.meta_valid.val();

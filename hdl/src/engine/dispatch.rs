@@ -28,9 +28,14 @@
 //! (`RespQueue`'s atomic mode), both ring entries written, then the new value (`AtomicOp`) written while the
 //! context port is still held, so its ACK leaves after it; a target that cannot be read has a remote access
 //! NAK queued. An atomic executed before is answered from the resource of the atomic at its PSN (the same
-//! scan, `DupRead`'s `hit`) when there is room, never executed again. Everything else (CNPs, CE marks,
-//! responses, raw frames) is not built yet: it is dropped too and counted in `unhandled`, so that a run which
-//! needs it shows it. A CQE post that overruns its CQ raises
+//! scan, `DupRead`'s `hit`) when there is room, never executed again. A positive ACK a QP's requester
+//! sent for is the completer's (`AckWalk`, the model's `comp::on_ack`): the WQEs it covers finished,
+//! `comp_psn`, the retry counters and the ACK timer moved on (the decision), then the finished WQEs popped
+//! from the window's front one at a time (`RetirePop`), each signaled or failed one's control segment read
+//! for its `wr_id` and its CQE posted (`Retire`), a failed one taking the QP to ERR; the context port is
+//! held until the last CQE is out. Everything else (CNPs, CE marks, NAKs, READ responses, atomic ACKs, raw
+//! frames, a gap's retry or a rewind an ACK asks for) is not built yet: it is dropped too and counted in
+//! `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
 //! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
 //!
@@ -58,6 +63,7 @@
 
 use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, REQ_BITS, RESP_BITS};
+use super::comp::ack::{AckWalk, RetirePop};
 use super::comp::retire::Retire;
 use super::cq::CqeWrite;
 use super::eq::EqeWrite;
@@ -82,6 +88,8 @@ use crate::kit::*;
 use crate::rx::meta::{self, Verdict};
 use wire::contract::eqe::EventKind;
 use wire::contract::profile::Profile;
+use wire::contract::qpc::TICK_BITS;
+use wire::contract::wqe::SendCtrlRepr;
 use wire::ext::syndrome;
 
 /// What the decision does with a frame (`Action::action`).
@@ -107,6 +115,9 @@ pub mod action {
     pub const ATOMIC: u8 = 10;
     /// An atomic executed before: the QP's resources scanned for it, its ACK queued again.
     pub const DUP_ATOMIC: u8 = 11;
+    /// A positive ACK for a QP that may take a response: the completer's walk (`AckWalk`), then the WQEs it
+    /// finished retired from the window's front with their CQEs.
+    pub const ACK: u8 = 12;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -180,6 +191,18 @@ pub enum DispatchState {
     /// It is in: the window entry, `qp_req` and the SQ counter written (or, failed into an empty window,
     /// its CQE posted and the QP to ERR).
     FetchExec,
+    /// An ACK: the completer's walk over the window (`AckWalk`); the decision at its end.
+    AckRun,
+    /// A retire: the QP's records settling after a write.
+    RetLook,
+    /// The window's front entry being read.
+    RetFront,
+    /// It is in: finished or not, and whether it posts a CQE.
+    RetCheck,
+    /// Its control segment being read (the CQE's `wr_id`).
+    RetRead,
+    /// It leaves the window: `qp_req` written, its CQE posted (a failed one takes the QP to ERR).
+    RetExec,
 }
 
 #[derive(LogicBlock)]
@@ -198,6 +221,8 @@ pub struct RxDispatch {
     /// The context port is another's: a command between its lookup and its commit (or looking up this
     /// cycle), or the responder's transmit side.
     pub hold: Signal<In, Bit>,
+    /// The timer tick now (the completer re-arms the ACK timer from it).
+    pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
     /// Between the context reads and the write-back.
     pub ctx_busy: Signal<Out, Bit>,
     /// Holding the context port, or taking a record (so taking it) this cycle.
@@ -303,6 +328,9 @@ pub struct RxDispatch {
     /// The decision trace: QP `wr_qpn`'s next send WQE fetched into its window this cycle (the model's
     /// `FetchSq`; a failed one fetched into an empty window retires at once, its CQE posted with it).
     pub fetched: Signal<Out, Bit>,
+    /// The completer moved QP `wr_qpn`'s requester on (an ACK's decision, or an entry popped off its window):
+    /// it may send, or fetch, again.
+    pub comp_wake: Signal<Out, Bit>,
     state: DFF<DispatchState>,
     rec: DFF<Bits<{ meta::BITS }>>,
     qpn: DFF<Bits<24>>,
@@ -334,6 +362,9 @@ pub struct RxDispatch {
     ev_cq_err: DFF<Bit>,
     ev_qp_fatal: DFF<Bit>,
     post_fatal: DFF<Bit>,
+    /// The frame in hand is a response for the completer; and after its CQE, the retire goes on.
+    comp: DFF<Bit>,
+    comp_more: DFF<Bit>,
     /// A duplicate READ's scan: resources back from the newest.
     dup_i: DFF<Bits<8>>,
     /// An atomic's target as read, and whether the read failed.
@@ -363,6 +394,8 @@ pub struct RxDispatch {
     wqe_fetch: WqeFetch,
     sq_fetch: SqFetch,
     retire: Retire,
+    ack: AckWalk,
+    pop: RetirePop,
     enter_err: EnterErr,
     kind_cq_err: Constant<Bits<8>>,
     kind_qp_fatal: Constant<Bits<8>>,
@@ -384,6 +417,8 @@ pub struct RxDispatch {
     dup_read_act: Constant<Bits<4>>,
     atomic_act: Constant<Bits<4>>,
     dup_atomic_act: Constant<Bits<4>>,
+    ack_act: Constant<Bits<4>>,
+    ctrl_len: Constant<Bits<16>>,
     remote_access: Constant<Bits<8>>,
 }
 
@@ -401,6 +436,7 @@ impl RxDispatch {
             pay_valid: Signal::default(),
             pay_ready: Signal::default(),
             hold: Signal::default(),
+            tick: Signal::default(),
             ctx_busy: Signal::default(),
             claim: Signal::default(),
             idle: Signal::default(),
@@ -475,6 +511,7 @@ impl RxDispatch {
             wake_visit: Signal::default(),
             wake_clear: Signal::default(),
             fetched: Signal::default(),
+            comp_wake: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
             qpn: DFF::default(),
@@ -497,6 +534,8 @@ impl RxDispatch {
             ev_cq_err: DFF::default(),
             ev_qp_fatal: DFF::default(),
             post_fatal: DFF::default(),
+            comp: DFF::default(),
+            comp_more: DFF::default(),
             dup_i: DFF::default(),
             word: DFF::default(),
             word_err: DFF::default(),
@@ -523,6 +562,8 @@ impl RxDispatch {
             wqe_fetch: WqeFetch::new(profile),
             sq_fetch: SqFetch::new(profile),
             retire: Retire::new(profile),
+            ack: AckWalk::new(profile),
+            pop: RetirePop::new(profile),
             enter_err: EnterErr::new(profile),
             kind_cq_err: Constant::new(u64::from(EventKind::CqError as u8).into()),
             kind_qp_fatal: Constant::new(u64::from(EventKind::QpFatal as u8).into()),
@@ -544,6 +585,8 @@ impl RxDispatch {
             dup_read_act: Constant::new(u64::from(action::DUP_READ).into()),
             atomic_act: Constant::new(u64::from(action::ATOMIC).into()),
             dup_atomic_act: Constant::new(u64::from(action::DUP_ATOMIC).into()),
+            ack_act: Constant::new(u64::from(action::ACK).into()),
+            ctrl_len: Constant::new((SendCtrlRepr::LEN as u64).into()),
             remote_access: Constant::new(u64::from(syndrome::NAK_REMOTE_ACCESS).into()),
         }
     }
@@ -577,6 +620,8 @@ impl Logic for RxDispatch {
             ev_cq_err,
             ev_qp_fatal,
             post_fatal,
+            comp,
+            comp_more,
             dup_i,
             word,
             word_err
@@ -663,7 +708,7 @@ impl Logic for RxDispatch {
             self.queue.fatal_syn.next = self.remote_access.val();
         }
         self.enter_err.resp.next = self.send.resp_next.val();
-        if self.fetch.q.val() {
+        if self.fetch.q.val() | self.comp.q.val() {
             self.enter_err.resp.next = self.resp.val();
         }
         if self.recv.q.val() {
@@ -786,6 +831,26 @@ impl Logic for RxDispatch {
         self.retire.wqe.next = self.wqe_fetch.entry.val();
         self.retire.index.next = self.sq_fetch.index.val();
         self.retire.wr_id.next = self.wqe_fetch.wr_id.val();
+        // The completer: an ACK's walk over the window, then the front's retire (its entry, SQ counter and
+        // `wr_id` into `Retire`).
+        self.ack.clock.next = self.clock.val();
+        self.ack.reset.next = self.reset.val();
+        self.ack.start.next = false;
+        self.ack.attr.next = self.attr.val();
+        self.ack.req.next = self.req.val();
+        self.ack.psn.next = self.act.psn.val();
+        self.ack.tick.next = self.tick.val();
+        self.ack.r_entry.next = self.win_r.val();
+        self.pop.attr.next = self.attr.val();
+        self.pop.req.next = self.req.val();
+        self.pop.front.next = self.win_r.val();
+        self.pop.hdr.next = self.hdr.q.val();
+        self.pop.hdr_err.next = self.hdr_err.q.val();
+        if self.comp.q.val() {
+            self.retire.wqe.next = self.win_r.val();
+            self.retire.index.next = self.pop.index.val();
+            self.retire.wr_id.next = self.pop.wr_id.val();
+        }
         self.win_we.next = false;
         self.win_w_slot.next = self.sq_fetch.slot.val();
         self.win_w.next = self.wqe_fetch.entry.val();
@@ -797,6 +862,8 @@ impl Logic for RxDispatch {
         self.wake_visit.next = false;
         self.wake_clear.next = false;
         self.fetched.next = false;
+        self.comp_wake.next = (self.state.q.val() == DispatchState::RetExec)
+            | ((self.state.q.val() == DispatchState::AckRun) & self.ack.done.val());
         self.sq_ci_we.next = false;
         self.sq_ci.next = self.pick.sq_ci.val();
         self.flushed.next = false;
@@ -823,7 +890,7 @@ impl Logic for RxDispatch {
         if self.flush.q.val() {
             self.cq_index.next = self.pick.cqn.val();
         }
-        if self.fetch.q.val() {
+        if self.fetch.q.val() | self.comp.q.val() {
             self.cq_index.next = self.retire.cqn.val();
         }
         self.cqe_wr.clock.next = self.clock.val();
@@ -836,8 +903,8 @@ impl Logic for RxDispatch {
             self.cqe_wr.cqe.next = self.pick.cqe.val();
             self.cqe_wr.qp_live.next = self.pick.qp_live.val();
         }
-        if self.fetch.q.val() {
-            // A QP that may fetch is live.
+        if self.fetch.q.val() | self.comp.q.val() {
+            // A QP that may fetch, or take a response, is live.
             self.cqe_wr.cqe.next = self.retire.cqe.val();
             self.cqe_wr.qp_live.next = true;
         }
@@ -857,7 +924,7 @@ impl Logic for RxDispatch {
         if self.flush.q.val() {
             self.eqe_wr.obj.next = bit_cast::<32, 16>(self.pick.cqn.val());
         }
-        if self.fetch.q.val() {
+        if self.fetch.q.val() | self.comp.q.val() {
             self.eqe_wr.obj.next = bit_cast::<32, 16>(self.retire.cqn.val());
         }
         self.eq_we.next = false;
@@ -915,6 +982,7 @@ impl Logic for RxDispatch {
         match self.state.q.val() {
             DispatchState::Idle => {
                 self.idle.next = true;
+                self.comp.d.next = false;
                 if !self.hold.val() {
                     self.meta_ready.next = true;
                     self.claim.next = self.meta_valid.val();
@@ -984,7 +1052,13 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.read_act.val() {
                     self.resources.we.next = true;
                 }
-                if self.act.is_dup.val() {
+                if (self.act.action.val() == self.ack_act.val()) & self.ack.sent.val() {
+                    // Decided once the walk is over.
+                    self.decided.next = false;
+                    self.ack.start.next = true;
+                    self.comp.d.next = true;
+                    self.state.d.next = DispatchState::AckRun;
+                } else if self.act.is_dup.val() {
                     // Decided once the scan is done.
                     self.decided.next = false;
                     self.dup_i.d.next = 0.into();
@@ -1217,10 +1291,16 @@ impl Logic for RxDispatch {
                 }
             }
             DispatchState::CqeEnd => {
+                // A retire holds the QP until its last CQE is out.
+                self.ctx_busy.next = self.comp.q.val();
+                self.claim.next = self.comp.q.val();
                 if !self.owe_cqe.q.val()
                     | (self.cqe_wr.wr_valid.val() & self.wr_ready.val() & self.cqe_wr.wr_last.val())
                 {
                     self.state.d.next = DispatchState::Idle;
+                    if self.comp.q.val() & self.comp_more.q.val() {
+                        self.state.d.next = DispatchState::RetLook;
+                    }
                     if self.owe_eqe.q.val() {
                         self.state.d.next = DispatchState::EqeEnd;
                     } else if self.ev_cq_err.q.val() | self.ev_qp_fatal.q.val() {
@@ -1229,15 +1309,22 @@ impl Logic for RxDispatch {
                 }
             }
             DispatchState::EqeEnd => {
+                self.ctx_busy.next = self.comp.q.val();
+                self.claim.next = self.comp.q.val();
                 if self.eqe_wr.wr_valid.val() & self.wr_ready.val() & self.eqe_wr.wr_last.val() {
                     self.irq.next = self.owe_irq.q.val();
                     self.state.d.next = DispatchState::Idle;
+                    if self.comp.q.val() & self.comp_more.q.val() {
+                        self.state.d.next = DispatchState::RetLook;
+                    }
                     if self.ev_cq_err.q.val() | self.ev_qp_fatal.q.val() {
                         self.state.d.next = DispatchState::EvPost;
                     }
                 }
             }
             DispatchState::EvPost => {
+                self.ctx_busy.next = self.comp.q.val();
+                self.claim.next = self.comp.q.val();
                 // One event a visit (the EQ's entry is the last post's by then), the CQ's first.
                 self.eqe_wr.in_valid.next = true;
                 self.eqe_wr.kind.next = self.kind_qp_fatal.val();
@@ -1248,7 +1335,7 @@ impl Logic for RxDispatch {
                     if self.flush.q.val() {
                         self.eqe_wr.obj.next = bit_cast::<32, 16>(self.pick.cqn.val());
                     }
-                    if self.fetch.q.val() {
+                    if self.fetch.q.val() | self.comp.q.val() {
                         self.eqe_wr.obj.next = bit_cast::<32, 16>(self.retire.cqn.val());
                     }
                     self.ev_cq_err.d.next = false;
@@ -1386,6 +1473,90 @@ impl Logic for RxDispatch {
                     }
                 }
             }
+            DispatchState::AckRun => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.win_r_slot.next = self.ack.r_slot.val();
+                self.win_we.next = self.ack.w_we.val();
+                self.win_w_slot.next = self.ack.w_slot.val();
+                self.win_w.next = self.ack.w_entry.val();
+                self.req_next.next = self.ack.req_next.val();
+                if self.ack.done.val() {
+                    // A gap's retry and a rewind are not built: counted with the frames not handled.
+                    if self.ack.gap.val() | self.ack.rewind.val() {
+                        self.count.d.next = self.count.q.val() + 1;
+                    }
+                    self.req_we.next = true;
+                    self.decided.next = true;
+                    self.comp_more.d.next = true;
+                    self.state.d.next = DispatchState::Idle;
+                    if self.ack.retire.val() {
+                        self.state.d.next = DispatchState::RetLook;
+                    }
+                }
+            }
+            DispatchState::RetLook => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.state.d.next = DispatchState::RetFront;
+            }
+            DispatchState::RetFront => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.win_r_slot.next = self.pop.slot.val();
+                self.state.d.next = DispatchState::RetCheck;
+            }
+            DispatchState::RetCheck => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.win_r_slot.next = self.pop.slot.val();
+                self.rd_sent.d.next = false;
+                self.hdr_err.d.next = false;
+                self.state.d.next = DispatchState::Idle;
+                if self.pop.due.val() {
+                    self.state.d.next = DispatchState::RetExec;
+                    if self.retire.post.val() {
+                        self.state.d.next = DispatchState::RetRead;
+                    }
+                }
+            }
+            DispatchState::RetRead => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.win_r_slot.next = self.pop.slot.val();
+                self.rd_valid.next = !self.rd_sent.q.val();
+                self.rd_addr.next = self.pop.rd_addr.val();
+                self.rd_len.next = self.ctrl_len.val();
+                if self.rd_ready.val() {
+                    self.rd_sent.d.next = true;
+                }
+                if self.cpl_valid.val() {
+                    self.hdr.d.next = (bit_cast::<128, 64>(self.cpl_data.val()) << 64) | (self.hdr.q.val() >> 64);
+                    self.hdr_err.d.next = self.hdr_err.q.val() | self.cpl_err.val();
+                    if self.cpl_last.val() {
+                        self.state.d.next = DispatchState::RetExec;
+                    }
+                }
+            }
+            DispatchState::RetExec => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.win_r_slot.next = self.pop.slot.val();
+                self.owe_cqe.d.next = false;
+                self.owe_eqe.d.next = false;
+                self.owe_irq.d.next = false;
+                self.req_we.next = true;
+                self.req_next.next = self.pop.req_next.val();
+                // A failed WQE, or a CQE its CQ refuses, takes the QP to ERR and ends the retire.
+                self.comp_more.d.next = !self.pop.failed.val();
+                if self.pop.failed.val() | (self.retire.post.val() & self.cqe_wr.qp_fatal.val()) {
+                    self.comp_more.d.next = false;
+                    self.err_we.next = true;
+                    self.resp_we.next = true;
+                    self.resp_next.next = self.enter_err.resp_err.val();
+                }
+                self.state.d.next = DispatchState::CqeEnd;
+            }
             DispatchState::FlushExec => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
@@ -1410,6 +1581,7 @@ impl Logic for RxDispatch {
         if ((self.state.q.val() == DispatchState::Exec) & self.send.cqe_valid.val())
             | (self.state.q.val() == DispatchState::FlushExec)
             | ((self.state.q.val() == DispatchState::FetchExec) & self.sq_fetch.retire.val() & self.retire.post.val())
+            | ((self.state.q.val() == DispatchState::RetExec) & self.retire.post.val())
         {
             self.cqe_wr.in_valid.next = true;
             self.cq_we.next = self.cqe_wr.written.val() | self.cqe_wr.cq_error.val();
@@ -1461,6 +1633,8 @@ pub struct Action {
     /// The action is `ATOMIC` or `DUP_ATOMIC`; `DUP_READ` or `DUP_ATOMIC`.
     pub is_atomic: Signal<Out, Bit>,
     pub is_dup: Signal<Out, Bit>,
+    /// The frame's PSN.
+    pub psn: Signal<Out, Bits<24>>,
 }
 
 impl Logic for Action {
@@ -1474,6 +1648,7 @@ impl Logic for Action {
         self.syn.connect();
         self.is_atomic.connect();
         self.is_dup.connect();
+        self.psn.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -1508,6 +1683,7 @@ pub fn action_verilog() -> Vec<String> {
         action::DUP_ATOMIC,
     );
     v.push("always @(*) begin".into());
+    v.push(format!("    psn = {};", meta::select("rec", "psn")));
     v.push("    has_payload = pay;".into());
     v.push(format!(
         "    syn = verdict == 4'd{} ? 8'h{:02x} : 8'h{:02x};",
@@ -1521,6 +1697,15 @@ pub fn action_verilog() -> Vec<String> {
         v.push(format!("    4'd{r}: action = 4'd{drop};"));
     }
     v.push(format!("    4'd{}: if (!ce) action = 4'd{drop};", route::RESPONSE_QP_STATE));
+    // A positive ACK (an AETH of the ACK kind) goes to the completer; other responses are not built.
+    v.push(format!(
+        "    4'd{}: if (!ce && opcode == 8'h{:02x} && rec[{}:{}] == 3'd0) action = 4'd{};",
+        route::RESPONSE,
+        wire::Opcode::ACKNOWLEDGE.0,
+        meta::field("aeth").0 + 31,
+        meta::field("aeth").0 + 29,
+        action::ACK
+    ));
     v.push(format!("    4'd{}: if (!ce) begin", route::REQUEST));
     v.push("        case (verdict)".into());
     for vd in [verdict::QP_STATE, verdict::SEQ_DROP, verdict::NO_ROOM] {

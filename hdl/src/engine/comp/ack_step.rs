@@ -78,6 +78,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "wire next_after_comp = !next_to_comp[23] && next_to_comp != 24'd0;".into(),
         format!("wire done_before = {};", w("acked")),
         format!("wire started = {};", w("started")),
+        "wire unused_wqe = ^wqe;".into(),
         "always @(*) begin".into(),
         "    skip = done_before;".into(),
         "    stop = !done_before && (!started || last_after);".into(),
