@@ -280,9 +280,11 @@ fn send_requests(core_qps: u32) {
 /// finishing several WQEs, an ACK within a long WRITE moving `comp_psn` only), the finished WQEs retire in SQ
 /// order with their CQEs (the signaled ones; an unsignaled one leaves quietly), the windows refill from the
 /// SQs as they drain, and a WQE that failed at its fetch completes in error behind the ones before it and
-/// takes its QP to ERR. Responses other than ACKs (READ responses, atomic ACKs) are not built yet.
+/// takes its QP to ERR. The contexts are compared after every exchange (timers, PSNs, counters mid-flight).
+/// Responses other than ACKs (READ responses, atomic ACKs) are not built yet.
 #[test]
 fn acks_complete_the_rtl_cores_sends_and_writes() {
+    const BUF: usize = 1 << 18;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
     let (w, a, core, b) = hosts(16, seed, 2, BUF, 0xFF_FF00);
@@ -323,7 +325,18 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
         wqes.push(wr);
     }
     b.qps[0].post_send_list(&wqes).unwrap_or_else(|e| panic!("{ctx}: QP 0's WQEs: {e:?}"));
-    // QP 1: a WRITE, then one whose SGE names no MR: it completes in error after the first.
+    // QP 1: a WRITE of 66 packets (the ACK of its 64th moves `comp_psn` into it), a WRITE, then one whose SGE
+    // names no MR: it completes in error after the others.
+    let long = SendWr {
+        wr_id: 0x2FF,
+        opcode: Some(SendOp::RdmaWrite),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![b.sge(0x10000, 66 * 1024)],
+        remote_addr: a.mr.addr + 0x10000,
+        rkey: a.mr.rkey,
+        ..Default::default()
+    };
+    want_a[0x10000..0x10000 + 66 * 1024].copy_from_slice(&src[0x10000..0x10000 + 66 * 1024]);
     let ok = SendWr {
         wr_id: 0x200,
         opcode: Some(SendOp::RdmaWrite),
@@ -335,7 +348,7 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
     };
     let mut bad = ok.clone();
     (bad.wr_id, bad.sg_list) = (0x201, vec![Sge { addr: b.mr.addr, length: 16, lkey: NO_KEY }]);
-    b.qps[1].post_send_list(&[ok.clone(), bad]).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQEs: {e:?}"));
+    b.qps[1].post_send_list(&[long, ok.clone(), bad]).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQEs: {e:?}"));
     want_a[0x6000..0x6000 + 2500].copy_from_slice(&src[..2500]);
 
     // Frames both ways until neither side has more to say.
@@ -343,6 +356,9 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
     for pass in 0.. {
         let (_, settled) = rtl_turn(&w, &core, frames, 5_000_000, |_| {});
         assert!(settled, "{ctx}: the core settled in pass {pass}");
+        for q in 0..2 {
+            core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after pass {pass}: {e}"));
+        }
         frames = run_external(&w, 200_000_000);
         if frames.is_empty() {
             break;
@@ -360,6 +376,7 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
             (w.wr_id, WcStatus::Success, op, w.sg_list[0].length)
         })
         .collect();
+    want.push((0x2FF, WcStatus::Success, WcOpcode::RdmaWrite, 66 * 1024));
     want.push((0x200, WcStatus::Success, WcOpcode::RdmaWrite, 2500));
     want.push((0x201, WcStatus::LocProtErr, WcOpcode::RdmaWrite, 0));
     let (mut d0, mut w0) = (done.clone(), want.clone());
@@ -370,6 +387,7 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
         v.iter().filter(|c| c.0 >> 8 == q).map(|c| c.0).collect::<Vec<_>>()
     };
     assert_eq!(order(&done, 1), order(&want, 1), "{ctx}: QP 0's completions in SQ order");
+    assert_eq!(order(&done, 2), order(&want, 2), "{ctx}: QP 1's completions in SQ order");
     assert_eq!(a.buf.read(0, BUF).expect("the model host's buffer"), want_a, "{ctx}: what landed");
     let recvs =
         a.cq.poll(64).expect("the model host's completions").iter().filter(|c| c.qp_num == a.qps[0].qpn).count();
