@@ -1,9 +1,10 @@
 //! The RTL backend: the driver's `Backend` on the Verilated NIC core (`sim::core::CoreSim`). The core is so
-//! far its register file, its command unit, its responder and the flush of QPs in ERR, so what runs on it
-//! is the control path (opening the device, PDs, MRs, CQs, QPs and every state change, with the model's
-//! statuses), the RDMA WRITEs and SENDs a peer sends it (`RtlHandle::receive`) into posted receives, with
-//! their completions and events, and the WR_FLUSH_ERR completions of a QP in ERR. Posted send WQEs wait for
-//! the requester (until their QP enters ERR and they are flushed).
+//! far its register file, its command unit, its responder, its requester, the completer's positive ACKs and
+//! the flush of QPs in ERR, so what runs on it is the control path (opening the device, PDs, MRs, CQs, QPs
+//! and every state change, with the model's statuses), the requests a peer sends it (`RtlHandle::receive`)
+//! with their answers (`RtlHandle::take_sent`), every kind of request it sends, the completions of its SENDs
+//! and WRITEs as the peer's ACKs come in, and the WR_FLUSH_ERR completions of a QP in ERR. Its READs and
+//! atomics are sent and never complete: the completer does not take READ responses or atomic ACKs yet.
 
 use crate::{Backend, Error};
 use sim::core::CoreSim;

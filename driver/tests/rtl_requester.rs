@@ -351,14 +351,23 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
     b.qps[1].post_send_list(&[long, ok.clone(), bad]).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQEs: {e:?}"));
     want_a[0x6000..0x6000 + 2500].copy_from_slice(&src[..2500]);
 
-    // Frames both ways until neither side has more to say.
-    let mut frames = Vec::new();
-    for pass in 0.. {
-        let (_, settled) = rtl_turn(&w, &core, frames, 5_000_000, |_| {});
-        assert!(settled, "{ctx}: the core settled in pass {pass}");
+    // Frames both ways until neither side has more to say; the model host's answers go in one at a time, the
+    // contexts compared after each (an ACK within a WRITE, a timer restarted, before the next ACK covers them).
+    let agree = |at: &str| {
         for q in 0..2 {
-            core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after pass {pass}: {e}"));
+            core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after {at}: {e}"));
         }
+    };
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    for pass in 0.. {
+        for (i, f) in frames.into_iter().enumerate() {
+            core.receive(f);
+            assert!(core.settle(5_000_000), "{ctx}: the core settled after answer {i} of pass {pass}");
+            agree(&format!("answer {i} of pass {pass}"));
+        }
+        let (_, settled) = rtl_turn(&w, &core, Vec::new(), 5_000_000, |_| {});
+        assert!(settled, "{ctx}: the core settled in pass {pass}");
+        agree(&format!("pass {pass}"));
         frames = run_external(&w, 200_000_000);
         if frames.is_empty() {
             break;
@@ -407,4 +416,61 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
         core.cycles(),
         r.events
     );
+}
+
+/// A WQE whose data cannot be read as its packet is built (its MR's memory freed after the fetch checked its
+/// key) sends nothing and fails with LocProtErr: at the window's front it completes at once and takes its QP
+/// to ERR (the dispatch retires it, given the QP by the transmit side); behind a WRITE not yet acknowledged
+/// it waits, finished, and completes after that WRITE once the ACK comes, then the QP enters ERR.
+#[test]
+fn a_payload_that_cannot_be_read_fails_its_wqe() {
+    let seed = seed();
+    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0x100);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let gone = b.ctx.alloc_buf(4096).expect("a buffer");
+    let mr = b.pd.reg_buf(&gone, access::ALL).expect("its MR");
+    let lost = Sge { addr: mr.addr, length: 100, lkey: mr.lkey };
+    drop(gone);
+    let write = |wr_id, sge: Sge| SendWr {
+        wr_id,
+        opcode: Some(SendOp::RdmaWrite),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge],
+        remote_addr: a.mr.addr,
+        rkey: a.mr.rkey,
+        ..Default::default()
+    };
+    b.qps[0].post_send(&write(1, lost)).unwrap_or_else(|e| panic!("{ctx}: posted: {e:?}"));
+    b.qps[1].post_send_list(&[write(2, b.sge(0, 100)), write(3, lost)]).unwrap_or_else(|e| panic!("{ctx}: {e:?}"));
+    let mut frames = Vec::new();
+    for pass in 0.. {
+        let (_, settled) = rtl_turn(&w, &core, frames, 2_000_000, |_| {});
+        assert!(settled, "{ctx}: the core settled in pass {pass}");
+        for q in 0..2 {
+            core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after pass {pass}: {e}"));
+        }
+        frames = run_external(&w, 100_000_000);
+        if frames.is_empty() {
+            break;
+        }
+        assert!(pass < 10, "{ctx}: the exchange goes on after {pass} passes");
+    }
+    let got: Vec<(u64, u32, WcStatus)> =
+        b.cq.poll(8).expect("completions").iter().map(|c| (c.wr_id, c.qp_num, c.status)).collect();
+    let (q0, q1) = (b.qps[0].qpn, b.qps[1].qpn);
+    let of = |q: u32| got.iter().filter(|c| c.1 == q).map(|c| (c.0, c.2)).collect::<Vec<_>>();
+    assert_eq!(of(q0), vec![(1, WcStatus::LocProtErr)], "{ctx}: the failed front completed at once");
+    assert_eq!(
+        of(q1),
+        vec![(2, WcStatus::Success), (3, WcStatus::LocProtErr)],
+        "{ctx}: the failed WQE completed after the one before it"
+    );
+    for q in 0..2 {
+        assert_eq!(b.qps[q].query().map(|x| x.qp_state).ok(), Some(QpState::Err as u8), "{ctx}: QP {q} in ERR");
+    }
+    assert_eq!(core.requests(), (1, 2), "{ctx}: one packet sent, two failed");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    drop(mr);
 }

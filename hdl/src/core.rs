@@ -611,6 +611,9 @@ impl Logic for Core {
         self.req_tx.clock.next = self.clock.val();
         self.req_tx.reset.next = self.reset.val();
         self.req_tx.fetched.next = self.dispatch.fetched.val() | self.dispatch.comp_wake.val();
+        self.dispatch.retire_req.next = self.req_tx.retire_req.val();
+        self.dispatch.retire_qpn.next = self.req_tx.qp_index.val();
+        self.req_tx.retire_take.next = self.dispatch.retire_take.val();
         self.req_tx.fetched_qpn.next = self.dispatch.wr_qpn.val();
         self.req_tx.cmd.next = self.exec.qp_cmd.val();
         self.req_tx.cmd_qpn.next = self.exec.qp_cmd_qpn.val();

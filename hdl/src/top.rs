@@ -40,6 +40,9 @@ pub enum Top {
     /// A send WQE fetched into the requester's window on its own (`engine::req::wqe_fetch::WqeFetch`), with
     /// `engine_profile`.
     WqeFetch,
+    /// A send WQE's descriptor read again for a packet on its own (`engine::req::desc::SendDesc`), with
+    /// `engine_profile`.
+    SendDesc,
     /// One step of the completer's walk over the window on its own (`engine::comp::ack_step::AckStep`), with
     /// `engine_profile`.
     AckStep,
@@ -99,7 +102,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 31] = [
+    pub const ALL: [Top; 32] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -115,6 +118,7 @@ impl Top {
         Top::ReqSeg,
         Top::ReqReady,
         Top::WqeFetch,
+        Top::SendDesc,
         Top::AckStep,
         Top::OldestWalk,
         Top::PsnWalk,
@@ -169,6 +173,7 @@ impl Top {
             | Top::ReqSeg
             | Top::ReqReady
             | Top::WqeFetch
+            | Top::SendDesc
             | Top::AckStep
             | Top::OldestWalk
             | Top::PsnWalk
@@ -201,6 +206,7 @@ impl Top {
             Top::ReqSeg => "req_seg".into(),
             Top::ReqReady => "req_ready".into(),
             Top::WqeFetch => "wqe_fetch".into(),
+            Top::SendDesc => "send_desc".into(),
             Top::AckStep => "ack_step".into(),
             Top::OldestWalk => "oldest_walk".into(),
             Top::PsnWalk => "psn_walk".into(),
@@ -522,6 +528,33 @@ impl Top {
                 p("done", 1, Dir::Out),
                 p("entry", crate::engine::req::ready::WQE_BITS, Dir::Out),
                 p("wr_id", 64, Dir::Out),
+            ],
+            Top::SendDesc => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("index", 16, Dir::In),
+                p("rd_valid", 1, Dir::Out),
+                p("rd_ready", 1, Dir::In),
+                p("rd_addr", 64, Dir::Out),
+                p("rd_len", 16, Dir::Out),
+                p("cpl_valid", 1, Dir::In),
+                p("cpl_data", 64, Dir::In),
+                p("cpl_err", 1, Dir::In),
+                p("cpl_last", 1, Dir::In),
+                p("done", 1, Dir::Out),
+                p("ok", 1, Dir::Out),
+                p("imm", 32, Dir::Out),
+                p("va", 64, Dir::Out),
+                p("rkey", 32, Dir::Out),
+                p("swap_add", 64, Dir::Out),
+                p("compare", 64, Dir::Out),
+                p("inline_data", 1, Dir::Out),
+                p("num", 16, Dir::Out),
+                p("slot_addr", 64, Dir::Out),
+                p("count", 8, Dir::Out),
+                p("sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::Out),
             ],
             Top::DmaStream => vec![
                 p("clock", 1, Dir::In),
@@ -934,6 +967,21 @@ impl Top {
                 u.cpl_err.connect();
                 u.cpl_last.connect();
                 u.mr.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::SendDesc, _) => {
+                let mut u = crate::engine::req::desc::SendDesc::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.attr.connect();
+                u.index.connect();
+                u.rd_ready.connect();
+                u.cpl_valid.connect();
+                u.cpl_data.connect();
+                u.cpl_err.connect();
+                u.cpl_last.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -592,8 +592,11 @@ impl CoreSim {
             self.record(Decision::Command, vec![out]);
             self.check_due = true;
         }
+        // (The dispatch idle and no engine holding the context port: a requester that hands a failed WQE to
+        // the dispatch to retire holds it from its decision until the dispatch takes it.)
         if self.check_due
             && self.sim.get(self.p.trace_rx_idle) == 1
+            && self.sim.get(self.p.wqe_lent) == 1
             && self.picks.is_empty()
             && self.cqes.is_empty()
             && self.eqes.is_empty()

@@ -221,6 +221,11 @@ pub struct RxDispatch {
     /// The context port is another's: a command between its lookup and its commit (or looking up this
     /// cycle), or the responder's transmit side.
     pub hold: Signal<In, Bit>,
+    /// The requester's transmit side hands QP `retire_qpn` over, the context port with it: a WQE failed as
+    /// its packet was built at the window's front, and retires (`retire_take` the cycle it is taken).
+    pub retire_req: Signal<In, Bit>,
+    pub retire_qpn: Signal<In, Bits<24>>,
+    pub retire_take: Signal<Out, Bit>,
     /// The timer tick now (the completer re-arms the ACK timer from it).
     pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
     /// Between the context reads and the write-back.
@@ -436,6 +441,9 @@ impl RxDispatch {
             pay_valid: Signal::default(),
             pay_ready: Signal::default(),
             hold: Signal::default(),
+            retire_req: Signal::default(),
+            retire_qpn: Signal::default(),
+            retire_take: Signal::default(),
             tick: Signal::default(),
             ctx_busy: Signal::default(),
             claim: Signal::default(),
@@ -631,7 +639,7 @@ impl Logic for RxDispatch {
         self.rx_route.meta.next = self.rec.q.val();
         self.rx_route.mac.next = self.mac.val();
         self.qp_index.next = self.rx_route.qp_index.val();
-        if self.flush.q.val() | self.fetch.q.val() {
+        if self.flush.q.val() | self.fetch.q.val() | self.comp.q.val() {
             self.qp_index.next = self.qpn.q.val();
         }
         self.rx_route.qp_valid.next = self.qp_valid.val();
@@ -862,6 +870,7 @@ impl Logic for RxDispatch {
         self.wake_visit.next = false;
         self.wake_clear.next = false;
         self.fetched.next = false;
+        self.retire_take.next = false;
         self.comp_wake.next = (self.state.q.val() == DispatchState::RetExec)
             | ((self.state.q.val() == DispatchState::AckRun) & self.ack.done.val());
         self.sq_ci_we.next = false;
@@ -983,7 +992,18 @@ impl Logic for RxDispatch {
             DispatchState::Idle => {
                 self.idle.next = true;
                 self.comp.d.next = false;
-                if !self.hold.val() {
+                if self.retire_req.val() {
+                    // The requester's transmit side holds the port and gives it over: its failed front retires.
+                    self.retire_take.next = true;
+                    self.claim.next = true;
+                    self.recv.d.next = false;
+                    self.flush.d.next = false;
+                    self.fetch.d.next = false;
+                    self.comp.d.next = true;
+                    self.comp_more.d.next = true;
+                    self.qpn.d.next = self.retire_qpn.val();
+                    self.state.d.next = DispatchState::RetLook;
+                } else if !self.hold.val() {
                     self.meta_ready.next = true;
                     self.claim.next = self.meta_valid.val();
                     if self.meta_valid.val() {

@@ -216,7 +216,13 @@ pub(super) fn read_wr_id(qp: &Qp, index: u16, mem: &dyn Dma) -> u64 {
 pub(super) fn read_desc(qp: &Qp, index: u16, mem: &dyn Dma) -> Option<WqeDesc> {
     let mut buf = vec![0u8; 1usize << qp.sq.log_stride];
     mem.dma_read(qp.sq.addr(index), &mut buf).ok()?;
-    parse_send_slot(&buf, u32::MAX, u32::MAX).ok().map(|(_, _, d)| d)
+    desc_of_slot(&buf)
+}
+
+/// The descriptor a send WQE slot (`buf`, read whole) gives a packet, none if it does not parse; the
+/// profile's limits were checked at the fetch and are not checked again.
+pub fn desc_of_slot(buf: &[u8]) -> Option<WqeDesc> {
+    parse_send_slot(buf, u32::MAX, u32::MAX).ok().map(|(_, _, d)| d)
 }
 
 /// Parses a send WQE slot: its opcode, flags and descriptor, or the status a malformed one completes with.

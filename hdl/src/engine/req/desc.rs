@@ -4,7 +4,7 @@
 //! cycle and, when the read succeeded and the slot parses (`ok`: a known opcode; inline data that fits the
 //! slot and is not on a READ or atomic; data segments that fit the slot; no limit of the profile, which the
 //! fetch checked), what the packet needs: the immediate, the remote address and key, the atomic operands,
-//! whether the data is inline (`num` bytes at `slot_addr + SEND_DATA`) and otherwise its SGEs of nonzero
+//! whether the data is inline (`inline_data`: `num` bytes at `slot_addr + SEND_DATA`) and otherwise its SGEs of nonzero
 //! length (`count` of them as `qpc::recv_sge` records, the first in the low bits).
 //!
 //! The list holds the profile's `max_sge` SGEs, as many as the fetch lets a WQE have: a slot rewritten after
@@ -46,7 +46,7 @@ pub struct SendDesc {
     pub rkey: Signal<Out, Bits<32>>,
     pub swap_add: Signal<Out, Bits<64>>,
     pub compare: Signal<Out, Bits<64>>,
-    pub inline: Signal<Out, Bit>,
+    pub inline_data: Signal<Out, Bit>,
     pub num: Signal<Out, Bits<16>>,
     pub slot_addr: Signal<Out, Bits<64>>,
     pub count: Signal<Out, Bits<8>>,
@@ -76,7 +76,7 @@ impl Logic for SendDesc {
         self.rkey.connect();
         self.swap_add.connect();
         self.compare.connect();
-        self.inline.connect();
+        self.inline_data.connect();
         self.num.connect();
         self.slot_addr.connect();
         self.count.connect();
@@ -155,6 +155,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "wire fits = is_inline ? {1'b0, num_r} <= room && !rd_or_atomic : {1'b0, num_r, 4'd0} <= {4'd0, room};"
             .into(),
         format!("wire [31:0] seg_len = {len};"),
+        "wire unused_attr = ^attr;".into(),
         "always @(*) begin".into(),
         "    rd_valid = st == REQ;".into(),
         "    rd_addr = addr_r;".into(),
@@ -162,7 +163,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    done = st == DONE;".into(),
         "    ok = !err && op_known && fits;".into(),
         "    imm = imm_r;\n    va = va_r;\n    rkey = rkey_r;\n    swap_add = swap_r;\n    compare = cmp_r;".into(),
-        "    inline = is_inline;\n    num = num_r;\n    slot_addr = addr_r;".into(),
+        "    inline_data = is_inline;\n    num = num_r;\n    slot_addr = addr_r;".into(),
         "    count = kept;".into(),
         format!("    sges = {{{pad}{}}};", sges.join(", ")),
         "end".into(),

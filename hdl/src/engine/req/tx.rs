@@ -15,9 +15,9 @@
 //! (LocProtErr, its bytes dropped), sends nothing (`nil`): the entry is finished with that error, `oldest`
 //! moved past it as the model's `settle_oldest` moves it (`OldestWalk`).
 //!
-//! Not built yet: a failed entry that is the window's front retires at once in the model (its CQE, the QP to
-//! ERR); here it stays finished in the window, which lockstep reports. DCQCN's reaction point is not kept:
-//! the requester is never paced.
+//! A failed entry that is the window's front retires at once, as the model's decision retires it: the QP and
+//! the context port go straight to the dispatch (`retire_req`), which pops it with its CQE and takes the QP to
+//! ERR before anything else sees the QP. DCQCN's reaction point is not kept: the requester is never paced.
 
 use super::desc::SendDesc;
 use super::ready::{ReqReady, WQE_BITS};
@@ -57,6 +57,9 @@ pub enum ReqTxState {
     FailWalk,
     /// The packet failed: the decision (nothing sent).
     Fail,
+    /// The failed entry is the window's front: the QP and the context port given over to the dispatch,
+    /// which retires it.
+    Handoff,
 }
 
 #[derive(LogicBlock)]
@@ -120,6 +123,9 @@ pub struct ReqTx {
     pub decided: Signal<Out, Bit>,
     pub nil: Signal<Out, Bit>,
     pub tx_qpn: Signal<Out, Bits<24>>,
+    /// The failed front's retire, asked of the dispatch (`retire_take` when it takes it).
+    pub retire_req: Signal<Out, Bit>,
+    pub retire_take: Signal<In, Bit>,
     state: DFF<ReqTxState>,
     qpn: DFF<Bits<24>>,
     first: DFF<Bits<24>>,
@@ -189,6 +195,8 @@ impl ReqTx {
             decided: Signal::default(),
             nil: Signal::default(),
             tx_qpn: Signal::default(),
+            retire_req: Signal::default(),
+            retire_take: Signal::default(),
             state: DFF::default(),
             qpn: DFF::default(),
             first: DFF::default(),
@@ -243,7 +251,7 @@ impl Logic for ReqTx {
         self.step.swap_add.next = self.desc.swap_add.val();
         self.step.compare.next = self.desc.compare.val();
         self.step.imm.next = self.desc.imm.val();
-        self.step.inline.next = self.desc.inline.val();
+        self.step.inline.next = self.desc.inline_data.val();
         self.step.num.next = self.desc.num.val();
         self.step.slot_addr.next = self.desc.slot_addr.val();
         self.step.sges.next = self.desc.sges.val();
@@ -323,6 +331,7 @@ impl Logic for ReqTx {
         self.meta_valid.next = false;
         self.decided.next = false;
         self.nil.next = false;
+        self.retire_req.next = false;
         self.ctx_busy.next = true;
         self.idle.next = false;
         match self.state.q.val() {
@@ -419,6 +428,15 @@ impl Logic for ReqTx {
                 self.decided.next = true;
                 self.nil.next = true;
                 self.state.d.next = ReqTxState::Idle;
+                if self.step.front.val() {
+                    self.state.d.next = ReqTxState::Handoff;
+                }
+            }
+            ReqTxState::Handoff => {
+                self.retire_req.next = true;
+                if self.retire_take.val() {
+                    self.state.d.next = ReqTxState::Idle;
+                }
             }
             _ => {
                 self.state.d.next = ReqTxState::Idle;
@@ -473,6 +491,7 @@ pub struct ReqStep {
     pub raw: Signal<Out, Bit>,
     pub started: Signal<Out, Bit>,
     pub oldest_here: Signal<Out, Bit>,
+    pub front: Signal<Out, Bit>,
     pub op: Signal<Out, Bits<4>>,
     pub flags: Signal<Out, Bits<4>>,
     pub len: Signal<Out, Bits<32>>,
@@ -528,6 +547,7 @@ impl ReqStep {
             raw: Signal::default(),
             started: Signal::default(),
             oldest_here: Signal::default(),
+            front: Signal::default(),
             op: Signal::default(),
             flags: Signal::default(),
             len: Signal::default(),
@@ -561,6 +581,7 @@ impl Logic for ReqStep {
         self.raw.connect();
         self.started.connect();
         self.oldest_here.connect();
+        self.front.connect();
         self.op.connect();
         self.flags.connect();
         self.len.connect();
@@ -681,6 +702,7 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         format!("    raw = {};", a("raw")),
         "    started = was_started;".into(),
         format!("    oldest_here = {} == cur;", r("oldest")),
+        format!("    front = cur == {wb}'d0;"),
         format!("    op = {};", w("op")),
         format!("    flags = {};", w("flags")),
         format!("    len = {};", w("len")),
