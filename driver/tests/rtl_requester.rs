@@ -472,5 +472,4 @@ fn a_payload_that_cannot_be_read_fails_its_wqe() {
     assert_eq!(core.requests(), (1, 2), "{ctx}: one packet sent, two failed");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    drop(mr);
 }
