@@ -172,8 +172,9 @@ pub enum DispatchState {
     FlushLook,
     /// Its contexts in: whether it has a WQE to flush (`FlushPick`).
     FlushCtx,
-    /// The WQE's control segment being read.
-    FlushRead,
+    /// A WQE's control segment being read: the flush step's WQE, or the front entry a retire pops (its CQE's
+    /// `wr_id`).
+    CtrlRead,
     /// It is in: the counter written back and the CQE posted.
     FlushExec,
     /// A CQ overrun's events being posted: the CQ error, then the QP's fatal event.
@@ -199,8 +200,6 @@ pub enum DispatchState {
     RetFront,
     /// It is in: finished or not, and whether it posts a CQE.
     RetCheck,
-    /// Its control segment being read (the CQE's `wr_id`).
-    RetRead,
     /// It leaves the window: `qp_req` written, its CQE posted (a failed one takes the QP to ERR).
     RetExec,
 }
@@ -1406,7 +1405,7 @@ impl Logic for RxDispatch {
                 } else {
                     self.rd_sent.d.next = false;
                     self.hdr_err.d.next = false;
-                    self.state.d.next = DispatchState::FlushRead;
+                    self.state.d.next = DispatchState::CtrlRead;
                 }
             }
             DispatchState::FlushFront => {
@@ -1423,7 +1422,7 @@ impl Logic for RxDispatch {
                     self.oldest_at.d.next = self.walk.at.val();
                     self.rd_sent.d.next = false;
                     self.hdr_err.d.next = false;
-                    self.state.d.next = DispatchState::FlushRead;
+                    self.state.d.next = DispatchState::CtrlRead;
                 }
             }
             DispatchState::FetchLook => {
@@ -1475,12 +1474,17 @@ impl Logic for RxDispatch {
                     self.req_we.next = true;
                 }
             }
-            DispatchState::FlushRead => {
+            DispatchState::CtrlRead => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
                 self.rd_valid.next = !self.rd_sent.q.val();
                 self.rd_addr.next = self.pick.rd_addr.val();
                 self.rd_len.next = self.pick.rd_len.val();
+                if self.comp.q.val() {
+                    self.win_r_slot.next = self.pop.slot.val();
+                    self.rd_addr.next = self.pop.rd_addr.val();
+                    self.rd_len.next = self.ctrl_len.val();
+                }
                 if self.rd_ready.val() {
                     self.rd_sent.d.next = true;
                 }
@@ -1490,6 +1494,9 @@ impl Logic for RxDispatch {
                     self.hdr_err.d.next = self.hdr_err.q.val() | self.cpl_err.val();
                     if self.cpl_last.val() {
                         self.state.d.next = DispatchState::FlushExec;
+                        if self.comp.q.val() {
+                            self.state.d.next = DispatchState::RetExec;
+                        }
                     }
                 }
             }
@@ -1536,25 +1543,7 @@ impl Logic for RxDispatch {
                 if self.pop.due.val() {
                     self.state.d.next = DispatchState::RetExec;
                     if self.retire.post.val() {
-                        self.state.d.next = DispatchState::RetRead;
-                    }
-                }
-            }
-            DispatchState::RetRead => {
-                self.ctx_busy.next = true;
-                self.claim.next = true;
-                self.win_r_slot.next = self.pop.slot.val();
-                self.rd_valid.next = !self.rd_sent.q.val();
-                self.rd_addr.next = self.pop.rd_addr.val();
-                self.rd_len.next = self.ctrl_len.val();
-                if self.rd_ready.val() {
-                    self.rd_sent.d.next = true;
-                }
-                if self.cpl_valid.val() {
-                    self.hdr.d.next = (bit_cast::<128, 64>(self.cpl_data.val()) << 64) | (self.hdr.q.val() >> 64);
-                    self.hdr_err.d.next = self.hdr_err.q.val() | self.cpl_err.val();
-                    if self.cpl_last.val() {
-                        self.state.d.next = DispatchState::RetExec;
+                        self.state.d.next = DispatchState::CtrlRead;
                     }
                 }
             }
