@@ -149,6 +149,8 @@ fn two_rtl_nics_send_and_write_to_each_other() {
         assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every frame handled");
         let r = core.lockstep_report().expect("lockstep is on");
         assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+        let sent = core.requests().0 + core.responses();
+        assert!(r.events as u64 >= sent + core.frames(), "{ctx}: every packet sent and received followed");
     }
     eprintln!(
         "two RTL NICs: {} + {} packets sent, {} passes, {} + {} cycles",

@@ -268,6 +268,7 @@ fn send_requests(core_qps: u32) {
     }
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(r.events as u64 >= core.requests().0, "{ctx}: every packet a decision followed");
     eprintln!(
         "RTL requests ({core_qps} QPs): {} packets sent in {} cycles, {} decisions in lockstep",
         core.requests().0,
@@ -408,6 +409,7 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and ACK followed");
     eprintln!(
         "RTL completions: {} CQEs from {} requests and {} ACKs in {} cycles, {} decisions in lockstep",
         got.len(),
@@ -472,4 +474,6 @@ fn a_payload_that_cannot_be_read_fails_its_wqe() {
     assert_eq!(core.requests(), (1, 2), "{ctx}: one packet sent, two failed");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    let (sent, failed) = core.requests();
+    assert!(r.events as u64 >= sent + failed + core.frames(), "{ctx}: every packet, failure and ACK followed");
 }
