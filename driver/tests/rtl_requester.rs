@@ -8,7 +8,11 @@
 //! with immediate), WRITEs of many packets across a PSN wrap and past `MAX_PKTS_PER_ACK`, a WRITE with
 //! immediate, a READ and atomics, each packet a legal requester `Tx` decision whose frame is the model's
 //! bit for bit; what they carry lands in the model host, and a fenced WQE waits behind the READ and atomics
-//! still outstanding. The completer is not built: the responses are not given to the core.
+//! still outstanding (the responses are not given to the core in that test).
+//!
+//! And the completer: ACKs, READ responses and atomic ACKs from the model host complete the core's WQEs in
+//! order, the data they bring placed; malformed and stale responses are dropped or fail the READ as the model
+//! does.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-driver --test rtl_requester`.
 
@@ -38,6 +42,38 @@ fn hosts(core_qps: u32, seed: u64, nqps: usize, buf: usize, psn: u32) -> (Shared
         connect(&b, q, psn, &a, q, 0x200, &ConnectOpts::default()).expect("connected");
     }
     (w, a, core, b)
+}
+
+/// Frames both ways until neither side has more to say: each of the model host's answers goes through
+/// `answer` (the frames the core is given for it, in order), one at a time, and the contexts of the RTL host's
+/// QPs are compared after each and after each turn of the core's.
+fn exchange(w: &SharedWorld, core: &RtlHandle, b: &Host, ctx: &str, mut answer: impl FnMut(Vec<u8>) -> Vec<Vec<u8>>) {
+    let agree = |at: &str| {
+        for (q, qp) in b.qps.iter().enumerate() {
+            core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after {at}: {e}"));
+        }
+    };
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    for pass in 0.. {
+        for (i, f) in frames.into_iter().flat_map(&mut answer).enumerate() {
+            core.receive(f);
+            assert!(core.settle(5_000_000), "{ctx}: the core settled after frame {i} of pass {pass}");
+            agree(&format!("frame {i} of pass {pass}"));
+        }
+        let (_, settled) = rtl_turn(w, core, Vec::new(), 5_000_000, |_| {});
+        assert!(settled, "{ctx}: the core settled in pass {pass}");
+        agree(&format!("pass {pass}"));
+        frames = run_external(w, 200_000_000);
+        if frames.is_empty() {
+            break;
+        }
+        assert!(pass < 40, "{ctx}: the exchange goes on after {pass} passes");
+    }
+}
+
+/// The first offset where `got` and `want` differ, with both bytes there.
+fn first_diff(got: &[u8], want: &[u8]) -> Option<(usize, u8, u8)> {
+    got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w).map(|(i, (&g, &w))| (i, g, w))
 }
 
 /// A signaled work request `op` with SGE `sge` (none for an empty one).
@@ -282,7 +318,6 @@ fn send_requests(core_qps: u32) {
 /// order with their CQEs (the signaled ones; an unsignaled one leaves quietly), the windows refill from the
 /// SQs as they drain, and a WQE that failed at its fetch completes in error behind the ones before it and
 /// takes its QP to ERR. The contexts are compared after every exchange (timers, PSNs, counters mid-flight).
-/// Responses other than ACKs (READ responses, atomic ACKs) are not built yet.
 #[test]
 fn acks_complete_the_rtl_cores_sends_and_writes() {
     const BUF: usize = 1 << 18;
@@ -352,29 +387,9 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
     b.qps[1].post_send_list(&[long, ok.clone(), bad]).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQEs: {e:?}"));
     want_a[0x6000..0x6000 + 2500].copy_from_slice(&src[..2500]);
 
-    // Frames both ways until neither side has more to say; the model host's answers go in one at a time, the
-    // contexts compared after each (an ACK within a WRITE, a timer restarted, before the next ACK covers them).
-    let agree = |at: &str| {
-        for q in 0..2 {
-            core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after {at}: {e}"));
-        }
-    };
-    let mut frames: Vec<Vec<u8>> = Vec::new();
-    for pass in 0.. {
-        for (i, f) in frames.into_iter().enumerate() {
-            core.receive(f);
-            assert!(core.settle(5_000_000), "{ctx}: the core settled after answer {i} of pass {pass}");
-            agree(&format!("answer {i} of pass {pass}"));
-        }
-        let (_, settled) = rtl_turn(&w, &core, Vec::new(), 5_000_000, |_| {});
-        assert!(settled, "{ctx}: the core settled in pass {pass}");
-        agree(&format!("pass {pass}"));
-        frames = run_external(&w, 200_000_000);
-        if frames.is_empty() {
-            break;
-        }
-        assert!(pass < 40, "{ctx}: the exchange goes on after {pass} passes");
-    }
+    // The answers one at a time, the contexts compared after each (an ACK within a WRITE, a timer restarted,
+    // before the next ACK covers them).
+    exchange(&w, &core, &b, &ctx, |f| vec![f]);
     let got = b.cq.poll(64).expect("the RTL host's completions");
     let done: Vec<(u64, WcStatus, WcOpcode, u32)> =
         got.iter().map(|c| (c.wr_id, c.status, c.opcode, c.byte_len)).collect();
@@ -476,4 +491,221 @@ fn a_payload_that_cannot_be_read_fails_its_wqe() {
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
     let (sent, failed) = core.requests();
     assert!(r.events as u64 >= sent + failed + core.frames(), "{ctx}: every packet, failure and ACK followed");
+}
+
+/// READs and atomics from the core complete: each READ response is placed over its READ's scatter list (split
+/// over several SGEs, one of no length; an empty READ), moving `comp_psn` one packet at a time, the last
+/// finishing the READ; an atomic ACK places the original value; each response also acknowledges the SENDs and
+/// WRITEs before it. The WQEs retire in SQ order with their CQEs (a READ's byte count its length, an
+/// atomic's 8), the READ/atomic places given back as they finish. Answers one at a time, contexts compared
+/// after each.
+#[test]
+fn reads_and_atomics_complete_on_the_rtl_core() {
+    const BUF: usize = 1 << 19;
+    let seed = seed();
+    let mut rng = model::rng::Rng::new(seed);
+    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0xFF_FFF0);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
+    a.buf.write(0, &src).expect("the READs' sources");
+    b.buf.write(0, &src[..0x8000]).expect("the WRITEs' sources");
+    b.buf.write(0x8000, &vec![0u8; BUF - 0x8000]).expect("the READs' targets cleared");
+    let mut want_b = b.buf.read(0, BUF).expect("the RTL host's buffer");
+    let mut want_a = src.clone();
+    // The model host's receives: QP q's r-th at `0x6_0000 + 0x2000 q + 0x800 r`.
+    let recv_at = |q: usize, r: usize| 0x6_0000 + 0x2000 * q + 0x800 * r;
+    for q in 0..2 {
+        for r in 0..4 {
+            let sge = a.sge(recv_at(q, r) as u64, 0x800);
+            a.qps[q].post_recv(&RecvWr { wr_id: 0x50 + r as u64, sg_list: vec![sge] }).expect("a receive posted");
+        }
+    }
+    // WQE `i` of QP `q` places what it reads in region `0x8000 + 0x3000 * (16 q + i)` of the RTL host's
+    // buffer; in the model host's, a WRITE's target is at `0x2_0000 + 0x1000 * (16 q + i)` and an atomic's
+    // is word `i` of QP `q`'s at `0x5_0000 + 0x100 q`.
+    let mut wqes: [Vec<SendWr>; 2] = [Vec::new(), Vec::new()];
+    let mut want: [Vec<(u64, WcStatus, WcOpcode, u32)>; 2] = [Vec::new(), Vec::new()];
+    let plan: [&[u8]; 2] = [b"RWRAsRcRfRAR", b"LfRcsLR"];
+    for (q, kinds) in plan.iter().enumerate() {
+        for (i, &k) in kinds.iter().enumerate() {
+            let region = 0x8000 + 0x3000 * (16 * q as u64 + i as u64);
+            let wr_id = 0x100 * (q as u64 + 1) + i as u64;
+            let signaled = rng.below(4) != 0;
+            let mut wr = SendWr {
+                wr_id,
+                send_flags: if signaled { send_flags::SIGNALED } else { 0 },
+                rkey: a.mr.rkey,
+                ..Default::default()
+            };
+            let (op, len) = match k {
+                b'R' | b'L' => {
+                    // A READ: from a random place of the model host's buffer, over one to three SGEs.
+                    let len = match k {
+                        b'L' => 9 * 1024 + rng.below(1024) as u32,
+                        _ if rng.below(5) == 0 => 0,
+                        _ => 1 + rng.below(5000) as u32,
+                    };
+                    // Below the WRITEs' targets: what a READ reads is what the buffer held before.
+                    let from = rng.below(0x1_8000);
+                    wr.remote_addr = a.mr.addr + from;
+                    let cut1 = if len == 0 { 0 } else { rng.below(u64::from(len) + 1) as u32 };
+                    let cut2 = cut1 + rng.below(u64::from(len - cut1) + 1) as u32;
+                    let pieces = [cut1, 0, cut2 - cut1, len - cut2];
+                    let mut at = region;
+                    let mut done = 0usize;
+                    for (j, &n) in pieces.iter().enumerate() {
+                        if n == 0 && j != 1 {
+                            continue;
+                        }
+                        wr.sg_list.push(b.sge(at, n));
+                        let (to, s) = (at as usize, from as usize + done);
+                        want_b[to..to + n as usize].copy_from_slice(&src[s..s + n as usize]);
+                        at += u64::from(n) + 16;
+                        done += n as usize;
+                    }
+                    (SendOp::RdmaRead, len)
+                }
+                b'f' | b'c' => {
+                    let target = 0x5_0000 + 0x100 * q + 8 * i;
+                    let orig = u64::from_le_bytes(src[target..target + 8].try_into().expect("a word"));
+                    wr.remote_addr = a.mr.addr + target as u64;
+                    wr.sg_list = vec![b.sge(region, 8)];
+                    want_b[region as usize..region as usize + 8].copy_from_slice(&orig.to_le_bytes());
+                    let new = if k == b'f' {
+                        wr.compare_add = rng.below(1 << 40);
+                        (SendOp::AtomicFetchAdd, orig.wrapping_add(wr.compare_add))
+                    } else {
+                        // Half the compare-swaps find the value they compare.
+                        wr.compare_add = if rng.below(2) == 0 { orig } else { orig ^ 1 };
+                        wr.swap = rng.below(1 << 40);
+                        (SendOp::AtomicCmpSwp, if wr.compare_add == orig { wr.swap } else { orig })
+                    };
+                    want_a[target..target + 8].copy_from_slice(&new.1.to_le_bytes());
+                    (new.0, 8)
+                }
+                b'W' | b'A' => {
+                    let len = 1 + rng.below(if k == b'A' { 2500 } else { 100 }) as u32;
+                    let (from, to) = (rng.below(0x4000), 0x2_0000 + 0x1000 * (16 * q + i));
+                    wr.sg_list = vec![b.sge(from, len)];
+                    wr.remote_addr = a.mr.addr + to as u64;
+                    want_a[to..to + len as usize].copy_from_slice(&src[from as usize..][..len as usize]);
+                    (SendOp::RdmaWrite, len)
+                }
+                _ => {
+                    // A SEND into the next receive.
+                    let len = 1 + rng.below(0x800) as u32;
+                    let from = rng.below(0x4000);
+                    let at = recv_at(q, kinds[..i].iter().filter(|&&k| k == b's').count());
+                    wr.sg_list = vec![b.sge(from, len)];
+                    want_a[at..at + len as usize].copy_from_slice(&src[from as usize..][..len as usize]);
+                    (SendOp::Send, len)
+                }
+            };
+            wr.opcode = Some(op);
+            if signaled {
+                let wc = match op {
+                    SendOp::RdmaRead => WcOpcode::RdmaRead,
+                    SendOp::AtomicFetchAdd => WcOpcode::FetchAdd,
+                    SendOp::AtomicCmpSwp => WcOpcode::CompSwap,
+                    SendOp::Send => WcOpcode::Send,
+                    _ => WcOpcode::RdmaWrite,
+                };
+                want[q].push((wr_id, WcStatus::Success, wc, len));
+            }
+            wqes[q].push(wr);
+        }
+    }
+    for (q, list) in wqes.iter().enumerate() {
+        b.qps[q].post_send_list(list).unwrap_or_else(|e| panic!("{ctx}: QP {q}'s WQEs: {e:?}"));
+    }
+    exchange(&w, &core, &b, &ctx, |f| vec![f]);
+
+    let got = b.cq.poll(64).expect("the RTL host's completions");
+    for (q, want) in want.iter().enumerate() {
+        let done: Vec<_> = got
+            .iter()
+            .filter(|c| c.qp_num == b.qps[q].qpn)
+            .map(|c| (c.wr_id, c.status, c.opcode, c.byte_len))
+            .collect();
+        assert_eq!(&done, want, "{ctx}: QP {q}'s completions, in SQ order");
+        assert_eq!(b.qps[q].query().map(|x| x.qp_state).ok(), Some(QpState::Rts as u8), "{ctx}: QP {q} in RTS");
+    }
+    let b_got = b.buf.read(0, BUF).expect("the RTL host's buffer");
+    assert_eq!(first_diff(&b_got, &want_b), None, "{ctx}: what the READs and atomics placed (first difference)");
+    let a_got = a.buf.read(0, BUF).expect("the model host's buffer");
+    assert_eq!(first_diff(&a_got, &want_a), None, "{ctx}: the targets (first difference)");
+    assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
+    eprintln!(
+        "RTL READs and atomics: {} CQEs from {} requests and {} responses in {} cycles, {} decisions in lockstep",
+        got.len(),
+        core.requests().0,
+        core.frames(),
+        core.cycles(),
+        r.events
+    );
+}
+
+/// Responses that answer nothing are ignored (a READ response again, an atomic ACK again, one for a PSN never
+/// sent), and a READ response of the wrong length fails its READ with BadRespErr: the QP enters ERR, what
+/// follows is flushed, and the READ's later responses are dropped.
+#[test]
+fn a_read_response_of_the_wrong_length_fails_the_read() {
+    let seed = seed();
+    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0x10);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let mut src = vec![0u8; 4096];
+    model::rng::Rng::new(seed).fill(&mut src);
+    a.buf.write(0, &src).expect("the READ's source");
+    let mut read = wr(1, SendOp::RdmaRead, Some(b.sge(0x1000, 3000)));
+    (read.remote_addr, read.rkey) = (a.mr.addr, a.mr.rkey);
+    let mut write = wr(2, SendOp::RdmaWrite, Some(b.sge(0, 100)));
+    (write.remote_addr, write.rkey) = (a.mr.addr + 0x2000, a.mr.rkey);
+    b.qps[0].post_send_list(&[read, write]).unwrap_or_else(|e| panic!("{ctx}: QP 0's WQEs: {e:?}"));
+    let mut add = wr(3, SendOp::AtomicFetchAdd, Some(b.sge(0x3000, 8)));
+    (add.remote_addr, add.rkey, add.compare_add) = (a.mr.addr + 0x2800, a.mr.rkey, 5);
+    b.qps[1].post_send(&add).unwrap_or_else(|e| panic!("{ctx}: QP 1's WQE: {e:?}"));
+    let q0 = b.qps[0].qpn;
+    let mut seen = Vec::new();
+    exchange(&w, &core, &b, &ctx, |f| {
+        let p = wire::parse(&f).expect("a RoCE frame");
+        let (op, psn) = (p.hdr.bth.opcode, p.hdr.bth.psn);
+        seen.push(op);
+        let again = |h: &wire::RoceHeaders, payload: &[u8]| h.emit(payload);
+        if p.hdr.bth.dest_qp != q0 {
+            // The atomic ACK, then the same again: stale, ignored.
+            return vec![f.clone(), f];
+        }
+        if op == wire::Opcode::RDMA_READ_RESPONSE_FIRST {
+            // It, again (a duplicate), and one as if for a PSN far ahead (never sent).
+            let mut far = p.hdr;
+            far.bth.psn = psn.add(100);
+            return vec![f.clone(), f.clone(), again(&far, p.payload)];
+        }
+        if op == wire::Opcode::RDMA_READ_RESPONSE_MIDDLE {
+            return vec![again(&p.hdr, &p.payload[..p.payload.len() - 8])];
+        }
+        vec![f]
+    });
+    assert!(seen.contains(&wire::Opcode::RDMA_READ_RESPONSE_LAST), "{ctx}: the READ's last response came, and went");
+    let got: Vec<(u64, u32, WcStatus, u32)> =
+        b.cq.poll(8).expect("completions").iter().map(|c| (c.wr_id, c.qp_num, c.status, c.byte_len)).collect();
+    let of = |q: u32| got.iter().filter(|c| c.1 == q).map(|c| (c.0, c.2)).collect::<Vec<_>>();
+    assert_eq!(
+        of(q0),
+        vec![(1, WcStatus::BadRespErr), (2, WcStatus::WrFlushErr)],
+        "{ctx}: the READ failed, the WRITE behind it flushed"
+    );
+    assert_eq!(of(b.qps[1].qpn), vec![(3, WcStatus::Success)], "{ctx}: the atomic, completed once");
+    assert_eq!(b.qps[0].query().map(|x| x.qp_state).ok(), Some(QpState::Err as u8), "{ctx}: QP 0 in ERR");
+    assert_eq!(b.buf.read(0x1000, 1024).expect("the READ's target"), src[..1024], "{ctx}: its first response placed");
+    assert_eq!(b.buf.read(0x1400, 8).expect("past it"), vec![0u8; 8], "{ctx}: nothing of the bad one");
+    assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
 }

@@ -98,12 +98,14 @@ pub struct Core {
     pub tx_ready: Signal<In, Bit>,
     /// The decision trace: a command completed this cycle (the model's `Decision::Command`); a received
     /// frame decided (`Decision::Rx`); the dispatch idle (no frame in hand, no write left); the write beat
-    /// on the DMA port is payload of QP `trace_wr_qpn`'s responder.
+    /// on the DMA port is payload of QP `trace_wr_qpn`'s responder (its completer's with `trace_wr_comp`: a
+    /// READ response's or an atomic ACK's).
     pub trace_cmd: Signal<Out, Bit>,
     pub trace_rx: Signal<Out, Bit>,
     pub trace_rx_idle: Signal<Out, Bit>,
     pub trace_wr_data: Signal<Out, Bit>,
     pub trace_wr_qpn: Signal<Out, Bits<24>>,
+    pub trace_wr_comp: Signal<Out, Bit>,
     /// A flush step of QP `trace_flush_qpn` decided this cycle (`Decision::Flush`; its CQE posted with it).
     pub trace_flush: Signal<Out, Bit>,
     pub trace_flush_qpn: Signal<Out, Bits<24>>,
@@ -236,6 +238,7 @@ impl Core {
             trace_flush: Signal::default(),
             trace_flush_qpn: Signal::default(),
             trace_wr_cqe: Signal::default(),
+            trace_wr_comp: Signal::default(),
             trace_cqe: Signal::default(),
             trace_cqn: Signal::default(),
             trace_cq_slot: Signal::default(),
@@ -352,6 +355,7 @@ pub fn ports() -> Vec<Port> {
         p("trace_rx_idle", 1, Out),
         p("trace_wr_data", 1, Out),
         p("trace_wr_qpn", 24, Out),
+        p("trace_wr_comp", 1, Out),
         p("trace_flush", 1, Out),
         p("trace_flush_qpn", 24, Out),
         p("trace_wr_cqe", 1, Out),
@@ -521,6 +525,7 @@ impl Logic for Core {
         self.trace_eq_slot.next = self.dispatch.eqe_slot.val();
         self.irq.next = self.dispatch.irq.val();
         self.trace_wr_qpn.next = self.dispatch.wr_qpn.val();
+        self.trace_wr_comp.next = self.dispatch.wr_comp.val();
         self.trace_cmd.next = self.cmd.done.val();
         self.trace_rx.next = self.dispatch.decided.val();
         self.trace_flush.next = self.dispatch.flushed.val();

@@ -5,7 +5,9 @@
 //! What rust-hdl could not do for us, and what we do instead:
 //! - wide XOR matrices (CRC over 64 bytes per cycle): `#[hdl_gen]` has no loops over computed tables, so the
 //!   matrix is computed in Rust from `wire`'s CRC and written as one `assign` per output bit;
-//! - byte counting over a `keep` mask: a generated Verilog `for` loop.
+//! - byte counting over a `keep` mask: a generated Verilog `for` loop;
+//! - a shared block's outputs one user has no use for: rust-hdl leaves them dangling, which Verilator's
+//!   `-Wall` rejects, so they go into a `Spare`.
 
 // rust-hdl's derive and `#[hdl_gen]` macros expand to paths (`ast::`, `probe::`, `block::`) that must be in
 // scope, so the whole prelude comes through.
@@ -43,4 +45,19 @@ impl<T> Block for Param<T> {
         false
     }
     fn accept(&self, _name: &str, _probe: &mut dyn Probe) {}
+}
+
+/// `N` bits a block has no use for (results of a shared block that serve its other users), taken in so the
+/// Verilog uses them: nothing comes out, nothing is built.
+#[derive(LogicBlock, Default)]
+pub struct Spare<const N: usize> {
+    pub bits: Signal<In, Bits<N>>,
+}
+
+impl<const N: usize> Logic for Spare<N> {
+    fn update(&mut self) {}
+
+    fn hdl(&self) -> Verilog {
+        custom_module(["wire unused_bits = ^bits;".to_string()])
+    }
 }

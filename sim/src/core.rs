@@ -60,6 +60,7 @@ struct Ports {
     trace_rx_idle: usize,
     trace_wr_data: usize,
     trace_wr_qpn: usize,
+    trace_wr_comp: usize,
     trace_flush: usize,
     trace_flush_qpn: usize,
     trace_wr_cqe: usize,
@@ -230,6 +231,7 @@ impl CoreSim {
             trace_rx_idle: q("trace_rx_idle"),
             trace_wr_data: q("trace_wr_data"),
             trace_wr_qpn: q("trace_wr_qpn"),
+            trace_wr_comp: q("trace_wr_comp"),
             trace_flush: q("trace_flush"),
             trace_flush_qpn: q("trace_flush_qpn"),
             trace_wr_cqe: q("trace_wr_cqe"),
@@ -405,10 +407,11 @@ impl CoreSim {
             }
             if self.sim.get(p.trace_wr_data) == 1 {
                 let qpn = self.sim.get(p.trace_wr_qpn) as u32;
+                let side = if self.sim.get(p.trace_wr_comp) == 1 { Side::Completer } else { Side::Responder };
                 let bytes: Vec<u8> = (0..8).filter(|i| strb >> i & 1 == 1).map(|i| (data >> (8 * i)) as u8).collect();
                 let iova = addr + u64::from(strb.trailing_zeros());
                 if let Some(l) = &self.lockstep {
-                    lock(&l.log).output(Output::Data { qpn, side: Side::Responder, iova, bytes });
+                    lock(&l.log).output(Output::Data { qpn, side, iova, bytes });
                 }
             }
             let bytes = data.to_le_bytes();

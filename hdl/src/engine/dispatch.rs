@@ -33,8 +33,13 @@
 //! `comp_psn`, the retry counters and the ACK timer moved on (the decision), then the finished WQEs popped
 //! from the window's front one at a time (`RetirePop`), each signaled or failed one's control segment read
 //! for its `wr_id` and its CQE posted (`Retire`), a failed one taking the QP to ERR; the context port is
-//! held until the last CQE is out. Everything else (CNPs, CE marks, NAKs, READ responses, atomic ACKs, raw
-//! frames, a gap's retry or a rewind an ACK asks for) is not built yet: it is dropped too and counted in
+//! held until the last CQE is out. A READ response or atomic ACK walks the window the same way through the
+//! PSN before it; if it answers the entry the walk stopped at (`RespMatch`), `RespRun` reads that WQE's
+//! slot again for its scatter list and starts the scatter, the decision finishes the READ or atomic (its
+//! last response; or BadRespErr, LocProtErr) and moves `comp_psn`, then the data is scattered (an atomic's
+//! original value as one beat) before the retire, the port held throughout. Everything else (CNPs, CE
+//! marks, NAKs, raw frames, a gap's retry or a rewind a response asks for) is not built yet: it is dropped
+//! too and counted in
 //! `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
 //! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
@@ -64,6 +69,7 @@
 use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use super::comp::ack::{AckWalk, RetirePop};
+use super::comp::resp::{RespMatch, RespRun};
 use super::comp::retire::Retire;
 use super::cq::CqeWrite;
 use super::eq::EqeWrite;
@@ -85,12 +91,14 @@ use super::resp::wqe_cache::WqeCache;
 use crate::host::place::DmaPlace;
 use crate::host::scatter::DmaScatter;
 use crate::kit::*;
+use crate::record::be_slice;
 use crate::rx::meta::{self, Verdict};
 use wire::contract::eqe::EventKind;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::TICK_BITS;
 use wire::contract::wqe::SendCtrlRepr;
 use wire::ext::syndrome;
+use wire::ext::AtomicAckEthRepr;
 
 /// What the decision does with a frame (`Action::action`).
 pub mod action {
@@ -118,6 +126,11 @@ pub mod action {
     /// A positive ACK for a QP that may take a response: the completer's walk (`AckWalk`), then the WQEs it
     /// finished retired from the window's front with their CQEs.
     pub const ACK: u8 = 12;
+    /// A READ response for a QP that may take one: the completer's walk through the PSN before it, then the
+    /// READ it answers checked and its payload placed (`RespRun`), the WQEs finished retired.
+    pub const READ_RESP: u8 = 13;
+    /// An atomic ACK for a QP that may take one: as a READ response, the original value placed.
+    pub const ATOMIC_ACK: u8 = 14;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -194,6 +207,9 @@ pub enum DispatchState {
     FetchExec,
     /// An ACK: the completer's walk over the window (`AckWalk`); the decision at its end.
     AckRun,
+    /// A READ response or atomic ACK that answers the oldest entry after the walk: `RespRun` (its slot read,
+    /// the scatter started, the entries behind a finished one walked); the decision at its end.
+    RspRun,
     /// A retire: the QP's records settling after a write.
     RetLook,
     /// The window's front entry being read.
@@ -259,6 +275,8 @@ pub struct RxDispatch {
     pub wr_strb: Signal<Out, Bits<8>>,
     /// The write beat is a CQE's (else placed payload).
     pub wr_cqe: Signal<Out, Bit>,
+    /// Placed payload is the completer's (a READ response's or an atomic ACK's), else the responder's.
+    pub wr_comp: Signal<Out, Bit>,
     /// The DMA read of receive WQEs (requester port of `DmaReadMux`) and its completion beats.
     pub rd_valid: Signal<Out, Bit>,
     pub rd_ready: Signal<In, Bit>,
@@ -399,6 +417,8 @@ pub struct RxDispatch {
     sq_fetch: SqFetch,
     retire: Retire,
     ack: AckWalk,
+    rmatch: RespMatch,
+    rrun: RespRun,
     pop: RetirePop,
     enter_err: EnterErr,
     kind_cq_err: Constant<Bits<8>>,
@@ -421,7 +441,6 @@ pub struct RxDispatch {
     dup_read_act: Constant<Bits<4>>,
     atomic_act: Constant<Bits<4>>,
     dup_atomic_act: Constant<Bits<4>>,
-    ack_act: Constant<Bits<4>>,
     ctrl_len: Constant<Bits<16>>,
     remote_access: Constant<Bits<8>>,
 }
@@ -469,6 +488,7 @@ impl RxDispatch {
             wr_data: Signal::default(),
             wr_strb: Signal::default(),
             wr_cqe: Signal::default(),
+            wr_comp: Signal::default(),
             rd_valid: Signal::default(),
             rd_ready: Signal::default(),
             rd_addr: Signal::default(),
@@ -570,6 +590,8 @@ impl RxDispatch {
             sq_fetch: SqFetch::new(profile),
             retire: Retire::new(profile),
             ack: AckWalk::new(profile),
+            rmatch: RespMatch::new(profile),
+            rrun: RespRun::new(profile),
             pop: RetirePop::new(profile),
             enter_err: EnterErr::new(profile),
             kind_cq_err: Constant::new(u64::from(EventKind::CqError as u8).into()),
@@ -592,7 +614,6 @@ impl RxDispatch {
             dup_read_act: Constant::new(u64::from(action::DUP_READ).into()),
             atomic_act: Constant::new(u64::from(action::ATOMIC).into()),
             dup_atomic_act: Constant::new(u64::from(action::DUP_ATOMIC).into()),
-            ack_act: Constant::new(u64::from(action::ACK).into()),
             ctrl_len: Constant::new((SendCtrlRepr::LEN as u64).into()),
             remote_access: Constant::new(u64::from(syndrome::NAK_REMOTE_ACCESS).into()),
         }
@@ -846,8 +867,35 @@ impl Logic for RxDispatch {
         self.ack.attr.next = self.attr.val();
         self.ack.req.next = self.req.val();
         self.ack.psn.next = self.act.psn.val();
+        self.ack.through.next = self.act.through.val();
         self.ack.tick.next = self.tick.val();
         self.ack.r_entry.next = self.win_r.val();
+        // A READ response or atomic ACK: what it does to the entry the walk stopped at, then the rest.
+        self.rmatch.attr.next = self.attr.val();
+        self.rmatch.entry.next = self.win_r.val();
+        self.rmatch.held.next = self.ack.held.val();
+        self.rmatch.first.next = self.ack.held_first.val();
+        self.rmatch.comp.next = self.ack.comp_psn.val();
+        self.rmatch.rec.next = self.rec.q.val();
+        self.rrun.clock.next = self.clock.val();
+        self.rrun.reset.next = self.reset.val();
+        self.rrun.start.next = false;
+        self.rrun.bad.next = self.rmatch.bad.val();
+        self.rrun.last.next = self.rmatch.last.val();
+        self.rrun.off.next = self.rmatch.off.val();
+        self.rrun.len.next = self.rmatch.bytes.val();
+        self.rrun.entry.next = self.win_r.val();
+        self.rrun.attr.next = self.attr.val();
+        self.rrun.req.next = self.req.val();
+        self.rrun.psn.next = self.act.psn.val();
+        self.rrun.tick.next = self.tick.val();
+        self.rrun.rd_ready.next = self.rd_ready.val();
+        self.rrun.cpl_valid.next = self.cpl_valid.val();
+        self.rrun.cpl_data.next = self.cpl_data.val();
+        self.rrun.cpl_err.next = self.cpl_err.val();
+        self.rrun.cpl_last.next = self.cpl_last.val();
+        self.rrun.r_entry.next = self.win_r.val();
+        self.rrun.sc_fits.next = self.scatter.fits.val();
         self.pop.attr.next = self.attr.val();
         self.pop.req.next = self.req.val();
         self.pop.front.next = self.win_r.val();
@@ -871,7 +919,8 @@ impl Logic for RxDispatch {
         self.fetched.next = false;
         self.retire_take.next = false;
         self.comp_wake.next = (self.state.q.val() == DispatchState::RetExec)
-            | ((self.state.q.val() == DispatchState::AckRun) & self.ack.done.val());
+            | ((self.state.q.val() == DispatchState::AckRun) & self.ack.done.val())
+            | ((self.state.q.val() == DispatchState::RspRun) & self.rrun.done.val());
         self.sq_ci_we.next = false;
         self.sq_ci.next = self.pick.sq_ci.val();
         self.flushed.next = false;
@@ -881,7 +930,7 @@ impl Logic for RxDispatch {
         }
         self.scatter.clock.next = self.clock.val();
         self.scatter.reset.next = self.reset.val();
-        self.scatter.start.next = false;
+        self.scatter.start.next = self.rrun.sc_start.val();
         self.scatter.sges.next = self.recv_wqe.sges.val();
         self.scatter.count.next = self.recv_wqe.count.val();
         if self.cache.hit.val() {
@@ -894,6 +943,19 @@ impl Logic for RxDispatch {
         self.scatter.in_keep.next = self.pay_keep.val();
         self.scatter.in_last.next = self.pay_last.val();
         self.scatter.in_valid.next = false;
+        self.wr_comp.next = self.comp.q.val();
+        if self.comp.q.val() {
+            // The completer's data: over the READ or atomic's list; an atomic ACK's is one beat, its value.
+            self.scatter.sges.next = self.rrun.sc_sges.val();
+            self.scatter.count.next = self.rrun.sc_count.val();
+            self.scatter.off.next = self.rrun.sc_off.val();
+            self.scatter.len.next = self.rrun.sc_len.val();
+            if self.act.atomic_ack.val() {
+                self.scatter.in_data.next = self.act.orig.val();
+                self.scatter.in_keep.next = 0xFF.into();
+                self.scatter.in_last.next = true;
+            }
+        }
         self.cq_index.next = self.send.cqn.val();
         if self.flush.q.val() {
             self.cq_index.next = self.pick.cqn.val();
@@ -1071,7 +1133,7 @@ impl Logic for RxDispatch {
                 if self.act.action.val() == self.read_act.val() {
                     self.resources.we.next = true;
                 }
-                if (self.act.action.val() == self.ack_act.val()) & self.ack.sent.val() {
+                if self.act.to_comp.val() & self.ack.sent.val() {
                     // Decided once the walk is over.
                     self.decided.next = false;
                     self.ack.start.next = true;
@@ -1298,13 +1360,25 @@ impl Logic for RxDispatch {
                 }
             }
             DispatchState::Scatter => {
-                self.scatter.in_valid.next = self.pay_valid.val();
-                self.pay_ready.next = self.scatter.in_ready.val();
-                if self.pay_valid.val() & self.scatter.in_ready.val() & self.pay_last.val() {
-                    self.state.d.next = DispatchState::ScatterEnd;
+                // The completer's data is scattered with the QP's context port held, up to its retire.
+                self.ctx_busy.next = self.comp.q.val();
+                self.claim.next = self.comp.q.val();
+                if self.comp.q.val() & self.act.atomic_ack.val() {
+                    self.scatter.in_valid.next = true;
+                    if self.scatter.in_ready.val() {
+                        self.state.d.next = DispatchState::ScatterEnd;
+                    }
+                } else {
+                    self.scatter.in_valid.next = self.pay_valid.val();
+                    self.pay_ready.next = self.scatter.in_ready.val();
+                    if self.pay_valid.val() & self.scatter.in_ready.val() & self.pay_last.val() {
+                        self.state.d.next = DispatchState::ScatterEnd;
+                    }
                 }
             }
             DispatchState::ScatterEnd => {
+                self.ctx_busy.next = self.comp.q.val();
+                self.claim.next = self.comp.q.val();
                 if !self.scatter.busy.val() {
                     self.state.d.next = DispatchState::CqeEnd;
                 }
@@ -1372,10 +1446,12 @@ impl Logic for RxDispatch {
                 }
             }
             DispatchState::Drain => {
+                self.ctx_busy.next = self.comp.q.val();
+                self.claim.next = self.comp.q.val();
                 self.pay_ready.next = true;
                 if self.pay_valid.val() & self.pay_last.val() {
                     self.state.d.next = DispatchState::Idle;
-                    if self.recv.q.val() {
+                    if self.recv.q.val() | self.comp.q.val() {
                         self.state.d.next = DispatchState::CqeEnd;
                     }
                 }
@@ -1510,15 +1586,57 @@ impl Logic for RxDispatch {
                 self.req_next.next = self.ack.req_next.val();
                 if self.ack.done.val() {
                     // A gap's retry and a rewind are not built: counted with the frames not handled.
-                    if self.ack.gap.val() | self.ack.rewind.val() {
+                    if self.ack.gap.val() | self.ack.rewind.val() | (self.act.with_data.val() & self.rmatch.ahead.val())
+                    {
                         self.count.d.next = self.count.q.val() + 1;
                     }
                     self.req_we.next = true;
-                    self.decided.next = true;
                     self.comp_more.d.next = true;
-                    self.state.d.next = DispatchState::Idle;
-                    if self.ack.retire.val() {
-                        self.state.d.next = DispatchState::RetLook;
+                    self.owe_cqe.d.next = false;
+                    self.owe_eqe.d.next = false;
+                    self.owe_irq.d.next = false;
+                    if self.act.with_data.val() & !self.ack.gap.val() & (self.rmatch.take.val() | self.rmatch.bad.val())
+                    {
+                        // The response answers the entry the walk stopped at: decided once `RespRun` is done.
+                        self.rrun.start.next = true;
+                        self.state.d.next = DispatchState::RspRun;
+                    } else {
+                        // An ACK, or a response that answers nothing (a duplicate, a stale answer): decided.
+                        self.decided.next = true;
+                        self.state.d.next = DispatchState::Idle;
+                        if self.ack.retire.val() {
+                            self.state.d.next = DispatchState::RetLook;
+                        }
+                        if self.act.has_payload.val() {
+                            self.state.d.next = DispatchState::Drain;
+                        }
+                    }
+                }
+            }
+            DispatchState::RspRun => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.rd_valid.next = self.rrun.rd_valid.val();
+                self.rd_addr.next = self.rrun.rd_addr.val();
+                self.rd_len.next = self.rrun.rd_len.val();
+                self.win_r_slot.next = self.rrun.r_slot.val();
+                self.win_we.next = self.rrun.w_we.val();
+                self.win_w_slot.next = self.rrun.w_slot.val();
+                self.win_w.next = self.rrun.w_entry.val();
+                self.req_next.next = self.rrun.req_next.val();
+                if self.rrun.done.val() {
+                    // The decision: the entry and `qp_req` written; the data scattered (or drained), then the
+                    // retire.
+                    self.decided.next = true;
+                    self.req_we.next = true;
+                    if self.rrun.rewind.val() {
+                        self.count.d.next = self.count.q.val() + 1;
+                    }
+                    self.state.d.next = DispatchState::CqeEnd;
+                    if self.scatter.busy.val() {
+                        self.state.d.next = DispatchState::Scatter;
+                    } else if self.act.has_payload.val() {
+                        self.state.d.next = DispatchState::Drain;
                     }
                 }
             }
@@ -1642,8 +1760,16 @@ pub struct Action {
     /// The action is `ATOMIC` or `DUP_ATOMIC`; `DUP_READ` or `DUP_ATOMIC`.
     pub is_atomic: Signal<Out, Bit>,
     pub is_dup: Signal<Out, Bit>,
-    /// The frame's PSN.
+    /// The frame's PSN; the PSN the completer's walk acknowledges through (the one before it for a READ
+    /// response or atomic ACK, which acknowledge what came before them).
     pub psn: Signal<Out, Bits<24>>,
+    pub through: Signal<Out, Bits<24>>,
+    /// An atomic ACK's original value (its AtomicAckETH).
+    pub orig: Signal<Out, Bits<64>>,
+    /// The action is the completer's (`ACK`, `READ_RESP`, `ATOMIC_ACK`); one of the last two; the last.
+    pub to_comp: Signal<Out, Bit>,
+    pub with_data: Signal<Out, Bit>,
+    pub atomic_ack: Signal<Out, Bit>,
 }
 
 impl Logic for Action {
@@ -1658,6 +1784,11 @@ impl Logic for Action {
         self.is_atomic.connect();
         self.is_dup.connect();
         self.psn.connect();
+        self.through.connect();
+        self.orig.connect();
+        self.to_comp.connect();
+        self.with_data.connect();
+        self.atomic_ack.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -1693,6 +1824,10 @@ pub fn action_verilog() -> Vec<String> {
     );
     v.push("always @(*) begin".into());
     v.push(format!("    psn = {};", meta::select("rec", "psn")));
+    v.push(format!(
+        "    orig = {};",
+        be_slice("rec", meta::field("atomic_ack_eth").0, AtomicAckEthRepr::FIELDS, AtomicAckEthRepr::LEN, "orig")
+    ));
     v.push("    has_payload = pay;".into());
     v.push(format!(
         "    syn = verdict == 4'd{} ? 8'h{:02x} : 8'h{:02x};",
@@ -1706,14 +1841,20 @@ pub fn action_verilog() -> Vec<String> {
         v.push(format!("    4'd{r}: action = 4'd{drop};"));
     }
     v.push(format!("    4'd{}: if (!ce) action = 4'd{drop};", route::RESPONSE_QP_STATE));
-    // A positive ACK (an AETH of the ACK kind) goes to the completer; other responses are not built.
+    // A positive ACK (an AETH of the ACK kind), a READ response and an atomic ACK go to the completer; NAKs
+    // are not built.
     v.push(format!(
-        "    4'd{}: if (!ce && opcode == 8'h{:02x} && rec[{}:{}] == 3'd0) action = 4'd{};",
+        "    4'd{}: if (!ce && opcode == 8'h{:02x} && rec[{}:{}] == 3'd0) action = 4'd{}; else if (!ce && opcode >= 8'h{:02x} && opcode <= 8'h{:02x}) action = 4'd{}; else if (!ce && opcode == 8'h{:02x}) action = 4'd{};",
         route::RESPONSE,
         wire::Opcode::ACKNOWLEDGE.0,
         meta::field("aeth").0 + 31,
         meta::field("aeth").0 + 29,
-        action::ACK
+        action::ACK,
+        wire::Opcode::RDMA_READ_RESPONSE_FIRST.0,
+        wire::Opcode::RDMA_READ_RESPONSE_ONLY.0,
+        action::READ_RESP,
+        wire::Opcode::ATOMIC_ACKNOWLEDGE.0,
+        action::ATOMIC_ACK,
     ));
     v.push(format!("    4'd{}: if (!ce) begin", route::REQUEST));
     v.push("        case (verdict)".into());
@@ -1741,6 +1882,10 @@ pub fn action_verilog() -> Vec<String> {
     v.push("    endcase".into());
     v.push(format!("    is_atomic = action == 4'd{atomic} || action == 4'd{dup_atomic};"));
     v.push(format!("    is_dup = action == 4'd{dup_read} || action == 4'd{dup_atomic};"));
+    v.push(format!("    with_data = action == 4'd{} || action == 4'd{};", action::READ_RESP, action::ATOMIC_ACK));
+    v.push(format!("    atomic_ack = action == 4'd{};", action::ATOMIC_ACK));
+    v.push(format!("    to_comp = with_data || action == 4'd{};", action::ACK));
+    v.push("    through = with_data ? psn - 24'd1 : psn;".into());
     v.push("end".into());
     v
 }

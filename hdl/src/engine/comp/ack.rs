@@ -10,7 +10,9 @@
 //!   it stopped at, the retry counters reset and any gap closed after progress, the ACK timer stopped when
 //!   nothing started is left and restarted after progress or when it was not running (not during an RNR
 //!   wait); `retire` when the front entry is finished (its CQE is due); `rewind` when the cursor was left
-//!   behind `comp_psn` (the model's `complete_to` goes back to it).
+//!   behind `comp_psn` (the model's `complete_to` goes back to it). A READ response or an atomic ACK
+//!   acknowledges every PSN before its own (`through`); `held`, `held_first` and `comp_psn` give the entry
+//!   the walk stopped at for `RespMatch`.
 //! - `RetirePop` (combinational): the window's front entry, whether it is finished, its SQ counter and the
 //!   address of its slot (for its `wr_id`), and `qp_req` with it popped.
 //!
@@ -19,7 +21,7 @@
 use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::engine::comp::ack_step::AckStep;
 use crate::engine::req::ready::WQE_BITS;
-use crate::engine::req::window::PsnWalk;
+use crate::engine::req::window::{ack_deadline, window_base, PsnWalk};
 use crate::kit::*;
 use crate::record::{be_get, build, slice, width};
 use wire::contract::profile::Profile;
@@ -43,12 +45,14 @@ pub enum AckWalkState {
 pub struct AckWalk {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// Walk the window of the QP whose records are `attr` and `req` (held until `done`) for an ACK of every
-    /// PSN through `psn`.
+    /// Walk the window of the QP whose records are `attr` and `req` (held until `done`) for a response of
+    /// PSN `psn` that acknowledges every PSN through `through` (`psn` for an ACK, the one before it for a READ
+    /// response or an atomic ACK).
     pub start: Signal<In, Bit>,
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub req: Signal<In, Bits<REQ_BITS>>,
     pub psn: Signal<In, Bits<24>>,
+    pub through: Signal<In, Bits<24>>,
     pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
     /// The windows' read port (the entry of `r_slot` the next cycle) and write port.
     pub r_slot: Signal<Out, Bits<8>>,
@@ -63,6 +67,12 @@ pub struct AckWalk {
     pub retire: Signal<Out, Bit>,
     pub gap: Signal<Out, Bit>,
     pub rewind: Signal<Out, Bit>,
+    /// With `done`: the walk stopped at an entry of the window (the oldest unfinished one after it, read on
+    /// the window's port in that cycle), and that entry's first PSN if it is started.
+    pub held: Signal<Out, Bit>,
+    pub held_first: Signal<Out, Bits<24>>,
+    /// With `done`: `comp_psn` after the walk.
+    pub comp_psn: Signal<Out, Bits<24>>,
     state: DFF<AckWalkState>,
     k: DFF<Bits<8>>,
     first: DFF<Bits<24>>,
@@ -84,6 +94,7 @@ impl AckWalk {
             attr: Signal::default(),
             req: Signal::default(),
             psn: Signal::default(),
+            through: Signal::default(),
             tick: Signal::default(),
             r_slot: Signal::default(),
             r_entry: Signal::default(),
@@ -96,6 +107,9 @@ impl AckWalk {
             retire: Signal::default(),
             gap: Signal::default(),
             rewind: Signal::default(),
+            held: Signal::default(),
+            held_first: Signal::default(),
+            comp_psn: Signal::default(),
             state: DFF::default(),
             k: DFF::default(),
             first: DFF::default(),
@@ -135,13 +149,16 @@ impl Logic for AckWalk {
         self.step.attr.next = self.attr.val();
         self.step.wqe.next = self.r_entry.val();
         self.step.first.next = self.first.q.val();
-        self.step.psn.next = self.psn.val();
+        self.step.psn.next = self.through.val();
         self.step.comp.next = self.comp.q.val();
         self.sent.next = self.fin.sent.val();
         self.req_next.next = self.fin.req_next.val();
         self.retire.next = self.fin.retire.val();
         self.gap.next = self.gapped.q.val();
         self.rewind.next = self.fin.rewind.val();
+        self.held.next = self.fin.in_window.val();
+        self.held_first.next = self.first.q.val();
+        self.comp_psn.next = self.comp.q.val();
         self.r_slot.next = self.fin.slot.val();
         self.w_slot.next = self.fin.slot.val();
         self.w_entry.next = self.fin.entry_next.val();
@@ -283,21 +300,19 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
     let w = |n: &str| slice(wl, "entry", n);
     let (wb, t) = (width(rl, "wqes"), TICK_BITS);
     assert!(wb < 8, "a window index fits 8 bits with room");
-    let mut v = vec![
-        format!("wire [{}:0] nwqes = {};", wb - 1, r("wqes")),
-        format!("wire [15:0] sq_base = {} - {{{}'d0, nwqes}};", a("sq_ci"), 16 - wb),
+    let mut v = window_base(&c, "attr", "req");
+    v.extend(ack_deadline(&c, "attr", "tick"));
+    v.extend([
         format!("wire [23:0] to_high = psn - {};", r("high_psn")),
         "wire unused_to_high = ^to_high[22:0];".into(),
         format!("wire [23:0] cur_to_comp = {} - comp;", r("cursor_psn")),
         "wire unused_cur_to_comp = ^cur_to_comp[22:0];".into(),
-        format!("wire [4:0] tmo = {};", a("timeout")),
-        format!("wire [{}:0] deadline = tick + ({t}'d4 << tmo);", t - 1),
         // The timer after the walk: not during an RNR wait; stopped with nothing started left; restarted
         // after progress or when not running (with no timeout configured, not running).
         format!("wire rnr = {};", r("rnr_valid")),
         format!("wire restart = outst && (prog || !{});", r("timer_valid")),
         "wire unused_in = ^attr ^ ^req ^ ^entry;".into(),
-    ];
+    ]);
     let (rd, req_e) = build(rl, "req", "an", |name, _| {
         Some(match name {
             "comp_psn" => "comp".into(),
@@ -398,12 +413,11 @@ pub fn pop_verilog(p: &Profile) -> Vec<String> {
     let r = |n: &str| slice(rl, "req", n);
     let wb = width(rl, "wqes");
     let dec = |n: &str| format!("{0} == {wb}'d0 ? {wb}'d0 : {0} - {wb}'d1", r(n));
-    let mut v = vec![
-        format!("wire [{}:0] nwqes = {};", wb - 1, r("wqes")),
-        format!("wire [15:0] sq_base = {} - {{{}'d0, nwqes}};", a("sq_ci"), 16 - wb),
+    let mut v = window_base(&c, "attr", "req");
+    v.extend([
         format!("wire [15:0] ring = sq_base & ((16'd1 << {}) - 16'd1);", a("sq_log_size")),
         "wire unused_in = ^attr ^ ^req ^ ^front ^ ^hdr;".into(),
-    ];
+    ]);
     let (rd, req_e) = build(rl, "req", "rp", |name, _| match name {
         "wqes" => Some(format!("{} - {wb}'d1", r("wqes"))),
         "cursor" | "oldest" => Some(dec(name)),

@@ -22,7 +22,7 @@
 use super::desc::SendDesc;
 use super::ready::{ReqReady, WQE_BITS};
 use super::seg::ReqSeg;
-use super::window::{entry_packets, FetchWake, OldestWalk, PsnWalk};
+use super::window::{ack_deadline, entry_packets, window_base, FetchWake, OldestWalk, PsnWalk};
 use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::engine::headers::TxHeaders;
 use crate::engine::resp::recv_wqe::SGES_BITS;
@@ -626,11 +626,12 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
     let a = |n: &str| slice(al, "attr", n);
     let r = |n: &str| slice(rl, "req", n);
     let w = |n: &str| slice(wl, "entry", n);
-    let (wb, rw, t) = (width(rl, "wqes"), width(rl, "rd_atomic"), TICK_BITS);
+    let (wb, rw) = (width(rl, "wqes"), width(rl, "rd_atomic"));
     assert!(wb < 8, "a window index fits the walks' 8 bits with room");
-    assert_eq!(width(rl, "timer"), t, "the ACK timer holds a whole tick");
     let op = |o: SendOp| format!("{} == 4'd{}", w("op"), o as u8);
     let mut v = entry_packets(&c, "entry", "attr");
+    v.extend(window_base(&c, "attr", "req"));
+    v.extend(ack_deadline(&c, "attr", "tick"));
     let sl = recv_sge();
     let field = |n: &str| sl.slice(n).map(|(lsb, w)| (lsb as usize, w as usize)).expect("an SGE field");
     let ((alsb, aw), (llsb, lw)) = (field("addr"), field("length"));
@@ -644,13 +645,9 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         ),
         format!("wire was_started = {};", w("started")),
         format!("wire [{}:0] cur = {};", wb - 1, r("cursor")),
-        format!("wire [{}:0] nwqes = {};", wb - 1, r("wqes")),
-        format!("wire [15:0] sq_base = {} - {{{}'d0, nwqes}};", a("sq_ci"), 16 - wb),
         format!("wire [23:0] behind = {} - {};", r("cursor_psn"), r("high_psn")),
         "wire retransmit = behind[23];".into(),
         "wire unused_behind = ^behind[22:0];".into(),
-        format!("wire [4:0] tmo = {};", a("timeout")),
-        format!("wire [{}:0] deadline = tick + ({t}'d4 << tmo);", t - 1),
         format!("wire arm = !{} && tmo != 5'd0;", r("timer_valid")),
         format!("wire [{}:0] inline_sge = 0;", SGES_BITS - 1),
         format!("wire [63:0] inline_addr = slot_addr + 64'd{SEND_DATA};"),

@@ -24,7 +24,7 @@ use crate::engine::resp::queue::{mtu_shift, packets, Rings};
 use crate::kit::*;
 use crate::record::{build, slice, width};
 use wire::contract::profile::Profile;
-use wire::contract::qpc::{bits_for, qp_context};
+use wire::contract::qpc::{bits_for, qp_context, QpContext, TICK_BITS};
 use wire::contract::verbs::QpState;
 use wire::contract::wqe::SendOp;
 
@@ -231,6 +231,29 @@ impl Logic for PsnWalk {
     fn hdl(&self) -> Verilog {
         custom_module(psn_walk_verilog(&self.profile.0))
     }
+}
+
+/// Verilog declaring, for a QP whose `qp_attr` record is `attr` and `qp_req` record is `req`: `nwqes`, the
+/// window's entries (`qp_req.wqes`), and `sq_base`, the SQ counter of entry 0 (`sq_ci` less them): entry `i`
+/// has SQ counter `sq_base + i` and its window slot is the counter's low bits.
+pub fn window_base(c: &QpContext, attr: &str, req: &str) -> Vec<String> {
+    let wb = width(&c.req, "wqes");
+    vec![
+        format!("wire [{}:0] nwqes = {};", wb - 1, slice(&c.req, req, "wqes")),
+        format!("wire [15:0] sq_base = {} - {{{}'d0, nwqes}};", slice(&c.attr, attr, "sq_ci"), 16 - wb),
+    ]
+}
+
+/// Verilog declaring, for a QP whose `qp_attr` record is `attr`: `tmo`, its timeout exponent, and
+/// `deadline`, the tick its local ACK timer fires at when armed at tick `tick` (the model's
+/// `ack_timeout_ticks`: 4.096 us << timeout is 4 ticks << timeout). A `tmo` of 0 arms no timer.
+pub fn ack_deadline(c: &QpContext, attr: &str, tick: &str) -> Vec<String> {
+    let t = TICK_BITS;
+    assert_eq!(width(&c.req, "timer"), t, "the ACK timer holds a whole tick");
+    vec![
+        format!("wire [4:0] tmo = {};", slice(&c.attr, attr, "timeout")),
+        format!("wire [{}:0] deadline = {tick} + ({t}'d4 << tmo);", t - 1),
+    ]
 }
 
 /// Verilog declaring, for the window entry (`sq_wqe`) record `entry` of a QP whose `qp_attr` record is
