@@ -47,7 +47,19 @@ fn hosts(core_qps: u32, seed: u64, nqps: usize, buf: usize, psn: u32) -> (Shared
 /// Frames both ways until neither side has more to say: each of the model host's answers goes through
 /// `answer` (the frames the core is given for it, in order), one at a time, and the contexts of the RTL host's
 /// QPs are compared after each and after each turn of the core's.
-fn exchange(w: &SharedWorld, core: &RtlHandle, b: &Host, ctx: &str, mut answer: impl FnMut(Vec<u8>) -> Vec<Vec<u8>>) {
+fn exchange(w: &SharedWorld, core: &RtlHandle, b: &Host, ctx: &str, answer: impl FnMut(Vec<u8>) -> Vec<Vec<u8>>) {
+    exchange_lossy(w, core, b, ctx, |_| true, answer);
+}
+
+/// `exchange`, the core's frames each going to the model host only if `deliver` says so.
+fn exchange_lossy(
+    w: &SharedWorld,
+    core: &RtlHandle,
+    b: &Host,
+    ctx: &str,
+    mut deliver: impl FnMut(&[u8]) -> bool,
+    mut answer: impl FnMut(Vec<u8>) -> Vec<Vec<u8>>,
+) {
     let agree = |at: &str| {
         for (q, qp) in b.qps.iter().enumerate() {
             core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q} after {at}: {e}"));
@@ -60,9 +72,13 @@ fn exchange(w: &SharedWorld, core: &RtlHandle, b: &Host, ctx: &str, mut answer: 
             assert!(core.settle(5_000_000), "{ctx}: the core settled after frame {i} of pass {pass}");
             agree(&format!("frame {i} of pass {pass}"));
         }
-        let (_, settled) = rtl_turn(w, core, Vec::new(), 5_000_000, |_| {});
-        assert!(settled, "{ctx}: the core settled in pass {pass}");
+        assert!(core.settle(5_000_000), "{ctx}: the core settled in pass {pass}");
         agree(&format!("pass {pass}"));
+        for f in core.take_sent() {
+            if deliver(&f) {
+                lock_world(w).inject_external(f);
+            }
+        }
         frames = run_external(w, 200_000_000);
         if frames.is_empty() {
             break;
@@ -708,4 +724,126 @@ fn a_read_response_of_the_wrong_length_fails_the_read() {
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
     assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
+}
+
+/// Go-back-N: packets the model host never got (a WRITE's, a SEND's, a READ request) draw a sequence NAK and
+/// the core sends again from the lost PSN (mid-message); a lost READ response leaves a gap the next response
+/// shows, and the core asks again from it, once. A WRITE the responder refuses (a bad R_Key) draws a fatal
+/// NAK: it fails with RemAccessErr and the QP enters ERR, what follows flushed. An RNR NAK (a SEND with no
+/// receive posted) sets the RNR wait and stops the ACK timer (the retry when the wait is over needs the
+/// timers, not built yet). Every step in lockstep, the contexts compared after each answer.
+#[test]
+fn lost_packets_and_naks_on_the_rtl_core() {
+    const BUF: usize = 1 << 18;
+    let seed = seed();
+    let mut rng = model::rng::Rng::new(seed);
+    let (w, a, core, b) = hosts(16, seed, 3, BUF, 0xFF_FFFA);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
+    b.buf.write(0, &src[..0x10000]).expect("the sources");
+    a.buf.write(0, &src).expect("the READ's source");
+    b.buf.write(0x10000, &vec![0u8; BUF - 0x10000]).expect("the READ's target cleared");
+    for r in 0..2u64 {
+        let sge = a.sge(0x3_0000 + 0x1000 * r, 0x1000);
+        a.qps[0].post_recv(&RecvWr { wr_id: 0x50 + r, sg_list: vec![sge] }).expect("a receive posted");
+    }
+    let op = |wr_id, op, sge: Sge, to: u64| SendWr {
+        wr_id,
+        opcode: Some(op),
+        send_flags: send_flags::SIGNALED,
+        sg_list: vec![sge],
+        remote_addr: a.mr.addr + to,
+        rkey: a.mr.rkey,
+        ..Default::default()
+    };
+    // QP 0: a WRITE of 3 packets, a SEND of 2, a READ of 4 responses, a WRITE of 5 packets.
+    let q0 = [
+        op(1, SendOp::RdmaWrite, b.sge(0, 3000), 0x2_0000),
+        op(2, SendOp::Send, b.sge(0x1000, 2000), 0),
+        op(3, SendOp::RdmaRead, b.sge(0x1_0000, 4000), 0x4000),
+        op(4, SendOp::RdmaWrite, b.sge(0x2000, 4500), 0x2_2000),
+    ];
+    b.qps[0].post_send_list(&q0).unwrap_or_else(|e| panic!("{ctx}: QP 0's WQEs: {e:?}"));
+    // QP 1: a WRITE the responder refuses, and one behind it.
+    let mut refused = op(5, SendOp::RdmaWrite, b.sge(0, 100), 0x2_8000);
+    refused.rkey ^= 0x100;
+    b.qps[1].post_send_list(&[refused, op(6, SendOp::RdmaWrite, b.sge(0, 100), 0x2_8000)]).expect("QP 1's WQEs");
+    // QP 2: a SEND its peer has no receive for.
+    b.qps[2].post_send(&op(7, SendOp::Send, b.sge(0, 64), 0)).expect("QP 2's WQE");
+
+    // Lost: QP 0's second packet (the WRITE's middle); then, as the core sends from it again, the SEND's
+    // first (the fourteenth packet); and the READ's second response.
+    let qpn0 = a.qps[0].qpn;
+    let (mut sent, mut lost) = (0, Vec::new());
+    let mut responses = 0;
+    let mut naks = Vec::new();
+    exchange_lossy(
+        &w,
+        &core,
+        &b,
+        &ctx,
+        |f| {
+            let h = wire::parse(f).expect("a RoCE frame").hdr;
+            if h.bth.dest_qp != qpn0 {
+                return true;
+            }
+            sent += 1;
+            let keep = ![2, 14].contains(&sent);
+            if !keep {
+                lost.push(h.bth.psn.value());
+            }
+            keep
+        },
+        |f| {
+            let h = wire::parse(&f).expect("a RoCE frame").hdr;
+            if let Some(aeth) = h.ext.aeth.filter(|_| h.bth.opcode == wire::Opcode::ACKNOWLEDGE) {
+                if aeth.syndrome >> 5 != 0 {
+                    naks.push((h.bth.dest_qp, aeth.syndrome));
+                }
+            }
+            if h.bth.opcode.info().is_some_and(|i| i.kind == wire::OpKind::ReadResponse) {
+                responses += 1;
+                if responses == 2 {
+                    return Vec::new();
+                }
+            }
+            vec![f]
+        },
+    );
+    assert_eq!(lost.len(), 2, "{ctx}: two packets lost");
+    let nak_seq = naks.iter().filter(|n| n.1 == wire::ext::syndrome::NAK_PSN_SEQ_ERR).count();
+    assert!(nak_seq >= 2, "{ctx}: sequence NAKs for the lost packets: {naks:x?}");
+    assert!(naks.iter().any(|n| n.1 == wire::ext::syndrome::NAK_REMOTE_ACCESS), "{ctx}: the refused WRITE's NAK");
+    assert!(naks.iter().any(|n| n.1 & 0xE0 == wire::ext::syndrome::RNR_NAK), "{ctx}: the SEND's RNR NAK");
+
+    let got: Vec<(u64, u32, WcStatus, u32)> =
+        b.cq.poll(16).expect("completions").iter().map(|c| (c.wr_id, c.qp_num, c.status, c.byte_len)).collect();
+    let of = |q: usize| got.iter().filter(|c| c.1 == b.qps[q].qpn).map(|c| (c.0, c.2, c.3)).collect::<Vec<_>>();
+    let ok = WcStatus::Success;
+    assert_eq!(of(0), vec![(1, ok, 3000), (2, ok, 2000), (3, ok, 4000), (4, ok, 4500)], "{ctx}: QP 0, all sent again");
+    assert_eq!(
+        of(1),
+        vec![(5, WcStatus::RemAccessErr, 100), (6, WcStatus::WrFlushErr, 0)],
+        "{ctx}: QP 1: the refused WRITE failed, the next flushed"
+    );
+    assert_eq!(of(2), Vec::new(), "{ctx}: QP 2's SEND waits out its RNR delay");
+    assert_eq!(b.qps[1].query().map(|x| x.qp_state).ok(), Some(QpState::Err as u8), "{ctx}: QP 1 in ERR");
+    let at = |h: &Host, off: usize, len: usize| h.buf.read(off, len).expect("a buffer");
+    assert_eq!(at(&a, 0x2_0000, 3000), src[..3000], "{ctx}: the first WRITE, whole");
+    assert_eq!(at(&a, 0x3_0000, 2000), src[0x1000..0x1000 + 2000], "{ctx}: the SEND, whole");
+    assert_eq!(at(&b, 0x1_0000, 4000), src[0x4000..0x4000 + 4000], "{ctx}: the READ, whole");
+    assert_eq!(at(&a, 0x2_2000, 4500), src[0x2000..0x2000 + 4500], "{ctx}: the last WRITE, whole");
+    assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
+    eprintln!(
+        "RTL go-back-N: {} lost, {} NAKs, {} packets sent in all, {} cycles, {} decisions in lockstep",
+        lost.len(),
+        naks.len(),
+        core.requests().0,
+        core.cycles(),
+        r.events
+    );
 }

@@ -33,13 +33,14 @@
 //! `comp_psn`, the retry counters and the ACK timer moved on (the decision), then the finished WQEs popped
 //! from the window's front one at a time (`RetirePop`), each signaled or failed one's control segment read
 //! for its `wr_id` and its CQE posted (`Retire`), a failed one taking the QP to ERR; the context port is
-//! held until the last CQE is out. A READ response or atomic ACK walks the window the same way through the
-//! PSN before it; if it answers the entry the walk stopped at (`RespMatch`), `RespRun` reads that WQE's
-//! slot again for its scatter list and starts the scatter, the decision finishes the READ or atomic (its
-//! last response; or BadRespErr, LocProtErr) and moves `comp_psn`, then the data is scattered (an atomic's
-//! original value as one beat) before the retire, the port held throughout. Everything else (CNPs, CE
-//! marks, NAKs, raw frames, a gap's retry or a rewind a response asks for) is not built yet: it is dropped
-//! too and counted in
+//! held until the last CQE is out. A NAK, a READ response or an atomic ACK walks the window the same way
+//! through the PSN before it (a reserved AETH through nothing); `RespPlan` then says what is left: data
+//! placed (a READ response in sequence, an atomic ACK: `RespMatch`), the oldest WQE failed (a fatal NAK,
+//! an exhausted retry count, a malformed response), go-back-N (a sequence NAK, a gap: responses lost), an
+//! RNR wait; `RespRun` does it (the WQE's slot read again for its scatter list and the scatter started,
+//! the finished entries walked past, the cursor's new place found) and its end is the decision; the data is
+//! scattered (an atomic's original value as one beat) before the retire, the port held throughout.
+//! Everything else (CNPs, CE marks, raw frames) is not built yet: it is dropped too and counted in
 //! `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
 //! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
@@ -69,6 +70,7 @@
 use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use super::comp::ack::{AckWalk, RetirePop};
+use super::comp::plan::RespPlan;
 use super::comp::resp::{RespMatch, RespRun};
 use super::comp::retire::Retire;
 use super::cq::CqeWrite;
@@ -418,6 +420,7 @@ pub struct RxDispatch {
     retire: Retire,
     ack: AckWalk,
     rmatch: RespMatch,
+    plan: RespPlan,
     rrun: RespRun,
     pop: RetirePop,
     enter_err: EnterErr,
@@ -591,6 +594,7 @@ impl RxDispatch {
             retire: Retire::new(profile),
             ack: AckWalk::new(profile),
             rmatch: RespMatch::new(profile),
+            plan: RespPlan::new(profile),
             rrun: RespRun::new(profile),
             pop: RetirePop::new(profile),
             enter_err: EnterErr::new(profile),
@@ -868,6 +872,7 @@ impl Logic for RxDispatch {
         self.ack.req.next = self.req.val();
         self.ack.psn.next = self.act.psn.val();
         self.ack.through.next = self.act.through.val();
+        self.ack.noack.next = self.act.noack.val();
         self.ack.tick.next = self.tick.val();
         self.ack.r_entry.next = self.win_r.val();
         // A READ response or atomic ACK: what it does to the entry the walk stopped at, then the rest.
@@ -879,8 +884,27 @@ impl Logic for RxDispatch {
         self.rmatch.rec.next = self.rec.q.val();
         self.rrun.clock.next = self.clock.val();
         self.rrun.reset.next = self.reset.val();
+        self.plan.rec.next = self.rec.q.val();
+        self.plan.attr.next = self.attr.val();
+        self.plan.req.next = self.ack.req_next.val();
+        self.plan.gap.next = self.ack.gap.val();
+        self.plan.walk_rewind.next = self.ack.rewind.val();
+        self.plan.match_take.next = self.rmatch.take.val();
+        self.plan.match_bad.next = self.rmatch.bad.val();
+        self.plan.match_ahead.next = self.rmatch.ahead.val();
         self.rrun.start.next = false;
-        self.rrun.bad.next = self.rmatch.bad.val();
+        self.rrun.take.next = self.plan.take.val();
+        self.rrun.fail.next = self.plan.fail.val();
+        self.rrun.status.next = self.plan.status.val();
+        self.rrun.vendor.next = self.plan.vendor.val();
+        self.rrun.retry.next = self.plan.retry.val();
+        self.rrun.dec_retry.next = self.plan.dec_retry.val();
+        self.rrun.dec_rnr.next = self.plan.dec_rnr.val();
+        self.rrun.rnr_set.next = self.plan.rnr_set.val();
+        self.rrun.gap_set.next = self.plan.gap_set.val();
+        self.rrun.rewind.next = self.plan.rewind.val();
+        self.rrun.held.next = self.ack.held.val();
+        self.rrun.syn.next = self.act.aeth.val();
         self.rrun.last.next = self.rmatch.last.val();
         self.rrun.off.next = self.rmatch.off.val();
         self.rrun.len.next = self.rmatch.bytes.val();
@@ -1585,19 +1609,14 @@ impl Logic for RxDispatch {
                 self.win_w.next = self.ack.w_entry.val();
                 self.req_next.next = self.ack.req_next.val();
                 if self.ack.done.val() {
-                    // A gap's retry and a rewind are not built: counted with the frames not handled.
-                    if self.ack.gap.val() | self.ack.rewind.val() | (self.act.with_data.val() & self.rmatch.ahead.val())
-                    {
-                        self.count.d.next = self.count.q.val() + 1;
-                    }
                     self.req_we.next = true;
                     self.comp_more.d.next = true;
                     self.owe_cqe.d.next = false;
                     self.owe_eqe.d.next = false;
                     self.owe_irq.d.next = false;
-                    if self.act.with_data.val() & !self.ack.gap.val() & (self.rmatch.take.val() | self.rmatch.bad.val())
-                    {
-                        // The response answers the entry the walk stopped at: decided once `RespRun` is done.
+                    if self.plan.run.val() {
+                        // More to do than the walk (data, a failure, a retry, an RNR wait): decided once
+                        // `RespRun` is done.
                         self.rrun.start.next = true;
                         self.state.d.next = DispatchState::RspRun;
                     } else {
@@ -1629,9 +1648,6 @@ impl Logic for RxDispatch {
                     // retire.
                     self.decided.next = true;
                     self.req_we.next = true;
-                    if self.rrun.rewind.val() {
-                        self.count.d.next = self.count.q.val() + 1;
-                    }
                     self.state.d.next = DispatchState::CqeEnd;
                     if self.scatter.busy.val() {
                         self.state.d.next = DispatchState::Scatter;
@@ -1766,10 +1782,12 @@ pub struct Action {
     pub through: Signal<Out, Bits<24>>,
     /// An atomic ACK's original value (its AtomicAckETH).
     pub orig: Signal<Out, Bits<64>>,
-    /// The action is the completer's (`ACK`, `READ_RESP`, `ATOMIC_ACK`); one of the last two; the last.
+    /// The action is the completer's (`ACK`, `READ_RESP`, `ATOMIC_ACK`); the last.
     pub to_comp: Signal<Out, Bit>,
-    pub with_data: Signal<Out, Bit>,
     pub atomic_ack: Signal<Out, Bit>,
+    /// A response's AETH syndrome; it is reserved (it acknowledges nothing).
+    pub aeth: Signal<Out, Bits<8>>,
+    pub noack: Signal<Out, Bit>,
 }
 
 impl Logic for Action {
@@ -1787,8 +1805,9 @@ impl Logic for Action {
         self.through.connect();
         self.orig.connect();
         self.to_comp.connect();
-        self.with_data.connect();
         self.atomic_ack.connect();
+        self.aeth.connect();
+        self.noack.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -1822,6 +1841,7 @@ pub fn action_verilog() -> Vec<String> {
         action::ATOMIC,
         action::DUP_ATOMIC,
     );
+    v.push("reg with_data;".into());
     v.push("always @(*) begin".into());
     v.push(format!("    psn = {};", meta::select("rec", "psn")));
     v.push(format!(
@@ -1841,14 +1861,11 @@ pub fn action_verilog() -> Vec<String> {
         v.push(format!("    4'd{r}: action = 4'd{drop};"));
     }
     v.push(format!("    4'd{}: if (!ce) action = 4'd{drop};", route::RESPONSE_QP_STATE));
-    // A positive ACK (an AETH of the ACK kind), a READ response and an atomic ACK go to the completer; NAKs
-    // are not built.
+    // An ACK or NAK, a READ response and an atomic ACK go to the completer.
     v.push(format!(
-        "    4'd{}: if (!ce && opcode == 8'h{:02x} && rec[{}:{}] == 3'd0) action = 4'd{}; else if (!ce && opcode >= 8'h{:02x} && opcode <= 8'h{:02x}) action = 4'd{}; else if (!ce && opcode == 8'h{:02x}) action = 4'd{};",
+        "    4'd{}: if (!ce && opcode == 8'h{:02x}) action = 4'd{}; else if (!ce && opcode >= 8'h{:02x} && opcode <= 8'h{:02x}) action = 4'd{}; else if (!ce && opcode == 8'h{:02x}) action = 4'd{};",
         route::RESPONSE,
         wire::Opcode::ACKNOWLEDGE.0,
-        meta::field("aeth").0 + 31,
-        meta::field("aeth").0 + 29,
         action::ACK,
         wire::Opcode::RDMA_READ_RESPONSE_FIRST.0,
         wire::Opcode::RDMA_READ_RESPONSE_ONLY.0,
@@ -1885,7 +1902,11 @@ pub fn action_verilog() -> Vec<String> {
     v.push(format!("    with_data = action == 4'd{} || action == 4'd{};", action::READ_RESP, action::ATOMIC_ACK));
     v.push(format!("    atomic_ack = action == 4'd{};", action::ATOMIC_ACK));
     v.push(format!("    to_comp = with_data || action == 4'd{};", action::ACK));
-    v.push("    through = with_data ? psn - 24'd1 : psn;".into());
+    let aeth = meta::field("aeth").0;
+    v.push(format!("    aeth = rec[{}:{}];", aeth + 31, aeth + 24));
+    // A reserved AETH (bit 7, or kind 2) acknowledges nothing; a NAK everything before its PSN.
+    v.push(format!("    noack = action == 4'd{} && (aeth[7] || aeth[6:5] == 2'd2);", action::ACK));
+    v.push("    through = (with_data || aeth[6:5] != 2'd0) ? psn - 24'd1 : psn;".into());
     v.push("end".into());
     v
 }

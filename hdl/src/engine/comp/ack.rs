@@ -53,6 +53,8 @@ pub struct AckWalk {
     pub req: Signal<In, Bits<REQ_BITS>>,
     pub psn: Signal<In, Bits<24>>,
     pub through: Signal<In, Bits<24>>,
+    /// The response acknowledges nothing (a reserved AETH): the walk only finds the oldest unfinished entry.
+    pub noack: Signal<In, Bit>,
     pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
     /// The windows' read port (the entry of `r_slot` the next cycle) and write port.
     pub r_slot: Signal<Out, Bits<8>>,
@@ -95,6 +97,7 @@ impl AckWalk {
             req: Signal::default(),
             psn: Signal::default(),
             through: Signal::default(),
+            noack: Signal::default(),
             tick: Signal::default(),
             r_slot: Signal::default(),
             r_entry: Signal::default(),
@@ -191,7 +194,10 @@ impl Logic for AckWalk {
             }
             AckWalkState::Step => {
                 self.state.d.next = AckWalkState::Look;
-                if self.step.skip.val() {
+                if self.noack.val() {
+                    self.outst.d.next = self.fin.started.val();
+                    self.state.d.next = AckWalkState::Fin;
+                } else if self.step.skip.val() {
                     self.k.d.next = self.fin.k_next.val();
                     if self.fin.started.val() {
                         self.first.d.next = self.step.next_first.val();

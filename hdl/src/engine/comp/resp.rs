@@ -1,31 +1,33 @@
-//! The completer's handling of a READ response or an atomic ACK, the model's `comp::on_read_response` and
-//! `comp::on_atomic_ack` after their implicit acknowledgement of the PSNs before the response (`AckWalk`,
-//! walked through the PSN before it):
+//! What the completer does with a response once `AckWalk` has walked the window (through the PSN it
+//! acknowledges) and `RespPlan` has said what is left to do, the model's `comp::on_read_response`,
+//! `comp::on_atomic_ack` and the NAK cases of `comp::on_ack`:
 //!
-//! - `RespMatch` (combinational): what the response does to the entry the walk stopped at (the oldest
-//!   unfinished one). A READ response is `take`n when that entry is a READ whose PSNs hold the response's, it
-//!   is the next one the READ waits for (`comp_psn`), and its opcode's position and payload length are the
-//!   ones packet `k` of the READ must have (else it is `bad`: the READ fails with BadRespErr); one past
-//!   `comp_psn` means responses were lost (`ahead`: the gap's retry, not built). An atomic ACK is taken when
-//!   the entry is the atomic whose PSN it answers. Anything else (a duplicate, a stale answer) is ignored.
-//!   With it: whether the response ends the operation (`last`), and where its data goes in the WQE's list
-//!   (`off`, `bytes`: packet `k`'s payload at `k` path MTUs; an atomic's 8-byte original value at 0).
-//! - `RespRun`: the rest, in the order the model does it. A taken response has its WQE's slot read again
-//!   (`SendDesc`: its scatter list), the scatter started (`sc_*`: the data fits the list, or the READ fails
-//!   with LocProtErr and its data is drained); a response that ends the READ or atomic, or fails it, finishes
-//!   the entry and moves `oldest` past the finished entries behind it (`OldestWalk`), and reads the entry
-//!   `oldest` then names (whether work is still outstanding). Then `done` for a cycle with the decision:
-//!   the entry written back (`w_*`) and `qp_req` (`RespFin`).
-//! - `RespFin` (combinational): that `qp_req` and entry. A taken response moves `comp_psn` past it and
-//!   counts as progress (the retry counters reset, a gap closed); a finished READ or atomic gives its place
-//!   back (`rd_atomic`); the ACK timer then runs while a started WQE is outstanding, restarted from the
-//!   tick now (left alone during an RNR wait; a failed READ ends the wait, as the model's `fail_oldest`).
-//!   `rewind` when `comp_psn` passes the cursor (the model's `complete_to` goes back: not built).
+//! - `RespMatch` (combinational): what a READ response or atomic ACK does to the entry the walk stopped at
+//!   (the oldest unfinished one). A READ response is `take`n when that entry is a READ whose PSNs hold the
+//!   response's, it is the next one the READ waits for (`comp_psn`), and its opcode's position and payload
+//!   length are the ones packet `k` of the READ must have (else it is `bad`: the READ fails with
+//!   BadRespErr); one past `comp_psn` means responses were lost (`ahead`: a gap). An atomic ACK is taken
+//!   when the entry is the atomic whose PSN it answers. Anything else (a duplicate, a stale answer) is
+//!   ignored. With it: whether the response ends the operation (`last`), and where its data goes in the
+//!   WQE's list (`off`, `bytes`: packet `k`'s payload at `k` path MTUs; an atomic's original value at 0).
+//! - `RespRun`: the plan, in the order the model does it. Taken data has its WQE's slot read again
+//!   (`SendDesc`: its scatter list) and the scatter started (`sc_*`: the data fits the list, or the READ
+//!   fails with LocProtErr and its data is drained); a response that ends the READ or atomic, or fails the
+//!   oldest WQE, finishes that entry and moves `oldest` past the finished entries behind it (`OldestWalk`),
+//!   reading the entry `oldest` then names (whether work is still outstanding); a rewind finds where the
+//!   cursor goes back to (`RewindWalk`). Then `done` for a cycle with the decision: the entry written back
+//!   (`w_*`) and `qp_req` (`RespFin`).
+//! - `RespFin` (combinational): that `qp_req` and entry. Taken data moves `comp_psn` past it and counts as
+//!   progress (the retry counters reset, a gap closed); a retry or an RNR wait counts one down; a finished
+//!   READ or atomic gives its place back (`rd_atomic`); a rewind moves the cursor; an RNR NAK sets the
+//!   wait (its delay from the NAK's timer code) and stops the ACK timer; otherwise the ACK timer runs while
+//!   a started WQE is outstanding, restarted from the tick now (an RNR wait holds it; a failure ends the
+//!   wait, as the model's `fail_oldest`).
 
 use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::engine::req::desc::SendDesc;
 use crate::engine::req::ready::WQE_BITS;
-use crate::engine::req::window::{ack_deadline, entry_packets, window_base, OldestWalk};
+use crate::engine::req::window::{ack_deadline, entry_packets, window_base, OldestWalk, RewindWalk};
 use crate::engine::resp::recv_wqe::SGES_BITS;
 use crate::kit::*;
 use crate::record::{build, slice, width};
@@ -132,33 +134,54 @@ pub fn match_verilog(p: &Profile) -> Vec<String> {
 
 #[derive(LogicBlock, Default)]
 pub struct RespFin {
-    /// The QP's records as the walk left them, the entry it stopped at (`qp_req.oldest`) and its response.
+    /// The QP's records as the walk left them, the entry it stopped at (`qp_req.oldest`; `held`: in the
+    /// window), the response's PSN and AETH syndrome, and the tick now.
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub req: Signal<In, Bits<REQ_BITS>>,
     pub entry: Signal<In, Bits<WQE_BITS>>,
+    pub held: Signal<In, Bit>,
     pub psn: Signal<In, Bits<24>>,
+    pub syn: Signal<In, Bits<8>>,
     pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
-    /// The response failed the entry (BadRespErr), or its data fits the WQE's list (else LocProtErr); it
-    /// ends the operation.
-    pub bad: Signal<In, Bit>,
+    /// `RespPlan`'s plan (`fail` with `status` and `vendor`, `take`, `retry` and its counts, `rnr_set`,
+    /// `gap_set`, `rewind`); with it whether taken data fits the WQE's list (else LocProtErr) and ends the
+    /// operation.
+    pub take: Signal<In, Bit>,
+    pub fail: Signal<In, Bit>,
+    pub status: Signal<In, Bits<5>>,
+    pub vendor: Signal<In, Bits<8>>,
+    pub retry: Signal<In, Bit>,
+    pub dec_retry: Signal<In, Bit>,
+    pub dec_rnr: Signal<In, Bit>,
+    pub rnr_set: Signal<In, Bit>,
+    pub gap_set: Signal<In, Bit>,
+    pub rewind: Signal<In, Bit>,
     pub placed: Signal<In, Bit>,
     pub last: Signal<In, Bit>,
-    /// The first unfinished entry behind it (from `OldestWalk`, the window's size if none), and that entry.
+    /// The first unfinished entry behind a finished one (from `OldestWalk`, the window's size if none), and
+    /// that entry (`at_outst` says whether it is started); then whether it was (`outst_at`, kept).
     pub at: Signal<In, Bits<8>>,
     pub at_entry: Signal<In, Bits<WQE_BITS>>,
-    /// The entry's SQ counter and window slot; the walk's window (entry 0's SQ counter, from where, how
-    /// many) and the slot of entry `at`.
+    pub outst_at: Signal<In, Bit>,
+    /// Where `RewindWalk` put the cursor.
+    pub rw_cursor: Signal<In, Bits<8>>,
+    pub rw_psn: Signal<In, Bits<24>>,
+    /// The entry's SQ counter and window slot; the walks' window (entry 0's SQ counter, how many, the next
+    /// new PSN), `OldestWalk`'s start and the slot of entry `at`; `RewindWalk`'s start and target.
     pub index: Signal<Out, Bits<16>>,
     pub slot: Signal<Out, Bits<8>>,
     pub base: Signal<Out, Bits<16>>,
     pub count: Signal<Out, Bits<8>>,
-    pub at_slot: Signal<Out, Bits<8>>,
+    pub req_psn: Signal<Out, Bits<24>>,
     pub oldest_next: Signal<Out, Bits<8>>,
+    pub at_slot: Signal<Out, Bits<8>>,
+    pub at_outst: Signal<Out, Bit>,
+    pub rw_from: Signal<Out, Bits<8>>,
+    pub rw_target: Signal<Out, Bits<24>>,
     /// The entry finishes (failed, or answered whole).
     pub finish: Signal<Out, Bit>,
     pub entry_next: Signal<Out, Bits<WQE_BITS>>,
     pub req_next: Signal<Out, Bits<REQ_BITS>>,
-    pub rewind: Signal<Out, Bit>,
     profile: Param<Profile>,
 }
 
@@ -178,12 +201,15 @@ impl Logic for RespFin {
         self.slot.connect();
         self.base.connect();
         self.count.connect();
-        self.at_slot.connect();
+        self.req_psn.connect();
         self.oldest_next.connect();
+        self.at_slot.connect();
+        self.at_outst.connect();
+        self.rw_from.connect();
+        self.rw_target.connect();
         self.finish.connect();
         self.entry_next.connect();
         self.req_next.connect();
-        self.rewind.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -198,38 +224,71 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
     let a = |n: &str| slice(al, "attr", n);
     let r = |n: &str| slice(rl, "req", n);
     let w = |n: &str| slice(wl, "entry", n);
-    let (wb, rw, t) = (width(rl, "wqes"), width(rl, "rd_atomic"), TICK_BITS);
+    let (wb, rw, t, nt) = (width(rl, "wqes"), width(rl, "rd_atomic"), TICK_BITS, width(rl, "rnr_deadline"));
     assert!(wb < 8, "a window index fits 8 bits with room");
     let mut v = window_base(&c, "attr", "req");
     v.extend(ack_deadline(&c, "attr", "tick"));
     v.extend([
         format!("wire [{}:0] old = {};", wb - 1, r("oldest")),
-        "wire take = !bad;".into(),
-        "wire failed = bad || !placed;".into(),
-        "wire ends = failed || last;".into(),
+        "wire failed = fail || (take && !placed);".into(),
+        "wire ends = failed || (take && last);".into(),
+        format!(
+            "wire holds = {} && !{} && ({} == 4'd{} || {} == 4'd{} || {} == 4'd{});",
+            w("started"),
+            w("acked"),
+            w("op"),
+            SendOp::RdmaRead as u8,
+            w("op"),
+            SendOp::AtomicCmpSwp as u8,
+            w("op"),
+            SendOp::AtomicFetchAdd as u8
+        ),
         "wire [23:0] next_psn = psn + 24'd1;".into(),
-        format!("wire [23:0] cur_to_next = {} - next_psn;", r("cursor_psn")),
-        "wire unused_cur_to_next = ^cur_to_next[22:0];".into(),
         // Still outstanding after it: the oldest unfinished entry then is started.
-        format!("wire outst = !ends || (at < {{{}'d0, nwqes}} && {});", 8 - wb, slice(wl, "at_entry", "started")),
-        "wire run = outst && tmo != 5'd0;".into(),
-        // During an RNR wait a taken response leaves the timers alone; a failure ends the wait.
-        format!("wire keep = take && {};", r("rnr_valid")),
-        format!("wire [4:0] status = bad ? 5'd{} : 5'd{};", WcStatus::BadRespErr as u8, WcStatus::LocProtErr as u8),
-        "wire unused_in = ^attr ^ ^req ^ ^entry ^ ^at_entry;".into(),
+        format!("wire outst = ends ? outst_at : held && {};", w("started")),
+        format!("wire [4:0] err_st = fail ? status : 5'd{};", WcStatus::LocProtErr as u8),
+        format!("wire [{}:0] restart = tmo != 5'd0 ? deadline : {t}'d0;", t - 1),
+        // The ACK timer: stopped by an RNR wait; after a failure running while work is outstanding; after a
+        // retry too unless an RNR wait holds it; after data or progress restarted unless an RNR wait holds it.
+        format!("wire rnr_before = {};", r("rnr_valid")),
+        "wire keep = !rnr_set && !fail && rnr_before && (!retry || outst);".to_string(),
+        "wire run = !rnr_set && !keep && outst && tmo != 5'd0;".into(),
+        // An RNR wait: one tick more than the delay in whole ticks, rounded up (the model's `on_ack`).
+        format!("reg [{}:0] rnr_wait;", nt - 1),
+        "always @(*) begin".into(),
+        "    case (syn[4:0])".into(),
+    ]);
+    for (code, &ns) in wire::contract::verbs::RNR_TIMER_NS.iter().enumerate() {
+        let ticks = ns.div_ceil(u64::from(wire::contract::qpc::TICK_NS)).max(1) + 1;
+        assert!(ticks < 1 << (nt - 1), "an RNR wait fits the near-tick field");
+        v.push(format!("    5'd{code}: rnr_wait = {nt}'d{ticks};"));
+    }
+    v.extend([
+        "    endcase".to_string(),
+        "end".into(),
+        format!("wire [{}:0] tick_near = tick[{}:0];", nt - 1, nt - 1),
+        format!("wire unused_tick = ^tick[{}:{}];", t - 1, nt),
+        "wire unused_in = ^attr ^ ^req ^ ^entry ^ ^at_entry ^ ^rw_cursor ^ ^syn;".into(),
     ]);
     let (rd, req_e) = build(rl, "req", "rf", |name, bits| {
         Some(match name {
             "comp_psn" => format!("take ? next_psn : {}", r("comp_psn")),
-            "retry_left" => format!("take ? {} : {}", a("retry_cnt"), r("retry_left")),
-            "rnr_left" => format!("take ? {} : {}", a("rnr_retry"), r("rnr_left")),
-            "gap_valid" => format!("take ? 1'b0 : {}", r("gap_valid")),
-            "gap_psn" => format!("take ? 24'd0 : {}", r("gap_psn")),
-            "rd_atomic" => format!("{} - (ends ? {rw}'d1 : {rw}'d0)", r("rd_atomic")),
+            "retry_left" => {
+                format!("take ? {} : dec_retry ? {} - 3'd1 : {}", a("retry_cnt"), r("retry_left"), r("retry_left"))
+            }
+            "rnr_left" => format!("take ? {} : dec_rnr ? {} - 3'd1 : {}", a("rnr_retry"), r("rnr_left"), r("rnr_left")),
+            "gap_valid" => format!("take ? 1'b0 : gap_set ? 1'b1 : {}", r("gap_valid")),
+            "gap_psn" => format!("take ? 24'd0 : gap_set ? {} : {}", r("comp_psn"), r("gap_psn")),
+            "rd_atomic" => format!("{} - ((ends && holds) ? {rw}'d1 : {rw}'d0)", r("rd_atomic")),
             "oldest" => format!("ends ? at[{}:0] : old", wb - 1),
+            "cursor" => format!("rewind ? rw_cursor[{}:0] : {}", wb - 1, r("cursor")),
+            "cursor_psn" => format!("rewind ? rw_psn : {}", r("cursor_psn")),
+            "pkts_since_ackreq" => format!("rewind ? {bits}'d0 : {}", r(name)),
             "timer_valid" => format!("keep ? {} : run", r("timer_valid")),
-            "timer" => format!("keep ? {} : run ? deadline : {t}'d0", r("timer")),
-            "rnr_valid" | "rnr_deadline" | "rnr_psn" => format!("bad ? {bits}'d0 : {}", r(name)),
+            "timer" => format!("keep ? {} : run ? restart : {t}'d0", r("timer")),
+            "rnr_valid" => format!("rnr_set ? 1'b1 : fail ? 1'b0 : {}", r(name)),
+            "rnr_deadline" => format!("rnr_set ? tick_near + rnr_wait : fail ? {bits}'d0 : {}", r(name)),
+            "rnr_psn" => format!("rnr_set ? psn : fail ? {bits}'d0 : {}", r(name)),
             _ => return None,
         })
     });
@@ -238,8 +297,8 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
         Some(match name {
             "acked" => format!("ends ? 1'b1 : {}", w("acked")),
             "error_valid" => format!("failed ? 1'b1 : {}", w("error_valid")),
-            "status" => format!("failed ? status : {}", w("status")),
-            "vendor_err" => format!("failed ? 8'd0 : {}", w("vendor_err")),
+            "status" => format!("failed ? err_st : {}", w("status")),
+            "vendor_err" => format!("failed ? (fail ? vendor : 8'd0) : {}", w("vendor_err")),
             _ => return None,
         })
     });
@@ -250,12 +309,15 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
         format!("    slot = sq_base[7:0] + {{{}'d0, old}};", 8 - wb),
         "    base = sq_base;".into(),
         format!("    count = {{{}'d0, nwqes}};", 8 - wb),
-        "    at_slot = sq_base[7:0] + at;".into(),
+        format!("    req_psn = {};", r("psn")),
         format!("    oldest_next = {{{}'d0, old}} + 8'd1;", 8 - wb),
+        "    at_slot = sq_base[7:0] + at;".into(),
+        format!("    at_outst = at < {{{}'d0, nwqes}} && {};", 8 - wb, slice(wl, "at_entry", "started")),
+        format!("    rw_from = (ends && !fail) ? at : {{{}'d0, old}};", 8 - wb),
+        format!("    rw_target = take ? next_psn : {};", r("comp_psn")),
         "    finish = ends;".into(),
         format!("    entry_next = {{{}'d0, {entry_e}}};", WQE_BITS - wl.width() as usize),
         format!("    req_next = {{{}'d0, {req_e}}};", REQ_BITS - rl.width() as usize),
-        "    rewind = take && cur_to_next[23];".into(),
         "end".into(),
     ]);
     v
@@ -266,7 +328,7 @@ pub enum RespRunState {
     Idle,
     /// The walk's `qp_req` being written back and read again.
     Settle,
-    /// The read of the WQE's slot, or (failed) the walk past the entry, starts.
+    /// The read of the WQE's slot, the walk past a failed entry, the rewind, or the decision.
     Begin,
     /// The slot being read (`SendDesc`).
     Desc,
@@ -274,31 +336,43 @@ pub enum RespRunState {
     Fit,
     /// The walk past the finished entries (`OldestWalk`).
     Walk,
-    /// The entry it ended at being read.
+    /// The entry it ended at being read; then in: whether it is started.
     Probe,
+    Seen,
+    /// Go-back-N: where the cursor goes (`RewindWalk`).
+    Rewind,
     /// The decision.
     Fin,
 }
-
-/// `SendDesc`'s outputs `RespRun` does not use, side by side: imm, rkey, num, va, swap_add, compare, slot_addr.
-const DESC_REST: usize = 32 + 32 + 16 + 4 * 64;
 
 #[derive(LogicBlock)]
 pub struct RespRun {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// Run for a response `RespMatch` took (or found `bad`), its `last`, `off` and `bytes` (`len`) and the entry the
-    /// walk stopped at taken with it; the walk's `qp_req` is written back in the same cycle.
+    /// Run `RespPlan`'s plan (taken with `start`: `take`, `fail`, ... `rewind`), with `RespMatch`'s `last`,
+    /// `off` and `bytes` (`len`) and the entry the walk stopped at (`held`: in the window); the walk's
+    /// `qp_req` is written back in the same cycle.
     pub start: Signal<In, Bit>,
-    pub bad: Signal<In, Bit>,
+    pub take: Signal<In, Bit>,
+    pub fail: Signal<In, Bit>,
+    pub status: Signal<In, Bits<5>>,
+    pub vendor: Signal<In, Bits<8>>,
+    pub retry: Signal<In, Bit>,
+    pub dec_retry: Signal<In, Bit>,
+    pub dec_rnr: Signal<In, Bit>,
+    pub rnr_set: Signal<In, Bit>,
+    pub gap_set: Signal<In, Bit>,
+    pub rewind: Signal<In, Bit>,
     pub last: Signal<In, Bit>,
     pub off: Signal<In, Bits<32>>,
     pub len: Signal<In, Bits<32>>,
     pub entry: Signal<In, Bits<WQE_BITS>>,
-    /// The QP's records on the context port, the response's PSN and the tick now.
+    pub held: Signal<In, Bit>,
+    /// The QP's records on the context port, the response's PSN and AETH syndrome, and the tick now.
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub req: Signal<In, Bits<REQ_BITS>>,
     pub psn: Signal<In, Bits<24>>,
+    pub syn: Signal<In, Bits<8>>,
     pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
     /// The DMA read of the slot and its completion beats.
     pub rd_valid: Signal<Out, Bit>,
@@ -326,21 +400,37 @@ pub struct RespRun {
     pub w_slot: Signal<Out, Bits<8>>,
     pub w_entry: Signal<Out, Bits<WQE_BITS>>,
     pub req_next: Signal<Out, Bits<REQ_BITS>>,
-    pub rewind: Signal<Out, Bit>,
     state: DFF<RespRunState>,
-    bad_q: DFF<Bit>,
+    take_q: DFF<Bit>,
+    fail_q: DFF<Bit>,
+    status_q: DFF<Bits<5>>,
+    vendor_q: DFF<Bits<8>>,
+    retry_q: DFF<Bit>,
+    dec_retry_q: DFF<Bit>,
+    dec_rnr_q: DFF<Bit>,
+    rnr_set_q: DFF<Bit>,
+    gap_set_q: DFF<Bit>,
+    rewind_q: DFF<Bit>,
     last_q: DFF<Bit>,
     off_q: DFF<Bits<32>>,
     len_q: DFF<Bits<32>>,
     entry_q: DFF<Bits<WQE_BITS>>,
+    held_q: DFF<Bit>,
     placed: DFF<Bit>,
     at: DFF<Bits<8>>,
+    outst_at: DFF<Bit>,
+    rw_cursor: DFF<Bits<8>>,
+    rw_psn: DFF<Bits<24>>,
     desc: SendDesc,
     /// The descriptor's fields a response has no use for (the requester's packets need them).
     desc_rest: Spare<{ DESC_REST }>,
     walk: OldestWalk,
+    rw: RewindWalk,
     fin: RespFin,
 }
+
+/// `SendDesc`'s outputs `RespRun` does not use, side by side: imm, rkey, num, va, swap_add, compare, slot_addr.
+const DESC_REST: usize = 32 + 32 + 16 + 4 * 64;
 
 impl RespRun {
     pub fn new(profile: Profile) -> Self {
@@ -348,14 +438,25 @@ impl RespRun {
             clock: Signal::default(),
             reset: Signal::default(),
             start: Signal::default(),
-            bad: Signal::default(),
+            take: Signal::default(),
+            fail: Signal::default(),
+            status: Signal::default(),
+            vendor: Signal::default(),
+            retry: Signal::default(),
+            dec_retry: Signal::default(),
+            dec_rnr: Signal::default(),
+            rnr_set: Signal::default(),
+            gap_set: Signal::default(),
+            rewind: Signal::default(),
             last: Signal::default(),
             off: Signal::default(),
             len: Signal::default(),
             entry: Signal::default(),
+            held: Signal::default(),
             attr: Signal::default(),
             req: Signal::default(),
             psn: Signal::default(),
+            syn: Signal::default(),
             tick: Signal::default(),
             rd_valid: Signal::default(),
             rd_ready: Signal::default(),
@@ -378,18 +479,31 @@ impl RespRun {
             w_slot: Signal::default(),
             w_entry: Signal::default(),
             req_next: Signal::default(),
-            rewind: Signal::default(),
             state: DFF::default(),
-            bad_q: DFF::default(),
+            take_q: DFF::default(),
+            fail_q: DFF::default(),
+            status_q: DFF::default(),
+            vendor_q: DFF::default(),
+            retry_q: DFF::default(),
+            dec_retry_q: DFF::default(),
+            dec_rnr_q: DFF::default(),
+            rnr_set_q: DFF::default(),
+            gap_set_q: DFF::default(),
+            rewind_q: DFF::default(),
             last_q: DFF::default(),
             off_q: DFF::default(),
             len_q: DFF::default(),
             entry_q: DFF::default(),
+            held_q: DFF::default(),
             placed: DFF::default(),
             at: DFF::default(),
+            outst_at: DFF::default(),
+            rw_cursor: DFF::default(),
+            rw_psn: DFF::default(),
             desc: SendDesc::new(profile),
             desc_rest: Spare::default(),
             walk: OldestWalk::new(profile),
+            rw: RewindWalk::new(profile),
             fin: RespFin::new(profile),
         }
     }
@@ -398,7 +512,31 @@ impl RespRun {
 impl Logic for RespRun {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, bad_q, last_q, off_q, len_q, entry_q, placed, at);
+        dff_setup!(
+            self,
+            clock,
+            state,
+            take_q,
+            fail_q,
+            status_q,
+            vendor_q,
+            retry_q,
+            dec_retry_q,
+            dec_rnr_q,
+            rnr_set_q,
+            gap_set_q,
+            rewind_q,
+            last_q,
+            off_q,
+            len_q,
+            entry_q,
+            held_q,
+            placed,
+            at,
+            outst_at,
+            rw_cursor,
+            rw_psn
+        );
         self.desc.clock.next = self.clock.val();
         self.desc.reset.next = self.reset.val();
         self.desc.start.next = false;
@@ -426,16 +564,40 @@ impl Logic for RespRun {
         self.walk.from.next = self.fin.oldest_next.val();
         self.walk.count.next = self.fin.count.val();
         self.walk.r_entry.next = self.r_entry.val();
+        self.rw.clock.next = self.clock.val();
+        self.rw.reset.next = self.reset.val();
+        self.rw.start.next = false;
+        self.rw.attr.next = self.attr.val();
+        self.rw.base.next = self.fin.base.val();
+        self.rw.from.next = self.fin.rw_from.val();
+        self.rw.count.next = self.fin.count.val();
+        self.rw.psn.next = self.fin.req_psn.val();
+        self.rw.target.next = self.fin.rw_target.val();
+        self.rw.r_entry.next = self.r_entry.val();
         self.fin.attr.next = self.attr.val();
         self.fin.req.next = self.req.val();
         self.fin.entry.next = self.entry_q.q.val();
+        self.fin.held.next = self.held_q.q.val();
         self.fin.psn.next = self.psn.val();
+        self.fin.syn.next = self.syn.val();
         self.fin.tick.next = self.tick.val();
-        self.fin.bad.next = self.bad_q.q.val();
+        self.fin.take.next = self.take_q.q.val();
+        self.fin.fail.next = self.fail_q.q.val();
+        self.fin.status.next = self.status_q.q.val();
+        self.fin.vendor.next = self.vendor_q.q.val();
+        self.fin.retry.next = self.retry_q.q.val();
+        self.fin.dec_retry.next = self.dec_retry_q.q.val();
+        self.fin.dec_rnr.next = self.dec_rnr_q.q.val();
+        self.fin.rnr_set.next = self.rnr_set_q.q.val();
+        self.fin.gap_set.next = self.gap_set_q.q.val();
+        self.fin.rewind.next = self.rewind_q.q.val();
         self.fin.placed.next = self.placed.q.val();
         self.fin.last.next = self.last_q.q.val();
         self.fin.at.next = self.at.q.val();
         self.fin.at_entry.next = self.r_entry.val();
+        self.fin.outst_at.next = self.outst_at.q.val();
+        self.fin.rw_cursor.next = self.rw_cursor.q.val();
+        self.fin.rw_psn.next = self.rw_psn.q.val();
         self.r_slot.next = self.fin.at_slot.val();
         self.sc_start.next = false;
         self.sc_sges.next = self.desc.sges.val();
@@ -447,15 +609,24 @@ impl Logic for RespRun {
         self.w_slot.next = self.fin.slot.val();
         self.w_entry.next = self.fin.entry_next.val();
         self.req_next.next = self.fin.req_next.val();
-        self.rewind.next = self.fin.rewind.val();
         match self.state.q.val() {
             RespRunState::Idle => {
                 if self.start.val() {
-                    self.bad_q.d.next = self.bad.val();
+                    self.take_q.d.next = self.take.val();
+                    self.fail_q.d.next = self.fail.val();
+                    self.status_q.d.next = self.status.val();
+                    self.vendor_q.d.next = self.vendor.val();
+                    self.retry_q.d.next = self.retry.val();
+                    self.dec_retry_q.d.next = self.dec_retry.val();
+                    self.dec_rnr_q.d.next = self.dec_rnr.val();
+                    self.rnr_set_q.d.next = self.rnr_set.val();
+                    self.gap_set_q.d.next = self.gap_set.val();
+                    self.rewind_q.d.next = self.rewind.val();
                     self.last_q.d.next = self.last.val();
                     self.off_q.d.next = self.off.val();
                     self.len_q.d.next = self.len.val();
                     self.entry_q.d.next = self.entry.val();
+                    self.held_q.d.next = self.held.val();
                     self.placed.d.next = false;
                     self.state.d.next = RespRunState::Settle;
                 }
@@ -464,12 +635,17 @@ impl Logic for RespRun {
                 self.state.d.next = RespRunState::Begin;
             }
             RespRunState::Begin => {
-                if self.bad_q.q.val() {
-                    self.walk.start.next = true;
-                    self.state.d.next = RespRunState::Walk;
-                } else {
+                if self.take_q.q.val() {
                     self.desc.start.next = true;
                     self.state.d.next = RespRunState::Desc;
+                } else if self.fail_q.q.val() {
+                    self.walk.start.next = true;
+                    self.state.d.next = RespRunState::Walk;
+                } else if self.rewind_q.q.val() {
+                    self.rw.start.next = true;
+                    self.state.d.next = RespRunState::Rewind;
+                } else {
+                    self.state.d.next = RespRunState::Fin;
                 }
             }
             RespRunState::Desc => {
@@ -486,10 +662,14 @@ impl Logic for RespRun {
             }
             RespRunState::Fit => {
                 self.placed.d.next = self.sc_fits.val();
-                self.state.d.next = RespRunState::Fin;
                 if !self.sc_fits.val() | self.last_q.q.val() {
                     self.walk.start.next = true;
                     self.state.d.next = RespRunState::Walk;
+                } else if self.rewind_q.q.val() {
+                    self.rw.start.next = true;
+                    self.state.d.next = RespRunState::Rewind;
+                } else {
+                    self.state.d.next = RespRunState::Fin;
                 }
             }
             RespRunState::Walk => {
@@ -500,7 +680,23 @@ impl Logic for RespRun {
                 }
             }
             RespRunState::Probe => {
+                self.state.d.next = RespRunState::Seen;
+            }
+            RespRunState::Seen => {
+                self.outst_at.d.next = self.fin.at_outst.val();
                 self.state.d.next = RespRunState::Fin;
+                if self.rewind_q.q.val() {
+                    self.rw.start.next = true;
+                    self.state.d.next = RespRunState::Rewind;
+                }
+            }
+            RespRunState::Rewind => {
+                self.r_slot.next = self.rw.r_slot.val();
+                if self.rw.done.val() {
+                    self.rw_cursor.d.next = self.rw.cursor.val();
+                    self.rw_psn.d.next = self.rw.cursor_psn.val();
+                    self.state.d.next = RespRunState::Fin;
+                }
             }
             RespRunState::Fin => {
                 self.done.next = true;

@@ -13,6 +13,8 @@
 //! - `PsnWalk`: the first PSN of a window entry, which the packed context does not keep: the started
 //!   entries' PSN ranges follow each other and end at `qp_req.psn`, so it is `psn` less the packets of the
 //!   started entries from it on (the model's `context::unpack` derives it so), read one entry a cycle.
+//! - `RewindWalk`: where go-back-N restarts sending (the model's `comp::rewind`): the first unfinished
+//!   entry holding the PSN, or not started yet.
 //! - `FetchWake`: which QPs may have a WQE to fetch (an SQ doorbell, or a command on the QP, since their last
 //!   visit found none), and the next to visit, round robin.
 
@@ -299,6 +301,106 @@ pub fn psn_walk_verilog(p: &Profile) -> Vec<String> {
         "        look <= 1'b0;".into(),
         "        if (!started) begin on <= 1'b0; fin <= 1'b1; end else begin sum <= sum + npkts; k <= k + 8'd1; end"
             .into(),
+        "    end".into(),
+        "    if (reset) begin on <= 1'b0; fin <= 1'b0; end".into(),
+        "end".into(),
+    ]);
+    v
+}
+
+#[derive(LogicBlock, Default)]
+pub struct RewindWalk {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Go back to PSN `target` in the window of `count` entries whose entry 0 has SQ counter `base`, from
+    /// entry `from` (`oldest`), for the QP whose `qp_attr` (its path MTU) is `attr` and whose next new PSN is
+    /// `psn` (held while it walks).
+    pub start: Signal<In, Bit>,
+    pub attr: Signal<In, Bits<ATTR_BITS>>,
+    pub base: Signal<In, Bits<16>>,
+    pub from: Signal<In, Bits<8>>,
+    pub count: Signal<In, Bits<8>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub target: Signal<In, Bits<24>>,
+    /// The window's read port, as `OldestWalk`'s.
+    pub r_slot: Signal<Out, Bits<8>>,
+    pub r_entry: Signal<In, Bits<WQE_BITS>>,
+    /// For a cycle: the walk is over; the cursor goes to entry `cursor` at PSN `cursor_psn`.
+    pub done: Signal<Out, Bit>,
+    pub cursor: Signal<Out, Bits<8>>,
+    pub cursor_psn: Signal<Out, Bits<24>>,
+    profile: Param<Profile>,
+}
+
+impl RewindWalk {
+    pub fn new(profile: Profile) -> Self {
+        RewindWalk { profile: Param(profile), ..Default::default() }
+    }
+}
+
+impl Logic for RewindWalk {
+    fn update(&mut self) {
+        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+    }
+
+    fn connect(&mut self) {
+        self.r_slot.connect();
+        self.done.connect();
+        self.cursor.connect();
+        self.cursor_psn.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        custom_module(rewind_walk_verilog(&self.profile.0))
+    }
+}
+
+/// The Verilog body of `RewindWalk` for profile `p`, the model's `comp::rewind`: the first entry from
+/// `from` on that is not finished and either holds `target` or is not started. The entries' first PSNs
+/// follow each other (as `PsnWalk` finds them): a first pass sums the packets of the started entries from
+/// `from` on, so entry `from` starts at `psn` less them; the second walks the entries, one every two cycles.
+pub fn rewind_walk_verilog(p: &Profile) -> Vec<String> {
+    let c = qp_context(p);
+    let mut v = entry_packets(&c, "r_entry", "attr");
+    v.extend([
+        format!("wire started = {};", slice(&c.wqe, "r_entry", "started")),
+        format!("wire acked = {};", slice(&c.wqe, "r_entry", "acked")),
+        "wire unused_entry = ^r_entry;".into(),
+        "wire unused_attr = ^attr;".into(),
+        "reg on, look, scan, fin;".into(),
+        "reg [7:0] k, n, at;".into(),
+        "reg [15:0] b;".into(),
+        "reg [23:0] sum, f, at_psn;".into(),
+        "wire unused_base = ^base[15:8] ^ ^b[15:8];".into(),
+        "// Signed 24-bit distance from the entry's first PSN to the target.".into(),
+        "wire [23:0] d = target - f;".into(),
+        "wire holds = started && !d[23] && d < npkts;".into(),
+        "always @(*) begin".into(),
+        "    r_slot = on ? b[7:0] + k : base[7:0];".into(),
+        "    done = fin;".into(),
+        "    cursor = at;".into(),
+        "    cursor_psn = at_psn;".into(),
+        "end".into(),
+        "always @(posedge clock) begin".into(),
+        "    fin <= 1'b0;".into(),
+        "    if (start) begin".into(),
+        "        on <= 1'b1; look <= 1'b0; scan <= 1'b0; k <= from; n <= count; b <= base; sum <= 24'd0;".into(),
+        "    end else if (on && !look) begin".into(),
+        "        if (k >= n) begin".into(),
+        "            if (scan) begin on <= 1'b0; fin <= 1'b1; at <= n; at_psn <= psn; end".into(),
+        "            else begin scan <= 1'b1; k <= from; f <= psn - sum; end".into(),
+        "        end else look <= 1'b1;".into(),
+        "    end else if (on && look) begin".into(),
+        "        look <= 1'b0;".into(),
+        "        if (!scan) begin".into(),
+        "            if (!started) begin scan <= 1'b1; k <= from; f <= psn - sum; end".into(),
+        "            else begin sum <= sum + npkts; k <= k + 8'd1; end".into(),
+        "        end else if (!acked && (!started || holds)) begin".into(),
+        "            on <= 1'b0; fin <= 1'b1; at <= k; at_psn <= started ? target : psn;".into(),
+        "        end else begin".into(),
+        "            if (started) f <= f + npkts;".into(),
+        "            k <= k + 8'd1;".into(),
+        "        end".into(),
         "    end".into(),
         "    if (reset) begin on <= 1'b0; fin <= 1'b0; end".into(),
         "end".into(),
