@@ -164,6 +164,20 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).flushes
     }
 
+    /// Timers the core has run out (its trace's `Timer` decisions: ACK timers, RNR waits).
+    pub fn timers_fired(&self) -> u64 {
+        crate::verbs::lock(&self.0).timers_fired
+    }
+
+    /// Runs the core for `cycles` cycles whatever it is doing: time passes (timers run out) as it does for
+    /// a host that waits.
+    pub fn run(&self, cycles: u64) {
+        let mut c = crate::verbs::lock(&self.0);
+        for _ in 0..cycles {
+            c.step();
+        }
+    }
+
     /// Send WQEs the core has fetched into its requesters' windows so far.
     pub fn fetches(&self) -> u64 {
         crate::verbs::lock(&self.0).fetches

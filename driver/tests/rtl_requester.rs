@@ -32,6 +32,18 @@ fn seed() -> u64 {
 /// A model host and an RTL host (a core of `core_qps` QPs in lockstep) with `nqps` QPs each and buffers of
 /// `buf` bytes, QP `q` connected to QP `q`, the RTL host's requesters starting at PSN `psn`.
 fn hosts(core_qps: u32, seed: u64, nqps: usize, buf: usize, psn: u32) -> (SharedWorld, Host, RtlHandle, Host) {
+    hosts_with(core_qps, seed, nqps, buf, psn, &ConnectOpts::default())
+}
+
+/// `hosts`, connected with `opts`.
+fn hosts_with(
+    core_qps: u32,
+    seed: u64,
+    nqps: usize,
+    buf: usize,
+    psn: u32,
+    opts: &ConnectOpts,
+) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, nqps, buf, QpCap::default(), false).expect("the model host");
     let rtl = RtlBackend::with_lockstep(core_qps);
@@ -39,7 +51,7 @@ fn hosts(core_qps: u32, seed: u64, nqps: usize, buf: usize, psn: u32) -> (Shared
     let cap = QpCap { max_send_wr: 16, ..QpCap::default() };
     let b = open_host_on(Box::new(rtl), 1, nqps, buf, cap, false).expect("the RTL host");
     for q in 0..nqps {
-        connect(&b, q, psn, &a, q, 0x200, &ConnectOpts::default()).expect("connected");
+        connect(&b, q, psn, &a, q, 0x200, opts).expect("connected");
     }
     (w, a, core, b)
 }
@@ -843,6 +855,95 @@ fn lost_packets_and_naks_on_the_rtl_core() {
         lost.len(),
         naks.len(),
         core.requests().0,
+        core.cycles(),
+        r.events
+    );
+}
+
+/// The timers: with a short ACK timeout (32 ticks) a lost last packet, which no later packet reveals, is
+/// sent again when the ACK timer runs out (the model's `Timer` decision, taken by the core's scan of its
+/// QPs' timers); a packet lost every time runs the retries out (RetryExcErr, the QP in ERR). A SEND that
+/// finds no receive waits out its RNR delay (11 ticks) and is sent again: completed once a receive is
+/// posted, failed with RnrRetryExcErr when the one RNR retry is spent. Every step in lockstep.
+#[test]
+fn timers_run_out_on_the_rtl_core() {
+    let seed = seed();
+    let opts = ConnectOpts { timeout: 3, retry_cnt: 2, rnr_retry: 1, min_rnr_timer: 1, ..ConnectOpts::default() };
+    let (w, a, core, b) = hosts_with(16, seed, 4, BUF, 0x40, &opts);
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let write = |wr_id, to: u64| {
+        let mut x = wr(wr_id, SendOp::RdmaWrite, Some(b.sge(0x100 * wr_id, 200)));
+        (x.remote_addr, x.rkey) = (a.mr.addr + to, a.mr.rkey);
+        x
+    };
+    // QP 0: two WRITEs, the second's packet lost once; QP 1: a WRITE lost every time; QPs 2 and 3: a SEND
+    // each, with no receive at first.
+    b.qps[0].post_send_list(&[write(1, 0x1000), write(2, 0x2000)]).expect("QP 0's WQEs");
+    b.qps[1].post_send(&write(3, 0x3000)).expect("QP 1's WQE");
+    b.qps[2].post_send(&wr(4, SendOp::Send, Some(b.sge(0x400, 100)))).expect("QP 2's WQE");
+    b.qps[3].post_send(&wr(5, SendOp::Send, Some(b.sge(0x500, 100)))).expect("QP 3's WQE");
+    let (q0, q1) = (a.qps[0].qpn, a.qps[1].qpn);
+    let (mut to_q0, mut lost) = (0, 0);
+    let mut rnr_naks = 0;
+    let mut posted = false;
+    for round in 0..20 {
+        exchange_lossy(
+            &w,
+            &core,
+            &b,
+            &ctx,
+            |f| {
+                let h = wire::parse(f).expect("a RoCE frame").hdr;
+                let drop = h.bth.dest_qp == q1
+                    || (h.bth.dest_qp == q0 && {
+                        to_q0 += 1;
+                        to_q0 == 2
+                    });
+                lost += u32::from(drop);
+                !drop
+            },
+            |f| {
+                let h = wire::parse(&f).expect("a RoCE frame").hdr;
+                if h.ext.aeth.is_some_and(|x| x.syndrome & 0xE0 == wire::ext::syndrome::RNR_NAK) {
+                    rnr_naks += 1;
+                }
+                vec![f]
+            },
+        );
+        if rnr_naks > 0 && !posted {
+            // QP 3's peer posts its receive after the first RNR NAKs; QP 2's never does.
+            let sge = a.sge(0x8000, 0x1000);
+            a.qps[3].post_recv(&RecvWr { wr_id: 0x53, sg_list: vec![sge] }).expect("a receive posted");
+            posted = true;
+        }
+        if b.qps[1].query().map(|x| x.qp_state).ok() == Some(QpState::Err as u8) && core.timers_fired() >= 6 {
+            break;
+        }
+        assert!(round < 19, "{ctx}: the timers still run after {round} rounds");
+        // Time passes: one ACK timeout (32 ticks of 128 cycles) and a little more, so a timer runs out at
+        // most once before what it sent is delivered.
+        core.run(32 * 128 + 512);
+    }
+    let got: Vec<(u64, u32, WcStatus)> =
+        b.cq.poll(16).expect("completions").iter().map(|c| (c.wr_id, c.qp_num, c.status)).collect();
+    let of = |q: usize| got.iter().filter(|c| c.1 == b.qps[q].qpn).map(|c| (c.0, c.2)).collect::<Vec<_>>();
+    let ok = WcStatus::Success;
+    assert_eq!(of(0), vec![(1, ok), (2, ok)], "{ctx}: QP 0: the lost WRITE sent again when its ACK timer ran out");
+    assert_eq!(of(1), vec![(3, WcStatus::RetryExcErr)], "{ctx}: QP 1: its retries ran out");
+    assert_eq!(of(2), vec![(4, WcStatus::RnrRetryExcErr)], "{ctx}: QP 2: its RNR retry spent");
+    assert_eq!(of(3), vec![(5, ok)], "{ctx}: QP 3: sent again after its RNR wait, received");
+    assert_eq!(a.buf.read(0x2000, 200).expect("the buffer"), b.buf.read(0x200, 200).expect("the source"));
+    assert!(rnr_naks >= 3, "{ctx}: RNR NAKs: QP 2's two, QP 3's first ({rnr_naks})");
+    assert!(lost >= 4, "{ctx}: QP 0's one packet lost and QP 1's three ({lost})");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(core.timers_fired() >= 6, "{ctx}: ACK timers (QP 0's one, QP 1's three), RNR waits (QP 2's, QP 3's)");
+    eprintln!(
+        "RTL timers: {} run out, {} packets lost, {} RNR NAKs, {} cycles, {} decisions in lockstep",
+        core.timers_fired(),
+        lost,
+        rnr_naks,
         core.cycles(),
         r.events
     );

@@ -6,8 +6,10 @@
 //! ACKs, NAKs and READ responses (`engine::resp::queue`'s rings, then the coalesced slot) go through the TX
 //! pipeline to the MAC, a READ response's payload read from host memory (`host::stream`); and the first part
 //! of the requester: send WQEs fetched into the requesters' windows (the dispatch's fetch visits, woken by
-//! SQ doorbells and commands through `FetchWake`; the windows in `Rings::window`), and flushed from them.
-//! Transmitting requests and the completer come next.
+//! SQ doorbells and commands through `FetchWake`; the windows in `Rings::window`), and flushed from them;
+//! the requester's transmit side (`engine::req::tx`), whose packets go through the same TX pipeline; and the
+//! completer in the dispatch (`engine::comp`): ACKs, NAKs, READ responses and atomic ACKs, go-back-N, and
+//! the ACK timers and RNR waits (`engine::comp::timer`'s scan).
 //!
 //! The responder's context port is shared by the dispatch and the responder's transmit side, one holding it
 //! at a time, and neither while a command is between its lookup and its commit.
@@ -23,6 +25,7 @@
 
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
+use crate::engine::comp::timer::TimerScan;
 use crate::engine::dispatch::RxDispatch;
 use crate::engine::req::ready::WQE_BITS;
 use crate::engine::req::tx::ReqTx;
@@ -143,6 +146,11 @@ pub struct Core {
     pub trace_req_nil: Signal<Out, Bit>,
     /// No QP's requester is awake, none in hand.
     pub trace_req_idle: Signal<Out, Bit>,
+    /// QP `trace_timer_qpn`'s ACK timer (its RNR wait with `trace_timer_rnr`) ran out this cycle
+    /// (`Decision::Timer`).
+    pub trace_timer: Signal<Out, Bit>,
+    pub trace_timer_qpn: Signal<Out, Bits<24>>,
+    pub trace_timer_rnr: Signal<Out, Bit>,
     /// The testbench's read port of the requesters' windows: QP `wqe_qpn`'s entry in slot `wqe_slot`, a cycle
     /// later, while `wqe_lent` (no engine uses the port).
     pub wqe_lent: Signal<Out, Bit>,
@@ -175,6 +183,7 @@ pub struct Core {
     window: Rings<WQE_BITS>,
     wake: FetchWake,
     req_tx: ReqTx,
+    timers: TimerScan,
     gather: DmaGather,
     one_sge: OneSge,
     tx: TxW8,
@@ -258,6 +267,9 @@ impl Core {
             trace_req_qpn: Signal::default(),
             trace_req_nil: Signal::default(),
             trace_req_idle: Signal::default(),
+            trace_timer: Signal::default(),
+            trace_timer_qpn: Signal::default(),
+            trace_timer_rnr: Signal::default(),
             wqe_lent: Signal::default(),
             wqe_qpn: Signal::default(),
             wqe_slot: Signal::default(),
@@ -288,6 +300,7 @@ impl Core {
             window: Rings::window(profile),
             wake: FetchWake::new(profile),
             req_tx: ReqTx::new(profile),
+            timers: TimerScan::new(profile),
             gather: DmaGather::default(),
             one_sge: OneSge::default(),
             tx: Tx::default(),
@@ -378,6 +391,9 @@ pub fn ports() -> Vec<Port> {
         p("trace_req_qpn", 24, Out),
         p("trace_req_nil", 1, Out),
         p("trace_req_idle", 1, Out),
+        p("trace_timer", 1, Out),
+        p("trace_timer_qpn", 24, Out),
+        p("trace_timer_rnr", 1, Out),
         p("wqe_lent", 1, Out),
         p("wqe_qpn", 16, In),
         p("wqe_slot", 8, In),
@@ -633,6 +649,23 @@ impl Logic for Core {
         self.trace_req_qpn.next = self.req_tx.tx_qpn.val();
         self.trace_req_nil.next = self.req_tx.nil.val();
         self.trace_req_idle.next = self.req_tx.idle.val();
+        // The timers: the table scanned one QP a cycle, a due one handed to the dispatch.
+        self.timers.clock.next = self.clock.val();
+        self.timers.reset.next = self.reset.val();
+        self.timers.tick.next = bit_cast::<36, 64>(self.mmio.now_ns.val() >> 10);
+        self.exec.tm_index.next = self.timers.tm_index.val();
+        self.timers.tm_live.next = self.exec.tm_live.val();
+        self.timers.tm_ack.next = self.exec.tm_ack.val();
+        self.timers.tm_ack_at.next = self.exec.tm_ack_at.val();
+        self.timers.tm_rnr.next = self.exec.tm_rnr.val();
+        self.timers.tm_rnr_at.next = self.exec.tm_rnr_at.val();
+        self.dispatch.tm_fire.next = self.timers.fire.val();
+        self.dispatch.tm_qpn.next = self.timers.fire_qpn.val();
+        self.dispatch.tm_rnr.next = self.timers.fire_rnr.val();
+        self.timers.take.next = self.dispatch.tm_take.val();
+        self.trace_timer.next = self.dispatch.timer_fired.val();
+        self.trace_timer_qpn.next = self.dispatch.wr_qpn.val();
+        self.trace_timer_rnr.next = self.dispatch.timer_rnr.val();
         // No packet is sent yet: no QP has a started WQE outstanding.
         self.exec.qp_started.next = false;
         self.exec.qp_index.next = self.qp_index.val();

@@ -9,6 +9,7 @@ use hdl::engine::cmd::MAILBOX_TAG;
 use hdl::top::Top;
 use hdl::Width;
 use model::follow::lock;
+use model::nic::timer::TimerKind;
 use model::nic::{Decision, NicConfig, Output, Side, Stream, TxPick};
 use model::{Dma, HostMemory};
 use std::collections::VecDeque;
@@ -83,6 +84,9 @@ struct Ports {
     trace_tx_idle: usize,
     trace_fetch: usize,
     trace_fetch_qpn: usize,
+    trace_timer: usize,
+    trace_timer_qpn: usize,
+    trace_timer_rnr: usize,
     trace_fetch_idle: usize,
     trace_req: usize,
     trace_req_qpn: usize,
@@ -164,6 +168,8 @@ pub struct CoreSim {
     pub failed_requests: u64,
     /// Flush steps the core has decided (trace `Flush` decisions) so far.
     pub flushes: u64,
+    /// Timers run out (ACK timers, RNR waits).
+    pub timers_fired: u64,
     /// Send WQEs the core has fetched into its requesters' windows (trace `FetchSq` decisions) so far.
     pub fetches: u64,
     /// Decisions recorded so far (of every kind).
@@ -254,6 +260,9 @@ impl CoreSim {
             trace_tx_idle: q("trace_tx_idle"),
             trace_fetch: q("trace_fetch"),
             trace_fetch_qpn: q("trace_fetch_qpn"),
+            trace_timer: q("trace_timer"),
+            trace_timer_qpn: q("trace_timer_qpn"),
+            trace_timer_rnr: q("trace_timer_rnr"),
             trace_fetch_idle: q("trace_fetch_idle"),
             trace_req: q("trace_req"),
             trace_req_qpn: q("trace_req_qpn"),
@@ -278,6 +287,7 @@ impl CoreSim {
             ingress_drops: 0,
             frames: 0,
             flushes: 0,
+            timers_fired: 0,
             fetches: 0,
             decisions: 0,
             check_due: false,
@@ -467,6 +477,10 @@ impl CoreSim {
         let decided = self.sim.get(p.trace_rx) == 1;
         let flushed = (self.sim.get(p.trace_flush) == 1).then(|| self.sim.get(p.trace_flush_qpn) as u32);
         let fetched = (self.sim.get(p.trace_fetch) == 1).then(|| self.sim.get(p.trace_fetch_qpn) as u32);
+        let timer = (self.sim.get(p.trace_timer) == 1).then(|| {
+            let kind = if self.sim.get(p.trace_timer_rnr) == 1 { TimerKind::Rnr } else { TimerKind::Ack };
+            (self.sim.get(p.trace_timer_qpn) as u32, kind)
+        });
         // A responder's decision, and whether it sends a frame (a READ response whose payload could not be
         // read sends none).
         let sends = (self.sim.get(p.trace_tx) == 1)
@@ -567,6 +581,11 @@ impl CoreSim {
         if let Some(qpn) = fetched {
             self.fetches += 1;
             self.record(Decision::FetchSq { qpn }, Vec::new());
+            self.check_due = true;
+        }
+        if let Some((qpn, timer)) = timer {
+            self.timers_fired += 1;
+            self.record(Decision::Timer { qpn, timer }, Vec::new());
             self.check_due = true;
         }
         // A register access the core took in the cycle of a frame's decision came after it (the decision

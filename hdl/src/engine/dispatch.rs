@@ -209,9 +209,12 @@ pub enum DispatchState {
     FetchExec,
     /// An ACK: the completer's walk over the window (`AckWalk`); the decision at its end.
     AckRun,
-    /// A READ response or atomic ACK that answers the oldest entry after the walk: `RespRun` (its slot read,
-    /// the scatter started, the entries behind a finished one walked); the decision at its end.
+    /// A response with more to do than its walk, or a timer's end: `RespRun`; the decision at its end.
     RspRun,
+    /// A due timer (`TimerScan`): the QP's contexts being read.
+    TmrLook,
+    /// They are in: the timer is still due (else it is let go), and `RespRun` starts.
+    TmrCtx,
     /// A retire: the QP's records settling after a write.
     RetLook,
     /// The window's front entry being read.
@@ -355,6 +358,15 @@ pub struct RxDispatch {
     /// The completer moved QP `wr_qpn`'s requester on (an ACK's decision, or an entry popped off its window):
     /// it may send, or fetch, again.
     pub comp_wake: Signal<Out, Bit>,
+    /// A due timer (`TimerScan`): QP `tm_qpn`'s RNR wait (`tm_rnr`) or ACK timer, taken with `tm_take`.
+    pub tm_fire: Signal<In, Bit>,
+    pub tm_qpn: Signal<In, Bits<24>>,
+    pub tm_rnr: Signal<In, Bit>,
+    pub tm_take: Signal<Out, Bit>,
+    /// The decision trace: QP `wr_qpn`'s timer (its RNR wait with `timer_rnr`) ran out this cycle (the
+    /// model's `Timer`).
+    pub timer_fired: Signal<Out, Bit>,
+    pub timer_rnr: Signal<Out, Bit>,
     state: DFF<DispatchState>,
     rec: DFF<Bits<{ meta::BITS }>>,
     qpn: DFF<Bits<24>>,
@@ -389,6 +401,9 @@ pub struct RxDispatch {
     /// The frame in hand is a response for the completer; and after its CQE, the retire goes on.
     comp: DFF<Bit>,
     comp_more: DFF<Bit>,
+    /// The job in hand is a timer's end (the RNR wait's with `tmr_rnr`).
+    tmr: DFF<Bit>,
+    tmr_rnr: DFF<Bit>,
     /// A duplicate READ's scan: resources back from the newest.
     dup_i: DFF<Bits<8>>,
     /// An atomic's target as read, and whether the read failed.
@@ -542,6 +557,12 @@ impl RxDispatch {
             wake_clear: Signal::default(),
             fetched: Signal::default(),
             comp_wake: Signal::default(),
+            tm_fire: Signal::default(),
+            tm_qpn: Signal::default(),
+            tm_rnr: Signal::default(),
+            tm_take: Signal::default(),
+            timer_fired: Signal::default(),
+            timer_rnr: Signal::default(),
             state: DFF::default(),
             rec: DFF::default(),
             qpn: DFF::default(),
@@ -566,6 +587,8 @@ impl RxDispatch {
             post_fatal: DFF::default(),
             comp: DFF::default(),
             comp_more: DFF::default(),
+            tmr: DFF::default(),
+            tmr_rnr: DFF::default(),
             dup_i: DFF::default(),
             word: DFF::default(),
             word_err: DFF::default(),
@@ -654,6 +677,8 @@ impl Logic for RxDispatch {
             post_fatal,
             comp,
             comp_more,
+            tmr,
+            tmr_rnr,
             dup_i,
             word,
             word_err
@@ -904,6 +929,8 @@ impl Logic for RxDispatch {
         self.rrun.gap_set.next = self.plan.gap_set.val();
         self.rrun.rewind.next = self.plan.rewind.val();
         self.rrun.held.next = self.ack.held.val();
+        self.rrun.tmr_ack.next = self.tmr.q.val() & !self.tmr_rnr.q.val();
+        self.rrun.tmr_rnr.next = self.tmr.q.val() & self.tmr_rnr.q.val();
         self.rrun.syn.next = self.act.aeth.val();
         self.rrun.last.next = self.rmatch.last.val();
         self.rrun.off.next = self.rmatch.off.val();
@@ -942,6 +969,9 @@ impl Logic for RxDispatch {
         self.wake_clear.next = false;
         self.fetched.next = false;
         self.retire_take.next = false;
+        self.tm_take.next = false;
+        self.timer_fired.next = false;
+        self.timer_rnr.next = self.tmr_rnr.q.val();
         self.comp_wake.next = (self.state.q.val() == DispatchState::RetExec)
             | ((self.state.q.val() == DispatchState::AckRun) & self.ack.done.val())
             | ((self.state.q.val() == DispatchState::RspRun) & self.rrun.done.val());
@@ -1077,6 +1107,7 @@ impl Logic for RxDispatch {
             DispatchState::Idle => {
                 self.idle.next = true;
                 self.comp.d.next = false;
+                self.tmr.d.next = false;
                 if self.retire_req.val() {
                     // The requester's transmit side holds the port and gives it over: its failed front retires.
                     self.retire_take.next = true;
@@ -1088,6 +1119,19 @@ impl Logic for RxDispatch {
                     self.comp_more.d.next = true;
                     self.qpn.d.next = self.retire_qpn.val();
                     self.state.d.next = DispatchState::RetLook;
+                } else if !self.hold.val() & self.tm_fire.val() {
+                    // A due timer first: the model lets it wait `TIMER_TOLERANCE` ticks at most.
+                    self.tm_take.next = true;
+                    self.claim.next = true;
+                    self.recv.d.next = false;
+                    self.flush.d.next = false;
+                    self.fetch.d.next = false;
+                    self.comp.d.next = true;
+                    self.comp_more.d.next = true;
+                    self.tmr.d.next = true;
+                    self.tmr_rnr.d.next = self.tm_rnr.val();
+                    self.qpn.d.next = self.tm_qpn.val();
+                    self.state.d.next = DispatchState::TmrLook;
                 } else if !self.hold.val() {
                     self.meta_ready.next = true;
                     self.claim.next = self.meta_valid.val();
@@ -1632,6 +1676,26 @@ impl Logic for RxDispatch {
                     }
                 }
             }
+            DispatchState::TmrLook => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.state.d.next = DispatchState::TmrCtx;
+            }
+            DispatchState::TmrCtx => {
+                self.ctx_busy.next = true;
+                self.claim.next = true;
+                self.owe_cqe.d.next = false;
+                self.owe_eqe.d.next = false;
+                self.owe_irq.d.next = false;
+                self.state.d.next = DispatchState::Idle;
+                if self.qp_valid.val()
+                    & ((self.tmr_rnr.q.val() & self.rrun.rnr_due.val())
+                        | (!self.tmr_rnr.q.val() & self.rrun.ack_due.val()))
+                {
+                    self.rrun.start.next = true;
+                    self.state.d.next = DispatchState::RspRun;
+                }
+            }
             DispatchState::RspRun => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
@@ -1646,12 +1710,13 @@ impl Logic for RxDispatch {
                 if self.rrun.done.val() {
                     // The decision: the entry and `qp_req` written; the data scattered (or drained), then the
                     // retire.
-                    self.decided.next = true;
+                    self.decided.next = !self.tmr.q.val();
+                    self.timer_fired.next = self.tmr.q.val();
                     self.req_we.next = true;
                     self.state.d.next = DispatchState::CqeEnd;
                     if self.scatter.busy.val() {
                         self.state.d.next = DispatchState::Scatter;
-                    } else if self.act.has_payload.val() {
+                    } else if self.act.has_payload.val() & !self.tmr.q.val() {
                         self.state.d.next = DispatchState::Drain;
                     }
                 }

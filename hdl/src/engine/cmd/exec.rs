@@ -37,7 +37,7 @@ use crate::kit::*;
 use crate::record::{be_get, be_put, build, slice, width, Fields};
 use wire::contract::cmd::*;
 use wire::contract::profile::Profile;
-use wire::contract::qpc::{bits_for, cq_entry, mr_entry, qp_context, MR_LEN_BITS};
+use wire::contract::qpc::{bits_for, cq_entry, mr_entry, qp_context, MR_LEN_BITS, NEAR_TICK_BITS, TICK_BITS};
 use wire::contract::verbs::{
     access, attr, raw_packet_transition, rc_transition, QpState, QpType, MAX_MTU_ENUM, PKEY_TABLE_LEN,
 };
@@ -149,6 +149,15 @@ pub struct CmdExec {
     pub rs_req: Signal<Out, Bits<REQ_BITS>>,
     pub rs_req_we: Signal<In, Bit>,
     pub rs_req_next: Signal<In, Bits<REQ_BITS>>,
+    /// The timers' port (`TimerScan`): QP `tm_index`'s ACK timer and RNR wait (`qp_req`'s fields, kept in a
+    /// table of their own that every write of the record writes too), one cycle after the index, and
+    /// whether the QP has timers at all (it exists and is not in ERR, whose timers are stopped).
+    pub tm_index: Signal<In, Bits<24>>,
+    pub tm_live: Signal<Out, Bit>,
+    pub tm_ack: Signal<Out, Bit>,
+    pub tm_ack_at: Signal<Out, Bits<{ TICK_BITS as usize }>>,
+    pub tm_rnr: Signal<Out, Bit>,
+    pub tm_rnr_at: Signal<Out, Bits<{ NEAR_TICK_BITS as usize }>>,
     /// An SQ doorbell of QP `sq_rung_qpn` taken this cycle; a command writing QP `qp_cmd_qpn`'s records
     /// (CREATE_QP, MODIFY_QP) applied this cycle: what may give the fetch unit a WQE to fetch.
     pub sq_rung: Signal<Out, Bit>,
@@ -175,6 +184,11 @@ impl Logic for CmdExec {
         self.quiet.connect();
         self.entered_err.connect();
         self.rs_req.connect();
+        self.tm_live.connect();
+        self.tm_ack.connect();
+        self.tm_ack_at.connect();
+        self.tm_rnr.connect();
+        self.tm_rnr_at.connect();
         self.sq_rung.connect();
         self.sq_rung_qpn.connect();
         self.qp_cmd.connect();
@@ -857,13 +871,17 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire cq_cmd_we = cq_cmd_new || (apply && opcode == 16'h{:x});", op::DESTROY_CQ));
     w(format!("wire [{0}:0] cq_cmd_at = cq_cmd_new ? cq_free : i_obj_id[{0}:0];", cqa - 1));
     w(format!("wire mr_cmd_we = apply && (opcode == 16'h{:x} || opcode == 16'h{:x});", op::REG_MR, op::DEREG_MR));
+    w(format!("wire [{}:0] req_at = qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0];", qa - 1, qa - 1));
+    w(format!("wire [{}:0] req_w = !qp_cmd_we ? rs_req_next[{}:0] : qp_cmd_new ? {rw}'d0 : mod_req;", rw - 1, rw - 1));
+    let timers = ["timer_valid", "timer", "rnr_valid", "rnr_deadline"];
+    let tw: u32 = timers.iter().map(|n| width(rl, n)).sum();
+    w(format!("// The timers' fields of every `qp_req` written, for `TimerScan` ({tw} bits a QP)."));
+    w(format!("reg [{}:0] tmr_tab [0:{}];", tw - 1, p.max_qp - 1));
+    let fields: Vec<String> = timers.iter().map(|n| slice(rl, "req_w", n)).collect();
+    w(format!("wire [{}:0] tmr_w = {{{}}};", tw - 1, fields.join(", ")));
     w("always @(posedge clock) begin".into());
     w("    if (qp_cmd_we) attr_tab[qp_cmd_at] <= qp_cmd_new ? new_attr : mod_attr;".into());
-    w(format!(
-        "    if (qp_cmd_we || rs_req_we) req_tab[qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]] <= !qp_cmd_we ? rs_req_next[{}:0] : qp_cmd_new ? {rw}'d0 : mod_req;",
-        qa - 1,
-        rw - 1
-    ));
+    w("    if (qp_cmd_we || rs_req_we) begin req_tab[req_at] <= req_w; tmr_tab[req_at] <= tmr_w; end".into());
     w(format!(
         "    if (qp_cmd_we || rs_resp_we) resp_tab[qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]] <= !qp_cmd_we ? rs_resp_next[{}:0] : qp_cmd_new ? {sw}'d0 : mod_resp;",
         qa - 1,
@@ -918,6 +936,24 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!(
         "always @(*) begin qp_attr = attr_q; qp_req = req_q; qp_resp = resp_q; mr = mr_in_q ? mr_q : {mw}'d0; end"
     ));
+    w("// The timers' read port.".into());
+    w(format!("reg [{}:0] tm_raw;", tw - 1));
+    w("always @(posedge clock) begin".into());
+    w(format!(
+        "    tm_live <= tm_index < 24'd{} && qp_valid_r[tm_index[{1}:0]] && !err_mark[tm_index[{1}:0]];",
+        p.max_qp,
+        qa - 1
+    ));
+    w(format!("    tm_raw <= tmr_tab[tm_index[{}:0]];", qa - 1));
+    w("end".into());
+    let mut at = tw;
+    let mut outs = Vec::new();
+    for (n, port) in timers.iter().zip(["tm_ack", "tm_ack_at", "tm_rnr", "tm_rnr_at"]) {
+        let fw = width(rl, n);
+        outs.push(format!("{port} = tm_raw[{}:{}];", at - 1, at - fw));
+        at -= fw;
+    }
+    w(format!("always @(*) begin {} end", outs.join(" ")));
     w("// The responder's read ports.".into());
     w(format!(
         "reg [{}:0] rs_attr_raw;\nreg [{}:0] rs_req_raw;\nreg [15:0] rs_sq_pi, rs_rq_pi, rs_sq_ci_r, rs_rq_ci_r;\nreg rs_err;",

@@ -3,11 +3,13 @@
 //! response makes and the pop of a finished entry off the window's front (`ack`, the model's
 //! `ack_through` and `comp::retire`), what is left to do after the walk (`plan`: the cases of
 //! `comp::on_ack`, `on_read_response`, `on_atomic_ack` and `retry_gap`) and doing it (`resp`: data placed,
-//! the oldest WQE failed, go-back-N, an RNR wait), and the completion of an entry leaving the window
-//! (`retire`).
+//! the oldest WQE failed, go-back-N, an RNR wait; and the timers' ends, the model's `comp::on_timeout`
+//! and `on_rnr_timer`), the completion of an entry leaving the window (`retire`), and the scan for due
+//! timers (`timer`).
 
 pub mod ack;
 pub mod ack_step;
 pub mod plan;
 pub mod resp;
 pub mod retire;
+pub mod timer;

@@ -158,6 +158,13 @@ pub struct RespFin {
     pub rewind: Signal<In, Bit>,
     pub placed: Signal<In, Bit>,
     pub last: Signal<In, Bit>,
+    /// Instead of a response, the end of the ACK timer (`tmr_ack`, the model's `on_timeout`) or of the RNR
+    /// wait (`tmr_rnr`, `on_rnr_timer`); for the ACK timer, with work outstanding, the oldest WQE fails
+    /// (`t_fail`: no retries left) or the requester goes back to `comp_psn` (`t_retry`).
+    pub tmr_ack: Signal<In, Bit>,
+    pub tmr_rnr: Signal<In, Bit>,
+    pub t_fail: Signal<In, Bit>,
+    pub t_retry: Signal<In, Bit>,
     /// The first unfinished entry behind a finished one (from `OldestWalk`, the window's size if none), and
     /// that entry (`at_outst` says whether it is started); then whether it was (`outst_at`, kept).
     pub at: Signal<In, Bits<8>>,
@@ -178,6 +185,13 @@ pub struct RespFin {
     pub at_outst: Signal<Out, Bit>,
     pub rw_from: Signal<Out, Bits<8>>,
     pub rw_target: Signal<Out, Bits<24>>,
+    /// The window index of the oldest unfinished entry; the ACK timer, the RNR wait, is armed and due; with
+    /// work outstanding (`at_outst`), whether the ACK timer's end fails the oldest WQE or retries.
+    pub old_idx: Signal<Out, Bits<8>>,
+    pub ack_due: Signal<Out, Bit>,
+    pub rnr_due: Signal<Out, Bit>,
+    pub t_fail_now: Signal<Out, Bit>,
+    pub t_retry_now: Signal<Out, Bit>,
     /// The entry finishes (failed, or answered whole).
     pub finish: Signal<Out, Bit>,
     pub entry_next: Signal<Out, Bits<WQE_BITS>>,
@@ -207,6 +221,11 @@ impl Logic for RespFin {
         self.at_outst.connect();
         self.rw_from.connect();
         self.rw_target.connect();
+        self.old_idx.connect();
+        self.ack_due.connect();
+        self.rnr_due.connect();
+        self.t_fail_now.connect();
+        self.t_retry_now.connect();
         self.finish.connect();
         self.entry_next.connect();
         self.req_next.connect();
@@ -230,7 +249,13 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
     v.extend(ack_deadline(&c, "attr", "tick"));
     v.extend([
         format!("wire [{}:0] old = {};", wb - 1, r("oldest")),
-        "wire failed = fail || (take && !placed);".into(),
+        "wire timer_mode = tmr_ack || tmr_rnr;".into(),
+        "wire fail_e = fail || t_fail;".into(),
+        format!("wire [4:0] status_e = t_fail ? 5'd{} : status;", WcStatus::RetryExcErr as u8),
+        "wire [7:0] vendor_e = t_fail ? 8'd0 : vendor;".into(),
+        "wire dec_retry_e = dec_retry || t_retry;".into(),
+        "wire rewind_e = rewind || t_retry || tmr_rnr;".into(),
+        "wire failed = fail_e || (take && !placed);".into(),
         "wire ends = failed || (take && last);".into(),
         format!(
             "wire holds = {} && !{} && ({} == 4'd{} || {} == 4'd{} || {} == 4'd{});",
@@ -245,14 +270,21 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
         ),
         "wire [23:0] next_psn = psn + 24'd1;".into(),
         // Still outstanding after it: the oldest unfinished entry then is started.
-        format!("wire outst = ends ? outst_at : held && {};", w("started")),
-        format!("wire [4:0] err_st = fail ? status : 5'd{};", WcStatus::LocProtErr as u8),
+        format!("wire outst = (ends || timer_mode) ? outst_at : held && {};", w("started")),
+        format!("wire [4:0] err_st = fail_e ? status_e : 5'd{};", WcStatus::LocProtErr as u8),
         format!("wire [{}:0] restart = tmo != 5'd0 ? deadline : {t}'d0;", t - 1),
         // The ACK timer: stopped by an RNR wait; after a failure running while work is outstanding; after a
         // retry too unless an RNR wait holds it; after data or progress restarted unless an RNR wait holds it.
         format!("wire rnr_before = {};", r("rnr_valid")),
-        "wire keep = !rnr_set && !fail && rnr_before && (!retry || outst);".to_string(),
-        "wire run = !rnr_set && !keep && outst && tmo != 5'd0;".into(),
+        "wire keep = !timer_mode && !rnr_set && !fail && rnr_before && (!retry || outst);".to_string(),
+        // The ACK timer's end: stopped, restarted by a retry (unless an RNR wait holds it); the RNR wait's
+        // end: restarted while work is outstanding.
+        "wire run_t = tmr_ack ? t_retry && !rnr_before : outst;".into(),
+        "wire run = (timer_mode ? run_t : !rnr_set && !keep && outst) && tmo != 5'd0;".into(),
+        // Whether the timer asked for is due (the scan saw it so; it may have moved since).
+        format!("wire [{}:0] ack_left = tick - {};", t - 1, r("timer")),
+        format!("wire [{}:0] rnr_left = tick[{}:0] - {};", nt - 1, nt - 1, r("rnr_deadline")),
+        format!("wire unused_left = ^ack_left[{}:0] ^ ^rnr_left[{}:0];", t - 2, nt - 2),
         // An RNR wait: one tick more than the delay in whole ticks, rounded up (the model's `on_ack`).
         format!("reg [{}:0] rnr_wait;", nt - 1),
         "always @(*) begin".into(),
@@ -274,21 +306,21 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
         Some(match name {
             "comp_psn" => format!("take ? next_psn : {}", r("comp_psn")),
             "retry_left" => {
-                format!("take ? {} : dec_retry ? {} - 3'd1 : {}", a("retry_cnt"), r("retry_left"), r("retry_left"))
+                format!("take ? {} : dec_retry_e ? {} - 3'd1 : {}", a("retry_cnt"), r("retry_left"), r("retry_left"))
             }
             "rnr_left" => format!("take ? {} : dec_rnr ? {} - 3'd1 : {}", a("rnr_retry"), r("rnr_left"), r("rnr_left")),
-            "gap_valid" => format!("take ? 1'b0 : gap_set ? 1'b1 : {}", r("gap_valid")),
-            "gap_psn" => format!("take ? 24'd0 : gap_set ? {} : {}", r("comp_psn"), r("gap_psn")),
+            "gap_valid" => format!("(take || t_retry) ? 1'b0 : gap_set ? 1'b1 : {}", r("gap_valid")),
+            "gap_psn" => format!("(take || t_retry) ? 24'd0 : gap_set ? {} : {}", r("comp_psn"), r("gap_psn")),
             "rd_atomic" => format!("{} - ((ends && holds) ? {rw}'d1 : {rw}'d0)", r("rd_atomic")),
             "oldest" => format!("ends ? at[{}:0] : old", wb - 1),
-            "cursor" => format!("rewind ? rw_cursor[{}:0] : {}", wb - 1, r("cursor")),
-            "cursor_psn" => format!("rewind ? rw_psn : {}", r("cursor_psn")),
-            "pkts_since_ackreq" => format!("rewind ? {bits}'d0 : {}", r(name)),
+            "cursor" => format!("rewind_e ? rw_cursor[{}:0] : {}", wb - 1, r("cursor")),
+            "cursor_psn" => format!("rewind_e ? rw_psn : {}", r("cursor_psn")),
+            "pkts_since_ackreq" => format!("rewind_e ? {bits}'d0 : {}", r(name)),
             "timer_valid" => format!("keep ? {} : run", r("timer_valid")),
             "timer" => format!("keep ? {} : run ? restart : {t}'d0", r("timer")),
-            "rnr_valid" => format!("rnr_set ? 1'b1 : fail ? 1'b0 : {}", r(name)),
-            "rnr_deadline" => format!("rnr_set ? tick_near + rnr_wait : fail ? {bits}'d0 : {}", r(name)),
-            "rnr_psn" => format!("rnr_set ? psn : fail ? {bits}'d0 : {}", r(name)),
+            "rnr_valid" => format!("rnr_set ? 1'b1 : (fail_e || tmr_rnr) ? 1'b0 : {}", r(name)),
+            "rnr_deadline" => format!("rnr_set ? tick_near + rnr_wait : (fail_e || tmr_rnr) ? {bits}'d0 : {}", r(name)),
+            "rnr_psn" => format!("rnr_set ? psn : (fail_e || tmr_rnr) ? {bits}'d0 : {}", r(name)),
             _ => return None,
         })
     });
@@ -298,7 +330,7 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
             "acked" => format!("ends ? 1'b1 : {}", w("acked")),
             "error_valid" => format!("failed ? 1'b1 : {}", w("error_valid")),
             "status" => format!("failed ? err_st : {}", w("status")),
-            "vendor_err" => format!("failed ? (fail ? vendor : 8'd0) : {}", w("vendor_err")),
+            "vendor_err" => format!("failed ? (fail_e ? vendor_e : 8'd0) : {}", w("vendor_err")),
             _ => return None,
         })
     });
@@ -313,8 +345,13 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
         format!("    oldest_next = {{{}'d0, old}} + 8'd1;", 8 - wb),
         "    at_slot = sq_base[7:0] + at;".into(),
         format!("    at_outst = at < {{{}'d0, nwqes}} && {};", 8 - wb, slice(wl, "at_entry", "started")),
-        format!("    rw_from = (ends && !fail) ? at : {{{}'d0, old}};", 8 - wb),
-        format!("    rw_target = take ? next_psn : {};", r("comp_psn")),
+        format!("    rw_from = (ends && !fail_e) ? at : {{{}'d0, old}};", 8 - wb),
+        format!("    rw_target = tmr_rnr ? {} : take ? next_psn : {};", r("rnr_psn"), r("comp_psn")),
+        format!("    old_idx = {{{}'d0, old}};", 8 - wb),
+        format!("    ack_due = {} && !ack_left[{}];", r("timer_valid"), t - 1),
+        format!("    rnr_due = {} && !rnr_left[{}];", r("rnr_valid"), nt - 1),
+        format!("    t_fail_now = tmr_ack && at_outst && {} == 3'd0;", r("retry_left")),
+        format!("    t_retry_now = tmr_ack && at_outst && {} != 3'd0;", r("retry_left")),
         "    finish = ends;".into(),
         format!("    entry_next = {{{}'d0, {entry_e}}};", WQE_BITS - wl.width() as usize),
         format!("    req_next = {{{}'d0, {req_e}}};", REQ_BITS - rl.width() as usize),
@@ -368,6 +405,12 @@ pub struct RespRun {
     pub len: Signal<In, Bits<32>>,
     pub entry: Signal<In, Bits<WQE_BITS>>,
     pub held: Signal<In, Bit>,
+    /// Or, with `start`, a timer's end instead (the plan is not looked at): the ACK timer's, the RNR wait's.
+    pub tmr_ack: Signal<In, Bit>,
+    pub tmr_rnr: Signal<In, Bit>,
+    /// The ACK timer, the RNR wait, is armed and due now (the dispatch checks before it starts a timer's end).
+    pub ack_due: Signal<Out, Bit>,
+    pub rnr_due: Signal<Out, Bit>,
     /// The QP's records on the context port, the response's PSN and AETH syndrome, and the tick now.
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub req: Signal<In, Bits<REQ_BITS>>,
@@ -421,6 +464,12 @@ pub struct RespRun {
     outst_at: DFF<Bit>,
     rw_cursor: DFF<Bits<8>>,
     rw_psn: DFF<Bits<24>>,
+    tmr_ack_q: DFF<Bit>,
+    tmr_rnr_q: DFF<Bit>,
+    t_fail_q: DFF<Bit>,
+    t_retry_q: DFF<Bit>,
+    /// A timer's end: the oldest entry has been read (the walk after a failure reads another).
+    probed: DFF<Bit>,
     desc: SendDesc,
     /// The descriptor's fields a response has no use for (the requester's packets need them).
     desc_rest: Spare<{ DESC_REST }>,
@@ -453,6 +502,10 @@ impl RespRun {
             len: Signal::default(),
             entry: Signal::default(),
             held: Signal::default(),
+            tmr_ack: Signal::default(),
+            tmr_rnr: Signal::default(),
+            ack_due: Signal::default(),
+            rnr_due: Signal::default(),
             attr: Signal::default(),
             req: Signal::default(),
             psn: Signal::default(),
@@ -500,6 +553,11 @@ impl RespRun {
             outst_at: DFF::default(),
             rw_cursor: DFF::default(),
             rw_psn: DFF::default(),
+            tmr_ack_q: DFF::default(),
+            tmr_rnr_q: DFF::default(),
+            t_fail_q: DFF::default(),
+            t_retry_q: DFF::default(),
+            probed: DFF::default(),
             desc: SendDesc::new(profile),
             desc_rest: Spare::default(),
             walk: OldestWalk::new(profile),
@@ -535,7 +593,12 @@ impl Logic for RespRun {
             at,
             outst_at,
             rw_cursor,
-            rw_psn
+            rw_psn,
+            tmr_ack_q,
+            tmr_rnr_q,
+            t_fail_q,
+            t_retry_q,
+            probed
         );
         self.desc.clock.next = self.clock.val();
         self.desc.reset.next = self.reset.val();
@@ -598,6 +661,12 @@ impl Logic for RespRun {
         self.fin.outst_at.next = self.outst_at.q.val();
         self.fin.rw_cursor.next = self.rw_cursor.q.val();
         self.fin.rw_psn.next = self.rw_psn.q.val();
+        self.fin.tmr_ack.next = self.tmr_ack_q.q.val();
+        self.fin.tmr_rnr.next = self.tmr_rnr_q.q.val();
+        self.fin.t_fail.next = self.t_fail_q.q.val();
+        self.fin.t_retry.next = self.t_retry_q.q.val();
+        self.ack_due.next = self.fin.ack_due.val();
+        self.rnr_due.next = self.fin.rnr_due.val();
         self.r_slot.next = self.fin.at_slot.val();
         self.sc_start.next = false;
         self.sc_sges.next = self.desc.sges.val();
@@ -628,6 +697,22 @@ impl Logic for RespRun {
                     self.entry_q.d.next = self.entry.val();
                     self.held_q.d.next = self.held.val();
                     self.placed.d.next = false;
+                    self.tmr_ack_q.d.next = self.tmr_ack.val();
+                    self.tmr_rnr_q.d.next = self.tmr_rnr.val();
+                    self.t_fail_q.d.next = false;
+                    self.t_retry_q.d.next = false;
+                    self.probed.d.next = false;
+                    if self.tmr_ack.val() | self.tmr_rnr.val() {
+                        // A timer's end: the plan is the timer's own.
+                        self.take_q.d.next = false;
+                        self.fail_q.d.next = false;
+                        self.retry_q.d.next = false;
+                        self.dec_retry_q.d.next = false;
+                        self.dec_rnr_q.d.next = false;
+                        self.rnr_set_q.d.next = false;
+                        self.gap_set_q.d.next = false;
+                        self.rewind_q.d.next = false;
+                    }
                     self.state.d.next = RespRunState::Settle;
                 }
             }
@@ -635,7 +720,11 @@ impl Logic for RespRun {
                 self.state.d.next = RespRunState::Begin;
             }
             RespRunState::Begin => {
-                if self.take_q.q.val() {
+                // A timer's end first reads the oldest entry (is work outstanding?).
+                if self.tmr_ack_q.q.val() | self.tmr_rnr_q.q.val() {
+                    self.at.d.next = self.fin.old_idx.val();
+                    self.state.d.next = RespRunState::Probe;
+                } else if self.take_q.q.val() {
                     self.desc.start.next = true;
                     self.state.d.next = RespRunState::Desc;
                 } else if self.fail_q.q.val() {
@@ -685,7 +774,21 @@ impl Logic for RespRun {
             RespRunState::Seen => {
                 self.outst_at.d.next = self.fin.at_outst.val();
                 self.state.d.next = RespRunState::Fin;
-                if self.rewind_q.q.val() {
+                if (self.tmr_ack_q.q.val() | self.tmr_rnr_q.q.val()) & !self.probed.q.val() {
+                    // The oldest entry is in: the timer's plan.
+                    self.probed.d.next = true;
+                    self.entry_q.d.next = self.r_entry.val();
+                    self.held_q.d.next = true;
+                    self.t_fail_q.d.next = self.fin.t_fail_now.val();
+                    self.t_retry_q.d.next = self.fin.t_retry_now.val();
+                    if self.fin.t_fail_now.val() {
+                        self.walk.start.next = true;
+                        self.state.d.next = RespRunState::Walk;
+                    } else if self.fin.t_retry_now.val() | self.tmr_rnr_q.q.val() {
+                        self.rw.start.next = true;
+                        self.state.d.next = RespRunState::Rewind;
+                    }
+                } else if self.rewind_q.q.val() {
                     self.rw.start.next = true;
                     self.state.d.next = RespRunState::Rewind;
                 }
