@@ -38,7 +38,8 @@ pub enum Backend {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Two NICs on a simulated link do SEND, WRITE, READ and atomics through the verbs and check every byte.
+    /// Two NICs on a simulated link do SEND, WRITE, READ and atomics through the verbs and check every byte
+    /// (`--backend rtl`: the Verilated core as the requester, in lockstep with the model, and a model NIC).
     Demo {
         #[arg(long, value_enum, default_value = "model")]
         backend: Backend,

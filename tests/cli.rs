@@ -29,6 +29,19 @@ fn demo_checks_every_byte() {
     assert_eq!(out.matches(" ok ").count(), 5, "{out}");
 }
 
+/// `demo --backend rtl`: the Verilated core is the requester (SEND, WRITE, READ, both atomics) of a model
+/// NIC, every byte checked, the model following the core with no mismatch.
+#[test]
+fn demo_on_the_rtl_core_checks_every_byte_in_lockstep() {
+    let (ok, out) = ferrite(&["demo", "--backend", "rtl"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("every byte matched"), "{out}");
+    assert_eq!(out.matches(" ok ").count(), 5, "{out}");
+    assert!(out.contains(", 0 mismatches"), "{out}");
+    let (ok, out) = ferrite(&["demo", "--backend", "rtl", "--pcap", "/dev/null"]);
+    assert!(!ok, "--pcap with the RTL demo is refused: {out}");
+}
+
 #[test]
 fn perf_write_with_loss_reports_data_ok() {
     let (ok, out) = ferrite(&[

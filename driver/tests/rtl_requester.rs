@@ -732,6 +732,15 @@ fn a_read_response_of_the_wrong_length_fails_the_read() {
     assert_eq!(b.qps[0].query().map(|x| x.qp_state).ok(), Some(QpState::Err as u8), "{ctx}: QP 0 in ERR");
     assert_eq!(b.buf.read(0x1000, 1024).expect("the READ's target"), src[..1024], "{ctx}: its first response placed");
     assert_eq!(b.buf.read(0x1400, 8).expect("past it"), vec![0u8; 8], "{ctx}: nothing of the bad one");
+    // A fatal NAK for QP 1's atomic, arriving after the atomic completed (its window empty): it fails
+    // nothing (the model's `fail_oldest` finds no entry) and the QP stays in RTS.
+    let mut nak = driver::pair::forged_headers(&a, &b, wire::Opcode::ACKNOWLEDGE, 0x10);
+    nak.bth.dest_qp = b.qps[1].qpn;
+    nak.ext.aeth = Some(wire::ext::AethRepr { syndrome: wire::ext::syndrome::NAK_REMOTE_ACCESS, msn: 1 });
+    core.receive(nak.emit(&[]));
+    assert!(core.settle(1_000_000), "{ctx}: the core settled after the late NAK");
+    core.context_agrees(b.qps[1].qpn).unwrap_or_else(|e| panic!("{ctx}: QP 1 after the late NAK: {e}"));
+    assert_eq!(b.qps[1].query().map(|x| x.qp_state).ok(), Some(QpState::Rts as u8), "{ctx}: QP 1 still in RTS");
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);

@@ -256,7 +256,9 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
         "wire dec_retry_e = dec_retry || t_retry;".into(),
         "wire rewind_e = rewind || t_retry || tmr_rnr;".into(),
         "wire failed = fail_e || (take && !placed);".into(),
-        "wire ends = failed || (take && last);".into(),
+        // A failure with no unfinished WQE in the window (a late NAK) finishes nothing: the model's `finish`
+        // finds no entry there.
+        "wire ends = (failed && held) || (take && last);".into(),
         format!(
             "wire holds = {} && !{} && ({} == 4'd{} || {} == 4'd{} || {} == 4'd{});",
             w("started"),
@@ -727,7 +729,7 @@ impl Logic for RespRun {
                 } else if self.take_q.q.val() {
                     self.desc.start.next = true;
                     self.state.d.next = RespRunState::Desc;
-                } else if self.fail_q.q.val() {
+                } else if self.fail_q.q.val() & self.held_q.q.val() {
                     self.walk.start.next = true;
                     self.state.d.next = RespRunState::Walk;
                 } else if self.rewind_q.q.val() {
