@@ -99,6 +99,15 @@ fn exchange_lossy(
     }
 }
 
+/// The model followed every decision of the core with no mismatch, at least `least` of them (a decision for
+/// every packet sent and frame taken, say): how many.
+fn followed(core: &RtlHandle, ctx: &str, least: u64, what: &str) -> usize {
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    assert!(r.events as u64 >= least, "{ctx}: {what}: {} decisions, {least} at least", r.events);
+    r.events
+}
+
 /// The first offset where `got` and `want` differ, with both bytes there.
 fn first_diff(got: &[u8], want: &[u8]) -> Option<(usize, u8, u8)> {
     got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w).map(|(i, (&g, &w))| (i, g, w))
@@ -210,14 +219,12 @@ fn fetch_and_flush(core_qps: u32) {
     for q in 0..3 {
         agree(q);
     }
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    assert!(r.events as u64 > core.fetches() + core.flushes(), "{ctx}: every fetch and flush step followed");
+    let events = followed(&core, &ctx, core.fetches() + core.flushes() + 1, "every fetch and flush step followed");
     eprintln!(
         "RTL requester ({core_qps} QPs): {} send WQEs fetched, {} flushed, {} decisions in lockstep",
         core.fetches(),
         core.flushes(),
-        r.events
+        events
     );
 }
 
@@ -330,14 +337,12 @@ fn send_requests(core_qps: u32) {
     for q in 0..2 {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
     }
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    assert!(r.events as u64 >= core.requests().0, "{ctx}: every packet a decision followed");
+    let events = followed(&core, &ctx, core.requests().0, "every packet a decision followed");
     eprintln!(
         "RTL requests ({core_qps} QPs): {} packets sent in {} cycles, {} decisions in lockstep",
         core.requests().0,
         core.cycles(),
-        r.events
+        events
     );
 }
 
@@ -450,16 +455,14 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
     }
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and ACK followed");
+    let events = followed(&core, &ctx, core.requests().0 + core.frames(), "every packet and ACK followed");
     eprintln!(
         "RTL completions: {} CQEs from {} requests and {} ACKs in {} cycles, {} decisions in lockstep",
         got.len(),
         core.requests().0,
         core.frames(),
         core.cycles(),
-        r.events
+        events
     );
 }
 
@@ -515,10 +518,8 @@ fn a_payload_that_cannot_be_read_fails_its_wqe() {
         assert_eq!(b.qps[q].query().map(|x| x.qp_state).ok(), Some(QpState::Err as u8), "{ctx}: QP {q} in ERR");
     }
     assert_eq!(core.requests(), (1, 2), "{ctx}: one packet sent, two failed");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
     let (sent, failed) = core.requests();
-    assert!(r.events as u64 >= sent + failed + core.frames(), "{ctx}: every packet, failure and ACK followed");
+    followed(&core, &ctx, sent + failed + core.frames(), "every packet, failure and ACK followed");
 }
 
 /// READs and atomics from the core complete: each READ response is placed over its READ's scatter list (split
@@ -664,16 +665,14 @@ fn reads_and_atomics_complete_on_the_rtl_core() {
     let a_got = a.buf.read(0, BUF).expect("the model host's buffer");
     assert_eq!(first_diff(&a_got, &want_a), None, "{ctx}: the targets (first difference)");
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
+    let events = followed(&core, &ctx, core.requests().0 + core.frames(), "every packet and response followed");
     eprintln!(
         "RTL READs and atomics: {} CQEs from {} requests and {} responses in {} cycles, {} decisions in lockstep",
         got.len(),
         core.requests().0,
         core.frames(),
         core.cycles(),
-        r.events
+        events
     );
 }
 
@@ -742,9 +741,7 @@ fn a_read_response_of_the_wrong_length_fails_the_read() {
     core.context_agrees(b.qps[1].qpn).unwrap_or_else(|e| panic!("{ctx}: QP 1 after the late NAK: {e}"));
     assert_eq!(b.qps[1].query().map(|x| x.qp_state).ok(), Some(QpState::Rts as u8), "{ctx}: QP 1 still in RTS");
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
+    followed(&core, &ctx, core.requests().0 + core.frames(), "every packet and response followed");
 }
 
 /// Go-back-N: packets the model host never got (a WRITE's, a SEND's, a READ request) draw a sequence NAK and
@@ -856,16 +853,14 @@ fn lost_packets_and_naks_on_the_rtl_core() {
     assert_eq!(at(&b, 0x1_0000, 4000), src[0x4000..0x4000 + 4000], "{ctx}: the READ, whole");
     assert_eq!(at(&a, 0x2_2000, 4500), src[0x2000..0x2000 + 4500], "{ctx}: the last WRITE, whole");
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every response handled");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-    assert!(r.events as u64 >= core.requests().0 + core.frames(), "{ctx}: every packet and response followed");
+    let events = followed(&core, &ctx, core.requests().0 + core.frames(), "every packet and response followed");
     eprintln!(
         "RTL go-back-N: {} lost, {} NAKs, {} packets sent in all, {} cycles, {} decisions in lockstep",
         lost.len(),
         naks.len(),
         core.requests().0,
         core.cycles(),
-        r.events
+        events
     );
 }
 
@@ -945,8 +940,7 @@ fn timers_run_out_on_the_rtl_core() {
     assert_eq!(a.buf.read(0x2000, 200).expect("the buffer"), b.buf.read(0x200, 200).expect("the source"));
     assert!(rnr_naks >= 3, "{ctx}: RNR NAKs: QP 2's two, QP 3's first ({rnr_naks})");
     assert!(lost >= 4, "{ctx}: QP 0's one packet lost and QP 1's three ({lost})");
-    let r = core.lockstep_report().expect("lockstep is on");
-    assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    let events = followed(&core, &ctx, core.requests().0 + core.frames(), "every packet and response followed");
     assert!(core.timers_fired() >= 6, "{ctx}: ACK timers (QP 0's one, QP 1's three), RNR waits (QP 2's, QP 3's)");
     eprintln!(
         "RTL timers: {} run out, {} packets lost, {} RNR NAKs, {} cycles, {} decisions in lockstep",
@@ -954,6 +948,6 @@ fn timers_run_out_on_the_rtl_core() {
         lost,
         rnr_naks,
         core.cycles(),
-        r.events
+        events
     );
 }
