@@ -9,6 +9,7 @@
 use crate::{Backend, Error};
 use sim::core::CoreSim;
 use std::sync::{Arc, Mutex, MutexGuard};
+use wire::contract::regs::Counter;
 
 /// Cycles a `progress` call runs.
 const CYCLES_PER_PROGRESS: u32 = 32;
@@ -192,6 +193,17 @@ impl RtlHandle {
     /// DMA completion beats the host gave a read while an older one was unfinished (`CoreSim::reordered`).
     pub fn reordered(&self) -> u64 {
         crate::verbs::lock(&self.0).reordered
+    }
+
+    /// Every counter, read through the register file as a driver reads one (low word, then the high word
+    /// it latched): with lockstep on, each read is a decision the model follows and its value is compared
+    /// with the model's.
+    pub fn read_counters(&self) -> Vec<u64> {
+        let mut c = crate::verbs::lock(&self.0);
+        Counter::ALL
+            .iter()
+            .map(|k| u64::from(c.mmio_read(k.offset())) | u64::from(c.mmio_read(k.offset() + 4)) << 32)
+            .collect()
     }
 
     /// Lockstep's report after following everything recorded so far (None when it is off).

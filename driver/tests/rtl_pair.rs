@@ -13,6 +13,7 @@ use driver::pair::{connect, open_host_on, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::rng::Rng;
+use wire::contract::regs::Counter;
 
 const BUF: usize = 1 << 18;
 /// Each host's buffer: the peer's WRITEs land below `RECV`, its SENDs from `RECV` (4 KiB a receive), the
@@ -211,9 +212,12 @@ fn two_rtl_nics_send_and_write_to_each_other() {
             core.context_agrees(host.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
         }
         assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: every frame handled");
+        let c = core.read_counters();
+        let sent = core.requests().0 + core.responses();
+        assert_eq!(c[Counter::rx_frames as usize], core.frames(), "{ctx}: rx_frames is the frames decided");
+        assert_eq!(c[Counter::tx_frames as usize], sent, "{ctx}: tx_frames is the frames sent");
         let r = core.lockstep_report().expect("lockstep is on");
         assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
-        let sent = core.requests().0 + core.responses();
         assert!(r.events as u64 >= sent + core.frames(), "{ctx}: every packet sent and received followed");
     }
     eprintln!(

@@ -20,6 +20,7 @@ use driver::pair::{connect, open_host, open_host_on, rtl_turn, run_external, Hos
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::net::{LinkConfig, World};
+use wire::contract::regs::Counter;
 
 const BUF: usize = 1 << 16;
 /// An L_Key no MR has.
@@ -102,6 +103,10 @@ fn exchange_lossy(
 /// The model followed every decision of the core with no mismatch, at least `least` of them (a decision for
 /// every packet sent and frame taken, say): how many.
 fn followed(core: &RtlHandle, ctx: &str, least: u64, what: &str) -> usize {
+    let c = core.read_counters();
+    let sent = core.requests().0 + core.responses();
+    assert_eq!(c[Counter::rx_frames as usize], core.frames(), "{ctx}: rx_frames is the frames decided");
+    assert_eq!(c[Counter::tx_frames as usize], sent, "{ctx}: tx_frames is the frames sent");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
     assert!(r.events as u64 >= least, "{ctx}: {what}: {} decisions, {least} at least", r.events);

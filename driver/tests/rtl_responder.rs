@@ -11,6 +11,7 @@ use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
+use wire::contract::regs::Counter;
 use wire::ext::RethRepr;
 use wire::Opcode;
 
@@ -572,6 +573,10 @@ fn atomics_from_a_model_requester_are_executed_by_the_rtl_core() {
 /// commands are decisions too); the decisions followed.
 fn lockstep_clean(core: &RtlHandle, ctx: &str) -> usize {
     assert_eq!(core.peek("rx_unhandled"), 0, "{ctx}: nothing needed an engine not built yet");
+    let c = core.read_counters();
+    let sent = core.requests().0 + core.responses();
+    assert_eq!(c[Counter::rx_frames as usize], core.frames(), "{ctx}: rx_frames is the frames decided");
+    assert_eq!(c[Counter::tx_frames as usize], sent, "{ctx}: tx_frames is the frames sent");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
     let seen = core.frames() + core.responses() + core.flushes();

@@ -19,6 +19,10 @@
 //! write port is shared: the command
 //! unit's beats go first, the dispatch's (payload, CQEs) when it has none.
 //!
+//! The counter block (`host::counters`) counts what the engines report (`engine::counts`): the dispatch's
+//! frames by route and verdict and its later decisions, CQEs, events and the interrupt, the transmit side's
+//! frames and bytes as the TX pipeline takes their records, ACKs sent and packets sent again.
+//!
 //! The read ports of the context tables (`qp_*`, `mr`, `cq`, `eq`, `gid`, `mac`) are the engines' ports to
 //! be; until the engines exist they are the core's, so the testbench can compare the packed contexts with
 //! the model's.
@@ -26,12 +30,14 @@
 use crate::engine::cmd::exec::{CmdExec, ATTR_BITS, CQ_BITS, MR_BITS, REQ_BITS, RESP_BITS};
 use crate::engine::cmd::CmdUnit;
 use crate::engine::comp::timer::TimerScan;
+use crate::engine::counts::CoreEvents;
 use crate::engine::dispatch::RxDispatch;
 use crate::engine::req::ready::WQE_BITS;
 use crate::engine::req::tx::ReqTx;
 use crate::engine::req::window::FetchWake;
 use crate::engine::resp::queue::{Rings, ITEM_BITS};
 use crate::engine::resp::tx::RespTx;
+use crate::host::counters::CounterBank;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
 use crate::host::gather::{DmaGather, OneSge};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
@@ -151,6 +157,9 @@ pub struct Core {
     pub trace_timer: Signal<Out, Bit>,
     pub trace_timer_qpn: Signal<Out, Bits<24>>,
     pub trace_timer_rnr: Signal<Out, Bit>,
+    /// A response is decided and its frame not counted yet (`tx_frames`, `tx_bytes` count a frame as the TX
+    /// pipeline takes its record, a few cycles after the decision): a counter read waits for it to clear.
+    pub trace_cnt_busy: Signal<Out, Bit>,
     /// The testbench's read port of the requesters' windows: QP `wqe_qpn`'s entry in slot `wqe_slot`, a cycle
     /// later, while `wqe_lent` (no engine uses the port).
     pub wqe_lent: Signal<Out, Bit>,
@@ -187,6 +196,8 @@ pub struct Core {
     gather: DmaGather,
     one_sge: OneSge,
     tx: TxW8,
+    events: CoreEvents,
+    counters: CounterBank,
 }
 
 impl Core {
@@ -270,6 +281,7 @@ impl Core {
             trace_timer: Signal::default(),
             trace_timer_qpn: Signal::default(),
             trace_timer_rnr: Signal::default(),
+            trace_cnt_busy: Signal::default(),
             wqe_lent: Signal::default(),
             wqe_qpn: Signal::default(),
             wqe_slot: Signal::default(),
@@ -304,6 +316,8 @@ impl Core {
             gather: DmaGather::default(),
             one_sge: OneSge::default(),
             tx: Tx::default(),
+            events: CoreEvents::default(),
+            counters: CounterBank::default(),
         }
     }
 }
@@ -394,6 +408,7 @@ pub fn ports() -> Vec<Port> {
         p("trace_timer", 1, Out),
         p("trace_timer_qpn", 24, Out),
         p("trace_timer_rnr", 1, Out),
+        p("trace_cnt_busy", 1, Out),
         p("wqe_lent", 1, Out),
         p("wqe_qpn", 16, In),
         p("wqe_slot", 8, In),
@@ -460,6 +475,32 @@ impl Logic for Core {
         self.mmio_rvalid.next = self.mmio.rvalid.val();
         self.mmio.cmd_done.next = self.cmd.done.val();
         self.mmio.cmd_status.next = self.cmd.status.val();
+        // The counters: what the engines count, into the bank the register file reads.
+        self.events.rx_decided.next = self.dispatch.decided.val();
+        self.events.rx_len.next = self.dispatch.rx_len.val();
+        self.events.of_frame.next = self.dispatch.cnt_class.val();
+        self.events.outcome.next = self.dispatch.cnt_out.val();
+        self.events.fetched.next = self.dispatch.fetched.val();
+        self.events.cqe.next = self.dispatch.posted.val();
+        self.events.cqe_err.next = self.dispatch.cqe_err.val();
+        self.events.eqe.next = self.dispatch.posted_eqe.val();
+        self.events.eqe_lost.next = self.dispatch.eqe_lost.val();
+        self.events.irq.next = self.dispatch.irq.val();
+        self.events.read_failed.next = self.resp_tx.decided.val() & self.resp_tx.nil.val();
+        self.events.tx_ack.next = self.resp_tx.acked.val();
+        self.events.retransmit.next = self.req_tx.retransmit.val();
+        self.events.tx_take.next = self.tx.meta_valid.val() & self.tx.meta_ready.val();
+        self.events.meta.next = self.tx.meta.val();
+        self.events.doorbell_ignored.next = self.mmio.cnt_ignored.val();
+        self.counters.clock.next = self.clock.val();
+        self.counters.reset.next = self.reset.val();
+        self.counters.inc.next = self.events.inc.val();
+        self.counters.inc2.next = self.events.inc2.val();
+        self.counters.rx_add.next = self.events.rx_add.val();
+        self.counters.tx_add.next = self.events.tx_add.val();
+        self.counters.index.next = self.mmio.cnt_index.val();
+        self.mmio.cnt_value.next = self.counters.value.val();
+        self.trace_cnt_busy.next = self.resp_tx.rec_owed.val();
 
         self.cmd.clock.next = self.clock.val();
         self.cmd.reset.next = self.reset.val();

@@ -703,6 +703,7 @@ impl Top {
                 p("written", 1, Dir::Out),
                 p("cq_next", crate::engine::cmd::exec::CQ_BITS, Dir::Out),
                 p("fire", 1, Dir::Out),
+                p("failed", 1, Dir::Out),
                 p("cq_error", 1, Dir::Out),
                 p("qp_fatal", 1, Dir::Out),
                 p("slot", 32, Dir::Out),

@@ -87,6 +87,7 @@ struct Ports {
     trace_timer: usize,
     trace_timer_qpn: usize,
     trace_timer_rnr: usize,
+    trace_cnt_busy: usize,
     trace_fetch_idle: usize,
     trace_req: usize,
     trace_req_qpn: usize,
@@ -263,6 +264,7 @@ impl CoreSim {
             trace_timer: q("trace_timer"),
             trace_timer_qpn: q("trace_timer_qpn"),
             trace_timer_rnr: q("trace_timer_rnr"),
+            trace_cnt_busy: q("trace_cnt_busy"),
             trace_fetch_idle: q("trace_fetch_idle"),
             trace_req: q("trace_req"),
             trace_req_qpn: q("trace_req_qpn"),
@@ -709,8 +711,15 @@ impl CoreSim {
         self.sim.set(self.p.mmio_write, 0);
     }
 
-    /// A 32-bit register read (the data comes a cycle after the request).
+    /// A 32-bit register read (the data comes a cycle after the request). A counter's waits while a response
+    /// decided is not counted yet (`trace_cnt_busy`, a few cycles): the model counts a frame at its decision.
     pub fn mmio_read(&mut self, addr: u32) -> u32 {
+        use wire::contract::regs::{counters, dcqcn};
+        if (counters::BASE + counters::FIRST..dcqcn::BASE).contains(&addr) {
+            while self.sim.get(self.p.trace_cnt_busy) == 1 {
+                self.step();
+            }
+        }
         self.sim.set(self.p.mmio_addr, u64::from(addr));
         self.sim.set(self.p.mmio_read, 1);
         self.cycle(Some(Access::Read(addr)));

@@ -36,6 +36,7 @@ fn expected(f: &[u8]) -> (Verdict, u8, u8, Option<(Meta, Vec<u8>)>) {
     let ok = parsed.ok().map(|p| {
         let mut m = meta_of(f, &p);
         m.set("icrc", u128::from(p.icrc));
+        m.set("frame_len", f.len() as u128);
         (m, p.payload.to_vec())
     });
     (v, layer, why, ok)

@@ -75,7 +75,8 @@ fn decoder_matches_wire() {
             f
         );
         if let Ok(p) = parsed {
-            let want = meta_of(&f, &p);
+            let mut want = meta_of(&f, &p);
+            want.set("frame_len", f.len() as u128);
             let eth_len = if want.get("vlan") != 0 { 18 } else { 14 };
             let ip_hl = if want.get("ipv6") != 0 { 40 } else { 20 };
             prop_assert_eq!(

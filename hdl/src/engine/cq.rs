@@ -52,6 +52,8 @@ pub struct CqPost {
     pub cq_error: Signal<Out, Bit>,
     /// The ring refused a live QP's CQE: the QP goes to ERR with a fatal event.
     pub qp_fatal: Signal<Out, Bit>,
+    /// The CQE is in error (its status not success: `error_cqes`).
+    pub failed: Signal<Out, Bit>,
     /// The CQE as written, its owner bit set, and where: slot `slot` (the producer counter) of the ring.
     pub data: Signal<Out, Bits<CQE_BITS>>,
     pub addr: Signal<Out, Bits<64>>,
@@ -71,6 +73,7 @@ impl Logic for CqPost {
         self.fire.connect();
         self.cq_error.connect();
         self.qp_fatal.connect();
+        self.failed.connect();
         self.data.connect();
         self.addr.connect();
         self.slot.connect();
@@ -139,6 +142,7 @@ pub fn post_verilog() -> Vec<String> {
         "    fire = ok && fires;".into(),
         "    cq_error = refused && !c_over;".into(),
         "    qp_fatal = refused && qp_live;".into(),
+        format!("    failed = {} != 8'd{};", cqe_byte("cqe", "status"), WcStatus::Success as u8),
         format!("    data = {{7'd0, owner, cqe[{}:0]}};", o - 1),
         format!("    addr = {} + {{26'd0, slot_index, 6'd0}};", s("iova")),
         "    slot = c_pi;".into(),
@@ -165,6 +169,7 @@ pub struct CqeWrite<const D: usize, const K: usize> {
     pub fire: Signal<Out, Bit>,
     pub cq_error: Signal<Out, Bit>,
     pub qp_fatal: Signal<Out, Bit>,
+    pub failed: Signal<Out, Bit>,
     pub slot: Signal<Out, Bits<32>>,
     pub log_size: Signal<Out, Bits<4>>,
     /// The posted DMA write beats.
@@ -193,6 +198,7 @@ impl<const D: usize, const K: usize> Default for CqeWrite<D, K> {
             fire: Signal::default(),
             cq_error: Signal::default(),
             qp_fatal: Signal::default(),
+            failed: Signal::default(),
             slot: Signal::default(),
             log_size: Signal::default(),
             wr_valid: Signal::default(),
@@ -218,6 +224,7 @@ impl<const D: usize, const K: usize> Logic for CqeWrite<D, K> {
         self.fire.next = self.post.fire.val();
         self.cq_error.next = self.post.cq_error.val();
         self.qp_fatal.next = self.post.qp_fatal.val();
+        self.failed.next = self.post.failed.val();
         self.slot.next = self.post.slot.val();
         self.log_size.next = self.post.log_size.val();
 

@@ -73,6 +73,7 @@ use super::comp::ack::{AckWalk, RetirePop};
 use super::comp::plan::RespPlan;
 use super::comp::resp::{RespMatch, RespRun};
 use super::comp::retire::Retire;
+use super::counts::{RxCount, INC_BITS};
 use super::cq::CqeWrite;
 use super::eq::EqeWrite;
 use super::flush::{what, EnterErr, FlushPick};
@@ -321,6 +322,14 @@ pub struct RxDispatch {
     /// The decision trace: an EQE posted this cycle, in slot `eqe_slot` (the EQ's producer counter).
     pub posted_eqe: Signal<Out, Bit>,
     pub eqe_slot: Signal<Out, Bits<32>>,
+    /// What the counters count (`engine::counts`): the counters of the frame in hand's class (counted when
+    /// it is decided, `decided`), and of the later decision taken this cycle; the CQE posted is in error;
+    /// an event was lost (no EQ, or no room).
+    pub cnt_class: Signal<Out, Bits<INC_BITS>>,
+    pub cnt_out: Signal<Out, Bits<INC_BITS>>,
+    pub rx_len: Signal<Out, Bits<16>>,
+    pub cqe_err: Signal<Out, Bit>,
+    pub eqe_lost: Signal<Out, Bit>,
     /// Frames that needed what is not built yet.
     pub unhandled: Signal<Out, Bits<32>>,
     /// A QP entered ERR this cycle (a command or a fatal NAK): the flush scan runs.
@@ -409,6 +418,8 @@ pub struct RxDispatch {
     /// An atomic's target as read, and whether the read failed.
     word: DFF<Bits<64>>,
     word_err: DFF<Bit>,
+    /// The class of the frame in hand, kept from its first decision cycle.
+    cls: DFF<Bits<INC_BITS>>,
 
     rx_route: RxRoute,
     check: RespCheck,
@@ -437,6 +448,7 @@ pub struct RxDispatch {
     rmatch: RespMatch,
     plan: RespPlan,
     rrun: RespRun,
+    counts: RxCount,
     pop: RetirePop,
     enter_err: EnterErr,
     kind_cq_err: Constant<Bits<8>>,
@@ -536,6 +548,11 @@ impl RxDispatch {
             posted_log: Signal::default(),
             posted_eqe: Signal::default(),
             eqe_slot: Signal::default(),
+            cnt_class: Signal::default(),
+            cnt_out: Signal::default(),
+            rx_len: Signal::default(),
+            cqe_err: Signal::default(),
+            eqe_lost: Signal::default(),
             unhandled: Signal::default(),
             err_in: Signal::default(),
             tx_idle: Signal::default(),
@@ -592,6 +609,7 @@ impl RxDispatch {
             dup_i: DFF::default(),
             word: DFF::default(),
             word_err: DFF::default(),
+            cls: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -619,6 +637,7 @@ impl RxDispatch {
             rmatch: RespMatch::new(profile),
             plan: RespPlan::new(profile),
             rrun: RespRun::new(profile),
+            counts: RxCount::default(),
             pop: RetirePop::new(profile),
             enter_err: EnterErr::new(profile),
             kind_cq_err: Constant::new(u64::from(EventKind::CqError as u8).into()),
@@ -681,7 +700,8 @@ impl Logic for RxDispatch {
             tmr_rnr,
             dup_i,
             word,
-            word_err
+            word_err,
+            cls
         );
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
@@ -783,6 +803,34 @@ impl Logic for RxDispatch {
         self.act.ce.next = self.rx_route.ce.val();
         self.act.verdict.next = self.check.verdict.val();
         self.act.room.next = self.check.room.val();
+        // What the frame in hand and this cycle's decision count.
+        self.counts.rec.next = self.rec.q.val();
+        self.counts.route.next = self.rx_route.route.val();
+        self.counts.ce.next = self.rx_route.ce.val();
+        self.counts.verdict.next = self.check.verdict.val();
+        self.counts.room.next = self.check.room.val();
+        self.counts.action.next = self.act.action.val();
+        self.counts.sent.next = self.ack.sent.val();
+        self.counts.at_exec.next = self.state.q.val() == DispatchState::Exec;
+        self.counts.rq_moves.next = self.send.rq_ci_we.val();
+        self.counts.fatal.next = self.send.fatal.val();
+        self.counts.syn.next = self.send.syn.val();
+        self.counts.at_dup.next = self.state.q.val() == DispatchState::DupExec;
+        self.counts.part.next = self.dup_read.part.val();
+        self.counts.key_bad.next = self.check.key_bad.val();
+        self.counts.at_atomic.next = self.state.q.val() == DispatchState::AtomExec;
+        self.counts.word_err.next = self.word_err.q.val();
+        self.counts.at_timer.next =
+            (self.state.q.val() == DispatchState::RspRun) & self.rrun.done.val() & self.tmr.q.val();
+        self.counts.timer_rnr.next = self.tmr_rnr.q.val();
+        self.counts.outstanding.next = self.rrun.timed_out.val();
+        self.cnt_class.next = self.cls.q.val();
+        if self.state.q.val() == DispatchState::Decide {
+            self.cls.d.next = self.counts.of_frame.val();
+            self.cnt_class.next = self.counts.of_frame.val();
+        }
+        self.cnt_out.next = self.counts.outcome.val();
+        self.rx_len.next = self.counts.rx_len.val();
         self.resp_qpn.next = self.qpn.q.val();
         self.resp_next.next = self.advance.resp_next.val();
         self.resp_we.next = false;
@@ -1036,6 +1084,7 @@ impl Logic for RxDispatch {
         self.cq_next.next = self.cqe_wr.cq_next.val();
         self.cq_disarm.next = self.cqe_wr.fire.val();
         self.posted.next = false;
+        self.cqe_err.next = self.cqe_wr.failed.val();
         self.posted_slot.next = self.cqe_wr.slot.val();
         self.posted_log.next = self.cqe_wr.log_size.val();
         // A completion event for the CQ a CQE fired.
@@ -1055,6 +1104,7 @@ impl Logic for RxDispatch {
         self.eq_pi.next = self.eqe_wr.pi_next.val();
         self.eq_disarm.next = self.eqe_wr.fire.val();
         self.posted_eqe.next = false;
+        self.eqe_lost.next = false;
         self.eqe_slot.next = self.eqe_wr.slot.val();
         self.irq.next = false;
 
@@ -1505,6 +1555,7 @@ impl Logic for RxDispatch {
                 }
                 self.eq_we.next = self.eqe_wr.written.val();
                 self.posted_eqe.next = self.eqe_wr.written.val();
+                self.eqe_lost.next = !self.eqe_wr.written.val();
                 self.owe_irq.d.next = self.eqe_wr.fire.val();
                 if self.eqe_wr.written.val() {
                     self.state.d.next = DispatchState::EqeEnd;
@@ -1799,6 +1850,7 @@ impl Logic for RxDispatch {
                 self.eqe_wr.in_valid.next = true;
                 self.eq_we.next = self.eqe_wr.written.val();
                 self.posted_eqe.next = self.eqe_wr.written.val();
+                self.eqe_lost.next = !self.eqe_wr.written.val();
                 self.owe_eqe.d.next = self.eqe_wr.written.val();
                 self.owe_irq.d.next = self.eqe_wr.fire.val();
             }

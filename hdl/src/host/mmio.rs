@@ -4,10 +4,11 @@
 //! work), the counter block, the DCQCN parameters and the doorbell block's layout registers. Reading the low
 //! word of a 64-bit value (a counter, the time) latches its high word for the next read of the high word.
 //!
-//! So far the only counter the RTL keeps is `cmd_doorbells_ignored`; the others read 0 until the engines
-//! that count them exist. Writes to the doorbell pages go on to the tables that hold them, in the cycle they
-//! are taken (`db_*`).
+//! The counters are `host::counters`'s: a read of a counter's low word asks the bank for it (`cnt_index`)
+//! and answers with its count (`cnt_value`) in the same cycle. Writes to the doorbell pages go on to the
+//! tables that hold them, in the cycle they are taken (`db_*`).
 
+use crate::host::counters::INDEX_BITS;
 use crate::kit::*;
 use wire::contract::profile::Profile;
 use wire::contract::regs::{self, block_type, cmd, counters, dcqcn, doorbell, id, Counter, Dcqcn};
@@ -48,6 +49,11 @@ pub struct Mmio {
     pub db_val: Signal<Out, Bits<32>>,
     /// The device's time (`TIME_NS`), in nanoseconds since reset: the timers' clock.
     pub now_ns: Signal<Out, Bits<64>>,
+    /// The counter block: the counter a read names and its count; a command doorbell rung while a command
+    /// runs (`cmd_doorbells_ignored`).
+    pub cnt_index: Signal<Out, Bits<INDEX_BITS>>,
+    pub cnt_value: Signal<In, Bits<64>>,
+    pub cnt_ignored: Signal<Out, Bit>,
     info: Param<DeviceInfo>,
 }
 
@@ -70,6 +76,9 @@ impl Mmio {
             db_addr: Signal::default(),
             db_val: Signal::default(),
             now_ns: Signal::default(),
+            cnt_index: Signal::default(),
+            cnt_value: Signal::default(),
+            cnt_ignored: Signal::default(),
             info: Param(info),
         }
     }
@@ -89,6 +98,8 @@ impl Logic for Mmio {
         self.db_addr.connect();
         self.db_val.connect();
         self.now_ns.connect();
+        self.cnt_index.connect();
+        self.cnt_ignored.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -128,18 +139,17 @@ pub fn verilog(d: &DeviceInfo) -> Vec<String> {
     let mut v = Vec::new();
     let mut w = |l: String| v.push(l);
     let a = |off: u32| format!("22'h{off:x}");
-    let ignored = Counter::cmd_doorbells_ignored.offset();
-    w("reg [63:0] mb_iova;\nreg busy;\nreg [7:0] token, status;\nreg [63:0] doorbells_ignored, time_ns;\nreg [31:0] hi_latch;".into());
+    w("reg [63:0] mb_iova;\nreg busy;\nreg [7:0] token, status;\nreg [63:0] time_ns;\nreg [31:0] hi_latch;".into());
     w(format!("reg [31:0] dcqcn_regs [0:{}];", Dcqcn::ALL.len() - 1));
     w("always @(posedge clock) begin".into());
     w(format!("    time_ns <= time_ns + 64'd{};", d.ns_per_cycle));
-    w("    cmd_start <= 1'b0;".into());
+    w("    cmd_start <= 1'b0;\n    cnt_ignored <= 1'b0;".into());
     w("    if (cmd_done) begin busy <= 1'b0; status <= cmd_status; end".into());
     w("    if (write) begin".into());
     w(format!("        if (addr == {}) mb_iova[31:0] <= wdata;", a(cmd::BASE + cmd::MAILBOX_LO)));
     w(format!("        if (addr == {}) mb_iova[63:32] <= wdata;", a(cmd::BASE + cmd::MAILBOX_HI)));
     w(format!("        if (addr == {}) begin", a(cmd::BASE + cmd::DOORBELL)));
-    w("            if (busy) doorbells_ignored <= doorbells_ignored + 64'd1;".into());
+    w("            if (busy) cnt_ignored <= 1'b1;".into());
     w("            else begin busy <= 1'b1; token <= wdata[7:0]; status <= 8'd0; cmd_start <= 1'b1; end".into());
     w("        end".into());
     let first = Dcqcn::ALL[0].offset();
@@ -162,19 +172,18 @@ pub fn verilog(d: &DeviceInfo) -> Vec<String> {
     w(format!("        {}: rdata <= {{busy, 15'd0, token, status}};", a(cmd::BASE + cmd::STATUS)));
     w(format!("        {}: begin rdata <= time_ns[31:0]; hi_latch <= time_ns[63:32]; end", a(id::TIME_NS_LO)));
     w(format!("        {}: rdata <= hi_latch;", a(id::TIME_NS_HI)));
-    w(format!(
-        "        {}: begin rdata <= doorbells_ignored[31:0]; hi_latch <= doorbells_ignored[63:32]; end",
-        a(ignored)
-    ));
     w("        default: ;\n        endcase".into());
-    // The counter block past its header: a low word (8-aligned) latches its counter's high word (0 for the
-    // counters not kept yet, and past the last one); any other offset reads the latch.
+    // The counter block past its header: a low word (8-aligned) reads its counter's low word and latches
+    // the high word (past the last counter, 0); any other offset reads the latch.
     let (lo, hi) = (counters::BASE + counters::FIRST, dcqcn::BASE);
+    let past = lo + 8 * Counter::ALL.len() as u32;
     w(format!("        if (addr >= {} && addr < {}) begin", a(lo), a(hi)));
+    w("            if (addr[2:0] != 3'd0) rdata <= hi_latch;".into());
     w(format!(
-        "            if (addr[2:0] != 3'd0) rdata <= hi_latch;\n            else if (addr != {}) hi_latch <= 32'd0;",
-        a(ignored)
+        "            else if (addr < {}) begin rdata <= cnt_value[31:0]; hi_latch <= cnt_value[63:32]; end",
+        a(past)
     ));
+    w("            else hi_latch <= 32'd0;".into());
     w("        end".into());
     w(format!(
         "        if (addr >= {} && addr < {}) rdata <= dcqcn_regs[(addr - {}) >> 2];",
@@ -184,8 +193,9 @@ pub fn verilog(d: &DeviceInfo) -> Vec<String> {
     ));
     w("    end".into());
     w("    if (reset) begin".into());
-    w("        mb_iova <= 64'd0; busy <= 1'b0; token <= 8'd0; status <= 8'd0; cmd_start <= 1'b0;".into());
-    w("        doorbells_ignored <= 64'd0; time_ns <= 64'd0; hi_latch <= 32'd0; rvalid <= 1'b0;".into());
+    w("        mb_iova <= 64'd0; busy <= 1'b0; token <= 8'd0; status <= 8'd0; cmd_start <= 1'b0; cnt_ignored <= 1'b0;"
+        .into());
+    w("        time_ns <= 64'd0; hi_latch <= 32'd0; rvalid <= 1'b0;".into());
     for (i, p) in Dcqcn::ALL.iter().enumerate() {
         w(format!("        dcqcn_regs[{i}] <= 32'd{};", p.param().default));
     }
@@ -193,6 +203,9 @@ pub fn verilog(d: &DeviceInfo) -> Vec<String> {
     w("end".into());
     w("always @(*) cmd_mailbox = mb_iova;".into());
     w("always @(*) now_ns = time_ns;".into());
+    w(format!("wire [{}:0] cnt_off = addr - {};", ADDR_BITS - 1, a(lo)));
+    w(format!("always @(*) cnt_index = cnt_off[{}:3];", INDEX_BITS + 2));
+    w(format!("wire unused_cnt_off = ^cnt_off[{}:{}] ^ ^cnt_off[2:0];", ADDR_BITS - 1, INDEX_BITS + 3));
     w(format!(
         "always @(*) begin db_valid = write && !reset && addr >= {}; db_addr = addr; db_val = wdata; end",
         a(doorbell::QP_DB_BASE)

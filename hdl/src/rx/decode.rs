@@ -449,7 +449,7 @@ pub fn verilog() -> String {
     let pad = format!("s4_rec[{}:{}]", pl + 1, pl);
     w(&mut v, "reg s5_vlan, s5_is4, s5_is6, s5_l3short4, s5_l3short6, s5_proto_udp, s5_nh_udp, s5_frag, s5_ipl_small, s5_ipl_big, s5_dport_ok, s5_known;");
     w(&mut v, "reg s5_l4short, s5_l5short, s5_ulen_bad, s5_tver_bad, s5_need_bad, s5_csum_ok, s5_pad_bad;\nreg [15:0] s5_payload_len;");
-    w(&mut v, "reg s5_too_long, s5_eth_short, s5_vlan_short, s5_ver4, s5_ver6, s5_ihl_ok;");
+    w(&mut v, "reg s5_too_long, s5_eth_short, s5_vlan_short, s5_ver4, s5_ver6, s5_ihl_ok;\nreg [15:0] s5_len;");
     w(&mut v, &format!("reg [{}:0] s5_rec;", meta::BITS - 1));
     w(&mut v, "always @(posedge clock) begin");
     for f in [
@@ -475,7 +475,7 @@ pub fn verilog() -> String {
         w(&mut v, &format!("    s5_{f} <= s4_{f};"));
     }
     // The frame length and the IP header's first byte, told as flags here so stage 6 is all single bits.
-    w(&mut v, &format!("    s5_too_long <= s4_len > 16'd{};", wire::MAX_FRAME_LEN));
+    w(&mut v, &format!("    s5_too_long <= s4_len > 16'd{};\n    s5_len <= s4_len;", wire::MAX_FRAME_LEN));
     w(&mut v, &format!("    s5_eth_short <= s4_len < 16'd{e0};\n    s5_vlan_short <= s4_len < 16'd{e1};"));
     w(&mut v, "    s5_ver4 <= s4_l3b0[7:4] == 4'd4;\n    s5_ver6 <= s4_l3b0[7:4] == 4'd6;");
     w(&mut v, &format!("    s5_ihl_ok <= s4_l3b0[3:0] == 4'd{};", h4 / 4));
@@ -537,9 +537,13 @@ pub fn verilog() -> String {
     w(&mut v, "end");
     w(&mut v, "always @(posedge clock) begin");
     w(&mut v, "    meta <= s5_rec;");
-    for (name, expr) in
-        [("verdict", "verdict"), ("layer", "layer"), ("ip_reject", "ip_reject"), ("payload_len", "s5_payload_len")]
-    {
+    for (name, expr) in [
+        ("verdict", "verdict"),
+        ("layer", "layer"),
+        ("ip_reject", "ip_reject"),
+        ("payload_len", "s5_payload_len"),
+        ("frame_len", "s5_len"),
+    ] {
         let (lsb, bits) = meta::field(name);
         w(&mut v, &format!("    meta[{}:{}] <= {expr};", lsb + bits - 1, lsb));
     }

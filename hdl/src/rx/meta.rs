@@ -156,6 +156,9 @@ pub const FIELDS: &[(&str, usize)] = &[
     ("payload_off", 16),
     ("payload_len", 16),
     ("icrc", 32),
+    // The frame's length as the MAC gave it (`rx_bytes`; 0xffff for one cut short as too long); the TX
+    // side leaves it 0.
+    ("frame_len", 16),
 ];
 
 /// Total bits of the record.

@@ -445,6 +445,9 @@ pub struct RespRun {
     pub w_slot: Signal<Out, Bits<8>>,
     pub w_entry: Signal<Out, Bits<WQE_BITS>>,
     pub req_next: Signal<Out, Bits<REQ_BITS>>,
+    /// With `done` of an ACK timer's end: work was outstanding (a retry or a failure, the model's
+    /// `on_timeout` past its early return).
+    pub timed_out: Signal<Out, Bit>,
     state: DFF<RespRunState>,
     take_q: DFF<Bit>,
     fail_q: DFF<Bit>,
@@ -533,6 +536,7 @@ impl RespRun {
             w_we: Signal::default(),
             w_slot: Signal::default(),
             w_entry: Signal::default(),
+            timed_out: Signal::default(),
             req_next: Signal::default(),
             state: DFF::default(),
             take_q: DFF::default(),
@@ -667,6 +671,7 @@ impl Logic for RespRun {
         self.fin.tmr_rnr.next = self.tmr_rnr_q.q.val();
         self.fin.t_fail.next = self.t_fail_q.q.val();
         self.fin.t_retry.next = self.t_retry_q.q.val();
+        self.timed_out.next = self.t_fail_q.q.val() | self.t_retry_q.q.val();
         self.ack_due.next = self.fin.ack_due.val();
         self.rnr_due.next = self.fin.rnr_due.val();
         self.r_slot.next = self.fin.at_slot.val();

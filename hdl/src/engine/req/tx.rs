@@ -121,6 +121,8 @@ pub struct ReqTx {
     pub meta_ready: Signal<In, Bit>,
     /// The decision trace: QP `tx_qpn`'s requester sent this cycle; with `nil`, nothing (the packet failed).
     pub decided: Signal<Out, Bit>,
+    /// With `decided` (not `nil`): the packet is sent again (`retransmitted_packets`).
+    pub retransmit: Signal<Out, Bit>,
     pub nil: Signal<Out, Bit>,
     pub tx_qpn: Signal<Out, Bits<24>>,
     /// The failed front's retire, asked of the dispatch (`retire_take` when it takes it).
@@ -193,6 +195,7 @@ impl ReqTx {
             meta_valid: Signal::default(),
             meta_ready: Signal::default(),
             decided: Signal::default(),
+            retransmit: Signal::default(),
             nil: Signal::default(),
             tx_qpn: Signal::default(),
             retire_req: Signal::default(),
@@ -330,6 +333,7 @@ impl Logic for ReqTx {
         self.g_drop.next = false;
         self.meta_valid.next = false;
         self.decided.next = false;
+        self.retransmit.next = false;
         self.nil.next = false;
         self.retire_req.next = false;
         self.ctx_busy.next = true;
@@ -411,6 +415,7 @@ impl Logic for ReqTx {
                     self.req_we.next = true;
                     self.win_we.next = true;
                     self.decided.next = true;
+                    self.retransmit.next = self.step.retransmit.val();
                     self.state.d.next = ReqTxState::Idle;
                 }
             }
@@ -509,6 +514,8 @@ pub struct ReqStep {
     pub g_off: Signal<Out, Bits<32>>,
     pub g_len: Signal<Out, Bits<32>>,
     pub meta: Signal<Out, Bits<{ meta::BITS }>>,
+    /// The packet's PSN is one sent before (behind `high_psn`).
+    pub retransmit: Signal<Out, Bit>,
     profile: Param<Profile>,
 }
 
@@ -565,6 +572,7 @@ impl ReqStep {
             g_off: Signal::default(),
             g_len: Signal::default(),
             meta: Signal::default(),
+            retransmit: Signal::default(),
             profile: Param(profile),
         }
     }
@@ -599,6 +607,7 @@ impl Logic for ReqStep {
         self.g_off.connect();
         self.g_len.connect();
         self.meta.connect();
+        self.retransmit.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -646,7 +655,8 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         format!("wire was_started = {};", w("started")),
         format!("wire [{}:0] cur = {};", wb - 1, r("cursor")),
         format!("wire [23:0] behind = {} - {};", r("cursor_psn"), r("high_psn")),
-        "wire retransmit = behind[23];".into(),
+        "wire resent = behind[23];".into(),
+        "always @(*) retransmit = resent;".into(),
         "wire unused_behind = ^behind[22:0];".into(),
         format!("wire arm = !{} && tmo != 5'd0;", r("timer_valid")),
         format!("wire [{}:0] inline_sge = 0;", SGES_BITS - 1),
@@ -662,7 +672,7 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
             ),
             "psn" => format!("was_started ? {} : {} + npkts", r("psn"), r("psn")),
             "cursor_psn" => format!("fail ? {} : next_psn", r("cursor_psn")),
-            "high_psn" => format!("(fail || retransmit) ? {} : next_psn", r("high_psn")),
+            "high_psn" => format!("(fail || resent) ? {} : next_psn", r("high_psn")),
             "pkts_since_ackreq" => format!("fail ? {} : since_next", r("pkts_since_ackreq")),
             "timer_valid" => format!("(!fail && arm) ? 1'b1 : {}", r("timer_valid")),
             "timer" => format!("(!fail && arm) ? deadline : {}", r("timer")),

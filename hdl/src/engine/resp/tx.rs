@@ -98,6 +98,10 @@ pub struct RespTx {
     /// whose payload could not be read).
     pub decided: Signal<Out, Bit>,
     pub nil: Signal<Out, Bit>,
+    /// A response decided whose record the TX pipeline has not taken yet (its frame is not counted yet).
+    pub rec_owed: Signal<Out, Bit>,
+    /// With `decided`: the response is an ACK or a sequence or RNR NAK (`tx_acks`; not a fatal NAK).
+    pub acked: Signal<Out, Bit>,
     pub tx_qpn: Signal<Out, Bits<24>>,
     /// The fatal NAK decided this cycle: QP `resp_qpn` enters ERR.
     pub err: Signal<Out, Bit>,
@@ -158,6 +162,8 @@ impl RespTx {
             meta_valid: Signal::default(),
             meta_ready: Signal::default(),
             decided: Signal::default(),
+            rec_owed: Signal::default(),
+            acked: Signal::default(),
             nil: Signal::default(),
             tx_qpn: Signal::default(),
             err: Signal::default(),
@@ -230,6 +236,8 @@ impl Logic for RespTx {
         self.rd_start.next = false;
         self.decided.next = false;
         self.nil.next = false;
+        self.acked.next = false;
+        self.rec_owed.next = (self.state.q.val() == RespTxState::Hdr) | (self.state.q.val() == RespTxState::Emit);
         self.err.next = false;
         self.meta_valid.next = false;
         self.ctx_busy.next = true;
@@ -258,6 +266,7 @@ impl Logic for RespTx {
                     self.resp_we.next = true;
                     self.decided.next = true;
                     self.err.next = self.slot.fatal.val();
+                    self.acked.next = !self.slot.fatal.val() & !self.slot.atomic.val();
                     self.psn.d.next = self.slot.psn.val();
                     self.opcode.d.next = self.ack.val();
                     if self.slot.atomic.val() {
