@@ -711,12 +711,14 @@ impl CoreSim {
         self.sim.set(self.p.mmio_write, 0);
     }
 
-    /// A 32-bit register read (the data comes a cycle after the request). A counter's waits while a response
-    /// decided is not counted yet (`trace_cnt_busy`, a few cycles): the model counts a frame at its decision.
+    /// A 32-bit register read (the data comes a cycle after the request). A counter's waits while something
+    /// decided is not counted yet: a response's frame (`trace_cnt_busy`, a few cycles), the CQEs, events and
+    /// interrupt a completer's decision posts after it (the dispatch not idle). The model counts them all
+    /// at the decision.
     pub fn mmio_read(&mut self, addr: u32) -> u32 {
         use wire::contract::regs::{counters, dcqcn};
         if (counters::BASE + counters::FIRST..dcqcn::BASE).contains(&addr) {
-            while self.sim.get(self.p.trace_cnt_busy) == 1 {
+            while self.sim.get(self.p.trace_cnt_busy) == 1 || self.sim.get(self.p.trace_rx_idle) == 0 {
                 self.step();
             }
         }
