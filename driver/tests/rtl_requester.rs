@@ -956,3 +956,38 @@ fn timers_run_out_on_the_rtl_core() {
         events
     );
 }
+
+/// QUERY_QP's `sq_draining` (the model's `Qp::sq_draining`): a QP moved to SQD while a WRITE it sent is
+/// unacknowledged is draining; once the ACK is in it is not, and it stays in SQD. The query's output is a
+/// DMA write the model's must match, so lockstep checks the core's answer too.
+#[test]
+fn an_sqd_qp_drains_until_its_write_is_acknowledged() {
+    let seed = seed();
+    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0x40);
+    let ctx = format!("seed {seed:#x}");
+    let mut x = wr(1, SendOp::RdmaWrite, Some(b.sge(0x100, 200)));
+    (x.remote_addr, x.rkey) = (a.mr.addr + 0x1000, a.mr.rkey);
+    b.qps[0].post_send(&x).expect("a WRITE");
+    assert!(core.settle(5_000_000), "{ctx}: the core sent the WRITE");
+    let sent = core.take_sent();
+    assert_eq!(sent.len(), 1, "{ctx}: one packet");
+    let sqd = QpAttr { qp_state: Some(QpState::Sqd), ..Default::default() };
+    for q in 0..2 {
+        b.qps[q].modify(&sqd, attr::STATE).unwrap_or_else(|e| panic!("{ctx}: QP {q} to SQD: {e:?}"));
+    }
+    let draining = |q: usize| {
+        let r = b.qps[q].query().unwrap_or_else(|e| panic!("{ctx}: QUERY_QP {q}: {e:?}"));
+        (r.qp_state, r.sq_draining)
+    };
+    let sqd = QpState::Sqd as u8;
+    assert_eq!(draining(0), (sqd, 1), "{ctx}: QP 0 drains while its WRITE is unacknowledged");
+    assert_eq!(draining(1), (sqd, 0), "{ctx}: QP 1 sent nothing: drained");
+    for f in sent {
+        lock_world(&w).inject_external(f);
+    }
+    exchange(&w, &core, &b, &ctx, |f| vec![f]);
+    assert_eq!(draining(0), (sqd, 0), "{ctx}: QP 0 drained once the ACK is in");
+    let got: Vec<(u64, WcStatus)> = b.cq.poll(4).expect("completions").iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(got, [(1, WcStatus::Success)], "{ctx}: the WRITE completed");
+    followed(&core, &ctx, 4, "a WRITE, its ACK and the commands");
+}

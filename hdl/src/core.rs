@@ -646,6 +646,12 @@ impl Logic for Core {
             self.window.r_qpn.next = bit_cast::<24, 16>(self.wqe_qpn.val());
             self.window.r_slot.next = self.wqe_slot.val();
         }
+        if self.cmd.peek.val() {
+            // A command reads the QP's oldest entry (QUERY_QP); no engine holds the port meanwhile.
+            self.window.r_qpn.next = self.exec.win_qpn.val();
+            self.window.r_slot.next = self.exec.win_slot.val();
+            self.wqe_lent.next = false;
+        }
         self.dispatch.win_r.next = self.window.r_item.val();
         self.req_tx.win_entry.next = self.window.r_item.val();
         self.wqe.next = self.window.r_item.val();
@@ -707,8 +713,7 @@ impl Logic for Core {
         self.trace_timer.next = self.dispatch.timer_fired.val();
         self.trace_timer_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_timer_rnr.next = self.dispatch.timer_rnr.val();
-        // No packet is sent yet: no QP has a started WQE outstanding.
-        self.exec.qp_started.next = false;
+        self.exec.win_entry.next = self.window.r_item.val();
         self.exec.qp_index.next = self.qp_index.val();
         self.qp_valid.next = self.exec.qp_valid.val();
         self.qp_attr.next = self.exec.qp_attr.val();

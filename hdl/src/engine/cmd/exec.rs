@@ -33,6 +33,7 @@
 //! counts (their multiplexers were most of the unit's LUTs).
 
 use crate::engine::flush::{ring_left, ERR_CLEARS_REQ, ERR_CLEARS_RESP};
+use crate::engine::req::ready::WQE_BITS;
 use crate::kit::*;
 use crate::record::{be_get, be_put, build, slice, width, Fields};
 use wire::contract::cmd::*;
@@ -83,7 +84,9 @@ pub struct CmdExec {
     pub quiet: Signal<Out, Bit>,
     /// The QP named in the mailbox has a started WQE outstanding (QUERY_QP's `sq_draining` in SQD): the
     /// requester's to say.
-    pub qp_started: Signal<In, Bit>,
+    pub win_qpn: Signal<Out, Bits<24>>,
+    pub win_slot: Signal<Out, Bits<8>>,
+    pub win_entry: Signal<In, Bits<WQE_BITS>>,
     /// The testbench's read port, one cycle: a QP's valid bit and context records, and below an MR entry. The
     /// records come through the command unit's lookup port, so between commands only (during one they
     /// hold what the command looked up).
@@ -179,6 +182,8 @@ impl Logic for CmdExec {
     }
 
     fn connect(&mut self) {
+        self.win_qpn.connect();
+        self.win_slot.connect();
         self.out_beat.connect();
         self.status.connect();
         self.quiet.connect();
@@ -648,6 +653,19 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     v.extend(d);
     v.push(format!("wire [{}:0] new_cq = {e};", cw - 1));
 
+    // QUERY_QP's `sq_draining`: the entry `oldest` names in the QP's window is started (the model's
+    // `outstanding`), read through the window port the cycle after the lookup (`CmdUnit`'s `Peek`).
+    let wl = &c.wqe;
+    let wb = width(rl, "wqes");
+    v.extend([
+        format!("wire [{}:0] w_count = {};", wb - 1, slice(rl, "req_q", "wqes")),
+        format!("wire [{}:0] w_oldest = {};", wb - 1, slice(rl, "req_q", "oldest")),
+        format!("wire [15:0] w_base = {} - {{{}'d0, w_count}};", slice(al, "attr_q", "sq_ci"), 16 - wb),
+        "always @(*) win_qpn = {8'd0, i_obj_id[23:0]};".into(),
+        format!("always @(*) win_slot = w_base[7:0] + {{{}'d0, w_oldest}};", 8 - wb),
+        format!("wire qp_started = w_oldest < w_count && {};", slice(wl, "win_entry", "started")),
+        format!("wire unused_w_base = ^w_base[15:8] ^ ^win_entry[{}:{}];", WQE_BITS - 1, 0),
+    ]);
     // QUERY_QP's output.
     let mut w = |l: String| v.push(l);
     for (name, r) in QpAttrsRepr::FIELDS.iter() {

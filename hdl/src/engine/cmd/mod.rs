@@ -24,6 +24,8 @@ pub enum CmdState {
     Fetch,
     /// The tables the command names are being read (once no clear is pending).
     Lookup,
+    /// The tables are in: the QP's oldest window entry being read (QUERY_QP's `sq_draining`).
+    Peek,
     /// Checks settled: status and output kept for the write-back.
     Latch,
     /// Writing the output header and output back.
@@ -74,6 +76,8 @@ pub struct CmdUnit {
     pub quiet: Signal<In, Bit>,
     /// Between the lookup and the commit: an engine must not read a context the command may write.
     pub holding: Signal<Out, Bit>,
+    /// The cycle after the lookup: the command reads the requesters' windows (`CmdExec::win_slot`).
+    pub peek: Signal<Out, Bit>,
     state: DFF<CmdState>,
     addr: DFF<Bits<64>>,
     beats: DFF<Bits<6>>,
@@ -121,6 +125,7 @@ impl Default for CmdUnit {
             exec_status: Signal::default(),
             quiet: Signal::default(),
             holding: Signal::default(),
+            peek: Signal::default(),
             state: DFF::default(),
             addr: DFF::default(),
             beats: DFF::default(),
@@ -160,6 +165,7 @@ impl Logic for CmdUnit {
         self.commit.next = false;
         self.out_index.next = self.beats.q.val().get_bits::<4>(0);
         self.holding.next = false;
+        self.peek.next = false;
         match self.state.q.val() {
             CmdState::Idle => {
                 if self.start.val() {
@@ -195,8 +201,13 @@ impl Logic for CmdUnit {
             CmdState::Lookup => {
                 if self.quiet.val() {
                     self.lookup.next = true;
-                    self.state.d.next = CmdState::Latch;
+                    self.state.d.next = CmdState::Peek;
                 }
+            }
+            CmdState::Peek => {
+                self.holding.next = true;
+                self.peek.next = true;
+                self.state.d.next = CmdState::Latch;
             }
             CmdState::Latch => {
                 self.holding.next = true;
