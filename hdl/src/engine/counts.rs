@@ -33,25 +33,22 @@ fn set(name: &str, c: Counter) -> String {
 }
 
 /// The counter of a frame the parser dropped, by its `meta::Verdict` (the model's `recv::drop_counter`).
-fn drop_counter(v: Verdict) -> Option<Counter> {
-    Some(match v {
-        Verdict::Ok | Verdict::NotRoce => return None,
-        Verdict::Truncated => Counter::rx_drop_truncated,
-        Verdict::BadIpHeader => Counter::rx_drop_bad_ip,
-        Verdict::BadUdpLength => Counter::rx_drop_bad_udp,
-        Verdict::BadTver => Counter::rx_drop_bad_bth,
-        Verdict::UnknownOpcode => Counter::rx_drop_bad_opcode,
-        Verdict::BadLength => Counter::rx_drop_bad_length,
-        Verdict::BadIcrc => Counter::rx_drop_bad_icrc,
-        Verdict::TooLong => Counter::rx_drop_too_long,
-    })
-}
+const DROPS: [(Verdict, Counter); 8] = [
+    (Verdict::Truncated, Counter::rx_drop_truncated),
+    (Verdict::BadIpHeader, Counter::rx_drop_bad_ip),
+    (Verdict::BadUdpLength, Counter::rx_drop_bad_udp),
+    (Verdict::BadTver, Counter::rx_drop_bad_bth),
+    (Verdict::UnknownOpcode, Counter::rx_drop_bad_opcode),
+    (Verdict::BadLength, Counter::rx_drop_bad_length),
+    (Verdict::BadIcrc, Counter::rx_drop_bad_icrc),
+    (Verdict::TooLong, Counter::rx_drop_too_long),
+];
 
 #[derive(LogicBlock, Default)]
 pub struct RxCount {
     /// The frame's RX record, its route (`recv::route`), CE mark, check verdict (`check::verdict`), whether
     /// its responder has room for one more response, the dispatch's `action`, and for a response whether
-    /// its PSN was ever sent.
+    /// its PSN was ever sent, and its AETH syndrome (`Action`'s `aeth`).
     pub rec: Signal<In, Bits<{ meta::BITS }>>,
     pub route: Signal<In, Bits<4>>,
     pub ce: Signal<In, Bit>,
@@ -59,6 +56,7 @@ pub struct RxCount {
     pub room: Signal<In, Bit>,
     pub action: Signal<In, Bits<4>>,
     pub sent: Signal<In, Bit>,
+    pub aeth: Signal<In, Bits<8>>,
     /// A SEND's or WRITE with immediate's decision (`Exec`): the RQ consumer counter moves, the packet fails
     /// with a fatal NAK of syndrome `syn`.
     pub at_exec: Signal<In, Bit>,
@@ -104,8 +102,6 @@ impl Logic for RxCount {
 pub fn rx_count_verilog() -> Vec<String> {
     use Counter as C;
     let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("rec", "opcode"))];
-    let aeth = meta::field("aeth").0;
-    v.push(format!("wire [7:0] aeth = rec[{}:{}];", aeth + 31, aeth + 24));
     v.push(format!("wire [3:0] pverdict = {};", meta::select("rec", "verdict")));
     v.push(format!("wire cas = opcode == 8'h{:02x};", wire::Opcode::COMPARE_SWAP.0));
     v.push("wire unused_aeth = ^aeth[4:0];".into());
@@ -119,19 +115,8 @@ pub fn rx_count_verilog() -> Vec<String> {
     }
     v.push(format!("    4'd{}: begin", route::MALFORMED));
     v.push("        case (pverdict)".into());
-    for vd in [
-        Verdict::Truncated,
-        Verdict::BadIpHeader,
-        Verdict::BadUdpLength,
-        Verdict::BadTver,
-        Verdict::UnknownOpcode,
-        Verdict::BadLength,
-        Verdict::BadIcrc,
-        Verdict::TooLong,
-    ] {
-        if let Some(c) = drop_counter(vd) {
-            v.push(format!("        4'd{}: {}", vd as u8, set("of_frame", c)));
-        }
+    for (vd, c) in DROPS {
+        v.push(format!("        4'd{}: {}", vd as u8, set("of_frame", c)));
     }
     v.push("        default: ;\n        endcase\n    end".into());
     v.push(format!("    4'd{}: {}", route::BAD_PKEY, set("of_frame", C::rx_drop_bad_bth)));

@@ -811,6 +811,7 @@ impl Logic for RxDispatch {
         self.counts.room.next = self.check.room.val();
         self.counts.action.next = self.act.action.val();
         self.counts.sent.next = self.ack.sent.val();
+        self.counts.aeth.next = self.act.aeth.val();
         self.counts.at_exec.next = self.state.q.val() == DispatchState::Exec;
         self.counts.rq_moves.next = self.send.rq_ci_we.val();
         self.counts.fatal.next = self.send.fatal.val();

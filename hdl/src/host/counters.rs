@@ -66,8 +66,7 @@ pub fn verilog() -> Vec<String> {
         };
         v.push(format!("wire [{}:0] a{i} = {add};", pw(i) - 1));
     }
-    let unused: Vec<String> =
-        [rx, tx].iter().flat_map(|&i| [format!("inc[{i}]"), format!("inc2[{i}]")]).collect::<Vec<_>>();
+    let unused: Vec<String> = [rx, tx].iter().flat_map(|&i| [format!("inc[{i}]"), format!("inc2[{i}]")]).collect();
     v.push(format!(
         "wire unused_inc = {} ^ ^inc[{}:{n}] ^ ^inc2[{}:{n}];",
         unused.join(" ^ "),
@@ -78,7 +77,8 @@ pub fn verilog() -> Vec<String> {
     let pick = |sel: &str, out: &str| {
         let mut s = format!("reg [23:0] {out};\nalways @(*) begin\n    {out} = 24'd0;\n    case ({sel})\n");
         for i in 0..n {
-            s.push_str(&format!("    {ib}'d{i}: {out} = {{{}'d0, p{i}}};\n", 24 - pw(i)).replace("{0'd0, ", "{"));
+            let p = if pw(i) == 24 { format!("p{i}") } else { format!("{{{}'d0, p{i}}}", 24 - pw(i)) };
+            s.push_str(&format!("    {ib}'d{i}: {out} = {p};\n"));
         }
         s.push_str("    default: ;\n    endcase\nend");
         s
