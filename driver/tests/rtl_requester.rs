@@ -876,11 +876,22 @@ fn lost_packets_and_naks_on_the_rtl_core() {
 /// posted, failed with RnrRetryExcErr when the one RNR retry is spent. Every step in lockstep.
 #[test]
 fn timers_run_out_on_the_rtl_core() {
+    timers_run_out(16);
+}
+
+/// The same on the 1024-QP core, whose scan reads its QPs' timers a bank of them a cycle, so every timer is
+/// seen within a tick.
+#[test]
+fn timers_run_out_on_the_1024_qp_core() {
+    timers_run_out(1024);
+}
+
+fn timers_run_out(core_qps: u32) {
     let seed = seed();
     let opts = ConnectOpts { timeout: 3, retry_cnt: 2, rnr_retry: 1, min_rnr_timer: 1, ..ConnectOpts::default() };
-    let (w, a, core, b) = hosts_with(16, seed, 4, BUF, 0x40, &opts);
+    let (w, a, core, b) = hosts_with(core_qps, seed, 4, BUF, 0x40, &opts);
     core.set_bubbles(seed, 0.3);
-    let ctx = format!("seed {seed:#x}");
+    let ctx = format!("seed {seed:#x}, {core_qps} QPs");
     let write = |wr_id, to: u64| {
         let mut x = wr(wr_id, SendOp::RdmaWrite, Some(b.sge(0x100 * wr_id, 200)));
         (x.remote_addr, x.rkey) = (a.mr.addr + to, a.mr.rkey);

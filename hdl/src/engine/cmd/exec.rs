@@ -32,6 +32,7 @@
 //! every QP and MR entry through the lookup port before the lookup, as the model looks, rather than keeping
 //! counts (their multiplexers were most of the unit's LUTs).
 
+use crate::engine::comp::timer::{self, TIMER_LANES};
 use crate::engine::flush::{ring_left, ERR_CLEARS_REQ, ERR_CLEARS_RESP};
 use crate::engine::req::ready::WQE_BITS;
 use crate::kit::*;
@@ -152,15 +153,16 @@ pub struct CmdExec {
     pub rs_req: Signal<Out, Bits<REQ_BITS>>,
     pub rs_req_we: Signal<In, Bit>,
     pub rs_req_next: Signal<In, Bits<REQ_BITS>>,
-    /// The timers' port (`TimerScan`): QP `tm_index`'s ACK timer and RNR wait (`qp_req`'s fields, kept in a
-    /// table of their own that every write of the record writes too), one cycle after the index, and
-    /// whether the QP has timers at all (it exists and is not in ERR, whose timers are stopped).
+    /// The timers' port (`TimerScan`): the ACK timers and RNR waits of row `tm_index`'s QPs (`qp_req`'s
+    /// fields, kept in a table of their own, in `timer::lanes` banks, that every write of the record writes
+    /// too), one cycle after the index, a lane a QP, and whether each QP has timers at all (it exists and is
+    /// not in ERR, whose timers are stopped).
     pub tm_index: Signal<In, Bits<24>>,
-    pub tm_live: Signal<Out, Bit>,
-    pub tm_ack: Signal<Out, Bit>,
-    pub tm_ack_at: Signal<Out, Bits<{ TICK_BITS as usize }>>,
-    pub tm_rnr: Signal<Out, Bit>,
-    pub tm_rnr_at: Signal<Out, Bits<{ NEAR_TICK_BITS as usize }>>,
+    pub tm_live: Signal<Out, Bits<TIMER_LANES>>,
+    pub tm_ack: Signal<Out, Bits<TIMER_LANES>>,
+    pub tm_ack_at: Signal<Out, Bits<{ TIMER_LANES * TICK_BITS as usize }>>,
+    pub tm_rnr: Signal<Out, Bits<TIMER_LANES>>,
+    pub tm_rnr_at: Signal<Out, Bits<{ TIMER_LANES * NEAR_TICK_BITS as usize }>>,
     /// An SQ doorbell of QP `sq_rung_qpn` taken this cycle; a command writing QP `qp_cmd_qpn`'s records
     /// (CREATE_QP, MODIFY_QP) applied this cycle: what may give the fetch unit a WQE to fetch.
     pub sq_rung: Signal<Out, Bit>,
@@ -893,13 +895,24 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("wire [{}:0] req_w = !qp_cmd_we ? rs_req_next[{}:0] : qp_cmd_new ? {rw}'d0 : mod_req;", rw - 1, rw - 1));
     let timers = ["timer_valid", "timer", "rnr_valid", "rnr_deadline"];
     let tw: u32 = timers.iter().map(|n| width(rl, n)).sum();
-    w(format!("// The timers' fields of every `qp_req` written, for `TimerScan` ({tw} bits a QP)."));
-    w(format!("reg [{}:0] tmr_tab [0:{}];", tw - 1, p.max_qp - 1));
+    let (tl, tlb) = (timer::lanes(p), bits_for(timer::lanes(p) - 1));
+    let trows = p.max_qp / tl;
+    w(format!("// The timers' fields of every `qp_req` written, for `TimerScan` ({tw} bits a QP), in {tl} banks of"));
+    w(format!("// {trows} rows: QP q in bank q mod {tl}, row q / {tl}, so a row's QPs are read in one cycle."));
     let fields: Vec<String> = timers.iter().map(|n| slice(rl, "req_w", n)).collect();
     w(format!("wire [{}:0] tmr_w = {{{}}};", tw - 1, fields.join(", ")));
+    let row_of = |q: &str| if tl == 1 { q.to_string() } else { format!("{q}[{}:{tlb}]", qa - 1) };
+    for k in 0..tl {
+        w(format!("reg [{}:0] tmr_bank{k} [0:{}];", tw - 1, trows - 1));
+        let bank = if tl == 1 { String::new() } else { format!(" && req_at[{}:0] == {tlb}'d{k}", tlb - 1) };
+        w(format!(
+            "always @(posedge clock) if ((qp_cmd_we || rs_req_we){bank}) tmr_bank{k}[{}] <= tmr_w;",
+            row_of("req_at")
+        ));
+    }
     w("always @(posedge clock) begin".into());
     w("    if (qp_cmd_we) attr_tab[qp_cmd_at] <= qp_cmd_new ? new_attr : mod_attr;".into());
-    w("    if (qp_cmd_we || rs_req_we) begin req_tab[req_at] <= req_w; tmr_tab[req_at] <= tmr_w; end".into());
+    w("    if (qp_cmd_we || rs_req_we) req_tab[req_at] <= req_w;".into());
     w(format!(
         "    if (qp_cmd_we || rs_resp_we) resp_tab[qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]] <= !qp_cmd_we ? rs_resp_next[{}:0] : qp_cmd_new ? {sw}'d0 : mod_resp;",
         qa - 1,
@@ -954,21 +967,28 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!(
         "always @(*) begin qp_attr = attr_q; qp_req = req_q; qp_resp = resp_q; mr = mr_in_q ? mr_q : {mw}'d0; end"
     ));
-    w("// The timers' read port.".into());
-    w(format!("reg [{}:0] tm_raw;", tw - 1));
+    w("// The timers' read port: a row, a lane a QP; the lanes past the banks zero.".into());
+    let ra = bits_for(trows - 1);
+    let lanes = TIMER_LANES as u32;
+    w(format!("reg [{}:0] tm_live_r;", tl - 1));
+    for k in 0..tl {
+        w(format!("reg [{}:0] tm_raw{k};", tw - 1));
+    }
     w("always @(posedge clock) begin".into());
-    w(format!(
-        "    tm_live <= tm_index < 24'd{} && qp_valid_r[tm_index[{1}:0]] && !err_mark[tm_index[{1}:0]];",
-        p.max_qp,
-        qa - 1
-    ));
-    w(format!("    tm_raw <= tmr_tab[tm_index[{}:0]];", qa - 1));
+    for k in 0..tl {
+        let q =
+            if tl == 1 { format!("tm_index[{}:0]", ra - 1) } else { format!("{{tm_index[{}:0], {tlb}'d{k}}}", ra - 1) };
+        w(format!("    tm_live_r[{k}] <= tm_index < 24'd{trows} && qp_valid_r[{q}] && !err_mark[{q}];"));
+        w(format!("    tm_raw{k} <= tmr_bank{k}[tm_index[{}:0]];", ra - 1));
+    }
     w("end".into());
+    let pad = |bits: u32| if tl < lanes { format!("{}'d0, ", (lanes - tl) * bits) } else { String::new() };
     let mut at = tw;
-    let mut outs = Vec::new();
+    let mut outs = vec![format!("tm_live = {{{}tm_live_r}};", pad(1))];
     for (n, port) in timers.iter().zip(["tm_ack", "tm_ack_at", "tm_rnr", "tm_rnr_at"]) {
         let fw = width(rl, n);
-        outs.push(format!("{port} = tm_raw[{}:{}];", at - 1, at - fw));
+        let lane: Vec<String> = (0..tl).rev().map(|k| format!("tm_raw{k}[{}:{}]", at - 1, at - fw)).collect();
+        outs.push(format!("{port} = {{{}{}}};", pad(fw), lane.join(", ")));
         at -= fw;
     }
     w(format!("always @(*) begin {} end", outs.join(" ")));
