@@ -76,7 +76,7 @@ pub fn run(backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Res
         // Host A, the requester, is the core; host B a model NIC in a world with a port for it.
         let world = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), 1));
         let b = open_host(&world, 0, 1, 1 << 20, QpCap::default(), false)?;
-        let rtl = RtlBackend::with_lockstep(16);
+        let rtl = RtlBackend::with_lockstep(16, hdl::Width::W8);
         let core = rtl.handle();
         let a = open_host_on(Box::new(rtl), 1, 1, 1 << 20, QpCap::default(), false)?;
         let wait = |h: &Host, n: usize| complete_rtl(&world, &core, h, n);

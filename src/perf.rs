@@ -105,7 +105,7 @@ pub struct PerfArgs {
 /// The RTL backend's options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RtlArgs {
-    /// With `--backend rtl`: the core's datapath in bytes (8; the 64-byte core is not built yet).
+    /// With `--backend rtl`: the core's datapath in bytes, 8 (at 125 MHz) or 64 (at 250 MHz).
     #[arg(long, default_value_t = 8)]
     pub width: u32,
     /// With `--backend rtl`: the QPs the core is built with, 16 or 1024.

@@ -14,8 +14,6 @@ use model::net::{LinkConfig, World};
 use serde::Serialize;
 
 /// The core's datapath in bytes, and its clock.
-const DATAPATH_BYTES: u32 = 8;
-const CLOCK_MHZ: f64 = 125.0;
 /// The model's time each turn runs for (2 ms, far short of its ACK timeout), in picoseconds.
 const TURN_PS: u64 = 2_000_000_000;
 /// Cycles a turn may take before the run counts as stalled.
@@ -59,12 +57,15 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.threads.is_some() {
         return Err("--threads is for the model backend".into());
     }
-    if args.rtl.width != 8 {
-        return Err("the RTL core is built at 8 bytes so far (--width 8)".into());
-    }
-    if !matches!(args.rtl.core_qps, 16 | 1024) {
-        return Err("--core-qps must be 16 or 1024 (the cores the simulation builds)".into());
-    }
+    let width = match (args.rtl.width, args.rtl.core_qps) {
+        (8, 16 | 1024) => hdl::Width::W8,
+        (64, 16) => hdl::Width::W64,
+        (8 | 64, _) => {
+            return Err("--core-qps must be 16 or 1024 at 8 bytes, 16 at 64 (the cores the simulation builds)".into())
+        }
+        _ => return Err("--width must be 8 or 64".into()),
+    };
+    let clock_mhz = 1000.0 / f64::from(hdl::core::info(args.rtl.core_qps, width).ns_per_cycle);
     let faults = args.faults.check()?;
     if faults != Default::default() || args.faults.pcap.is_some() {
         return Err("--loss, the other faults and --pcap are for the model backend".into());
@@ -85,9 +86,9 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
     let a = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
     let rtl = if args.rtl.lockstep {
-        RtlBackend::with_lockstep(args.rtl.core_qps)
+        RtlBackend::with_lockstep(args.rtl.core_qps, width)
     } else {
-        RtlBackend::new(args.rtl.core_qps)
+        RtlBackend::new(args.rtl.core_qps, width)
     };
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
@@ -170,7 +171,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         qps: args.qps,
         threads: 1,
         bytes,
-        sim_ps: (cycles as f64 * 1e6 / CLOCK_MHZ) as u64,
+        sim_ps: (cycles as f64 * 1e6 / clock_mhz) as u64,
         completed: completed as u64,
         data_ok,
         completions_ok: in_order && completed == total && errors.is_empty(),
@@ -188,9 +189,9 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         report_lockstep.map_or((0, 0, None), |l| (l.events as u64, l.mismatches as u64, l.first));
     r.rtl = Some(RtlFigures {
         cycles,
-        clock_mhz: CLOCK_MHZ,
-        datapath_bytes: DATAPATH_BYTES,
-        efficiency: bytes as f64 / (cycles.max(1) as f64 * f64::from(DATAPATH_BYTES)),
+        clock_mhz,
+        datapath_bytes: width.bytes() as u32,
+        efficiency: bytes as f64 / (cycles.max(1) as f64 * width.bytes() as f64),
         core_qps: args.rtl.core_qps,
         mac_drops: core.peek("rx_drop_full"),
         lockstep: args.rtl.lockstep,

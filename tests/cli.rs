@@ -552,8 +552,22 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
     assert!(ok, "{out}");
     assert_eq!((v["data_ok"].as_bool(), v["bytes"].as_u64()), (Some(true), Some(8 * 6 * 2)), "{out}");
     assert_eq!(v["lockstep_mismatches"], 0, "{out}");
-    let refused = ["perf", "write", "--backend", "rtl", "--width", "64"];
-    let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(refused).output().expect("run ferrite");
-    assert!(!out.status.success(), "{refused:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("RTL core"), "{refused:?}: a reason given");
+    // The 64-byte core at 250 MHz.
+    let args = ["perf", "write", "--backend", "rtl", "--width", "64", "--size", "3000", "--iters", "6", "--qps", "2"];
+    let (ok, v, out) = ferrite_json(&[&args[..], &["--json"]].concat());
+    assert!(ok, "{out}");
+    assert_eq!((v["data_ok"].as_bool(), v["bytes"].as_u64()), (Some(true), Some(3000 * 6 * 2)), "{out}");
+    assert_eq!((v["datapath_bytes"].as_u64(), v["clock_mhz"].as_f64()), (Some(64), Some(250.0)), "{out}");
+    assert_eq!(v["lockstep_mismatches"], 0, "{out}");
+    for (refused, why) in
+        [(["--width", "16", "--core-qps", "16"], "--width"), (["--width", "64", "--core-qps", "1024"], "--core-qps")]
+    {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrite"))
+            .args(["perf", "write", "--backend", "rtl"])
+            .args(refused)
+            .output()
+            .expect("run ferrite");
+        assert!(!out.status.success(), "{refused:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(why), "{refused:?}: a reason given");
+    }
 }

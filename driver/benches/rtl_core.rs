@@ -34,7 +34,8 @@ fn run(op: SendOp, size: usize, count: usize, lockstep: bool) -> Run {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), 1));
     let cap = QpCap { max_send_wr: count as u32, max_recv_wr: count as u32, ..QpCap::default() };
     let a = open_host(&w, 0, 1, BUF, cap, false).expect("the model host");
-    let rtl = if lockstep { RtlBackend::with_lockstep(16) } else { RtlBackend::new(16) };
+    let rtl =
+        if lockstep { RtlBackend::with_lockstep(16, hdl::Width::W8) } else { RtlBackend::new(16, hdl::Width::W8) };
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, 1, BUF, cap, false).expect("the RTL host");
     let opts = ConnectOpts { path_mtu: 5, timeout: 20, ..Default::default() };

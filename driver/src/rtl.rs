@@ -21,19 +21,19 @@ pub struct RtlBackend {
 }
 
 impl RtlBackend {
-    /// The core with `qps` QPs (one the sim crate builds: 16 or 1024).
-    pub fn new(qps: u32) -> Self {
-        Self::on(CoreSim::new(qps), qps)
+    /// The core with `qps` QPs at width `w` (one the sim crate builds: 16 or 1024 QPs at 8 bytes, 16 at 64).
+    pub fn new(qps: u32, w: hdl::Width) -> Self {
+        Self::on(CoreSim::new(qps, w), qps, w)
     }
 
     /// The same, with the model following the core (`sim::lockstep`): each register access and command is
     /// checked as it happens; `lockstep_report` says what was checked and what differed.
-    pub fn with_lockstep(qps: u32) -> Self {
-        Self::on(CoreSim::new_lockstep(qps), qps)
+    pub fn with_lockstep(qps: u32, w: hdl::Width) -> Self {
+        Self::on(CoreSim::new_lockstep(qps, w), qps, w)
     }
 
-    fn on(core: CoreSim, qps: u32) -> Self {
-        RtlBackend { core: Arc::new(Mutex::new(core)), ns_per_cycle: u64::from(hdl::core::info(qps).ns_per_cycle) }
+    fn on(core: CoreSim, qps: u32, w: hdl::Width) -> Self {
+        RtlBackend { core: Arc::new(Mutex::new(core)), ns_per_cycle: u64::from(hdl::core::info(qps, w).ns_per_cycle) }
     }
 
     /// A handle on the core that outlives the backend's move into a `Context`.

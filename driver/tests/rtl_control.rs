@@ -4,6 +4,7 @@
 
 use driver::rtl::{model_twin, RtlBackend};
 use driver::*;
+use hdl::Width;
 use model::net::{LinkConfig, World};
 use wire::contract::regs::Counter;
 
@@ -49,16 +50,15 @@ fn script(ctx: Context) -> Vec<String> {
     t
 }
 
-#[test]
-fn the_control_path_on_the_rtl_is_the_models() {
-    let rtl = RtlBackend::with_lockstep(16);
+fn the_control_path_on_the_rtl_is_the_models(width: Width) {
+    let rtl = RtlBackend::with_lockstep(16, width);
     let core = rtl.handle();
     let on_rtl = script(Context::open(Box::new(rtl)).expect("the RTL core opens"));
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "the model following the core's {} decisions", r.events);
     assert!(r.events > 50, "every register access and command is a decision: {}", r.events);
     eprintln!("RTL control path: {} decisions in lockstep, {} cycles", r.events, core.cycles());
-    let world = shared(World::pair(model_twin(16), LinkConfig::default(), 1));
+    let world = shared(World::pair(model_twin(16, width), LinkConfig::default(), 1));
     let on_model = script(Context::open(Box::new(ModelBackend::new(world, 0))).expect("the model opens"));
     for (a, b) in on_rtl.iter().zip(&on_model) {
         assert_eq!(a, b, "RTL (left) and model (right) part here");
@@ -72,3 +72,23 @@ fn the_control_path_on_the_rtl_is_the_models() {
     assert!(has("gid 16: Err") && has("qp_state: 6"), "{on_rtl:#?}");
     assert!(has("destroy qp 2: Ok(())") && has("destroy cq2: Ok(())"), "{on_rtl:#?}");
 }
+
+/// Each test named here, at both widths: `w8::name` on the 8-byte core, `w64::name` on the 64-byte one.
+macro_rules! at_both_widths {
+    ($($name:ident),* $(,)?) => {
+        mod w8 {
+            $(#[test]
+            fn $name() {
+                super::$name(hdl::Width::W8)
+            })*
+        }
+        mod w64 {
+            $(#[test]
+            fn $name() {
+                super::$name(hdl::Width::W64)
+            })*
+        }
+    };
+}
+
+at_both_widths!(the_control_path_on_the_rtl_is_the_models,);

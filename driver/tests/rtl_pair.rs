@@ -5,13 +5,15 @@
 //! the same contexts; and each READs from the other and runs atomics on its words: the READ responses land
 //! over the READs' scatter lists, the atomics' original values come back and the words change once. Frames a
 //! core's receive buffer has no room for are dropped, as a NIC without flow control drops them; the other
-//! side's sequence NAKs bring them again (go-back-N), in lockstep too.
+//! side's sequence NAKs bring them again (go-back-N), and a lost last packet its ACK timer, in lockstep
+//! too. At both widths: two 8-byte cores, two 64-byte cores.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-driver --test rtl_pair`.
 
 use driver::pair::{connect, open_host_on, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
+use hdl::Width;
 use model::rng::Rng;
 use wire::contract::regs::Counter;
 
@@ -28,17 +30,23 @@ fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0025)
 }
 
-/// An RTL host (a 16-QP core in lockstep) as host `i` of the pair, with `nqps` QPs.
-fn rtl_host(i: usize, nqps: usize) -> (RtlHandle, Host) {
-    let rtl = RtlBackend::with_lockstep(16);
+/// The ACK timeout the pair's QPs connect with: 4.096 us x 2^6, 256 ticks, long enough that the passes'
+/// waits do not spend the retries, short enough to wait out at the end (a lost last packet).
+const TIMEOUT: u8 = 6;
+
+/// An RTL host (a 16-QP core of width `w` in lockstep) as host `i` of the pair, with `nqps` QPs.
+fn rtl_host(i: usize, nqps: usize, w: Width) -> (RtlHandle, Host) {
+    let rtl = RtlBackend::with_lockstep(16, w);
     let core = rtl.handle();
     let cap = QpCap { max_send_wr: 32, max_recv_wr: 32, ..QpCap::default() };
     let h = open_host_on(Box::new(rtl), i, nqps, BUF, cap, false).expect("an RTL host");
     (core, h)
 }
 
-/// Carries frames between the two cores until neither has anything to send; the passes it took.
-fn link(cores: [&RtlHandle; 2], ctx: &str) -> usize {
+/// Carries frames between the two cores until neither has anything to send, even after an ACK timeout
+/// and more has passed (`wait` cycles: a lost last packet is sent again when its timer runs out); the
+/// passes it took.
+fn link(cores: [&RtlHandle; 2], wait: u64, ctx: &str) -> usize {
     let mut wire: [Vec<Vec<u8>>; 2] = [Vec::new(), Vec::new()];
     for pass in 0.. {
         for (i, core) in cores.iter().enumerate() {
@@ -49,6 +57,12 @@ fn link(cores: [&RtlHandle; 2], ctx: &str) -> usize {
         }
         wire = [cores[1].take_sent(), cores[0].take_sent()];
         if wire.iter().all(Vec::is_empty) {
+            for core in cores {
+                core.run(wait);
+            }
+            wire = [cores[1].take_sent(), cores[0].take_sent()];
+        }
+        if wire.iter().all(Vec::is_empty) {
             return pass;
         }
         assert!(pass < 100, "{ctx}: the cores still talk after {pass} passes");
@@ -58,15 +72,27 @@ fn link(cores: [&RtlHandle; 2], ctx: &str) -> usize {
 
 #[test]
 fn two_rtl_nics_send_and_write_to_each_other() {
+    two_rtl_nics(Width::W8);
+}
+
+#[test]
+fn two_64_byte_rtl_nics_send_and_write_to_each_other() {
+    two_rtl_nics(Width::W64);
+}
+
+fn two_rtl_nics(w: Width) {
     let seed = seed();
     let mut rng = Rng::new(seed);
-    let ctx = format!("seed {seed:#x}");
-    let (ca, a) = rtl_host(0, 3);
-    let (cb, b) = rtl_host(1, 3);
+    let ctx = format!("seed {seed:#x}, width {}", w.bytes());
+    let (ca, a) = rtl_host(0, 3, w);
+    let (cb, b) = rtl_host(1, 3, w);
+    // An ACK timeout and as much again, in cycles (1,024 ns a tick).
+    let wait = 2 * (4 << TIMEOUT) * 1024 / u64::from(hdl::core::info(16, w).ns_per_cycle);
     ca.set_bubbles(seed, 0.2);
     cb.set_bubbles(seed ^ 1, 0.2);
     for q in 0..3 {
-        connect(&a, q, 0xFF_FFF0, &b, q, 0x10, &ConnectOpts::default()).expect("connected");
+        let opts = ConnectOpts { timeout: TIMEOUT, ..ConnectOpts::default() };
+        connect(&a, q, 0xFF_FFF0, &b, q, 0x10, &opts).expect("connected");
     }
     let hosts = [&a, &b];
     let mut want: [Vec<u8>; 2] = [vec![0u8; SRC], vec![0u8; SRC]];
@@ -177,7 +203,7 @@ fn two_rtl_nics_send_and_write_to_each_other() {
         }
         host.qps[2].post_send_list(&wrs).unwrap_or_else(|e| panic!("{ctx}: host {s} QP 2: {e:?}"));
     }
-    let passes = link([&ca, &cb], &ctx);
+    let passes = link([&ca, &cb], wait, &ctx);
     for (s, host) in hosts.iter().enumerate() {
         let got = host.cq.poll(64).expect("completions");
         let sent: Vec<(u64, WcOpcode, u32)> = got

@@ -19,6 +19,7 @@
 use driver::pair::{connect, open_host, open_host_on, rtl_turn, run_external, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
+use hdl::Width;
 use model::net::{LinkConfig, World};
 use wire::contract::regs::Counter;
 
@@ -32,12 +33,20 @@ fn seed() -> u64 {
 
 /// A model host and an RTL host (a core of `core_qps` QPs in lockstep) with `nqps` QPs each and buffers of
 /// `buf` bytes, QP `q` connected to QP `q`, the RTL host's requesters starting at PSN `psn`.
-fn hosts(core_qps: u32, seed: u64, nqps: usize, buf: usize, psn: u32) -> (SharedWorld, Host, RtlHandle, Host) {
-    hosts_with(core_qps, seed, nqps, buf, psn, &ConnectOpts::default())
+fn hosts(
+    width: Width,
+    core_qps: u32,
+    seed: u64,
+    nqps: usize,
+    buf: usize,
+    psn: u32,
+) -> (SharedWorld, Host, RtlHandle, Host) {
+    hosts_with(width, core_qps, seed, nqps, buf, psn, &ConnectOpts::default())
 }
 
 /// `hosts`, connected with `opts`.
 fn hosts_with(
+    width: Width,
     core_qps: u32,
     seed: u64,
     nqps: usize,
@@ -47,7 +56,7 @@ fn hosts_with(
 ) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, nqps, buf, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(core_qps);
+    let rtl = RtlBackend::with_lockstep(core_qps, width);
     let core = rtl.handle();
     let cap = QpCap { max_send_wr: 16, ..QpCap::default() };
     let b = open_host_on(Box::new(rtl), 1, nqps, buf, cap, false).expect("the RTL host");
@@ -131,25 +140,24 @@ fn wr(wr_id: u64, op: SendOp, sge: Option<Sge>) -> SendWr {
     }
 }
 
-#[test]
-fn send_wqes_are_fetched_into_the_window_and_flushed_from_it() {
-    fetch_and_flush(16);
+fn send_wqes_are_fetched_into_the_window_and_flushed_from_it(width: Width) {
+    fetch_and_flush(width, 16);
 }
 
 /// The same on the 1024-QP core (the wake-ups' bitmap and the windows' RAM indexed by 10 bits).
 #[test]
 fn send_wqes_are_fetched_and_flushed_on_the_1024_qp_core() {
-    fetch_and_flush(1024);
+    fetch_and_flush(Width::W8, 1024);
 }
 
-fn fetch_and_flush(core_qps: u32) {
+fn fetch_and_flush(width: Width, core_qps: u32) {
     let seed = seed();
-    let (_w, _a, core, b) = hosts(core_qps, seed, 3, BUF, 0x100);
+    let (_w, _a, core, b) = hosts(width, core_qps, seed, 3, BUF, 0x100);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
     let settle = || assert!(core.settle(2_000_000), "{ctx}: the core fetched what it may");
     let agree = |q: usize| core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("{ctx}: QP {q}: {e}"));
-    let window = u64::from(sim::core::model_twin(core_qps).profile.wqe_window);
+    let window = u64::from(sim::core::model_twin(core_qps, width).profile.wqe_window);
 
     // QP 0: a SEND, an inline WRITE and a READ, then a SEND whose SGE names no MR, one doorbell: all four in
     // the window (the last with its error, waiting for the ones before it).
@@ -233,18 +241,17 @@ fn fetch_and_flush(core_qps: u32) {
     );
 }
 
-#[test]
-fn requests_from_the_rtl_core_reach_a_model_responder() {
-    send_requests(16);
+fn requests_from_the_rtl_core_reach_a_model_responder(width: Width) {
+    send_requests(width, 16);
 }
 
 /// Requests of every kind from the core to the model host: what lands there, the packets sent, lockstep.
-fn send_requests(core_qps: u32) {
+fn send_requests(width: Width, core_qps: u32) {
     const BIG: usize = 1 << 18;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
     // PSNs from 2^24 - 8: QP 0's packets wrap.
-    let (w, a, core, b) = hosts(core_qps, seed, 2, BIG, 0xFF_FFF8);
+    let (w, a, core, b) = hosts(width, core_qps, seed, 2, BIG, 0xFF_FFF8);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
     let src: Vec<u8> = (0..BIG).map(|_| rng.below(256) as u8).collect();
@@ -356,12 +363,11 @@ fn send_requests(core_qps: u32) {
 /// order with their CQEs (the signaled ones; an unsignaled one leaves quietly), the windows refill from the
 /// SQs as they drain, and a WQE that failed at its fetch completes in error behind the ones before it and
 /// takes its QP to ERR. The contexts are compared after every exchange (timers, PSNs, counters mid-flight).
-#[test]
-fn acks_complete_the_rtl_cores_sends_and_writes() {
+fn acks_complete_the_rtl_cores_sends_and_writes(width: Width) {
     const BUF: usize = 1 << 18;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
-    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0xFF_FF00);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0xFF_FF00);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
@@ -475,10 +481,9 @@ fn acks_complete_the_rtl_cores_sends_and_writes() {
 /// key) sends nothing and fails with LocProtErr: at the window's front it completes at once and takes its QP
 /// to ERR (the dispatch retires it, given the QP by the transmit side); behind a WRITE not yet acknowledged
 /// it waits, finished, and completes after that WRITE once the ACK comes, then the QP enters ERR.
-#[test]
-fn a_payload_that_cannot_be_read_fails_its_wqe() {
+fn a_payload_that_cannot_be_read_fails_its_wqe(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0x100);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x100);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let gone = b.ctx.alloc_buf(4096).expect("a buffer");
@@ -533,12 +538,11 @@ fn a_payload_that_cannot_be_read_fails_its_wqe() {
 /// WRITEs before it. The WQEs retire in SQ order with their CQEs (a READ's byte count its length, an
 /// atomic's 8), the READ/atomic places given back as they finish. Answers one at a time, contexts compared
 /// after each.
-#[test]
-fn reads_and_atomics_complete_on_the_rtl_core() {
+fn reads_and_atomics_complete_on_the_rtl_core(width: Width) {
     const BUF: usize = 1 << 19;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
-    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0xFF_FFF0);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0xFF_FFF0);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
@@ -684,10 +688,9 @@ fn reads_and_atomics_complete_on_the_rtl_core() {
 /// Responses that answer nothing are ignored (a READ response again, an atomic ACK again, one for a PSN never
 /// sent), and a READ response of the wrong length fails its READ with BadRespErr: the QP enters ERR, what
 /// follows is flushed, and the READ's later responses are dropped.
-#[test]
-fn a_read_response_of_the_wrong_length_fails_the_read() {
+fn a_read_response_of_the_wrong_length_fails_the_read(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0x10);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x10);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let mut src = vec![0u8; 4096];
@@ -755,12 +758,11 @@ fn a_read_response_of_the_wrong_length_fails_the_read() {
 /// NAK: it fails with RemAccessErr and the QP enters ERR, what follows flushed. An RNR NAK (a SEND with no
 /// receive posted) sets the RNR wait and stops the ACK timer (the retry when the wait is over needs the
 /// timers, not built yet). Every step in lockstep, the contexts compared after each answer.
-#[test]
-fn lost_packets_and_naks_on_the_rtl_core() {
+fn lost_packets_and_naks_on_the_rtl_core(width: Width) {
     const BUF: usize = 1 << 18;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
-    let (w, a, core, b) = hosts(16, seed, 3, BUF, 0xFF_FFFA);
+    let (w, a, core, b) = hosts(width, 16, seed, 3, BUF, 0xFF_FFFA);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
@@ -874,22 +876,21 @@ fn lost_packets_and_naks_on_the_rtl_core() {
 /// QPs' timers); a packet lost every time runs the retries out (RetryExcErr, the QP in ERR). A SEND that
 /// finds no receive waits out its RNR delay (11 ticks) and is sent again: completed once a receive is
 /// posted, failed with RnrRetryExcErr when the one RNR retry is spent. Every step in lockstep.
-#[test]
-fn timers_run_out_on_the_rtl_core() {
-    timers_run_out(16);
+fn timers_run_out_on_the_rtl_core(width: Width) {
+    timers_run_out(width, 16);
 }
 
 /// The same on the 1024-QP core, whose scan reads its QPs' timers a bank of them a cycle, so every timer is
 /// seen within a tick.
 #[test]
 fn timers_run_out_on_the_1024_qp_core() {
-    timers_run_out(1024);
+    timers_run_out(Width::W8, 1024);
 }
 
-fn timers_run_out(core_qps: u32) {
+fn timers_run_out(width: Width, core_qps: u32) {
     let seed = seed();
     let opts = ConnectOpts { timeout: 3, retry_cnt: 2, rnr_retry: 1, min_rnr_timer: 1, ..ConnectOpts::default() };
-    let (w, a, core, b) = hosts_with(core_qps, seed, 4, BUF, 0x40, &opts);
+    let (w, a, core, b) = hosts_with(width, core_qps, seed, 4, BUF, 0x40, &opts);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps} QPs");
     let write = |wr_id, to: u64| {
@@ -971,10 +972,9 @@ fn timers_run_out(core_qps: u32) {
 /// QUERY_QP's `sq_draining` (the model's `Qp::sq_draining`): a QP moved to SQD while a WRITE it sent is
 /// unacknowledged is draining; once the ACK is in it is not, and it stays in SQD. The query's output is a
 /// DMA write the model's must match, so lockstep checks the core's answer too.
-#[test]
-fn an_sqd_qp_drains_until_its_write_is_acknowledged() {
+fn an_sqd_qp_drains_until_its_write_is_acknowledged(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(16, seed, 2, BUF, 0x40);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x40);
     let ctx = format!("seed {seed:#x}");
     let mut x = wr(1, SendOp::RdmaWrite, Some(b.sge(0x100, 200)));
     (x.remote_addr, x.rkey) = (a.mr.addr + 0x1000, a.mr.rkey);
@@ -1002,3 +1002,33 @@ fn an_sqd_qp_drains_until_its_write_is_acknowledged() {
     assert_eq!(got, [(1, WcStatus::Success)], "{ctx}: the WRITE completed");
     followed(&core, &ctx, 4, "a WRITE, its ACK and the commands");
 }
+
+/// Each test named here, at both widths: `w8::name` on the 8-byte core, `w64::name` on the 64-byte one.
+macro_rules! at_both_widths {
+    ($($name:ident),* $(,)?) => {
+        mod w8 {
+            $(#[test]
+            fn $name() {
+                super::$name(hdl::Width::W8)
+            })*
+        }
+        mod w64 {
+            $(#[test]
+            fn $name() {
+                super::$name(hdl::Width::W64)
+            })*
+        }
+    };
+}
+
+at_both_widths!(
+    send_wqes_are_fetched_into_the_window_and_flushed_from_it,
+    requests_from_the_rtl_core_reach_a_model_responder,
+    acks_complete_the_rtl_cores_sends_and_writes,
+    a_payload_that_cannot_be_read_fails_its_wqe,
+    reads_and_atomics_complete_on_the_rtl_core,
+    a_read_response_of_the_wrong_length_fails_the_read,
+    lost_packets_and_naks_on_the_rtl_core,
+    timers_run_out_on_the_rtl_core,
+    an_sqd_qp_drains_until_its_write_is_acknowledged,
+);

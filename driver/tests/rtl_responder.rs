@@ -9,6 +9,7 @@
 use driver::pair::{connect, forged_headers, open_host, open_host_on, rtl_turn, run_external, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
+use hdl::Width;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
 use wire::contract::regs::Counter;
@@ -23,12 +24,11 @@ fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0025)
 }
 
-#[test]
-fn writes_from_a_model_requester_land_in_the_rtl_core() {
+fn writes_from_a_model_requester_land_in_the_rtl_core(width: Width) {
     let seed = seed();
     let mut rng = Rng::new(seed);
     let cap = QpCap { max_send_wr: 16, max_recv_wr: 16, ..QpCap::default() };
-    let (w, a, core, b) = hosts(seed, 1, cap, ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 1, cap, ConnectOpts::default());
 
     // The WRITEs, a requester's window at a time (the requester waits for the core's ACKs before the next):
     // the image the core's buffer must end as.
@@ -145,12 +145,13 @@ fn writes_from_a_model_requester_land_in_the_rtl_core() {
 /// A model host (the requester) and an RTL host (a 16-QP core, lockstep on, its QPs' capacities `cap`), with
 /// `nqps` QPs each, QP `q` connected to QP `q` from PSN_A, the requester's ACK timeout far past a run (a lost
 /// ACK shows as missing completions, not a retry), the rest of `opts` as given (PMTU 1024 by default).
-fn hosts(seed: u64, nqps: usize, cap: QpCap, opts: ConnectOpts) -> (SharedWorld, Host, RtlHandle, Host) {
-    hosts_on(16, seed, nqps, cap, opts)
+fn hosts(width: Width, seed: u64, nqps: usize, cap: QpCap, opts: ConnectOpts) -> (SharedWorld, Host, RtlHandle, Host) {
+    hosts_on(width, 16, seed, nqps, cap, opts)
 }
 
-/// The same with a core of `core_qps` QPs (16 or 1024).
+/// The same with a core of `core_qps` QPs (16 or 1024 at 8 bytes, 16 at 64).
 fn hosts_on(
+    width: Width,
     core_qps: u32,
     seed: u64,
     nqps: usize,
@@ -159,7 +160,7 @@ fn hosts_on(
 ) -> (SharedWorld, Host, RtlHandle, Host) {
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, nqps, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(core_qps);
+    let rtl = RtlBackend::with_lockstep(core_qps, width);
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, nqps, BUF, cap, false).expect("the RTL host");
     let opts = ConnectOpts { timeout: 20, ..opts };
@@ -177,11 +178,10 @@ fn hosts_on(
 /// WRITE's bytes decided before it are out, as the model reads it at its decision); and a READ of an MR whose memory is not there, which sends nothing and a remote access
 /// NAK, its QP entering ERR. In lockstep, every response the model's; the requester's buffer the core's
 /// bytes after.
-#[test]
-fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
+fn reads_from_a_model_requester_are_answered_by_the_rtl_core(width: Width) {
     let seed = seed();
     let mut rng = Rng::new(seed);
-    let (w, a, core, b) = hosts(seed, 3, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 3, QpCap::default(), ConnectOpts::default());
     let image: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
     b.buf.write(0, &image).expect("the core's buffer written");
     core.set_bubbles(seed, 0.3);
@@ -320,12 +320,11 @@ fn reads_from_a_model_requester_are_answered_by_the_rtl_core() {
 /// ring ahead of its response. On QP 1 a READ whose MR is deregistered before
 /// the re-request comes: a remote access NAK, QP 1 in ERR. In lockstep throughout; the requester's bytes the
 /// core's.
-#[test]
-fn duplicate_reads_are_answered_again_from_the_kept_resources() {
+fn duplicate_reads_are_answered_again_from_the_kept_resources(width: Width) {
     let seed = seed();
     let mut rng = Rng::new(seed);
     let opts = ConnectOpts { max_rd_atomic: 4, ..ConnectOpts::default() };
-    let (w, a, core, b) = hosts(seed, 2, QpCap::default(), opts);
+    let (w, a, core, b) = hosts(width, seed, 2, QpCap::default(), opts);
     let image: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
     b.buf.write(0, &image).expect("the core's buffer written");
     core.set_bubbles(seed, 0.3);
@@ -456,11 +455,10 @@ fn duplicate_reads_are_answered_again_from_the_kept_resources() {
 /// a forged duplicate atomic of a PSN no atomic was executed at, ignored; an atomic that moves a coalesced ACK
 /// into the ring ahead of its own ACK; an atomic on memory that is not there on QP 1: a remote access NAK, QP 1
 /// in ERR. In lockstep throughout.
-#[test]
-fn atomics_from_a_model_requester_are_executed_by_the_rtl_core() {
+fn atomics_from_a_model_requester_are_executed_by_the_rtl_core(width: Width) {
     let seed = seed();
     let mut rng = Rng::new(seed);
-    let (w, a, core, b) = hosts(seed, 2, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 2, QpCap::default(), ConnectOpts::default());
     let words: Vec<u64> = (0..64).map(|_| rng.next_u64()).collect();
     let image: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
     b.buf.write(0x1000, &image).expect("the core's buffer written");
@@ -642,12 +640,11 @@ fn turn(w: &SharedWorld, core: &RtlHandle, frames: Vec<Vec<u8>>, seed: u64, mut 
     }
 }
 
-#[test]
-fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core() {
+fn a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core(width: Width) {
     let seed = seed();
     // The core's minimum RNR timer 10 us (code 1); the requester sends a request NAKed RNR twice more.
     let opts = ConnectOpts { rnr_retry: 2, min_rnr_timer: 1, ..Default::default() };
-    let (w, a, core, b) = hosts(seed, 1, QpCap::default(), opts);
+    let (w, a, core, b) = hosts(width, seed, 1, QpCap::default(), opts);
 
     // A WRITE the core executes, then a SEND with no receive WQE posted at the core.
     let data: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
@@ -707,12 +704,11 @@ type Received = (Wc, Vec<(usize, usize)>, Vec<u8>);
 /// immediate and flags the message's), the WRITEs' payload at their address, in lockstep throughout. The
 /// CQ armed raises one completion event (an EQE and the interrupt the driver takes), armed for solicited
 /// messages one if a message was solicited, unarmed none.
-#[test]
-fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
+fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core(width: Width) {
     let seed = seed();
     let mut rng = Rng::new(seed);
     let cap = QpCap { max_send_wr: 16, max_recv_wr: 16, max_recv_sge: 4, ..QpCap::default() };
-    let (w, a, core, b) = hosts(seed, 1, cap, ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 1, cap, ConnectOpts::default());
 
     let mut sends = 0usize;
     for round in 0..3u64 {
@@ -839,10 +835,9 @@ fn sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core() {
 /// names no MR (LocQpOpErr). The core completes the receive in error and sends a fatal NAK (Invalid Request,
 /// Remote Operational Error), which completes the requester's SEND in error; the QP enters ERR as the NAK
 /// leaves. In lockstep throughout, the QPs' contexts the model's after.
-#[test]
-fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
+fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(seed, 3, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 3, QpCap::default(), ConnectOpts::default());
     // (SEND length, receive length, a bad key, what the receive completes with, its byte count, what the
     // requester's SEND completes with)
     let cases = [
@@ -892,10 +887,9 @@ fn sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak() {
 /// scatter list no longer passes the key checks (the command cleared the core's `WqeCache`, so it fetches and
 /// checks the WQE again, as the model checks it for every packet), completes the receive with LocProtErr and
 /// the bytes placed so far, and sends a fatal NAK.
-#[test]
-fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
+fn a_receive_whose_mr_goes_away_mid_message_completes_in_error(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(seed, 1, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 1, QpCap::default(), ConnectOpts::default());
     let mr = b.pd.reg_mr(b.mr.addr + 0x4000, 0x1000, wire::contract::verbs::access::LOCAL_WRITE).expect("an MR");
     let sge = Sge { addr: b.mr.addr + 0x4000, length: 3000, lkey: mr.lkey };
     b.qps[0].post_recv(&RecvWr { wr_id: 0x77, sg_list: vec![sge] }).expect("posted");
@@ -933,10 +927,9 @@ fn a_receive_whose_mr_goes_away_mid_message_completes_in_error() {
 /// core has no requester yet), then its receives; QP 1 (moved to ERR with a SEND half received) the receive
 /// that SEND was filling, then the next; a receive posted to QP 0 in ERR is flushed too. The armed CQ raises
 /// its completion event; the host stalls at random throughout. In lockstep, the contexts the model's after.
-#[test]
-fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err() {
+fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(seed, 2, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, b) = hosts(width, seed, 2, QpCap::default(), ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let recv = |q: usize, wr_id: u64| {
         let wr = RecvWr { wr_id, sg_list: vec![b.sge(0x1000 * (q as u64 + 1), 3000)] };
@@ -1016,10 +1009,9 @@ fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err() {
 /// for each, which completes the requester's work request in error, and the QP enters ERR as the NAK leaves;
 /// the receive posted on the SEND's QP is then flushed. In lockstep, the contexts the model's after; and
 /// after the QPs' next commands (one back to RESET, one destroyed and its slot taken by a new QP).
-#[test]
-fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
+fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err(width: Width) {
     let seed = seed();
-    let (w, a, core, mut b) = hosts(seed, 4, QpCap::default(), ConnectOpts::default());
+    let (w, a, core, mut b) = hosts(width, seed, 4, QpCap::default(), ConnectOpts::default());
     let data: Vec<u8> = (0..300u32).map(|i| (i * 11) as u8).collect();
     a.buf.write(0, &data).expect("the source written");
     b.qps[1].post_recv(&RecvWr { wr_id: 0x71, sg_list: vec![b.sge(0x2000, 1000)] }).expect("posted");
@@ -1089,12 +1081,11 @@ fn requests_the_check_chain_fails_are_naked_and_their_qp_enters_err() {
 /// which raises the CQ error event, and the QP, live when its CQE was refused, enters ERR with its fatal
 /// event (the SEND's bytes are placed, its ACK dropped); the receive left is then flushed into the overrun
 /// CQ, which refuses it without a second CQ error. In lockstep, the QP's contexts the model's after.
-#[test]
-fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err() {
+fn a_cq_overrun_raises_its_events_and_takes_the_qp_to_err(width: Width) {
     let seed = seed();
     let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), seed));
     let a = open_host(&w, 0, 1, BUF, QpCap::default(), false).expect("the model host");
-    let rtl = RtlBackend::with_lockstep(16);
+    let rtl = RtlBackend::with_lockstep(16, width);
     let core = rtl.handle();
     let b = open_host_on(Box::new(rtl), 1, 1, BUF, QpCap::default(), false).expect("the RTL host");
     let small = b.ctx.create_cq(2).expect("a CQ of two");
@@ -1197,12 +1188,15 @@ struct Posted {
 /// WR_FLUSH_ERR (core), and the READs that completed with success.
 fn soak_one(seed: u64) -> [usize; 6] {
     let mut rng = Rng::new(seed);
-    let core_qps = if seed % 2 == 1 { 1024 } else { 16 };
+    let (width, core_qps) = [(Width::W8, 16), (Width::W8, 1024), (Width::W64, 16)][(seed % 3) as usize];
     let nqps = 1 + rng.below(4) as usize;
     let path_mtu = 1 + rng.below(5) as u8;
     let opts = ConnectOpts { path_mtu, ..ConnectOpts::default() };
-    let (w, a, core, b) = hosts_on(core_qps, seed, nqps, QpCap::default(), opts);
-    let ctx = format!("seed {seed:#x} (FERRITE_SEED={seed}), {core_qps}-QP core, {nqps} QPs, path_mtu {path_mtu}");
+    let (w, a, core, b) = hosts_on(width, core_qps, seed, nqps, QpCap::default(), opts);
+    let ctx = format!(
+        "seed {seed:#x} (FERRITE_SEED={seed}), {core_qps}-QP core of {} bytes, {nqps} QPs, path_mtu {path_mtu}",
+        width.bytes()
+    );
     let (mut sends, mut recvs, mut got_a, mut got_b) = (0usize, 0usize, 0usize, 0usize);
     let mut in_err = vec![false; nqps];
     // Losses drawn apart, so a scenario's requests are the same with them or without.
@@ -1369,3 +1363,35 @@ fn soak_one(seed: u64) -> [usize; 6] {
     );
     [seen[0], seen[1], seen[2], reads, lost, atomics]
 }
+
+/// Each test named here, at both widths: `w8::name` on the 8-byte core, `w64::name` on the 64-byte one.
+macro_rules! at_both_widths {
+    ($($name:ident),* $(,)?) => {
+        mod w8 {
+            $(#[test]
+            fn $name() {
+                super::$name(hdl::Width::W8)
+            })*
+        }
+        mod w64 {
+            $(#[test]
+            fn $name() {
+                super::$name(hdl::Width::W64)
+            })*
+        }
+    };
+}
+
+at_both_widths!(
+    writes_from_a_model_requester_land_in_the_rtl_core,
+    reads_from_a_model_requester_are_answered_by_the_rtl_core,
+    duplicate_reads_are_answered_again_from_the_kept_resources,
+    atomics_from_a_model_requester_are_executed_by_the_rtl_core,
+    a_send_that_finds_no_receive_wqe_is_rnr_naked_by_the_rtl_core,
+    sends_from_a_model_requester_land_in_receive_wqes_on_the_rtl_core,
+    sends_the_receive_wqe_cannot_take_complete_it_in_error_with_a_fatal_nak,
+    a_receive_whose_mr_goes_away_mid_message_completes_in_error,
+    a_qp_in_err_flushes_its_work_requests_with_wr_flush_err,
+    requests_the_check_chain_fails_are_naked_and_their_qp_enters_err,
+    a_cq_overrun_raises_its_events_and_takes_the_qp_to_err,
+);

@@ -15,9 +15,15 @@
 //! at a time, and neither while a command is between its lookup and its commit.
 //!
 //! The DMA read port is shared by tag (`DmaReadMux`): the command unit's mailbox reads are tag 0
-//! (`cmd::MAILBOX_TAG`), the dispatch's receive WQE reads tag 1, READ responses' payload tag 2. The DMA
-//! write port is shared: the command
-//! unit's beats go first, the dispatch's (payload, CQEs) when it has none.
+//! (`cmd::MAILBOX_TAG`), the dispatch's WQE reads tag 1, the transmit payload's gather tag 2, the requester's
+//! slot reads tag 3. The DMA write port is shared: the command unit's beats go first, the dispatch's
+//! (payload, CQEs, EQEs) when it has none.
+//!
+//! The core is generic in its beat (`CoreW8`, `CoreW64`): the MAC's beats, the DMA ports, the RX and TX
+//! pipelines, the payload's placement, scatter and gather and the CQE and EQE writes are `K` bytes wide; the
+//! blocks that read and write control structures 8 bytes a beat (the command unit, the dispatch's WQE and
+//! atomic reads, the requester's slot reads, the atomic's write) sit behind `host::adapt`'s width
+//! adapters, which are wires at 8 bytes.
 //!
 //! The counter block (`host::counters`) counts what the engines report (`engine::counts`): the dispatch's
 //! frames by route and verdict and its later decisions, CQEs, events and the interrupt, the transmit side's
@@ -37,23 +43,66 @@ use crate::engine::req::tx::ReqTx;
 use crate::engine::req::window::FetchWake;
 use crate::engine::resp::queue::{Rings, ITEM_BITS};
 use crate::engine::resp::tx::RespTx;
+use crate::host::adapt::{CplNarrow, WriteWiden};
 use crate::host::counters::CounterBank;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
-use crate::host::gather::{DmaGather, OneSge};
+use crate::host::gather::{DmaGather, OneSge, MAX_READ};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
 use crate::rx::pipeline::Rx;
-use crate::top::{Dir, Port, INGRESS_LOG2_W8, RECORDS_LOG2_W8, RX_COUNTERS, STORE_LOG2_W8};
+use crate::top::{
+    Dir, Port, INGRESS_LOG2_W64, INGRESS_LOG2_W8, RECORDS_LOG2_W64, RECORDS_LOG2_W8, RX_COUNTERS, STORE_LOG2_W64,
+    STORE_LOG2_W8,
+};
 use crate::tx::pipeline::Tx;
 
-/// The core's RX pipeline: the 8-byte one.
-type RxW8 = Rx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>;
-/// Its TX pipeline: the 8-byte one.
-type TxW8 = Tx<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>;
+/// The 8-byte core: beats of 8 bytes, the RX and TX stores, records and ingress FIFO of the 8-byte
+/// datapath, the gather's 8-byte stream.
+pub type CoreW8 = Core<
+    64,
+    8,
+    STORE_LOG2_W8,
+    { STORE_LOG2_W8 + 1 },
+    RECORDS_LOG2_W8,
+    { RECORDS_LOG2_W8 + 1 },
+    INGRESS_LOG2_W8,
+    72,
+    10,
+    11,
+    { MAX_READ / 8 },
+>;
+/// The 64-byte core: the same with beats of 64 bytes (the control reads and writes through `host::adapt`).
+pub type CoreW64 = Core<
+    512,
+    64,
+    STORE_LOG2_W64,
+    { STORE_LOG2_W64 + 1 },
+    RECORDS_LOG2_W64,
+    { RECORDS_LOG2_W64 + 1 },
+    INGRESS_LOG2_W64,
+    576,
+    7,
+    8,
+    { MAX_READ / 64 },
+>;
 
+/// The core, generic in its beat (`K` bytes, `D` bits): the RX and TX pipelines' store and record sizes
+/// (`SL`, `RL`), the MAC boundary's FIFO (`IL`) and the gather's stream (`GN`, `GA`, `GM`) of that width.
 #[derive(LogicBlock)]
-pub struct Core {
+pub struct Core<
+    const D: usize,
+    const K: usize,
+    const SL: usize,
+    const SL1: usize,
+    const RL: usize,
+    const RL1: usize,
+    const IL: usize,
+    const GN: usize,
+    const GA: usize,
+    const GA1: usize,
+    const GM: u32,
+> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub mmio_addr: Signal<In, Bits<ADDR_BITS>>,
@@ -69,18 +118,18 @@ pub struct Core {
     pub dma_rd_tag: Signal<Out, Bits<8>>,
     /// DMA completions: a failed read flags each of its beats, the first included (`host::dma`).
     pub dma_cpl_valid: Signal<In, Bit>,
-    pub dma_cpl_data: Signal<In, Bits<64>>,
+    pub dma_cpl_data: Signal<In, Bits<D>>,
     pub dma_cpl_tag: Signal<In, Bits<8>>,
     pub dma_cpl_err: Signal<In, Bit>,
     pub dma_cpl_last: Signal<In, Bit>,
     pub dma_wr_valid: Signal<Out, Bit>,
     pub dma_wr_ready: Signal<In, Bit>,
     pub dma_wr_addr: Signal<Out, Bits<64>>,
-    pub dma_wr_data: Signal<Out, Bits<64>>,
-    pub dma_wr_strb: Signal<Out, Bits<8>>,
+    pub dma_wr_data: Signal<Out, Bits<D>>,
+    pub dma_wr_strb: Signal<Out, Bits<K>>,
     /// The MAC's receive beats (no ready), the FCS verdict with a frame's last.
-    pub rx_data: Signal<In, Bits<64>>,
-    pub rx_keep: Signal<In, Bits<8>>,
+    pub rx_data: Signal<In, Bits<D>>,
+    pub rx_keep: Signal<In, Bits<K>>,
     pub rx_last: Signal<In, Bit>,
     pub rx_valid: Signal<In, Bit>,
     pub rx_fcs_bad: Signal<In, Bit>,
@@ -100,8 +149,8 @@ pub struct Core {
     pub cnt_too_long: Signal<Out, Bits<32>>,
     pub rx_unhandled: Signal<Out, Bits<32>>,
     /// The MAC's transmit beats.
-    pub tx_data: Signal<Out, Bits<64>>,
-    pub tx_keep: Signal<Out, Bits<8>>,
+    pub tx_data: Signal<Out, Bits<D>>,
+    pub tx_keep: Signal<Out, Bits<K>>,
     pub tx_last: Signal<Out, Bit>,
     pub tx_valid: Signal<Out, Bit>,
     pub tx_ready: Signal<In, Bit>,
@@ -181,27 +230,47 @@ pub struct Core {
     pub gid_valid: Signal<Out, Bit>,
     pub mac: Signal<Out, Bits<48>>,
     mmio: Mmio,
-    rd_mux: DmaReadMux,
+    rd_mux: DmaReadMux<D>,
+    /// The 8-byte readers' completions (the command unit's, the dispatch's, the requester's slot reads) and
+    /// the command unit's writes, at the beat's width.
+    cmd_cpl: CplNarrow<D, K>,
+    disp_cpl: CplNarrow<D, K>,
+    req_cpl: CplNarrow<D, K>,
+    cmd_wr: WriteWiden<D, K>,
     cmd: CmdUnit,
     exec: CmdExec,
-    ingress: RxIngress<64, 8, INGRESS_LOG2_W8>,
-    rx: RxW8,
-    dispatch: RxDispatch,
+    ingress: RxIngress<D, K, IL>,
+    rx: Rx<D, K, SL, SL1, RL>,
+    dispatch: RxDispatch<D, K>,
     resp_tx: RespTx,
     items: Rings<ITEM_BITS>,
     window: Rings<WQE_BITS>,
     wake: FetchWake,
     req_tx: ReqTx,
     timers: TimerScan,
-    gather: DmaGather,
+    gather: DmaGather<D, K, GN, GA, GA1, GM>,
     one_sge: OneSge,
-    tx: TxW8,
+    tx: Tx<D, K, SL, SL1, RL, RL1>,
     events: CoreEvents,
     counters: CounterBank,
 }
 
-impl Core {
+impl<
+        const D: usize,
+        const K: usize,
+        const SL: usize,
+        const SL1: usize,
+        const RL: usize,
+        const RL1: usize,
+        const IL: usize,
+        const GN: usize,
+        const GA: usize,
+        const GA1: usize,
+        const GM: u32,
+    > Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM>
+{
     pub fn new(info: DeviceInfo) -> Self {
+        assert_eq!(D, 8 * K);
         let profile = info.profile;
         Core {
             clock: Signal::default(),
@@ -302,6 +371,10 @@ impl Core {
             mac: Signal::default(),
             mmio: Mmio::new(info),
             rd_mux: DmaReadMux::new(4),
+            cmd_cpl: CplNarrow::default(),
+            disp_cpl: CplNarrow::default(),
+            req_cpl: CplNarrow::default(),
+            cmd_wr: WriteWiden::default(),
             cmd: CmdUnit::default(),
             exec: CmdExec::new(profile),
             ingress: RxIngress::default(),
@@ -322,18 +395,24 @@ impl Core {
     }
 }
 
-/// The QP count of the boards' builds so far: the board profile with `qps` QPs, an 8-byte port at 125 MHz.
-pub fn info(qps: u32) -> DeviceInfo {
+/// The core with `qps` QPs at width `w`: the board profile with `qps` QPs, an 8-byte port at 125 MHz or a
+/// 64-byte one at 250 MHz.
+pub fn info(qps: u32, w: crate::Width) -> DeviceInfo {
+    let (k, mhz) = match w {
+        crate::Width::W8 => (8, 125),
+        crate::Width::W64 => (64, 250),
+    };
     DeviceInfo {
         profile: wire::contract::profile::Profile { max_qp: qps, ..wire::contract::profile::Profile::board() },
-        port_mbps: 8 * 8 * 125,
-        ns_per_cycle: 8,
+        port_mbps: k * 8 * mhz,
+        ns_per_cycle: 1000 / mhz,
         build_id: 0,
     }
 }
 
-/// The core's ports, in the order the simulation numbers them (`clock` first).
-pub fn ports() -> Vec<Port> {
+/// The core's ports at width `w`, in the order the simulation numbers them (`clock` first).
+pub fn ports(w: crate::Width) -> Vec<Port> {
+    let k = w.bytes();
     use Dir::{In, Out};
     let p = |name, bits, dir| Port { name, bits, dir };
     vec![
@@ -351,17 +430,17 @@ pub fn ports() -> Vec<Port> {
         p("dma_rd_len", 16, Out),
         p("dma_rd_tag", 8, Out),
         p("dma_cpl_valid", 1, In),
-        p("dma_cpl_data", 64, In),
+        p("dma_cpl_data", 8 * k, In),
         p("dma_cpl_tag", 8, In),
         p("dma_cpl_err", 1, In),
         p("dma_cpl_last", 1, In),
         p("dma_wr_valid", 1, Out),
         p("dma_wr_ready", 1, In),
         p("dma_wr_addr", 64, Out),
-        p("dma_wr_data", 64, Out),
-        p("dma_wr_strb", 8, Out),
-        p("rx_data", 64, In),
-        p("rx_keep", 8, In),
+        p("dma_wr_data", 8 * k, Out),
+        p("dma_wr_strb", k, Out),
+        p("rx_data", 8 * k, In),
+        p("rx_keep", k, In),
         p("rx_last", 1, In),
         p("rx_valid", 1, In),
         p("rx_fcs_bad", 1, In),
@@ -372,8 +451,8 @@ pub fn ports() -> Vec<Port> {
     .chain(RX_COUNTERS.iter().map(|&n| p(n, 32, Out)))
     .chain([
         p("rx_unhandled", 32, Out),
-        p("tx_data", 64, Out),
-        p("tx_keep", 8, Out),
+        p("tx_data", 8 * k, Out),
+        p("tx_keep", k, Out),
         p("tx_last", 1, Out),
         p("tx_valid", 1, Out),
         p("tx_ready", 1, In),
@@ -431,7 +510,20 @@ pub fn ports() -> Vec<Port> {
     .collect()
 }
 
-impl Core {
+impl<
+        const D: usize,
+        const K: usize,
+        const SL: usize,
+        const SL1: usize,
+        const RL: usize,
+        const RL1: usize,
+        const IL: usize,
+        const GN: usize,
+        const GA: usize,
+        const GA1: usize,
+        const GM: u32,
+    > Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM>
+{
     /// Marks the inputs as driven from outside (the top's ports).
     pub fn connect_inputs(&mut self) {
         self.clock.connect();
@@ -462,7 +554,20 @@ impl Core {
     }
 }
 
-impl Logic for Core {
+impl<
+        const D: usize,
+        const K: usize,
+        const SL: usize,
+        const SL1: usize,
+        const RL: usize,
+        const RL1: usize,
+        const IL: usize,
+        const GN: usize,
+        const GA: usize,
+        const GA1: usize,
+        const GM: u32,
+    > Logic for Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM>
+{
     #[hdl_gen]
     fn update(&mut self) {
         self.mmio.clock.next = self.clock.val();
@@ -511,10 +616,10 @@ impl Logic for Core {
         self.rd_mux.clock.next = self.clock.val();
         self.rd_mux.reset.next = self.reset.val();
         self.rd_mux.rq_valid.next = 0.into();
-        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(0, self.cmd.rd_valid.val());
-        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.dispatch.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(0, self.cmd_cpl.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.disp_cpl.rd_valid.val());
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.gather.rd_valid.val());
-        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(3, self.req_tx.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(3, self.req_cpl.rd_valid.val());
         self.rd_mux.rq_addr.next = bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.cmd.rd_addr.val())
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64)
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd_addr.val()) << 128)
@@ -523,10 +628,37 @@ impl Logic for Core {
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16)
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd_len.val()) << 32)
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.req_tx.rd_len.val()) << 48);
-        self.cmd.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
-        self.dispatch.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
+        self.cmd_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
+        self.disp_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
         self.gather.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(2);
-        self.req_tx.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(3);
+        self.req_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(3);
+        self.cmd.rd_ready.next = self.cmd_cpl.rq_ready.val();
+        self.dispatch.rd_ready.next = self.disp_cpl.rq_ready.val();
+        self.req_tx.rd_ready.next = self.req_cpl.rq_ready.val();
+        self.cmd_cpl.clock.next = self.clock.val();
+        self.cmd_cpl.reset.next = self.reset.val();
+        self.cmd_cpl.rq_valid.next = self.cmd.rd_valid.val();
+        self.cmd_cpl.rq_len.next = self.cmd.rd_len.val();
+        self.cmd_cpl.cp_valid.next = self.rd_mux.cp_valid.val().get_bit(0);
+        self.cmd_cpl.cp_data.next = self.rd_mux.cp_data.val();
+        self.cmd_cpl.cp_err.next = self.rd_mux.cp_err.val();
+        self.cmd_cpl.cp_last.next = self.rd_mux.cp_last.val();
+        self.disp_cpl.clock.next = self.clock.val();
+        self.disp_cpl.reset.next = self.reset.val();
+        self.disp_cpl.rq_valid.next = self.dispatch.rd_valid.val();
+        self.disp_cpl.rq_len.next = self.dispatch.rd_len.val();
+        self.disp_cpl.cp_valid.next = self.rd_mux.cp_valid.val().get_bit(1);
+        self.disp_cpl.cp_data.next = self.rd_mux.cp_data.val();
+        self.disp_cpl.cp_err.next = self.rd_mux.cp_err.val();
+        self.disp_cpl.cp_last.next = self.rd_mux.cp_last.val();
+        self.req_cpl.clock.next = self.clock.val();
+        self.req_cpl.reset.next = self.reset.val();
+        self.req_cpl.rq_valid.next = self.req_tx.rd_valid.val();
+        self.req_cpl.rq_len.next = self.req_tx.rd_len.val();
+        self.req_cpl.cp_valid.next = self.rd_mux.cp_valid.val().get_bit(3);
+        self.req_cpl.cp_data.next = self.rd_mux.cp_data.val();
+        self.req_cpl.cp_err.next = self.rd_mux.cp_err.val();
+        self.req_cpl.cp_last.next = self.rd_mux.cp_last.val();
         self.dma_rd_valid.next = self.rd_mux.rd_valid.val();
         self.rd_mux.rd_ready.next = self.dma_rd_ready.val();
         self.dma_rd_addr.next = self.rd_mux.rd_addr.val();
@@ -537,23 +669,23 @@ impl Logic for Core {
         self.rd_mux.cpl_tag.next = self.dma_cpl_tag.val();
         self.rd_mux.cpl_err.next = self.dma_cpl_err.val();
         self.rd_mux.cpl_last.next = self.dma_cpl_last.val();
-        self.cmd.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(0);
-        self.cmd.cpl_data.next = self.rd_mux.cp_data.val();
+        self.cmd.cpl_valid.next = self.cmd_cpl.cpl_valid.val();
+        self.cmd.cpl_data.next = self.cmd_cpl.cpl_data.val();
         self.cmd.cpl_tag.next = self.cmd.rd_tag.val();
-        self.cmd.cpl_err.next = self.rd_mux.cp_err.val();
-        self.cmd.cpl_last.next = self.rd_mux.cp_last.val();
-        self.dispatch.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(1);
-        self.dispatch.cpl_data.next = self.rd_mux.cp_data.val();
-        self.dispatch.cpl_err.next = self.rd_mux.cp_err.val();
-        self.dispatch.cpl_last.next = self.rd_mux.cp_last.val();
+        self.cmd.cpl_err.next = self.cmd_cpl.cpl_err.val();
+        self.cmd.cpl_last.next = self.cmd_cpl.cpl_last.val();
+        self.dispatch.cpl_valid.next = self.disp_cpl.cpl_valid.val();
+        self.dispatch.cpl_data.next = self.disp_cpl.cpl_data.val();
+        self.dispatch.cpl_err.next = self.disp_cpl.cpl_err.val();
+        self.dispatch.cpl_last.next = self.disp_cpl.cpl_last.val();
         self.gather.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(2);
         self.gather.cpl_data.next = self.rd_mux.cp_data.val();
         self.gather.cpl_err.next = self.rd_mux.cp_err.val();
         self.gather.cpl_last.next = self.rd_mux.cp_last.val();
-        self.req_tx.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(3);
-        self.req_tx.cpl_data.next = self.rd_mux.cp_data.val();
-        self.req_tx.cpl_err.next = self.rd_mux.cp_err.val();
-        self.req_tx.cpl_last.next = self.rd_mux.cp_last.val();
+        self.req_tx.cpl_valid.next = self.req_cpl.cpl_valid.val();
+        self.req_tx.cpl_data.next = self.req_cpl.cpl_data.val();
+        self.req_tx.cpl_err.next = self.req_cpl.cpl_err.val();
+        self.req_tx.cpl_last.next = self.req_cpl.cpl_last.val();
         self.dispatch.clear_cache.next = self.cmd.commit.val();
         // The DMA write port: the command unit's beats first, the dispatch's when it has none.
         self.cmd.wr_ready.next = self.dma_wr_ready.val();
@@ -566,10 +698,13 @@ impl Logic for Core {
             self.dispatch.wr_valid.val() & !self.dispatch.wr_cqe.val() & !self.dispatch.wr_eqe.val();
         self.trace_wr_cqe.next = self.dispatch.wr_valid.val() & self.dispatch.wr_cqe.val();
         self.trace_wr_eqe.next = self.dispatch.wr_valid.val() & self.dispatch.wr_eqe.val();
+        self.cmd_wr.addr.next = self.cmd.wr_addr.val();
+        self.cmd_wr.data.next = self.cmd.wr_data.val();
+        self.cmd_wr.strb.next = self.cmd.wr_strb.val();
         if self.cmd.wr_valid.val() {
-            self.dma_wr_addr.next = self.cmd.wr_addr.val();
-            self.dma_wr_data.next = self.cmd.wr_data.val();
-            self.dma_wr_strb.next = self.cmd.wr_strb.val();
+            self.dma_wr_addr.next = self.cmd_wr.wide_addr.val();
+            self.dma_wr_data.next = self.cmd_wr.wide_data.val();
+            self.dma_wr_strb.next = self.cmd_wr.wide_strb.val();
             self.trace_wr_data.next = false;
             self.trace_wr_cqe.next = false;
             self.trace_wr_eqe.next = false;

@@ -76,6 +76,10 @@ pub enum Top {
     DmaScatter,
     /// The DMA read port's mux on its own (`host::dma::DmaReadMux`), with `DMA_MUX_REQUESTERS` requesters.
     DmaReadMux,
+    /// The DMA ports' width adapters (`host::adapt`): a read's wide completions as 8-byte beats; an 8-byte
+    /// write beat as a wide one. Built at 64 bytes only (at 8 they are wires).
+    CplNarrow,
+    WriteWiden,
     /// A receive WQE fetched and checked on its own (`engine::resp::recv_wqe::RecvWqe`), with `engine_profile`.
     RecvWqe,
     /// The same with the large profile (16 SGEs, 65,536 MRs).
@@ -102,7 +106,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 32] = [
+    pub const ALL: [Top; 34] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -135,6 +139,8 @@ impl Top {
         Top::RecvWqeLarge,
         Top::DmaScatter,
         Top::DmaReadMux,
+        Top::CplNarrow,
+        Top::WriteWiden,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -151,7 +157,7 @@ impl Top {
 
     /// The profile the engine blocks' own tops are built with: the 16-QP core's.
     pub fn engine_profile() -> wire::contract::profile::Profile {
-        crate::core::info(16).profile
+        crate::core::info(16, Width::W8).profile
     }
 
     /// Every top `ferrite verilog` writes: the simulated ones and the board's core.
@@ -162,6 +168,7 @@ impl Top {
     /// The widths this top is built at (a width-independent top only at the narrow one).
     pub fn widths(self) -> &'static [Width] {
         match self {
+            Top::Core(16) => &Width::ALL,
             Top::RxDecode
             | Top::Core(_)
             | Top::RespCheck
@@ -178,13 +185,13 @@ impl Top {
             | Top::OldestWalk
             | Top::PsnWalk
             | Top::FetchWake
-            | Top::DmaGather
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
             | Top::DmaReadMux
             | Top::RxRoute
             | Top::TxHeaders => &[Width::W8],
+            Top::CplNarrow | Top::WriteWiden => &[Width::W64],
             _ => &Width::ALL,
         }
     }
@@ -196,7 +203,10 @@ impl Top {
             Top::RxDecode => "rx_decode".into(),
             Top::Rx => format!("rx_w{}", w.bytes()),
             Top::Tx => format!("tx_w{}", w.bytes()),
-            Top::Core(qps) => format!("core_q{qps}"),
+            Top::Core(qps) => match w {
+                Width::W8 => format!("core_q{qps}"),
+                Width::W64 => format!("core_q{qps}_w64"),
+            },
             Top::RespCheck => "resp_check".into(),
             Top::RespAdvance => "resp_advance".into(),
             Top::RespQueue => "resp_queue".into(),
@@ -211,7 +221,7 @@ impl Top {
             Top::OldestWalk => "oldest_walk".into(),
             Top::PsnWalk => "psn_walk".into(),
             Top::FetchWake => "fetch_wake".into(),
-            Top::DmaGather => "dma_gather".into(),
+            Top::DmaGather => format!("dma_gather_w{}", w.bytes()),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
             Top::TxHeaders => "tx_headers".into(),
@@ -222,6 +232,8 @@ impl Top {
             Top::RecvWqe => "recv_wqe".into(),
             Top::RecvWqeLarge => "recv_wqe_large".into(),
             Top::DmaReadMux => "dma_read_mux".into(),
+            Top::CplNarrow => format!("cpl_narrow_w{}", w.bytes()),
+            Top::WriteWiden => format!("write_widen_w{}", w.bytes()),
             Top::DmaScatter => format!("dma_scatter_w{}", w.bytes()),
         }
     }
@@ -286,7 +298,7 @@ impl Top {
                 p("out_valid", 1, Dir::Out),
                 p("out_ready", 1, Dir::In),
             ],
-            Top::Core(_) => crate::core::ports(),
+            Top::Core(_) => crate::core::ports(w),
             Top::RespCheck => {
                 use crate::engine::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
                 vec![
@@ -460,11 +472,11 @@ impl Top {
                 p("rd_addr", 64, Dir::Out),
                 p("rd_len", 16, Dir::Out),
                 p("cpl_valid", 1, Dir::In),
-                p("cpl_data", 64, Dir::In),
+                p("cpl_data", 8 * k, Dir::In),
                 p("cpl_err", 1, Dir::In),
                 p("cpl_last", 1, Dir::In),
-                p("out_data", 64, Dir::Out),
-                p("out_keep", 8, Dir::Out),
+                p("out_data", 8 * k, Dir::Out),
+                p("out_keep", k, Dir::Out),
                 p("out_last", 1, Dir::Out),
                 p("out_valid", 1, Dir::Out),
                 p("out_ready", 1, Dir::In),
@@ -626,6 +638,31 @@ impl Top {
                 p("wr_strb", k, Dir::Out),
                 p("wr_last", 1, Dir::Out),
             ],
+            Top::CplNarrow => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("rq_valid", 1, Dir::In),
+                p("rq_ready", 1, Dir::Out),
+                p("rq_len", 16, Dir::In),
+                p("rd_valid", 1, Dir::Out),
+                p("rd_ready", 1, Dir::In),
+                p("cp_valid", 1, Dir::In),
+                p("cp_data", 8 * k, Dir::In),
+                p("cp_err", 1, Dir::In),
+                p("cp_last", 1, Dir::In),
+                p("cpl_valid", 1, Dir::Out),
+                p("cpl_data", 64, Dir::Out),
+                p("cpl_err", 1, Dir::Out),
+                p("cpl_last", 1, Dir::Out),
+            ],
+            Top::WriteWiden => vec![
+                p("addr", 64, Dir::In),
+                p("data", 64, Dir::In),
+                p("strb", 8, Dir::In),
+                p("wide_addr", 64, Dir::Out),
+                p("wide_data", 8 * k, Dir::Out),
+                p("wide_strb", k, Dir::Out),
+            ],
             Top::DmaReadMux => {
                 let m = crate::host::dma::MAX_REQUESTERS;
                 vec![
@@ -757,8 +794,14 @@ impl Top {
     /// The Verilog of this top at width `w`; the top module is named `top`.
     pub fn verilog(self, w: Width) -> String {
         match (self, w) {
-            (Top::Core(qps), _) => {
-                let mut u = crate::core::Core::new(crate::core::info(qps));
+            (Top::Core(qps), Width::W8) => {
+                let mut u = crate::core::CoreW8::new(crate::core::info(qps, w));
+                u.connect_inputs();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::Core(qps), Width::W64) => {
+                let mut u = crate::core::CoreW64::new(crate::core::info(qps, w));
                 u.connect_inputs();
                 u.connect_all();
                 generate_verilog(&u)
@@ -781,8 +824,12 @@ impl Top {
                 u.connect_all();
                 generate_verilog(&u)
             }
+            (Top::CplNarrow, Width::W8) => narrow_verilog(crate::host::adapt::CplNarrow::<64, 8>::default()),
+            (Top::CplNarrow, Width::W64) => narrow_verilog(crate::host::adapt::CplNarrow::<512, 64>::default()),
+            (Top::WriteWiden, Width::W8) => widen_verilog(crate::host::adapt::WriteWiden::<64, 8>::default()),
+            (Top::WriteWiden, Width::W64) => widen_verilog(crate::host::adapt::WriteWiden::<512, 64>::default()),
             (Top::DmaReadMux, _) => {
-                let mut u = crate::host::dma::DmaReadMux::new(DMA_MUX_REQUESTERS);
+                let mut u = crate::host::dma::DmaReadMux::<64>::new(DMA_MUX_REQUESTERS);
                 u.clock.connect();
                 u.reset.connect();
                 u.rq_valid.connect();
@@ -896,25 +943,8 @@ impl Top {
                 u.connect_all();
                 generate_verilog(&u)
             }
-            (Top::DmaGather, _) => {
-                let mut u = crate::host::gather::DmaGather::default();
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.sges.connect();
-                u.count.connect();
-                u.off.connect();
-                u.len.connect();
-                u.drop.connect();
-                u.rd_ready.connect();
-                u.cpl_valid.connect();
-                u.cpl_data.connect();
-                u.cpl_err.connect();
-                u.cpl_last.connect();
-                u.out_ready.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
+            (Top::DmaGather, Width::W8) => gather_verilog(crate::host::gather::DmaGatherW8::default()),
+            (Top::DmaGather, Width::W64) => gather_verilog(crate::host::gather::DmaGatherW64::default()),
             (Top::FetchWake, _) => {
                 let mut u = crate::engine::req::window::FetchWake::new(Top::engine_profile());
                 u.clock.connect();
@@ -1069,12 +1099,12 @@ pub const RX_COUNTERS: [&str; 10] = [
 
 /// Frame stores (RX and TX) hold 2^10 beats at 8 bytes and 2^8 at 64 bytes: 8 and 16 KiB.
 pub(crate) const STORE_LOG2_W8: usize = 10;
-const STORE_LOG2_W64: usize = 8;
+pub const STORE_LOG2_W64: usize = 8;
 
 /// The RX record queues and the TX length and ICRC queues hold 2^4 frames at 8 bytes (frames of 8 beats
 /// or more) and 2^5 at 64 bytes (back-to-back 1-beat frames).
 pub(crate) const RECORDS_LOG2_W8: usize = 4;
-const RECORDS_LOG2_W64: usize = 5;
+pub const RECORDS_LOG2_W64: usize = 5;
 
 /// Bytes of the largest frame the RX and TX frame stores hold at width `w` (the TX store, one beat
 /// smaller, bounds it).
@@ -1123,7 +1153,7 @@ fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, 
 
 /// The MAC boundary's FIFO, in beats (log2): 8 KiB at either width, room for a frame of the longest.
 pub(crate) const INGRESS_LOG2_W8: usize = 10;
-const INGRESS_LOG2_W64: usize = 7;
+pub const INGRESS_LOG2_W64: usize = 7;
 
 fn ingress_verilog<const D: usize, const K: usize, const L: usize>() -> String {
     let mut u = crate::rx::ingress::RxIngress::<D, K, L>::default();
@@ -1148,6 +1178,52 @@ fn stream_verilog<const D: usize, const K: usize, const N: usize, const A: usize
     u.start.connect();
     u.addr.connect();
     u.len.connect();
+    u.rd_ready.connect();
+    u.cpl_valid.connect();
+    u.cpl_data.connect();
+    u.cpl_err.connect();
+    u.cpl_last.connect();
+    u.out_ready.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+/// `cpl_narrow`'s Verilog at a width.
+fn narrow_verilog<const D: usize, const K: usize>(mut u: crate::host::adapt::CplNarrow<D, K>) -> String {
+    u.clock.connect();
+    u.reset.connect();
+    u.rq_valid.connect();
+    u.rq_len.connect();
+    u.rd_ready.connect();
+    u.cp_valid.connect();
+    u.cp_data.connect();
+    u.cp_err.connect();
+    u.cp_last.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+/// `write_widen`'s Verilog at a width.
+fn widen_verilog<const D: usize, const K: usize>(mut u: crate::host::adapt::WriteWiden<D, K>) -> String {
+    u.addr.connect();
+    u.data.connect();
+    u.strb.connect();
+    u.connect_all();
+    generate_verilog(&u)
+}
+
+/// `dma_gather`'s Verilog at a width.
+fn gather_verilog<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32>(
+    mut u: crate::host::gather::DmaGather<D, K, N, A, AP1, M>,
+) -> String {
+    u.clock.connect();
+    u.reset.connect();
+    u.start.connect();
+    u.sges.connect();
+    u.count.connect();
+    u.off.connect();
+    u.len.connect();
+    u.drop.connect();
     u.rd_ready.connect();
     u.cpl_valid.connect();
     u.cpl_data.connect();

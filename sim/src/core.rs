@@ -1,6 +1,8 @@
 //! The NIC core in Verilator with its host side in Rust: 32-bit MMIO, host memory behind the DMA ports
-//! with a round-trip latency (reads complete one 8-byte beat a cycle after it, those of different tags in
-//! any order when the host stalls at random; writes are posted and land at once), and a MAC that hands it received frames a beat a cycle and takes the frames it sends.
+//! with a round-trip latency (reads complete one beat of the core's width a cycle after it, those of
+//! different tags in any order when the host stalls at random; writes are posted and land at once), and a
+//! MAC that hands it received frames a beat a cycle and takes the frames it sends. The core is the 8-byte
+//! one at 125 MHz or the 64-byte one at 250 MHz (`hdl::core::info`).
 //! `CoreSim` runs it cycle by cycle and reports the decisions the core's trace shows.
 
 use crate::lockstep::{command_output, Lockstep, Report};
@@ -105,8 +107,8 @@ struct Arriving {
 }
 
 /// The model NIC that is the core's twin (the same profile, port and build), its checks on.
-pub fn model_twin(qps: u32) -> NicConfig {
-    let i = hdl::core::info(qps);
+pub fn model_twin(qps: u32, w: Width) -> NicConfig {
+    let i = hdl::core::info(qps, w);
     NicConfig { profile: i.profile, port_mbps: i.port_mbps, build_id: i.build_id, checks: true }
 }
 
@@ -130,6 +132,8 @@ struct CmdSeen {
 pub struct CoreSim {
     sim: Sim,
     p: Ports,
+    /// Bytes a beat (the MAC's and the DMA ports').
+    k: usize,
     /// Host memory the core's DMA reaches.
     pub mem: HostMemory,
     /// Cycles from a DMA read's request to its first completion beat.
@@ -195,13 +199,14 @@ pub struct CoreSim {
 /// Cycles the core is held in reset at the start.
 const RESET_CYCLES: u64 = 2;
 
-/// About 500 ns at 125 MHz, a PCIe Gen3 round trip.
-pub const DMA_LATENCY: u64 = 62;
+/// A DMA round trip, about that of PCIe Gen3.
+pub const DMA_LATENCY_NS: u64 = 500;
 
 impl CoreSim {
-    /// The core with `qps` QPs (a `Top::Core` the sim crate builds), out of reset.
-    pub fn new(qps: u32) -> CoreSim {
-        let sim = Sim::new(Top::Core(qps), Width::W8);
+    /// The core with `qps` QPs at width `w` (a `Top::Core` the sim crate builds), out of reset.
+    pub fn new(qps: u32, w: Width) -> CoreSim {
+        let sim = Sim::new(Top::Core(qps), w);
+        let ns_per_cycle = u64::from(hdl::core::info(qps, w).ns_per_cycle);
         let q = |n| sim.port(n);
         let p = Ports {
             reset: q("reset"),
@@ -275,12 +280,13 @@ impl CoreSim {
         let mut c = CoreSim {
             sim,
             p,
+            k: w.bytes(),
             mem: HostMemory::new(),
-            dma_latency: DMA_LATENCY,
+            dma_latency: DMA_LATENCY_NS / ns_per_cycle,
             reads: VecDeque::new(),
             commands: 0,
             writes: Vec::new(),
-            ps_per_cycle: u64::from(hdl::core::info(qps).ns_per_cycle) * 1000,
+            ps_per_cycle: ns_per_cycle * 1000,
             bubbles: None,
             lockstep: None,
             seen: CmdSeen::default(),
@@ -330,9 +336,9 @@ impl CoreSim {
 
     /// The core with the model following it (`lockstep`): every register access and command from here on
     /// is a decision the model checks, and every output is compared.
-    pub fn new_lockstep(qps: u32) -> CoreSim {
-        let mut c = CoreSim::new(qps);
-        let l = Lockstep::new(model_twin(qps));
+    pub fn new_lockstep(qps: u32, w: Width) -> CoreSim {
+        let mut c = CoreSim::new(qps, w);
+        let l = Lockstep::new(model_twin(qps, w));
         c.mem.journal(Some(l.log.clone()));
         c.lockstep = Some(l);
         c
@@ -397,7 +403,7 @@ impl CoreSim {
         let p = &self.p;
         if rd_ready && self.sim.get(p.rd_valid) == 1 {
             let (addr, len, tag) = (self.sim.get(p.rd_addr), self.sim.get(p.rd_len), self.sim.get(p.rd_tag));
-            let mut data = vec![0u8; (len as usize).div_ceil(8) * 8];
+            let mut data = vec![0u8; (len as usize).div_ceil(self.k).max(1) * self.k];
             let err = self.mem.read(addr, &mut data[..len as usize]).is_err();
             if tag == MAILBOX_TAG {
                 let opcode = if err { 0 } else { u16::from_be_bytes([data[0], data[1]]) };
@@ -406,8 +412,10 @@ impl CoreSim {
             self.reads.push_back(Read { due: now + self.dma_latency, data, err, tag, beat: 0 });
         }
         if wr_ready && self.sim.get(p.wr_valid) == 1 {
-            let (addr, data, strb) = (self.sim.get(p.wr_addr), self.sim.get(p.wr_data), self.sim.get(p.wr_strb));
-            let strobed = || (0..8).filter(move |i| strb >> i & 1 == 1).map(move |i| (data >> (8 * i)) as u8);
+            let (addr, data, strb) =
+                (self.sim.get(p.wr_addr), self.sim.get_bytes(p.wr_data), self.sim.get_bytes(p.wr_strb));
+            let lanes: Vec<usize> = (0..self.k).filter(|&i| strb[i / 8] >> (i % 8) & 1 == 1).collect();
+            let strobed = || lanes.iter().map(|&i| data[i]);
             if self.sim.get(p.trace_wr_cqe) == 1 {
                 if let (true, Some(&(.., Some(at)))) = (self.cqe_bytes.is_empty(), self.cqes.front()) {
                     self.rx_to_cqe.push(now.saturating_sub(at));
@@ -420,14 +428,14 @@ impl CoreSim {
             if self.sim.get(p.trace_wr_data) == 1 {
                 let qpn = self.sim.get(p.trace_wr_qpn) as u32;
                 let side = if self.sim.get(p.trace_wr_comp) == 1 { Side::Completer } else { Side::Responder };
-                let bytes: Vec<u8> = (0..8).filter(|i| strb >> i & 1 == 1).map(|i| (data >> (8 * i)) as u8).collect();
-                let iova = addr + u64::from(strb.trailing_zeros());
+                let bytes: Vec<u8> = strobed().collect();
+                let iova = addr + lanes.first().map_or(0, |&i| i as u64);
                 if let Some(l) = &self.lockstep {
                     lock(&l.log).output(Output::Data { qpn, side, iova, bytes });
                 }
             }
-            let bytes = data.to_le_bytes();
-            for (i, b) in bytes.iter().enumerate().filter(|(i, _)| strb >> i & 1 == 1) {
+            for &i in &lanes {
+                let b = &data[i];
                 // The device's write: not the host's (not journaled); one to nowhere is counted as a fault.
                 let a = addr + i as u64;
                 self.mem.dma_write(a, std::slice::from_ref(b));
@@ -437,8 +445,8 @@ impl CoreSim {
                 }
             }
             match self.writes.last_mut() {
-                Some((a, d)) if *a + d.len() as u64 == addr && strb == 0xFF => d.extend_from_slice(&bytes),
-                _ => self.writes.push((addr, bytes.to_vec())),
+                Some((a, d)) if *a + d.len() as u64 == addr && lanes.len() == self.k => d.extend_from_slice(&data),
+                _ => self.writes.push((addr, data)),
             }
         }
         // The next completion beat: the oldest due read's, or with random stalls any due read's (a read's
@@ -454,15 +462,15 @@ impl CoreSim {
                 let r = &mut self.reads[k];
                 let i = r.beat;
                 r.beat += 1;
-                let d = u64::from_le_bytes(r.data[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-                Some((k, d, r.tag, r.err, r.beat * 8 >= r.data.len()))
+                let d = r.data[self.k * i..self.k * (i + 1)].to_vec();
+                Some((k, d, r.tag, r.err, r.beat * self.k >= r.data.len()))
             }
             _ => None,
         };
         match beat {
             Some((k, d, tag, err, last)) => {
                 self.sim.set(p.cpl_valid, 1);
-                self.sim.set(p.cpl_data, d);
+                self.sim.set_bytes(p.cpl_data, &d);
                 self.sim.set(p.cpl_tag, tag);
                 self.sim.set(p.cpl_err, u64::from(err));
                 self.sim.set(p.cpl_last, u64::from(last));
@@ -640,14 +648,16 @@ impl CoreSim {
             self.sim.set(p.rx_valid, 0);
             return None;
         };
-        let at = 8 * a.beat;
-        let n = (a.frame.len() - at).min(8);
-        let mut beat = [0u8; 8];
+        let k = self.k;
+        let at = k * a.beat;
+        let n = (a.frame.len() - at).min(k);
+        let mut beat = vec![0u8; k];
         beat[..n].copy_from_slice(&a.frame[at..at + n]);
         let last = at + n == a.frame.len();
+        let keep: Vec<u8> = (0..k / 8).map(|j| ((1u16 << n.saturating_sub(8 * j).min(8)) - 1) as u8).collect();
         self.sim.set(p.rx_valid, 1);
-        self.sim.set(p.rx_data, u64::from_le_bytes(beat));
-        self.sim.set(p.rx_keep, (1u64 << n) - 1);
+        self.sim.set_bytes(p.rx_data, &beat);
+        self.sim.set_bytes(p.rx_keep, &keep);
         self.sim.set(p.rx_last, u64::from(last));
         self.sim.set(p.rx_fcs_bad, u64::from(last && a.fcs_bad));
         a.beat += 1;
@@ -666,8 +676,8 @@ impl CoreSim {
         if !ready || self.sim.get(p.tx_valid) == 0 {
             return None;
         }
-        let (data, keep) = (self.sim.get(p.tx_data).to_le_bytes(), self.sim.get(p.tx_keep));
-        self.leaving.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| data[i]));
+        let (data, keep) = (self.sim.get_bytes(p.tx_data), self.sim.get_bytes(p.tx_keep));
+        self.leaving.extend((0..self.k).filter(|&i| keep[i / 8] >> (i % 8) & 1 == 1).map(|i| data[i]));
         (self.sim.get(p.tx_last) == 1).then(|| std::mem::take(&mut self.leaving))
     }
 

@@ -132,7 +132,7 @@ mod tests {
     use wire::contract::regs::id;
 
     fn twin() -> NicConfig {
-        crate::core::model_twin(16)
+        crate::core::model_twin(16, hdl::Width::W8)
     }
 
     /// A register value the model would not have read, and a decision it could not have taken, are each

@@ -7,10 +7,11 @@
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test core_cmd`.
 
+use hdl::Width;
 use model::nic::{context, Decision, Nic, NicConfig};
 use model::rng::Rng;
 use model::HostMemory;
-use sim::core::{CoreSim, DMA_LATENCY};
+use sim::core::CoreSim;
 use sim::responder::bytes_of;
 use wire::contract::cmd::*;
 use wire::contract::qpc::{self, QpContext};
@@ -73,9 +74,9 @@ struct Issued {
 
 impl Pair {
     fn new(qps: u32, seed: u64) -> Pair {
-        let info = hdl::core::info(qps);
+        let info = hdl::core::info(qps, Width::W8);
         let cfg = NicConfig { profile: info.profile, port_mbps: info.port_mbps, build_id: info.build_id, checks: true };
-        let rtl = CoreSim::new_lockstep(qps);
+        let rtl = CoreSim::new_lockstep(qps, Width::W8);
         let mem = HostMemory::new();
         // The mailbox: allocated on the core's host (journaled, so its follower has it too) and at the same
         // address for this test's own model.
@@ -715,7 +716,7 @@ fn commands_match_the_model_with_1024_qps() {
 /// core: the sweep covers every block header).
 #[test]
 fn block_headers_chain() {
-    let mut c = CoreSim::new(16);
+    let mut c = CoreSim::new(16, Width::W8);
     let mut off = 0;
     let mut types = Vec::new();
     loop {
@@ -766,7 +767,7 @@ fn command_alone(c: &mut CoreSim, mb: u64, opcode: u16, input: &[u8]) -> u8 {
 /// new QP valid only from the cycle after the completion, never while the command is still busy.
 #[test]
 fn a_command_takes_effect_as_it_completes() {
-    let mut c = CoreSim::new(16);
+    let mut c = CoreSim::new(16, Width::W8);
     let mb = c.mem.alloc(MAILBOX_LEN);
     assert_eq!(command_alone(&mut c, mb, op::ALLOC_PD, &[]), 0);
     let cq = CreateCqRepr { log_size: 4, ring_iova: 0x10_0000 }.to_bytes();
@@ -794,15 +795,15 @@ fn a_command_takes_effect_as_it_completes() {
     assert_eq!(c.peek("qp_valid"), 0, "the read port registers: one cycle more");
     c.step();
     assert_eq!(c.peek("qp_valid"), 1, "QP 2 valid from the cycle after its completion");
-    assert!(busy_cycles > DMA_LATENCY as usize, "{busy_cycles} cycles: the mailbox round trip is in them");
+    assert!(busy_cycles as u64 > c.dma_latency, "{busy_cycles} cycles: the mailbox round trip is in them");
 }
 
 /// "Still in use" looks at every entry, the last ones too: a PD named only by the MR in the table's last
 /// slot, or by the QP in its last, is busy, and so is a CQ named only by that QP.
 #[test]
 fn the_last_entries_count_as_references() {
-    let mut c = CoreSim::new(16);
-    let p = hdl::core::info(16).profile;
+    let mut c = CoreSim::new(16, Width::W8);
+    let p = hdl::core::info(16, Width::W8).profile;
     let mb = c.mem.alloc(MAILBOX_LEN);
     let ok = Status::Ok as u8;
     let id = |n: u32| ObjInRepr { id: n }.to_bytes();

@@ -40,10 +40,23 @@ fn sges_bytes(sges: &[Sge]) -> Vec<u8> {
     bits
 }
 
+/// A completion beat: its bytes, whether the read failed, whether it is the read's last.
+type Beat = (Vec<u8>, bool, bool);
+
 #[test]
 fn a_payload_is_gathered_as_the_model_reads_it() {
+    gathered(Width::W8);
+}
+
+#[test]
+fn a_payload_is_gathered_as_the_model_reads_it_64_bytes_a_beat() {
+    gathered(Width::W64);
+}
+
+fn gathered(w: Width) {
     let seed = seed();
-    let mut rtl = Sim::new(Top::DmaGather, Width::W8);
+    let k = w.bytes();
+    let mut rtl = Sim::new(Top::DmaGather, w);
     let q = |n| rtl.port(n);
     let (reset, start, p_sges, p_count, p_off, p_len) =
         (q("reset"), q("start"), q("sges"), q("count"), q("off"), q("len"));
@@ -100,7 +113,7 @@ fn a_payload_is_gathered_as_the_model_reads_it() {
             }
             mem.read(addr, &mut want[a..b]).is_ok()
         });
-        let ctx = format!("seed {seed} (FERRITE_SEED={seed}), case {n}: {sges:x?} off {off} len {len}");
+        let ctx = format!("seed {seed} (FERRITE_SEED={seed}), width {k}, case {n}: {sges:x?} off {off} len {len}");
         let drop = good && rng.chance(0.1);
         let (latency, bubble, stall) =
             (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
@@ -116,7 +129,7 @@ fn a_payload_is_gathered_as_the_model_reads_it() {
         rtl.set(start, 0);
         // The host: reads answered after `latency` cycles, a beat a cycle but for the bubbles.
         let mut reads: Vec<(u64, usize)> = Vec::new();
-        let mut beats: VecDeque<(u64, (u64, bool, bool))> = VecDeque::new();
+        let mut beats: VecDeque<(u64, Beat)> = VecDeque::new();
         let (mut got, mut seen_done, mut err) = (Vec::new(), false, false);
         let mut cycle = 0u64;
         loop {
@@ -127,19 +140,18 @@ fn a_payload_is_gathered_as_the_model_reads_it() {
             if ready && rtl.get(rd_valid) == 1 {
                 let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
                 reads.push((a, l));
-                let mut buf = vec![0u8; l.div_ceil(8) * 8];
+                let mut buf = vec![0u8; l.div_ceil(k) * k];
                 let bad = mem.read(a, &mut buf[..l]).is_err();
-                let nb = l.div_ceil(8);
-                for i in 0..nb {
-                    let w = u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-                    beats.push_back((cycle + latency, (w, bad, i + 1 == nb)));
+                let nb = l.div_ceil(k);
+                for (i, b) in buf.chunks(k).enumerate() {
+                    beats.push_back((cycle + latency, (b.to_vec(), bad, i + 1 == nb)));
                 }
             }
             match beats.front() {
-                Some(&(due, (w, bad, last))) if due <= cycle && !rng.chance(bubble) => {
-                    beats.pop_front();
+                Some(&(due, _)) if due <= cycle && !rng.chance(bubble) => {
+                    let (_, (b, bad, last)) = beats.pop_front().expect("a beat");
                     rtl.set(cpl_valid, 1);
-                    rtl.set(cpl_data, w);
+                    rtl.set_bytes(cpl_data, &b);
                     rtl.set(cpl_err, u64::from(bad));
                     rtl.set(cpl_last, u64::from(last));
                 }
@@ -154,9 +166,10 @@ fn a_payload_is_gathered_as_the_model_reads_it() {
             let take = seen_done && !drop && !rng.chance(stall);
             rtl.set(o_ready, u64::from(take));
             let last = take && rtl.get(o_valid) == 1 && {
-                let (d, k) = (rtl.get(o_data).to_le_bytes(), rtl.get(o_keep));
-                assert!(k.trailing_ones() == k.count_ones(), "keep is a prefix: {ctx}");
-                got.extend((0..8).filter(|i| k >> i & 1 == 1).map(|i| d[i]));
+                let (d, keep) = (rtl.get_bytes(o_data), rtl.get_bytes(o_keep));
+                let kept: Vec<bool> = (0..k).map(|i| keep[i / 8] >> (i % 8) & 1 == 1).collect();
+                assert!(kept.iter().skip_while(|&&x| x).all(|&x| !x), "keep is a prefix: {ctx}");
+                got.extend((0..k).filter(|&i| kept[i]).map(|i| d[i]));
                 rtl.get(o_last) == 1
             };
             rtl.tick();
@@ -183,6 +196,6 @@ fn a_payload_is_gathered_as_the_model_reads_it() {
             failed += 1;
         }
     }
-    eprintln!("dma_gather: {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} failed");
+    eprintln!("dma_gather (width {k}): {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} failed");
     assert!(ok > 2000 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
 }

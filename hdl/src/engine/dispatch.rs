@@ -91,6 +91,7 @@ use super::resp::queue::{ReadArgs, RespQueue, Rings, ITEM_BITS, RES_BITS};
 use super::resp::recv_wqe::RecvWqe;
 use super::resp::send::RespSend;
 use super::resp::wqe_cache::WqeCache;
+use crate::host::adapt::WriteWiden;
 use crate::host::place::DmaPlace;
 use crate::host::scatter::DmaScatter;
 use crate::kit::*;
@@ -227,15 +228,15 @@ pub enum DispatchState {
 }
 
 #[derive(LogicBlock)]
-pub struct RxDispatch {
+pub struct RxDispatch<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// The RX pipeline's records and payloads (8-byte beats, realigned to lane 0).
+    /// The RX pipeline's records and payloads (beats of `K` bytes, realigned to lane 0).
     pub meta: Signal<In, Bits<{ meta::BITS }>>,
     pub meta_valid: Signal<In, Bit>,
     pub meta_ready: Signal<Out, Bit>,
-    pub pay_data: Signal<In, Bits<64>>,
-    pub pay_keep: Signal<In, Bits<8>>,
+    pub pay_data: Signal<In, Bits<D>>,
+    pub pay_keep: Signal<In, Bits<K>>,
     pub pay_last: Signal<In, Bit>,
     pub pay_valid: Signal<In, Bit>,
     pub pay_ready: Signal<Out, Bit>,
@@ -277,13 +278,14 @@ pub struct RxDispatch {
     pub wr_valid: Signal<Out, Bit>,
     pub wr_ready: Signal<In, Bit>,
     pub wr_addr: Signal<Out, Bits<64>>,
-    pub wr_data: Signal<Out, Bits<64>>,
-    pub wr_strb: Signal<Out, Bits<8>>,
+    pub wr_data: Signal<Out, Bits<D>>,
+    pub wr_strb: Signal<Out, Bits<K>>,
     /// The write beat is a CQE's (else placed payload).
     pub wr_cqe: Signal<Out, Bit>,
     /// Placed payload is the completer's (a READ response's or an atomic ACK's), else the responder's.
     pub wr_comp: Signal<Out, Bit>,
-    /// The DMA read of receive WQEs (requester port of `DmaReadMux`) and its completion beats.
+    /// The DMA read of receive WQEs (requester port of `DmaReadMux`) and its completion beats, 8 bytes a
+    /// beat at every width (`host::adapt::CplNarrow` in front of it on a wider datapath).
     pub rd_valid: Signal<Out, Bit>,
     pub rd_ready: Signal<In, Bit>,
     pub rd_addr: Signal<Out, Bits<64>>,
@@ -431,14 +433,16 @@ pub struct RxDispatch {
     res_scan: ResScan,
     dup_read: DupRead,
     atomic_op: AtomicOp,
+    /// The atomic's new value as a write beat of the datapath's width.
+    atomic_wr: WriteWiden<D, K>,
     act: Action,
-    place: DmaPlace<64, 8>,
+    place: DmaPlace<D, K>,
     recv_wqe: RecvWqe,
     cache: WqeCache,
     send: RespSend,
-    scatter: DmaScatter<64, 8>,
-    cqe_wr: CqeWrite<64, 8>,
-    eqe_wr: EqeWrite<64, 8>,
+    scatter: DmaScatter<D, K>,
+    cqe_wr: CqeWrite<D, K>,
+    eqe_wr: EqeWrite<D, K>,
     pick: FlushPick,
     walk: OldestWalk,
     wqe_fetch: WqeFetch,
@@ -475,7 +479,7 @@ pub struct RxDispatch {
     remote_access: Constant<Bits<8>>,
 }
 
-impl RxDispatch {
+impl<const D: usize, const K: usize> RxDispatch<D, K> {
     pub fn new(profile: Profile) -> Self {
         RxDispatch {
             clock: Signal::default(),
@@ -620,6 +624,7 @@ impl RxDispatch {
             res_scan: ResScan::new(profile),
             dup_read: DupRead::new(profile),
             atomic_op: AtomicOp::default(),
+            atomic_wr: WriteWiden::default(),
             act: Action::default(),
             place: DmaPlace::default(),
             recv_wqe: RecvWqe::new(profile),
@@ -666,7 +671,7 @@ impl RxDispatch {
     }
 }
 
-impl Logic for RxDispatch {
+impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -739,6 +744,9 @@ impl Logic for RxDispatch {
         self.queue.atomic.next = self.act.is_atomic.val();
         self.atomic_op.meta.next = self.rec.q.val();
         self.atomic_op.orig.next = self.word.q.val();
+        self.atomic_wr.addr.next = self.atomic_op.va.val();
+        self.atomic_wr.data.next = self.atomic_op.result.val();
+        self.atomic_wr.strb.next = 0xFF.into();
         self.queue.orig.next = self.word.q.val();
         if self.act.action.val() == self.dup_atomic_act.val() {
             self.queue.orig.next = self.dup_read.word.val();
@@ -1054,8 +1062,8 @@ impl Logic for RxDispatch {
             self.scatter.off.next = self.rrun.sc_off.val();
             self.scatter.len.next = self.rrun.sc_len.val();
             if self.act.atomic_ack.val() {
-                self.scatter.in_data.next = self.act.orig.val();
-                self.scatter.in_keep.next = 0xFF.into();
+                self.scatter.in_data.next = bit_cast::<D, 64>(self.act.orig.val());
+                self.scatter.in_keep.next = bit_cast::<K, 8>(0xFF.into());
                 self.scatter.in_last.next = true;
             }
         }
@@ -1135,9 +1143,9 @@ impl Logic for RxDispatch {
         }
         if self.state.q.val() == DispatchState::AtomWrite {
             self.wr_valid.next = true;
-            self.wr_addr.next = self.atomic_op.va.val();
-            self.wr_data.next = self.atomic_op.result.val();
-            self.wr_strb.next = 0xFF.into();
+            self.wr_addr.next = self.atomic_wr.wide_addr.val();
+            self.wr_data.next = self.atomic_wr.wide_data.val();
+            self.wr_strb.next = self.atomic_wr.wide_strb.val();
         }
         if self.state.q.val() == DispatchState::EqeEnd {
             self.eqe_wr.wr_ready.next = self.wr_ready.val();

@@ -20,8 +20,9 @@ use crate::kit::*;
 /// The most requesters a mux serves (tags 0 to 7).
 pub const MAX_REQUESTERS: usize = 8;
 
+/// Generic in the completion beat (`D` bits), which it passes through.
 #[derive(LogicBlock, Default)]
-pub struct DmaReadMux {
+pub struct DmaReadMux<const D: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// The requesters' reads: requester `i`'s bit, address (`64i+63:64i`) and length (`16i+15:16i`).
@@ -31,7 +32,7 @@ pub struct DmaReadMux {
     pub rq_len: Signal<In, Bits<{ 16 * MAX_REQUESTERS }>>,
     /// The completion beat is requester `i`'s when its bit is set; data, error and last are shared.
     pub cp_valid: Signal<Out, Bits<MAX_REQUESTERS>>,
-    pub cp_data: Signal<Out, Bits<64>>,
+    pub cp_data: Signal<Out, Bits<D>>,
     pub cp_err: Signal<Out, Bit>,
     pub cp_last: Signal<Out, Bit>,
     /// The host side: tagged reads out, completions in.
@@ -41,14 +42,14 @@ pub struct DmaReadMux {
     pub rd_len: Signal<Out, Bits<16>>,
     pub rd_tag: Signal<Out, Bits<8>>,
     pub cpl_valid: Signal<In, Bit>,
-    pub cpl_data: Signal<In, Bits<64>>,
+    pub cpl_data: Signal<In, Bits<D>>,
     pub cpl_tag: Signal<In, Bits<8>>,
     pub cpl_err: Signal<In, Bit>,
     pub cpl_last: Signal<In, Bit>,
     requesters: Param<usize>,
 }
 
-impl DmaReadMux {
+impl<const D: usize> DmaReadMux<D> {
     /// A mux for `n` requesters (tags 0 to `n - 1`).
     pub fn new(n: usize) -> Self {
         assert!((1..=MAX_REQUESTERS).contains(&n), "1 to {MAX_REQUESTERS} requesters");
@@ -56,7 +57,7 @@ impl DmaReadMux {
     }
 }
 
-impl Logic for DmaReadMux {
+impl<const D: usize> Logic for DmaReadMux<D> {
     fn update(&mut self) {
         // Verified in Verilator (sim/tests/dma_read_mux.rs).
     }

@@ -1,7 +1,8 @@
 //! `EntryWrite`: one ring entry (a CQE, an EQE) written to host memory through `DmaPlace`, its beats from
 //! its low bytes up, so a ring at any address gets the fewest write beats and the entry's last byte (a
 //! ring's owner byte) goes in the last of them. Started with the entry (`E` bits, a whole number of beats
-//! on a byte bus: byte `i` at bits `8i+7:8i`) and its address while `idle`.
+//! on a byte bus, or less than one beat: byte `i` at bits `8i+7:8i`) and its address while `idle`. An entry
+//! shorter than a beat (an EQE on the 64-byte datapath) is one beat whose `keep` is the entry's bytes.
 
 use crate::host::place::DmaPlace;
 use crate::kit::*;
@@ -34,7 +35,11 @@ pub struct EntryWrite<const D: usize, const K: usize, const E: usize> {
 
 impl<const D: usize, const K: usize, const E: usize> Default for EntryWrite<D, K, E> {
     fn default() -> Self {
-        assert!(D == 8 * K && E.is_multiple_of(D), "a beat of {K} bytes is {D} bits and divides the entry's {E}");
+        assert!(
+            D == 8 * K && (E.is_multiple_of(D) || (E < D && E.is_multiple_of(8))),
+            "a beat of {K} bytes is {D} bits and divides the entry's {E}, or holds it"
+        );
+        let keep = if E < D { (1u64 << (E / 8)) - 1 } else { u64::MAX >> (64 - K) };
         EntryWrite {
             clock: Signal::default(),
             reset: Signal::default(),
@@ -53,8 +58,8 @@ impl<const D: usize, const K: usize, const E: usize> Default for EntryWrite<D, K
             left: Default::default(),
             at: Default::default(),
             beat_bits: Constant::new((D as u64).into()),
-            beats: Constant::new(((E / D) as u64).into()),
-            all_keep: Constant::new((u64::MAX >> (64 - K)).into()),
+            beats: Constant::new(((E / D).max(1) as u64).into()),
+            all_keep: Constant::new(keep.into()),
         }
     }
 }
@@ -65,7 +70,7 @@ impl<const D: usize, const K: usize, const E: usize> Logic for EntryWrite<D, K, 
         dff_setup!(self, clock, held, left, at);
         self.place.clock.next = self.clock.val();
         self.place.reset.next = self.reset.val();
-        self.place.in_data.next = self.held.q.val().get_bits::<D>(0);
+        self.place.in_data.next = bit_cast::<D, E>(self.held.q.val());
         self.place.in_keep.next = self.all_keep.val();
         self.place.in_last.next = self.left.q.val() == 1;
         self.place.in_valid.next = self.left.q.val() != 0;

@@ -5,28 +5,33 @@
 //! of no length) and reads the payload piece by piece, each piece the rest of an SGE or of the payload, one
 //! read at a time through `DmaStream`. Once every piece is in (or the list ran out first) it says so for a
 //! cycle (`done`), with `err` if a read failed or the list is shorter than offset plus length (the model's
-//! gather then fails: no packet). The pieces' bytes then come out as one stream (`out_*`: full 8-byte beats
-//! from lane 0, the last one's `keep` a prefix), or, with `drop` (from `done` on), are discarded. A payload
-//! of no bytes reads nothing and gives no beats. An inline WQE's data is one piece: the slot's bytes.
+//! gather then fails: no packet). The pieces' bytes then come out as one stream (`out_*`: full beats of `K`
+//! bytes from lane 0, the last one's `keep` a prefix), or, with `drop` (from `done` on), are discarded. A
+//! payload of no bytes reads nothing and gives no beats. An inline WQE's data is one piece: the slot's
+//! bytes. Generic in the beat (`DmaGatherW8`, `DmaGatherW64`).
 //!
 //! A read is at most `MAX_READ` bytes (a longer piece is read in parts), so with at most a path MTU
-//! (4,096 bytes, 512 beats, and a partial beat a piece) queued before it, every read finds room in the
-//! stream's 1,024 beats. Each read costs a DMA round trip (they are not overlapped yet).
+//! (4,096 bytes, 512 beats of 8 bytes or 64 of 64, and a partial beat a piece) queued before it, every read
+//! finds room in the stream's queue (1,024 beats of 8 bytes; 128 of 64). Each read costs a DMA round trip
+//! (they are not overlapped yet).
 
 use crate::engine::resp::recv_wqe::{MAX_SGE, SGES_BITS, SGE_BITS};
 use crate::host::stream::DmaStream;
 use crate::kit::*;
 use wire::contract::qpc::recv_sge;
 
-/// The pieces' reads: 8-byte beats, 1,024 of them queued, `MAX_READ` bytes kept free for a read.
-type GatherStream = DmaStream<64, 8, 72, 10, 11, 256>;
+/// The gather of the 8-byte datapath: its reads' 8-byte beats, 1,024 of them queued, `MAX_READ` bytes
+/// kept free for a read.
+pub type DmaGatherW8 = DmaGather<64, 8, 72, 10, 11, { MAX_READ / 8 }>;
+/// The gather of the 64-byte datapath: 128 beats of 64 bytes queued, `MAX_READ` kept free.
+pub type DmaGatherW64 = DmaGather<512, 64, 576, 7, 8, { MAX_READ / 64 }>;
 
-/// The longest read the gather asks for (`GatherStream`'s room).
-pub const MAX_READ: u32 = 256 * 8;
+/// The longest read the gather asks for (its stream's room), at both widths.
+pub const MAX_READ: u32 = 2048;
 
 /// The walk over the SGEs, the pieces' accounting and the funnel that joins the pieces' bytes.
 #[derive(LogicBlock, Default)]
-pub struct GatherWalk {
+pub struct GatherWalk<const D: usize, const K: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub start: Signal<In, Bit>,
@@ -45,19 +50,19 @@ pub struct GatherWalk {
     pub s_len: Signal<Out, Bits<16>>,
     pub s_first: Signal<In, Bit>,
     pub s_err: Signal<In, Bit>,
-    pub s_data: Signal<In, Bits<64>>,
-    pub s_keep: Signal<In, Bits<8>>,
+    pub s_data: Signal<In, Bits<D>>,
+    pub s_keep: Signal<In, Bits<K>>,
     pub s_last: Signal<In, Bit>,
     pub s_valid: Signal<In, Bit>,
     pub s_ready: Signal<Out, Bit>,
-    pub out_data: Signal<Out, Bits<64>>,
-    pub out_keep: Signal<Out, Bits<8>>,
+    pub out_data: Signal<Out, Bits<D>>,
+    pub out_keep: Signal<Out, Bits<K>>,
     pub out_last: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
 }
 
-impl Logic for GatherWalk {
+impl<const D: usize, const K: usize> Logic for GatherWalk<D, K> {
     fn update(&mut self) {
         // Verified in Verilator against the model's `req::gather` (sim/tests/dma_gather.rs).
     }
@@ -77,12 +82,18 @@ impl Logic for GatherWalk {
     }
 
     fn hdl(&self) -> Verilog {
-        custom_module(walk_verilog())
+        custom_module(walk_verilog(K))
     }
 }
 
-/// The Verilog body of `GatherWalk`.
-pub fn walk_verilog() -> Vec<String> {
+/// The Verilog body of `GatherWalk` with beats of `k` bytes.
+pub fn walk_verilog(k: usize) -> Vec<String> {
+    assert!(k.is_power_of_two() && k >= 8);
+    // Bits of a byte count below a beat (`an`); of one up to two beats (`tot`); of a lane.
+    let cb = (k as u32).ilog2() as usize + 1;
+    let lk = cb - 1;
+    let d = 8 * k;
+    let lanes: Vec<String> = (0..k).rev().map(|i| format!("{{8{{s_keep[{i}]}}}}")).collect();
     let l = recv_sge();
     assert_eq!(l.width() as usize, SGE_BITS);
     let f = |n: &str| l.slice(n).map(|(lsb, w)| (lsb as usize, w as usize)).expect("an SGE field");
@@ -102,18 +113,23 @@ pub fn walk_verilog() -> Vec<String> {
         "wire [31:0] fit = rem < in_sge ? rem : in_sge;".into(),
         format!("wire [31:0] piece = fit < 32'd{MAX_READ} ? fit : 32'd{MAX_READ};"),
         "wire [5:0] ok = pieces - failed;".into(),
-        "// The funnel: up to 7 bytes held back (`acc`, `an` of them), a beat's bytes joined above them; the".into(),
-        "// output beat registered, and the last few bytes of the stream owed as a beat of their own (`tail`).".into(),
-        "reg [63:0] acc;\nreg [3:0] an;\nreg tail;".into(),
-        "reg [63:0] o_data;\nreg [7:0] o_keep;\nreg o_last, o_valid;".into(),
-        "reg [3:0] m;\ninteger ib;".into(),
-        "always @(*) begin m = 4'd0; for (ib = 0; ib < 8; ib = ib + 1) if (s_keep[ib]) m = ib[3:0] + 4'd1; end".into(),
+        format!("// The funnel: up to {} bytes held back (`acc`, `an` of them), a beat's bytes joined above them;", k - 1),
+        "// the output beat registered, and the last few bytes of the stream owed as a beat of their own (`tail`).".into(),
+        format!("reg [{}:0] acc;\nreg [{}:0] an;\nreg tail;", d - 1, cb - 1),
+        format!("reg [{}:0] o_data;\nreg [{}:0] o_keep;\nreg o_last, o_valid;", d - 1, k - 1),
+        format!("reg [{}:0] m;\ninteger ib;", cb - 1),
+        format!("always @(*) begin m = {cb}'d0; for (ib = 0; ib < {k}; ib = ib + 1) if (s_keep[ib]) m = ib[{}:0] + {cb}'d1; end", cb - 1),
         "// The beat's bytes past its `keep` are not trusted: zeroed.".into(),
-        "wire [63:0] kd = s_data & {{8{s_keep[7]}}, {8{s_keep[6]}}, {8{s_keep[5]}}, {8{s_keep[4]}}, {8{s_keep[3]}}, {8{s_keep[2]}}, {8{s_keep[1]}}, {8{s_keep[0]}}};".into(),
-        "wire [127:0] joined = {64'd0, acc} | ({64'd0, kd} << {an, 3'd0});".into(),
-        "wire [4:0] tot = {1'b0, an} + {1'b0, m};".into(),
+        format!("wire [{}:0] kd = s_data & {{{}}};", d - 1, lanes.join(", ")),
+        format!("wire [{}:0] joined = {{{d}'d0, acc}} | ({{{d}'d0, kd}} << {{an, 3'd0}});", 2 * d - 1),
+        format!("wire [{cb}:0] tot = {{1'b0, an}} + {{1'b0, m}};"),
         "wire final_beat = s_last && lasts + 6'd1 == ok;".into(),
-        "function [7:0] prefix(input [4:0] n); prefix = n >= 5'd8 ? 8'hFF : (8'd1 << n[2:0]) - 8'd1; endfunction".into(),
+        format!(
+            "function [{}:0] prefix(input [{cb}:0] n); prefix = n >= {}'d{k} ? {{{k}{{1'b1}}}} : ({k}'d1 << n[{}:0]) - {k}'d1; endfunction",
+            k - 1,
+            cb + 1,
+            lk - 1
+        ),
         "wire take = st == STREAM && !drop && s_valid && !tail && (!o_valid || out_ready);".into(),
         "always @(*) begin".into(),
         "    busy = st != IDLE;".into(),
@@ -142,7 +158,7 @@ pub fn walk_verilog() -> Vec<String> {
         "        end".into(),
         format!("        n_sge <= count > 8'd{MAX_SGE} ? 8'd{MAX_SGE} : count;"),
         "        j <= 8'd0; skip <= off; rem <= len; pieces <= 6'd0; firsts <= 6'd0; failed <= 6'd0; lasts <= 6'd0;".into(),
-        "        bad <= 1'b0; acc <= 64'd0; an <= 4'd0; tail <= 1'b0; o_valid <= 1'b0;".into(),
+        format!("        bad <= 1'b0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0; o_valid <= 1'b0;"),
         "        st <= SEEK;".into(),
         "    end".into(),
         "    // Past the SGEs the offset (or the pieces before) used up, and any of no length.".into(),
@@ -163,12 +179,17 @@ pub fn walk_verilog() -> Vec<String> {
         "    STREAM: if (drop) st <= DRAIN;".into(),
         "    else if (take) begin".into(),
         "        if (s_last) lasts <= lasts + 6'd1;".into(),
-        "        if (tot >= 5'd8 || final_beat) begin".into(),
-        "            o_valid <= 1'b1; o_data <= joined[63:0]; o_keep <= prefix(tot);".into(),
-        "            o_last <= final_beat && tot <= 5'd8;".into(),
-        "            acc <= joined[127:64]; an <= tot >= 5'd8 ? tot[3:0] - 4'd8 : 4'd0;".into(),
-        "            tail <= final_beat && tot > 5'd8;".into(),
-        "        end else begin acc <= joined[63:0]; an <= tot[3:0]; end".into(),
+        format!("        if (tot >= {}'d{k} || final_beat) begin", cb + 1),
+        format!("            o_valid <= 1'b1; o_data <= joined[{}:0]; o_keep <= prefix(tot);", d - 1),
+        format!("            o_last <= final_beat && tot <= {}'d{k};", cb + 1),
+        format!(
+            "            acc <= joined[{}:{d}]; an <= tot >= {}'d{k} ? tot[{}:0] - {cb}'d{k} : {cb}'d0;",
+            2 * d - 1,
+            cb + 1,
+            cb - 1
+        ),
+        format!("            tail <= final_beat && tot > {}'d{k};", cb + 1),
+        format!("        end else begin acc <= joined[{}:0]; an <= tot[{}:0]; end", d - 1, cb - 1),
         "    end".into(),
         "    DRAIN: begin".into(),
         "        o_valid <= 1'b0; tail <= 1'b0;".into(),
@@ -182,9 +203,10 @@ pub fn walk_verilog() -> Vec<String> {
     ]
 }
 
-/// `dma_gather`: `GatherWalk` and the `DmaStream` that reads its pieces.
+/// `dma_gather`: `GatherWalk` and the `DmaStream` that reads its pieces, with beats of `K` bytes (`D` bits;
+/// the stream's queue of `2^A` entries of `N = D + K` bits, `M` beats kept free for a read).
 #[derive(LogicBlock, Default)]
-pub struct DmaGather {
+pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub start: Signal<In, Bit>,
@@ -205,20 +227,22 @@ pub struct DmaGather {
     pub rd_addr: Signal<Out, Bits<64>>,
     pub rd_len: Signal<Out, Bits<16>>,
     pub cpl_valid: Signal<In, Bit>,
-    pub cpl_data: Signal<In, Bits<64>>,
+    pub cpl_data: Signal<In, Bits<D>>,
     pub cpl_err: Signal<In, Bit>,
     pub cpl_last: Signal<In, Bit>,
     /// The payload beats.
-    pub out_data: Signal<Out, Bits<64>>,
-    pub out_keep: Signal<Out, Bits<8>>,
+    pub out_data: Signal<Out, Bits<D>>,
+    pub out_keep: Signal<Out, Bits<K>>,
     pub out_last: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
-    walk: GatherWalk,
-    stream: GatherStream,
+    walk: GatherWalk<D, K>,
+    stream: DmaStream<D, K, N, A, AP1, M>,
 }
 
-impl Logic for DmaGather {
+impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32> Logic
+    for DmaGather<D, K, N, A, AP1, M>
+{
     #[hdl_gen]
     fn update(&mut self) {
         self.walk.clock.next = self.clock.val();
