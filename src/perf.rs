@@ -111,6 +111,10 @@ pub struct RtlArgs {
     /// With `--backend rtl`: the QPs the core is built with, 16 or 1024.
     #[arg(long, default_value_t = 16)]
     pub core_qps: u32,
+    /// With `--backend rtl`: the core's MAC honours its pause (PFC), starting no frame while the MAC
+    /// boundary could not take one of the longest length: no frame dropped for want of room.
+    #[arg(long)]
+    pub pfc: bool,
     /// With `--backend rtl`: the model follows the core and compares every output (`--lockstep false` to
     /// run the core alone).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

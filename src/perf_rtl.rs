@@ -35,8 +35,9 @@ pub struct RtlFigures {
     /// QPs the core was built with.
     pub core_qps: u32,
     /// Frames the core's MAC boundary dropped for want of room (a MAC cannot be told to wait; the requester
-    /// sends them again after the core's sequence NAK).
+    /// sends them again after the core's sequence NAK); none with `pfc`, the MAC honouring the core's pause.
     pub mac_drops: u64,
+    pub pfc: bool,
     /// Decisions the model followed, and outputs that differed (both 0 without lockstep).
     pub lockstep: bool,
     pub lockstep_events: u64,
@@ -91,6 +92,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         RtlBackend::new(args.rtl.core_qps, width)
     };
     let core = rtl.handle();
+    core.set_lossless(args.rtl.pfc);
     let b = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
     let opts = ConnectOpts { path_mtu: mtu, timeout: ACK_TIMEOUT, ..Default::default() };
     for q in 0..args.qps as usize {
@@ -194,6 +196,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         efficiency: bytes as f64 / (cycles.max(1) as f64 * width.bytes() as f64),
         core_qps: args.rtl.core_qps,
         mac_drops: core.peek("rx_drop_full"),
+        pfc: args.rtl.pfc,
         lockstep: args.rtl.lockstep,
         lockstep_events: events,
         lockstep_mismatches: mismatches,

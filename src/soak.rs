@@ -1,4 +1,5 @@
-//! `ferrite soak`: seeded random scenarios over the golden model, checked end to end (`testbench::soak`).
+//! `ferrite soak`: seeded random scenarios over the golden model, checked end to end (`testbench::soak`);
+//! with `--backend rtl`, the lossless scenarios on two RTL cores, each in lockstep with its model.
 
 use crate::profile::ProfileName;
 use crate::Error;
@@ -26,6 +27,13 @@ pub struct SoakArgs {
     /// The NICs' hardware profile.
     #[arg(long, value_enum, default_value = "board")]
     pub profile: ProfileName,
+    /// The NICs: two golden models, or two Verilated cores (16 QPs, the board profile) each followed by
+    /// its model, on a lossless link.
+    #[arg(long, value_enum, default_value = "model")]
+    pub backend: crate::Backend,
+    /// With `--backend rtl`: the cores' datapath in bytes, 8 (at 125 MHz) or 64 (at 250 MHz).
+    #[arg(long, default_value_t = 8)]
+    pub width: u32,
     /// Replay every NIC's decisions into a fresh model (the follower) and compare what it produces.
     #[arg(long, value_enum)]
     pub follow: Option<FollowArg>,
@@ -42,7 +50,19 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
         FollowArg::Exact => Follow::Exact,
         FollowArg::Perturb => Follow::Perturb,
     });
-    let opts = Options { profile: args.profile.profile(), follow, checks: !args.no_checks };
+    let rtl = match (args.backend, args.width) {
+        (crate::Backend::Model, _) => None,
+        (crate::Backend::Rtl, 8) => Some(hdl::Width::W8),
+        (crate::Backend::Rtl, 64) => Some(hdl::Width::W64),
+        (crate::Backend::Rtl, _) => return Err("--width must be 8 or 64".into()),
+    };
+    if rtl.is_some() && (follow.is_some() || args.no_checks || args.profile != ProfileName::Board) {
+        return Err(
+            "--backend rtl follows each core in lockstep on the board profile: no --follow, --no-checks or --profile"
+                .into(),
+        );
+    }
+    let opts = Options { profile: args.profile.profile(), follow, checks: !args.no_checks, rtl };
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(args.scenarios));
     let rep = testbench::soak::soak(args.seed, args.scenarios, &opts, |seed, r| {
         if let Some(b) = &bar {
@@ -58,8 +78,9 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
     if args.json {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
+        let on = rep.width.map_or(String::new(), |w| format!(", two {w}-byte RTL cores"));
         println!(
-            "soak ({} profile): {} of {} scenarios passed (seeds {}..={}), {} work requests, {:.1} MiB, {} frames, \
+            "soak ({} profile{on}): {} of {} scenarios passed (seeds {}..={}), {} work requests, {:.1} MiB, {} frames, \
              {} retransmitted, {} ACK timeouts, {} QP pairs out of retries, {:.1} s",
             rep.profile,
             rep.passed,
@@ -74,6 +95,12 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
             rep.totals.retries_exhausted,
             rep.wall_s
         );
+        if rep.width.is_some() {
+            println!(
+                "lockstep: {} decisions followed, {} mismatches, {} cycles",
+                rep.totals.lockstep_events, rep.totals.lockstep_mismatches, rep.totals.cycles
+            );
+        }
         if let Some(f) = rep.follow {
             println!(
                 "follow ({f:?}): {} decisions replayed, {} mismatches, {} illegal decisions",
@@ -84,8 +111,9 @@ pub fn run(args: &SoakArgs) -> Result<bool, Error> {
             let follow =
                 args.follow.map_or(String::new(), |f| format!(" --follow {}", format!("{f:?}").to_lowercase()));
             let checks = if args.no_checks { " --no-checks" } else { "" };
+            let on = rep.width.map_or(String::new(), |w| format!(" --backend rtl --width {w}"));
             println!(
-                "FAILED seed {} (replay: ferrite soak --seed {} --scenarios 1 --profile {}{follow}{checks}): {}",
+                "FAILED seed {} (replay: ferrite soak --seed {} --scenarios 1 --profile {}{follow}{checks}{on}): {}",
                 f.seed, f.seed, rep.profile, f.error
             );
             println!("  shrunk to {:?}", f.shrunk);

@@ -465,6 +465,22 @@ fn soak_follows_recorded_and_perturbed_decisions() {
     assert!(ok && v["profile"] == "large" && v["passed"] == 2);
 }
 
+/// `ferrite soak --backend rtl`: the soak generator's scenarios, lossless, on two RTL cores of each width,
+/// each followed by its model: every work request completes, the data intact, 0 mismatches.
+#[test]
+fn soak_runs_on_two_rtl_cores_in_lockstep() {
+    for width in ["8", "64"] {
+        let args = ["soak", "--backend", "rtl", "--width", width, "--scenarios", "3", "--seed", "2", "--json"];
+        let (ok, v, out) = ferrite_json(&args);
+        assert!(ok, "{width}: {out}");
+        assert_eq!((v["backend"].as_str(), v["width"].as_u64()), (Some("rtl"), width.parse().ok()), "{out}");
+        assert_eq!((v["passed"].as_u64(), v["lockstep_mismatches"].as_u64()), (Some(3), Some(0)), "{out}");
+        assert!(v["lockstep_events"].as_u64().unwrap() > 1000 && v["cycles"].as_u64().unwrap() > 0, "{out}");
+    }
+    let (ok, _) = ferrite(&["soak", "--backend", "rtl", "--follow", "exact"]);
+    assert!(!ok, "--follow is the model's");
+}
+
 #[test]
 fn perf_refuses_modes_without_their_link() {
     for args in [&["perf", "write-lat"][..], &["perf", "write", "--server"], &["perf", "send", "--link"]] {

@@ -112,10 +112,21 @@ pub fn send_wr(op: SendOp, from: &Host, to: &Host, off: u64, len: u32, wr_id: u6
     }
 }
 
-/// Connects QP `qa` of `a` with QP `qb` of `b` (initial PSNs `pa`, `pb`).
+/// Connects QP `qa` of `a` with QP `qb` of `b` (initial PSNs `pa`, `pb`), each side's requester depth
+/// (`max_rd_atomic`) lowered to the other's responder resources, as a connection manager agrees them.
 pub fn connect(a: &Host, qa: usize, pa: u32, b: &Host, qb: usize, pb: u32, o: &ConnectOpts) -> Result<(), Error> {
-    a.qps[qa].connect(pa, &b.endpoint(qb, pb), o)?;
-    b.qps[qb].connect(pb, &a.endpoint(qa, pa), o)
+    // As a connection manager does: each side's READs and atomics outstanding as requester no more than
+    // the other side takes as responder (its `max_qp_rd_atom`).
+    let toward = |peer: &Host| {
+        let most = peer.ctx.query_device().max_qp_rd_atom.min(255) as u8;
+        ConnectOpts {
+            max_rd_atomic: o.max_rd_atomic.min(most),
+            max_dest_rd_atomic: Some(o.max_dest_rd_atomic.unwrap_or(o.max_rd_atomic)),
+            ..*o
+        }
+    };
+    a.qps[qa].connect(pa, &b.endpoint(qb, pb), &toward(b))?;
+    b.qps[qb].connect(pb, &a.endpoint(qa, pa), &toward(a))
 }
 /// Runs `w` for `ps` picoseconds of its time and takes the frames its NICs sent to the outside (to a peer
 /// the world does not hold, such as the RTL core).
@@ -150,6 +161,36 @@ pub fn rtl_turn(
         w.inject_external(f);
     }
     (cycles, settled)
+}
+
+/// Cycles two linked RTL cores run between hand-overs of the frames they sent: the link's delay, at most.
+const LINK_CHUNK: u64 = 64;
+
+/// Two RTL cores joined by a link, running side by side: every `LINK_CHUNK` cycles the frames each has sent
+/// go to the other's MAC. It runs until both are quiet and nothing has been sent for `wait` cycles (an ACK
+/// timeout and more: a lost last packet is sent again when its timer runs out); the cycles it ran, or an
+/// error once `limit` cycles have gone by.
+pub fn rtl_link(cores: [&crate::rtl::RtlHandle; 2], wait: u64, limit: u64) -> Result<u64, String> {
+    let mut ran = 0;
+    let mut idle = 0;
+    while idle < wait {
+        for c in cores {
+            c.run(LINK_CHUNK);
+        }
+        ran += LINK_CHUNK;
+        let sent = [cores[0].take_sent(), cores[1].take_sent()];
+        let quiet = sent.iter().all(Vec::is_empty) && cores.iter().all(|c| c.quiet());
+        for (i, frames) in sent.into_iter().enumerate() {
+            for f in frames {
+                cores[1 - i].receive(f);
+            }
+        }
+        idle = if quiet { idle + LINK_CHUNK } else { 0 };
+        if ran > limit {
+            return Err(format!("the cores still run after {limit} cycles"));
+        }
+    }
+    Ok(ran)
 }
 
 /// Headers of a frame from `from` to `to`'s first QP, as `from`'s NIC would address it (IPv4 GIDs), for tests

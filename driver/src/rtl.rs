@@ -112,6 +112,13 @@ impl RtlHandle {
 
     /// Runs the core until every frame handed to it is in and decided, its payload written, every response
     /// it owes sent and every send WQE it may fetch fetched; false if that takes more than `limit` cycles.
+    /// Nothing received is left to go in or be decided, nothing decided is left to send, no QP waits for a
+    /// fetch: what `settle` waits for.
+    pub fn quiet(&self) -> bool {
+        let c = crate::verbs::lock(&self.0);
+        c.rx_quiet() && c.tx_quiet() && c.fetch_quiet()
+    }
+
     pub fn settle(&self, limit: u64) -> bool {
         let mut c = crate::verbs::lock(&self.0);
         let start = c.cycles();
@@ -122,6 +129,11 @@ impl RtlHandle {
             c.step();
         }
         true
+    }
+
+    /// The MAC honours the core's pause (PFC): no frame is dropped for want of room (`CoreSim::set_lossless`).
+    pub fn set_lossless(&self, lossless: bool) {
+        crate::verbs::lock(&self.0).set_lossless(lossless);
     }
 
     /// Stalls the core's host side and MAC at random from here on (`CoreSim::set_bubbles`; 0 for none).

@@ -8,6 +8,9 @@ use hdl::Width;
 use model::net::{LinkConfig, World};
 use wire::contract::regs::Counter;
 
+#[macro_use]
+mod widths;
+
 /// The script, run on one device; what it saw, one line per step.
 fn script(ctx: Context) -> Vec<String> {
     let mut t = Vec::new();
@@ -71,24 +74,6 @@ fn the_control_path_on_the_rtl_is_the_models(width: Width) {
     assert!(has("RTS -> INIT: Err") && has("RTS -> SQD: Ok") && has("timeout: 9"), "{on_rtl:#?}");
     assert!(has("gid 16: Err") && has("qp_state: 6"), "{on_rtl:#?}");
     assert!(has("destroy qp 2: Ok(())") && has("destroy cq2: Ok(())"), "{on_rtl:#?}");
-}
-
-/// Each test named here, at both widths: `w8::name` on the 8-byte core, `w64::name` on the 64-byte one.
-macro_rules! at_both_widths {
-    ($($name:ident),* $(,)?) => {
-        mod w8 {
-            $(#[test]
-            fn $name() {
-                super::$name(hdl::Width::W8)
-            })*
-        }
-        mod w64 {
-            $(#[test]
-            fn $name() {
-                super::$name(hdl::Width::W64)
-            })*
-        }
-    };
 }
 
 at_both_widths!(the_control_path_on_the_rtl_is_the_models,);

@@ -1,5 +1,6 @@
 //! Two RTL NICs: two Verilated cores, each with its host and its model follower, joined by a link that
-//! carries every frame one sends to the other. Each sends SENDs and WRITEs (one to many packets, signaled
+//! carries every frame one sends to the other (the cores run side by side, the frames handed over every 64
+//! cycles). Each sends SENDs and WRITEs (one to many packets, signaled
 //! or not, across a PSN wrap) to the other at once: the payloads land, the receives complete with their
 //! data, the ACKs complete the senders' WQEs in order, and each core's model follows it with no mismatch and
 //! the same contexts; and each READs from the other and runs atomics on its words: the READ responses land
@@ -10,7 +11,7 @@
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-driver --test rtl_pair`.
 
-use driver::pair::{connect, open_host_on, Host};
+use driver::pair::{connect, open_host_on, rtl_link, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use hdl::Width;
@@ -30,8 +31,8 @@ fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0025)
 }
 
-/// The ACK timeout the pair's QPs connect with: 4.096 us x 2^6, 256 ticks, long enough that the passes'
-/// waits do not spend the retries, short enough to wait out at the end (a lost last packet).
+/// The ACK timeout the pair's QPs connect with: 4.096 us x 2^6, 256 ticks, short enough to wait out at the
+/// end (a lost last packet).
 const TIMEOUT: u8 = 6;
 
 /// An RTL host (a 16-QP core of width `w` in lockstep) as host `i` of the pair, with `nqps` QPs.
@@ -41,33 +42,6 @@ fn rtl_host(i: usize, nqps: usize, w: Width) -> (RtlHandle, Host) {
     let cap = QpCap { max_send_wr: 32, max_recv_wr: 32, ..QpCap::default() };
     let h = open_host_on(Box::new(rtl), i, nqps, BUF, cap, false).expect("an RTL host");
     (core, h)
-}
-
-/// Carries frames between the two cores until neither has anything to send, even after an ACK timeout
-/// and more has passed (`wait` cycles: a lost last packet is sent again when its timer runs out); the
-/// passes it took.
-fn link(cores: [&RtlHandle; 2], wait: u64, ctx: &str) -> usize {
-    let mut wire: [Vec<Vec<u8>>; 2] = [Vec::new(), Vec::new()];
-    for pass in 0.. {
-        for (i, core) in cores.iter().enumerate() {
-            for f in std::mem::take(&mut wire[i]) {
-                core.receive(f);
-            }
-            assert!(core.settle(5_000_000), "{ctx}: core {i} settled in pass {pass}");
-        }
-        wire = [cores[1].take_sent(), cores[0].take_sent()];
-        if wire.iter().all(Vec::is_empty) {
-            for core in cores {
-                core.run(wait);
-            }
-            wire = [cores[1].take_sent(), cores[0].take_sent()];
-        }
-        if wire.iter().all(Vec::is_empty) {
-            return pass;
-        }
-        assert!(pass < 100, "{ctx}: the cores still talk after {pass} passes");
-    }
-    unreachable!("the passes end in the loop")
 }
 
 #[test]
@@ -203,7 +177,7 @@ fn two_rtl_nics(w: Width) {
         }
         host.qps[2].post_send_list(&wrs).unwrap_or_else(|e| panic!("{ctx}: host {s} QP 2: {e:?}"));
     }
-    let passes = link([&ca, &cb], wait, &ctx);
+    let cycles = rtl_link([&ca, &cb], wait, 50_000_000).unwrap_or_else(|e| panic!("{ctx}: {e}"));
     for (s, host) in hosts.iter().enumerate() {
         let got = host.cq.poll(64).expect("completions");
         let sent: Vec<(u64, WcOpcode, u32)> = got
@@ -247,10 +221,10 @@ fn two_rtl_nics(w: Width) {
         assert!(r.events as u64 >= sent + core.frames(), "{ctx}: every packet sent and received followed");
     }
     eprintln!(
-        "two RTL NICs: {} + {} packets sent, {} passes, {} + {} cycles",
+        "two RTL NICs: {} + {} packets sent, {} cycles linked, {} + {} cycles in all",
         ca.requests().0 + ca.responses(),
         cb.requests().0 + cb.responses(),
-        passes,
+        cycles,
         ca.cycles(),
         cb.cycles()
     );

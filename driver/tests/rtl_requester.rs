@@ -23,6 +23,9 @@ use hdl::Width;
 use model::net::{LinkConfig, World};
 use wire::contract::regs::Counter;
 
+#[macro_use]
+mod widths;
+
 const BUF: usize = 1 << 16;
 /// An L_Key no MR has.
 const NO_KEY: u32 = 0x00DE_AD00;
@@ -1001,24 +1004,6 @@ fn an_sqd_qp_drains_until_its_write_is_acknowledged(width: Width) {
     let got: Vec<(u64, WcStatus)> = b.cq.poll(4).expect("completions").iter().map(|c| (c.wr_id, c.status)).collect();
     assert_eq!(got, [(1, WcStatus::Success)], "{ctx}: the WRITE completed");
     followed(&core, &ctx, 4, "a WRITE, its ACK and the commands");
-}
-
-/// Each test named here, at both widths: `w8::name` on the 8-byte core, `w64::name` on the 64-byte one.
-macro_rules! at_both_widths {
-    ($($name:ident),* $(,)?) => {
-        mod w8 {
-            $(#[test]
-            fn $name() {
-                super::$name(hdl::Width::W8)
-            })*
-        }
-        mod w64 {
-            $(#[test]
-            fn $name() {
-                super::$name(hdl::Width::W64)
-            })*
-        }
-    };
 }
 
 at_both_widths!(

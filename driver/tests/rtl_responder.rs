@@ -16,6 +16,9 @@ use wire::contract::regs::Counter;
 use wire::ext::RethRepr;
 use wire::Opcode;
 
+#[macro_use]
+mod widths;
+
 /// The core expects PSN_A from the model's QP.
 const PSN_A: u32 = 0xFF_FFF0;
 const BUF: usize = 1 << 16;
@@ -1362,24 +1365,6 @@ fn soak_one(seed: u64) -> [usize; 6] {
          receives, {events} decisions in lockstep"
     );
     [seen[0], seen[1], seen[2], reads, lost, atomics]
-}
-
-/// Each test named here, at both widths: `w8::name` on the 8-byte core, `w64::name` on the 64-byte one.
-macro_rules! at_both_widths {
-    ($($name:ident),* $(,)?) => {
-        mod w8 {
-            $(#[test]
-            fn $name() {
-                super::$name(hdl::Width::W8)
-            })*
-        }
-        mod w64 {
-            $(#[test]
-            fn $name() {
-                super::$name(hdl::Width::W64)
-            })*
-        }
-    };
 }
 
 at_both_widths!(

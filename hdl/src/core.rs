@@ -133,6 +133,9 @@ pub struct Core<
     pub rx_last: Signal<In, Bit>,
     pub rx_valid: Signal<In, Bit>,
     pub rx_fcs_bad: Signal<In, Bit>,
+    /// The MAC boundary cannot take a frame of the longest length now (`RxIngress::pause`): the XOFF a
+    /// pausable MAC or link honours at a frame's start.
+    pub rx_pause: Signal<Out, Bit>,
     /// Frames the MAC boundary dropped (no room, bad FCS); the RX pipeline's frames by verdict
     /// (`top::RX_COUNTERS`); frames the dispatch met that need engines not built yet.
     pub rx_drop_full: Signal<Out, Bits<32>>,
@@ -301,6 +304,7 @@ impl<
             rx_last: Signal::default(),
             rx_valid: Signal::default(),
             rx_fcs_bad: Signal::default(),
+            rx_pause: Signal::default(),
             rx_drop_full: Signal::default(),
             rx_drop_fcs: Signal::default(),
             cnt_ok: Signal::default(),
@@ -444,6 +448,7 @@ pub fn ports(w: crate::Width) -> Vec<Port> {
         p("rx_last", 1, In),
         p("rx_valid", 1, In),
         p("rx_fcs_bad", 1, In),
+        p("rx_pause", 1, Out),
         p("rx_drop_full", 32, Out),
         p("rx_drop_fcs", 32, Out),
     ]
@@ -875,6 +880,7 @@ impl<
         self.ingress.clear.next = false;
         self.rx_drop_full.next = self.ingress.cnt_full.val();
         self.rx_drop_fcs.next = self.ingress.cnt_bad_fcs.val();
+        self.rx_pause.next = self.ingress.pause.val();
         self.rx.clock.next = self.clock.val();
         self.rx.in_data.next = self.ingress.out_data.val();
         self.rx.in_keep.next = self.ingress.out_keep.val();

@@ -620,6 +620,7 @@ impl Top {
                 p("cnt_full", 32, Dir::Out),
                 p("cnt_bad_fcs", 32, Dir::Out),
                 p("clear", 1, Dir::In),
+                p("pause", 1, Dir::Out),
             ],
             Top::DmaPlace => vec![
                 p("clock", 1, Dir::In),

@@ -57,6 +57,7 @@ struct Ports {
     rx_last: usize,
     rx_valid: usize,
     rx_fcs_bad: usize,
+    rx_pause: usize,
     rx_drop_full: usize,
     rx_drop_fcs: usize,
     trace_rx: usize,
@@ -151,6 +152,8 @@ pub struct CoreSim {
     seen: CmdSeen,
     /// Frames waiting for the MAC, the first one going in.
     arriving: VecDeque<Arriving>,
+    /// The MAC honours the core's `rx_pause` (PFC): it starts no frame while it is high (`set_lossless`).
+    lossless: bool,
     /// Frames the MAC boundary kept, not yet decided, oldest first, with the cycle of their last beat.
     kept: VecDeque<(Vec<u8>, u64)>,
     /// Frames the MAC boundary dropped, as its counters last read.
@@ -237,6 +240,7 @@ impl CoreSim {
             rx_last: q("rx_last"),
             rx_valid: q("rx_valid"),
             rx_fcs_bad: q("rx_fcs_bad"),
+            rx_pause: q("rx_pause"),
             rx_drop_full: q("rx_drop_full"),
             rx_drop_fcs: q("rx_drop_fcs"),
             trace_rx: q("trace_rx"),
@@ -291,6 +295,7 @@ impl CoreSim {
             lockstep: None,
             seen: CmdSeen::default(),
             arriving: VecDeque::new(),
+            lossless: false,
             kept: VecDeque::new(),
             ingress_drops: 0,
             frames: 0,
@@ -328,6 +333,12 @@ impl CoreSim {
     /// write beat (`seed` makes it repeatable).
     pub fn set_bubbles(&mut self, seed: u64, p: f64) {
         self.bubbles = Some((model::rng::Rng::new(seed), p));
+    }
+
+    /// The MAC starts a frame only while the core's `rx_pause` is low, as a link with PFC would: no frame is
+    /// dropped for want of room (`lossless`), or frames come as they arrive and a full FIFO drops them.
+    pub fn set_lossless(&mut self, lossless: bool) {
+        self.lossless = lossless;
     }
 
     fn stall(&mut self) -> bool {
@@ -644,7 +655,8 @@ impl CoreSim {
     /// Drives the MAC's next beat (or none); returns the frame whose last beat this is.
     fn mac_beat(&mut self) -> Option<Vec<u8>> {
         let p = &self.p;
-        let Some(a) = self.arriving.front_mut() else {
+        let paused = self.lossless && self.sim.get(p.rx_pause) == 1;
+        let Some(a) = self.arriving.front_mut().filter(|a| a.beat > 0 || !paused) else {
             self.sim.set(p.rx_valid, 0);
             return None;
         };

@@ -33,7 +33,8 @@ fn run(w: Width, frames: usize, seed: u64) {
         (port("mac_data"), port("mac_keep"), port("mac_last"), port("mac_valid"), port("mac_fcs_bad"));
     let (o_data, o_keep, o_last, o_valid, o_ready) =
         (port("out_data"), port("out_keep"), port("out_last"), port("out_valid"), port("out_ready"));
-    let (c_full, c_fcs) = (port("cnt_full"), port("cnt_bad_fcs"));
+    let (c_full, c_fcs, pause) = (port("cnt_full"), port("cnt_bad_fcs"), port("pause"));
+    let xoff = hdl::rx::ingress::xoff(depth, k);
     let mut rng = Rng::new(seed);
     let full_keep = if k >= 128 { u128::MAX } else { (1u128 << k) - 1 };
     let todo: Vec<Frame> = (0..frames)
@@ -119,6 +120,7 @@ fn run(w: Width, frames: usize, seed: u64) {
                 // The rules: the beats that have left the RAM are those taken and the one held.
                 let rd = taken + sim.get(o_valid) as usize;
                 let full = wr - rd == depth;
+                assert_eq!(sim.get(pause) == 1, wr - rd > xoff, "seed {seed} ({w:?}): pause at a fill of {}", wr - rd);
                 if dropping || full {
                     wr = good;
                     dropping = !last;

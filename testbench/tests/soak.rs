@@ -37,13 +37,13 @@ fn two_hundred_random_scenarios_pass_on_the_board_profile() {
 
 #[test]
 fn random_scenarios_pass_on_the_large_profile() {
-    all_pass(1, 40, Options { profile: Profile::large(), follow: None, checks: true }, "--profile large");
+    all_pass(1, 40, Options { profile: Profile::large(), follow: None, checks: true, rtl: None }, "--profile large");
 }
 
 /// Each scenario's decisions, replayed as recorded into a fresh model: every output identical.
 #[test]
 fn the_follower_replays_recorded_decisions_exactly() {
-    let opts = Options { profile: Profile::board(), follow: Some(Follow::Exact), checks: true };
+    let opts = Options { profile: Profile::board(), follow: Some(Follow::Exact), checks: true, rtl: None };
     let rep = all_pass(1, 60, opts, "--follow exact");
     assert!(rep.totals.follow_events > 100_000, "{} decisions followed", rep.totals.follow_events);
     assert_eq!((rep.totals.follow_mismatches, rep.totals.illegal_decisions), (0, 0));
@@ -53,7 +53,7 @@ fn the_follower_replays_recorded_decisions_exactly() {
 /// soak's invariants hold, and the follower finds every decision legal and every output the same.
 #[test]
 fn perturbed_decisions_keep_every_invariant_and_are_followed() {
-    let opts = Options { profile: Profile::board(), follow: Some(Follow::Perturb), checks: true };
+    let opts = Options { profile: Profile::board(), follow: Some(Follow::Perturb), checks: true, rtl: None };
     let rep = all_pass(1, 60, opts, "--follow perturb");
     assert!(rep.totals.follow_events > 100_000);
     assert_eq!((rep.totals.follow_mismatches, rep.totals.illegal_decisions), (0, 0));

@@ -3,7 +3,8 @@
 //! only once whole and good: a frame the MAC flags with a bad FCS on its last beat, or one that finds the
 //! FIFO full at any of its beats, is taken back out (the write pointer returns to the last good frame's end)
 //! and counted, and nothing before it is lost. The counters clear on `clear` (a count in the same cycle
-//! survives it).
+//! survives it). `pause` says the FIFO could not take a frame of the longest length now (`xoff`): a MAC
+//! that can be paused (PFC, or a link that waits) starts no frame while it is high, and loses none.
 //!
 //! The FIFO's read is registered (block RAM): a beat moves from the RAM into the output register whenever
 //! that is empty or being taken, so a waiting pipeline takes a beat every cycle.
@@ -29,6 +30,14 @@ pub struct RxIngress<const D: usize, const K: usize, const L: usize> {
     pub cnt_full: Signal<Out, Bits<32>>,
     pub cnt_bad_fcs: Signal<Out, Bits<32>>,
     pub clear: Signal<In, Bit>,
+    /// Fewer free beats than a frame of `wire::MAX_FRAME_LEN` takes.
+    pub pause: Signal<Out, Bit>,
+}
+
+/// The FIFO's fill in beats above which `pause` is high, for a FIFO of `depth` beats of `k` bytes: room
+/// for one frame of the longest length is kept.
+pub const fn xoff(depth: usize, k: usize) -> usize {
+    depth - wire::MAX_FRAME_LEN.div_ceil(k)
 }
 
 impl<const D: usize, const K: usize, const L: usize> Default for RxIngress<D, K, L> {
@@ -50,6 +59,7 @@ impl<const D: usize, const K: usize, const L: usize> Default for RxIngress<D, K,
             cnt_full: Signal::default(),
             cnt_bad_fcs: Signal::default(),
             clear: Signal::default(),
+            pause: Signal::default(),
         }
     }
 }
@@ -66,6 +76,7 @@ impl<const D: usize, const K: usize, const L: usize> Logic for RxIngress<D, K, L
         self.out_valid.connect();
         self.cnt_full.connect();
         self.cnt_bad_fcs.connect();
+        self.pause.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -88,6 +99,7 @@ pub fn verilog(d: usize, k: usize, l: usize) -> Vec<String> {
         "wire put = mac_valid && !drop_beat;".into(),
         "wire end_full = mac_valid && mac_last && drop_beat;".into(),
         "wire end_fcs = put && mac_last && mac_fcs_bad;".into(),
+        format!("always @(*) pause = (wr - rd) > {}'d{};", l + 1, xoff(1 << l, k)),
         "always @(posedge clock) begin".into(),
         format!("    if (put) mem[wr[{}:0]] <= {{mac_last, mac_keep, mac_data}};", l - 1),
         format!("    if (load) {{out_last, out_keep, out_data}} <= mem[rd[{}:0]];", l - 1),

@@ -28,6 +28,9 @@ pub struct Failure {
 #[derive(Debug, Default, Serialize)]
 pub struct Report {
     pub profile: &'static str,
+    /// `model`, or `rtl` with the cores' width in bytes.
+    pub backend: &'static str,
+    pub width: Option<usize>,
     pub follow: Option<Follow>,
     pub checks: bool,
     pub first_seed: u64,
@@ -57,13 +60,18 @@ pub fn soak(first: u64, n: u64, opts: &Options, mut progress: impl FnMut(u64, &R
     let t0 = std::time::Instant::now();
     let mut rep = Report {
         profile: opts.profile.name,
+        backend: if opts.rtl.is_some() { "rtl" } else { "model" },
+        width: opts.rtl.map(|w| w.bytes()),
         follow: opts.follow,
         checks: opts.checks,
         first_seed: first,
         ..Default::default()
     };
     for seed in first..first.saturating_add(n) {
-        let sc = Scenario::generate(seed);
+        let mut sc = Scenario::generate(seed);
+        if opts.rtl.is_some() {
+            sc.faults = Default::default();
+        }
         let r = check(&sc, opts);
         progress(seed, &r);
         rep.scenarios += 1;

@@ -1,11 +1,15 @@
-//! Runs one scenario through the verbs on two model NICs and checks what an application can see: every work
-//! request completes exactly once, in order, with success; the data arrived intact; each atomic executed
-//! once; the run ends; and the model's requester/completer invariants held after every event.
+//! Runs one scenario through the verbs on two model NICs, or on two RTL cores each in lockstep with its
+//! model (`Options::rtl`), and checks what an application can see: every work request completes exactly
+//! once, in order, with success; the data arrived intact; each atomic executed once; the run ends; and the
+//! model's requester/completer invariants held after every event (on the RTL: every decision the core took
+//! was legal and every output the model's, its QP contexts the model's at the end).
 
 use super::follow::{follow, Follow};
 use super::scenario::{Kind, Op, Scenario};
-use driver::pair::{connect, open_host, Host};
+use driver::pair::{connect, open_host, open_host_on, rtl_link, Host};
+use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
+use hdl::Width;
 use model::net::{LinkConfig, World};
 use model::rng::Rng;
 use model::sched::Policy;
@@ -24,13 +28,23 @@ pub struct Options {
     pub follow: Option<Follow>,
     /// Check each NIC's invariants and round-trip its packed QP contexts after every decision.
     pub checks: bool,
+    /// Two RTL cores of this width (16 QPs, the board profile), each in lockstep with its model, instead
+    /// of two model NICs; the scenario's link faults are left out and each core's MAC honours its pause
+    /// (PFC): the cores' soak is lossless.
+    pub rtl: Option<Width>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { profile: Profile::board(), follow: None, checks: true }
+        Options { profile: Profile::board(), follow: None, checks: true, rtl: None }
     }
 }
+
+/// The ACK timeout of the RTL soak's QPs: 4.096 us x 2^6, so a pass's wait does not spend the retries and a
+/// lost last packet is waited out at a quiet point in a few thousand cycles.
+const RTL_TIMEOUT: u8 = 6;
+/// Cycles an RTL scenario may run.
+const RTL_MAX_CYCLES: u64 = 200_000_000;
 
 /// What a passing run did, for the summary (a soak adds them up).
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -46,6 +60,10 @@ pub struct Stats {
     pub follow_events: u64,
     pub follow_mismatches: u64,
     pub illegal_decisions: u64,
+    /// On the RTL: the cores' decisions their models followed, outputs that differed, and cycles run.
+    pub lockstep_events: u64,
+    pub lockstep_mismatches: u64,
+    pub cycles: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -59,6 +77,9 @@ impl std::ops::AddAssign for Stats {
         self.follow_events += o.follow_events;
         self.follow_mismatches += o.follow_mismatches;
         self.illegal_decisions += o.illegal_decisions;
+        self.lockstep_events += o.lockstep_events;
+        self.lockstep_mismatches += o.lockstep_mismatches;
+        self.cycles += o.cycles;
     }
 }
 
@@ -139,7 +160,7 @@ pub fn run(sc: &Scenario, opts: &Options) -> Result<Stats, String> {
 
 /// Runs `sc` on `profile` with the model's own scheduler and gives back both NICs' traces.
 pub fn record(sc: &Scenario, profile: Profile) -> Result<Vec<model::follow::Trace>, String> {
-    drive(sc, &Options { profile, follow: Some(Follow::Exact), checks: true }).map(|(_, t)| t)
+    drive(sc, &Options { profile, follow: Some(Follow::Exact), checks: true, rtl: None }).map(|(_, t)| t)
 }
 
 /// Runs `sc`: its stats, and each NIC's trace when `opts.follow` asks for them.
@@ -160,12 +181,30 @@ fn drive(sc: &Scenario, opts: &Options) -> Result<(Stats, Vec<model::follow::Tra
     let world = shared(w);
     let cap = QpCap { max_send_wr: 32, max_recv_wr: 32, ..Default::default() };
     let err = |e: Error| format!("set-up: {e}");
-    let hosts = [
-        open_host(&world, 0, sc.qps, size[0].max(64) as usize, cap, false).map_err(err)?,
-        open_host(&world, 1, sc.qps, size[1].max(64) as usize, cap, false).map_err(err)?,
-    ];
+    let size = size.map(|n| n.max(64) as usize);
+    let (hosts, cores) = match opts.rtl {
+        None => (
+            [open_host(&world, 0, sc.qps, size[0], cap, false), open_host(&world, 1, sc.qps, size[1], cap, false)],
+            None,
+        ),
+        Some(width) => {
+            let [b0, b1] = [0, 1].map(|_| RtlBackend::with_lockstep(16, width));
+            let cores = [b0.handle(), b1.handle()];
+            for c in &cores {
+                c.set_lossless(true);
+            }
+            let hosts = [
+                open_host_on(Box::new(b0), 0, sc.qps, size[0], cap, false),
+                open_host_on(Box::new(b1), 1, sc.qps, size[1], cap, false),
+            ];
+            (hosts, Some((cores, width)))
+        }
+    };
+    let [h0, h1] = hosts;
+    let hosts = [h0.map_err(err)?, h1.map_err(err)?];
     let mtu = wire::contract::verbs::mtu_enum(sc.pmtu).ok_or("bad PMTU")?;
-    let conn = ConnectOpts { path_mtu: mtu, timeout: 12, ..Default::default() };
+    let timeout = if cores.is_some() { RTL_TIMEOUT } else { 12 };
+    let conn = ConnectOpts { path_mtu: mtu, timeout, ..Default::default() };
     for q in 0..sc.qps {
         connect(&hosts[0], q, 0x100 * q as u32 + 1, &hosts[1], q, 0xFF_FF00 + q as u32, &conn).map_err(err)?;
     }
@@ -198,6 +237,12 @@ fn drive(sc: &Scenario, opts: &Options) -> Result<(Stats, Vec<model::follow::Tra
             swap: p.swap_add,
         };
         req.qps[p.op.qp].post_send(&wr).map_err(err)?;
+    }
+    if let Some((cores, width)) = &cores {
+        let mut stats = run_rtl(cores, *width, &hosts, &placed, sc.qps)?;
+        stats.ops = placed.len() as u64;
+        stats.bytes = placed.iter().map(|p| u64::from(p.op.len)).sum();
+        return Ok((stats, Vec::new()));
     }
     let f = sc.faults;
     driver::lock_world(&world).set_link_faults(f);
@@ -251,6 +296,65 @@ fn drive(sc: &Scenario, opts: &Options) -> Result<(Stats, Vec<model::follow::Tra
     };
     let traces = (0..2).filter_map(|n| driver::lock_world(&world).take_trace(n)).collect();
     Ok((stats, traces))
+}
+
+/// The RTL half of `drive`: the work requests posted, the two cores linked until neither has more to send,
+/// then every completion and the data checked as on the model, nothing completing twice, and each core's
+/// lockstep clean with its QP contexts its model's.
+fn run_rtl(
+    cores: &[RtlHandle; 2],
+    width: Width,
+    hosts: &[Host; 2],
+    placed: &[Placed],
+    qps: usize,
+) -> Result<Stats, String> {
+    let err = |e: Error| format!("poll: {e}");
+    // An ACK timeout and as much again, in cycles (1,024 ns a tick).
+    let wait = 2 * (4 << RTL_TIMEOUT) * 1024 / u64::from(hdl::core::info(16, width).ns_per_cycle);
+    let mut expect = Expect::new(placed, qps, false);
+    rtl_link([&cores[0], &cores[1]], wait, RTL_MAX_CYCLES)?;
+    for (h, host) in hosts.iter().enumerate() {
+        loop {
+            let got = host.cq.poll(64).map_err(err)?;
+            for wc in &got {
+                expect.completion(h, wc)?;
+            }
+            if got.is_empty() {
+                break;
+            }
+        }
+    }
+    if !expect.done() {
+        return Err(format!("stalled: the cores went quiet with {}", expect.missing()));
+    }
+    // Nothing completes twice: the cores run on, and nothing more completes.
+    rtl_link([&cores[0], &cores[1]], wait, RTL_MAX_CYCLES)?;
+    for (h, host) in hosts.iter().enumerate() {
+        if let Some(wc) = host.cq.poll(1).map_err(err)?.first() {
+            return Err(format!("host {h}: an extra completion after all were in: {wc:?}"));
+        }
+    }
+    check_memory(hosts, placed, &expect.status)?;
+    let mut stats = Stats::default();
+    for (h, (core, host)) in cores.iter().zip(hosts).enumerate() {
+        let l = core.lockstep_report().ok_or("lockstep is on")?;
+        if l.mismatches != 0 {
+            return Err(format!(
+                "core {h}: {} lockstep mismatches, the first: {}",
+                l.mismatches,
+                l.first.unwrap_or_default()
+            ));
+        }
+        for qp in &host.qps {
+            core.context_agrees(qp.qpn).map_err(|e| format!("core {h}: {e}"))?;
+        }
+        stats.lockstep_events += l.events as u64;
+        stats.cycles += core.cycles();
+        stats.frames += host.ctx.counter(Counter::tx_frames);
+        stats.retransmitted += host.ctx.counter(Counter::retransmitted_packets);
+        stats.timeouts += host.ctx.counter(Counter::local_ack_timeouts);
+    }
+    Ok(stats)
 }
 
 /// (requester, responder) of an op.
