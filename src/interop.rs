@@ -27,6 +27,10 @@ pub struct InteropArgs {
     /// The hardware profile of ferrite's NIC.
     #[arg(long, value_enum, default_value = "board")]
     pub profile: crate::profile::ProfileName,
+    /// The first guest of each role says its transmit queue stopped in the case of this name (its kernel log
+    /// gets the watchdog's line): checks that a fresh guest runs that case again and the rest.
+    #[arg(long, value_name = "CASE")]
+    pub stage_stall: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -48,6 +52,7 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
         work: std::path::absolute(a.work.clone().unwrap_or_else(|| "target/interop/run".into()))?,
         only: a.only.clone(),
         profile: a.profile.profile().name.into(),
+        stage_stall: a.stage_stall.clone(),
     };
     let results = testbench::interop::rxe(&o)?;
     let pass = results.iter().all(|r| r.pass);

@@ -748,13 +748,19 @@ impl<
             & !self.req_tx.ctx_busy.val();
         self.dispatch.hold.next =
             self.cmd.lookup.val() | self.cmd.holding.val() | self.resp_tx.ctx_busy.val() | self.req_tx.ctx_busy.val();
-        self.resp_tx.hold.next =
-            self.cmd.lookup.val() | self.cmd.holding.val() | self.dispatch.claim.val() | self.req_tx.ctx_busy.val();
+        // Neither transmit side starts while a due timer waits for the dispatch: a timer waits out at most
+        // one holder's turn (the model's `TIMER_TOLERANCE`).
+        self.resp_tx.hold.next = self.cmd.lookup.val()
+            | self.cmd.holding.val()
+            | self.dispatch.claim.val()
+            | self.req_tx.ctx_busy.val()
+            | self.timers.fire.val();
         self.req_tx.hold.next = self.cmd.lookup.val()
             | self.cmd.holding.val()
             | self.dispatch.claim.val()
             | self.resp_tx.ctx_busy.val()
-            | !self.resp_tx.idle.val();
+            | !self.resp_tx.idle.val()
+            | self.timers.fire.val();
         self.exec.db_valid.next = self.mmio.db_valid.val();
         self.exec.db_addr.next = self.mmio.db_addr.val();
         self.exec.db_val.next = self.mmio.db_val.val();

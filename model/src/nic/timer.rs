@@ -21,7 +21,15 @@ pub const TICK_PS: Time = TICK_NS as Time * 1000;
 pub use wire::contract::qpc::TICK_NS;
 
 /// Ticks an implementation may fire a due timer late (the follower refuses later ones as missed).
-pub const TIMER_TOLERANCE: Tick = 2;
+///
+/// Set from the hardware's worst case while the link takes frames: a due timer waits for the engines'
+/// context port, which one holder has at a time and which no transmit side takes while a timer waits, so
+/// for one turn at most. The longest turn is at 8 bytes a cycle and 128 cycles a tick: a frame of
+/// `MAX_FRAME_LEN` (4,224 bytes) placed, 528 cycles, or a requester's 4 KiB packet built, its slot and two
+/// payload reads after a DMA round trip each (500 ns) and 512 beats, about 720 cycles; with the scan's
+/// round (64 cycles) and the tick the dispatch sees, under 7 ticks. A timer fires at most 8 ticks (8.2 us)
+/// late; against the shortest ACK timeout (8 ticks), it fires within twice its time, never early.
+pub const TIMER_TOLERANCE: Tick = 8;
 
 /// Bits a tick value takes in the packed QP context: deadlines are compared within 2^35 ticks (10 hours)
 /// of now, which covers the longest ACK timeout (4 x 2^31 ticks).

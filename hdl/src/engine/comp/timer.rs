@@ -6,7 +6,9 @@
 //! and offered one at a time, the lowest first (`fire`, the QP and which timer: the ACK timer before an RNR
 //! wait), each until the dispatch takes it (`take`); then the scan goes on from the next row. The dispatch
 //! checks the timer again against the QP's `qp_req` before it acts: one that moved since the scan read it
-//! is let go. The model lets a timer fire up to `TIMER_TOLERANCE` ticks (256 cycles at 125 MHz) late.
+//! is let go. The model lets a timer fire up to `TIMER_TOLERANCE` ticks (1,024 cycles at 125 MHz) late: an
+//! offered timer waits for one holder's turn of the context port at most (the transmit sides start nothing
+//! while one is offered).
 
 use crate::kit::*;
 use wire::contract::profile::Profile;
