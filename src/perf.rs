@@ -119,6 +119,10 @@ pub struct RtlArgs {
     /// run the core alone).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub lockstep: bool,
+    /// With `--backend rtl`: the core is the requester, a model NIC the responder (by default the core
+    /// answers a model requester).
+    #[arg(long)]
+    pub rtl_requester: bool,
 }
 
 impl PerfArgs {

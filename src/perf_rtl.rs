@@ -1,9 +1,11 @@
 //! `ferrite perf write|send|read --backend rtl`: the Verilated NIC core as the responder, a model NIC as the
 //! requester. The model's frames go into the core's MAC, the core places them in its host memory (a SEND's
 //! after fetching its receive WQE, then its CQE) or reads a READ's bytes from it, and answers, and its ACKs
-//! and READ responses go back to the model, turn by turn, until every message completed. Time is the core's: its clock cycles from each turn's first frame in
-//! to its last answer out (the model's turnaround is not counted), at the board's 125 MHz. With lockstep
-//! (the default) the model follows every decision of the core and every output is compared.
+//! and READ responses go back to the model, turn by turn, until every message completed. With
+//! `--rtl-requester` the roles turn round: the core fetches the WQEs, gathers their payload and sends, the
+//! model answers. Time is the core's: its clock cycles from each turn's first frame in (or doorbell) to its
+//! last frame out (the model's turnaround is not counted), at the core's clock. With lockstep (the default)
+//! the model follows every decision of the core and every output is compared.
 
 use crate::perf::{pattern, report, wr_for, Outcome, PerfArgs, PerfReport, DEPTH};
 use crate::Error;
@@ -38,6 +40,8 @@ pub struct RtlFigures {
     /// sends them again after the core's sequence NAK); none with `pfc`, the MAC honouring the core's pause.
     pub mac_drops: u64,
     pub pfc: bool,
+    /// The core was the requester (`--rtl-requester`), not the responder.
+    pub requester: bool,
     /// Decisions the model followed, and outputs that differed (both 0 without lockstep).
     pub lockstep: bool,
     pub lockstep_events: u64,
@@ -85,7 +89,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let world = shared(World::attached(args.nic()?, link, args.faults.seed));
     let buf_len = (size.max(8) as usize) * args.qps as usize;
     let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
-    let a = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
+    let model_host = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
     let rtl = if args.rtl.lockstep {
         RtlBackend::with_lockstep(args.rtl.core_qps, width)
     } else {
@@ -93,13 +97,15 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     };
     let core = rtl.handle();
     core.set_lossless(args.rtl.pfc);
-    let b = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
+    let rtl_host = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
     let opts = ConnectOpts { path_mtu: mtu, timeout: ACK_TIMEOUT, ..Default::default() };
     for q in 0..args.qps as usize {
-        connect(&a, q, 100 + q as u32, &b, q, 200 + q as u32, &opts)?;
+        connect(&model_host, q, 100 + q as u32, &rtl_host, q, 200 + q as u32, &opts)?;
     }
+    // `a` posts the work requests, `b` answers them.
+    let (a, b) = if args.rtl.rtl_requester { (&rtl_host, &model_host) } else { (&model_host, &rtl_host) };
     let expect = pattern(buf_len, args.faults.seed as u32);
-    let src = if args.op == Op::Read { &b } else { &a };
+    let src = if args.op == Op::Read { b } else { a };
     src.buf.write(0, &expect)?;
 
     let wall = std::time::Instant::now();
@@ -116,18 +122,24 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
                 if args.op == Op::Send {
                     b.qps[qi].post_recv(&RecvWr { wr_id: u64::from(posted[qi]), sg_list: vec![recv_sge(q)] })?;
                 }
-                a.qps[qi].post_send(&wr_for(args.op, &a, &b, q, size, u64::from(posted[qi])))?;
+                a.qps[qi].post_send(&wr_for(args.op, a, b, q, size, u64::from(posted[qi])))?;
                 posted[qi] += 1;
             }
         }
         // A turn: what the requester sends goes into the core, the core answers, the answers go back.
         let frames = run_external(&world, TURN_PS);
-        let had_frames = !frames.is_empty();
-        let (c, settled) = rtl_turn(&world, &core, frames, TURN_CYCLES, |_| {});
+        let mut had_frames = !frames.is_empty();
+        let (c, settled) = rtl_turn(&world, &core, frames, TURN_CYCLES, |_| had_frames = true);
         if !settled {
             errors.push(format!("the core did not settle within {TURN_CYCLES} cycles"));
         }
         cycles += c;
+        if args.rtl.rtl_requester && !had_frames {
+            // Nothing came in or went out: the core's ACK timers run for the turn's time (its cycles count).
+            let wait = TURN_PS / 1000 / u64::from(hdl::core::info(args.rtl.core_qps, width).ns_per_cycle);
+            core.run(wait);
+            cycles += wait;
+        }
         {
             // The answers reach the requester; what it sends next waits for the next turn.
             let mut w = driver::lock_world(&world);
@@ -159,7 +171,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         }
     }
     let wall_s = wall.elapsed().as_secs_f64();
-    let data_ok = crate::perf::data_arrived(args.op, [&a, &b], args.qps, size, iters, &expect)? && errors.is_empty();
+    let data_ok = crate::perf::data_arrived(args.op, [a, b], args.qps, size, iters, &expect)? && errors.is_empty();
     let bytes = if data_ok { u64::from(size) * succeeded } else { 0 };
     let missing: Vec<String> = (0..args.qps as usize)
         .filter(|&q| done[q] < iters)
@@ -182,10 +194,11 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         wall_s,
         driver_ns_per_wr: None,
     };
-    // The counters are the model requester's (the core's are not in its register file yet), and the frames
-    // the core sent.
-    let mut r = report(args, &[&a], outcome);
-    r.packets += core.responses();
+    // The requester's counters (the core's read from its counter block), and the responses the core sent.
+    let mut r = report(args, &[a], outcome);
+    if !args.rtl.rtl_requester {
+        r.packets += core.responses();
+    }
     r.backend = "rtl";
     let (events, mismatches, first) =
         report_lockstep.map_or((0, 0, None), |l| (l.events as u64, l.mismatches as u64, l.first));
@@ -197,6 +210,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         core_qps: args.rtl.core_qps,
         mac_drops: core.peek("rx_drop_full"),
         pfc: args.rtl.pfc,
+        requester: args.rtl.rtl_requester,
         lockstep: args.rtl.lockstep,
         lockstep_events: events,
         lockstep_mismatches: mismatches,

@@ -572,6 +572,18 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         // Each SEND's receive CQE is timed from its last packet in; WRITEs have none.
         assert_eq!(v["rx_to_cqe_cycles_max"].as_u64().is_some_and(|c| c > 0), op == "send", "{out}");
     }
+    // The core as the requester: its packets counted by its own counter block (3 a WRITE or SEND of 3000
+    // bytes at PMTU 1024, 1 a READ or FETCH_ADD).
+    for (op, bytes, packets) in [("write", 36_000, 36), ("send", 36_000, 36), ("read", 36_000, 12), ("atomic", 96, 12)]
+    {
+        let args = ["perf", op, "--backend", "rtl", "--rtl-requester", "--size", "3000", "--iters", "6", "--qps", "2"];
+        let (ok, v, out) = ferrite_json(&[&args[..], &["--json"]].concat());
+        assert!(ok, "{out}");
+        assert_eq!((v["requester"].as_bool(), v["data_ok"].as_bool()), (Some(true), Some(true)), "{out}");
+        assert_eq!((v["bytes"].as_u64(), v["packets"].as_u64()), (Some(bytes), Some(packets)), "{out}");
+        assert_eq!(v["lockstep_mismatches"], 0, "{out}");
+        assert!(v["lockstep_events"].as_u64().unwrap() >= packets, "every packet a decision followed: {out}");
+    }
     // FETCH_ADDs: each QP's word counts them.
     let args = ["perf", "atomic", "--backend", "rtl", "--iters", "6", "--qps", "2", "--json"];
     let (ok, v, out) = ferrite_json(&args);
