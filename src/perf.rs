@@ -123,6 +123,10 @@ pub struct RtlArgs {
     /// answers a model requester).
     #[arg(long)]
     pub rtl_requester: bool,
+    /// With `--backend rtl`: a DMA read's round trip in nanoseconds (0: the core's own cycles, DMA round trips
+    /// excluded).
+    #[arg(long, default_value_t = sim::core::DMA_LATENCY_NS)]
+    pub dma_latency_ns: u64,
 }
 
 impl PerfArgs {

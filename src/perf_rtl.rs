@@ -54,6 +54,12 @@ pub struct RtlFigures {
     /// most, in cycles. The payload's writes come first, and a one-packet message's WQE fetch is in it.
     pub rx_to_cqe_cycles_mean: Option<f64>,
     pub rx_to_cqe_cycles_max: Option<u64>,
+    /// From an SQ doorbell written to an idle core to its first packet's first beat out (`--rtl-requester`):
+    /// mean and most, in cycles. The WQE's fetch, its slot's read and the payload's are in it.
+    pub doorbell_to_tx_cycles_mean: Option<f64>,
+    pub doorbell_to_tx_cycles_max: Option<u64>,
+    /// The DMA round trip the run had (`--dma-latency-ns`).
+    pub dma_latency_ns: u64,
 }
 
 /// The run: the arguments checked, the model host and the RTL host connected, the messages run.
@@ -97,6 +103,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     };
     let core = rtl.handle();
     core.set_lossless(args.rtl.pfc);
+    core.set_dma_latency_ns(args.rtl.dma_latency_ns);
     let rtl_host = open_host_on(Box::new(rtl), 1, args.qps as usize, buf_len, cap, false)?;
     let opts = ConnectOpts { path_mtu: mtu, timeout: ACK_TIMEOUT, ..Default::default() };
     for q in 0..args.qps as usize {
@@ -179,6 +186,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         .collect();
     let report_lockstep = core.lockstep_report();
     let lat = core.rx_to_cqe();
+    let db = core.doorbell_to_tx();
     let outcome = Outcome {
         size,
         iters,
@@ -218,6 +226,9 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
         rx_to_cqe_cycles_mean: (!lat.is_empty()).then(|| lat.iter().sum::<u64>() as f64 / lat.len() as f64),
         rx_to_cqe_cycles_max: lat.iter().max().copied(),
+        doorbell_to_tx_cycles_mean: (!db.is_empty()).then(|| db.iter().sum::<u64>() as f64 / db.len() as f64),
+        doorbell_to_tx_cycles_max: db.iter().max().copied(),
+        dma_latency_ns: args.rtl.dma_latency_ns,
     });
     if mismatches > 0 {
         r.completions_ok = false;

@@ -571,6 +571,7 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         assert_eq!(v["datapath_bytes"], 8, "{out}");
         // Each SEND's receive CQE is timed from its last packet in; WRITEs have none.
         assert_eq!(v["rx_to_cqe_cycles_max"].as_u64().is_some_and(|c| c > 0), op == "send", "{out}");
+        assert!(v["doorbell_to_tx_cycles_max"].is_null(), "the core rings no SQ doorbell as responder: {out}");
     }
     // The core as the requester: its packets counted by its own counter block (3 a WRITE or SEND of 3000
     // bytes at PMTU 1024, 1 a READ or FETCH_ADD).
@@ -583,7 +584,17 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         assert_eq!((v["bytes"].as_u64(), v["packets"].as_u64()), (Some(bytes), Some(packets)), "{out}");
         assert_eq!(v["lockstep_mismatches"], 0, "{out}");
         assert!(v["lockstep_events"].as_u64().unwrap() >= packets, "every packet a decision followed: {out}");
+        assert!(v["doorbell_to_tx_cycles_max"].as_u64().is_some_and(|c| c > 0), "{out}");
     }
+    // A doorbell to an idle core: its WQE fetch, slot read and payload read are three DMA round trips, which
+    // `--dma-latency-ns` sets.
+    let lat = |ns: &str| {
+        let args = ["perf", "write", "--backend", "rtl", "--rtl-requester", "--size", "64", "--iters", "1"];
+        let (ok, v, out) = ferrite_json(&[&args[..], &["--dma-latency-ns", ns, "--json"]].concat());
+        assert!(ok && v["lockstep_mismatches"] == 0, "{out}");
+        v["doorbell_to_tx_cycles_max"].as_u64().expect("a doorbell timed")
+    };
+    assert_eq!(lat("500") - lat("0"), 3 * (500 / 8 - 1), "three round trips of 62 cycles, less the one left");
     // FETCH_ADDs: each QP's word counts them.
     let args = ["perf", "atomic", "--backend", "rtl", "--iters", "6", "--qps", "2", "--json"];
     let (ok, v, out) = ferrite_json(&args);

@@ -136,6 +136,17 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).set_lossless(lossless);
     }
 
+    /// A DMA read's round trip from here on (`CoreSim::set_dma_latency_ns`; 500 ns at first).
+    pub fn set_dma_latency_ns(&self, ns: u64) {
+        crate::verbs::lock(&self.0).set_dma_latency_ns(ns);
+    }
+
+    /// For each SQ doorbell written to an idle core, the cycles to the next frame's first beat out
+    /// (`CoreSim::doorbell_to_tx`).
+    pub fn doorbell_to_tx(&self) -> Vec<u64> {
+        crate::verbs::lock(&self.0).doorbell_to_tx.clone()
+    }
+
     /// Stalls the core's host side and MAC at random from here on (`CoreSim::set_bubbles`; 0 for none).
     pub fn set_bubbles(&self, seed: u64, p: f64) {
         crate::verbs::lock(&self.0).set_bubbles(seed, p);

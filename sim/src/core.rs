@@ -192,6 +192,11 @@ pub struct CoreSim {
     pub reordered: u64,
     /// For each receive CQE, the cycles from its frame's last beat in to the CQE's first write beat.
     pub rx_to_cqe: Vec<u64>,
+    /// The cycle of an SQ doorbell written to an idle core (nothing coming in, going out or to fetch), until
+    /// the next frame's first beat leaves.
+    doorbell_at: Option<u64>,
+    /// For each such doorbell, the cycles from its write to the first beat of the next frame out.
+    pub doorbell_to_tx: Vec<u64>,
     /// EQEs posted and not yet written whole (their slots), and the bytes of the first so far.
     eqes: VecDeque<u32>,
     eqe_bytes: Vec<u8>,
@@ -315,6 +320,8 @@ impl CoreSim {
             cqes_written: 0,
             reordered: 0,
             rx_to_cqe: Vec::new(),
+            doorbell_at: None,
+            doorbell_to_tx: Vec::new(),
             eqes: VecDeque::new(),
             eqe_bytes: Vec::new(),
             irq: false,
@@ -339,6 +346,12 @@ impl CoreSim {
     /// dropped for want of room (`lossless`), or frames come as they arrive and a full FIFO drops them.
     pub fn set_lossless(&mut self, lossless: bool) {
         self.lossless = lossless;
+    }
+
+    /// A DMA read's round trip from here on, `ns` nanoseconds (whole cycles, rounded down; 0: the next cycle):
+    /// with 0 the core's own cycles show, DMA round trips excluded.
+    pub fn set_dma_latency_ns(&mut self, ns: u64) {
+        self.dma_latency = (ns * 1000 / self.ps_per_cycle).max(1);
     }
 
     fn stall(&mut self) -> bool {
@@ -689,6 +702,11 @@ impl CoreSim {
             return None;
         }
         let (data, keep) = (self.sim.get_bytes(p.tx_data), self.sim.get_bytes(p.tx_keep));
+        if self.leaving.is_empty() {
+            if let Some(at) = self.doorbell_at.take() {
+                self.doorbell_to_tx.push(self.sim.cycles() - at);
+            }
+        }
         self.leaving.extend((0..self.k).filter(|&i| keep[i / 8] >> (i % 8) & 1 == 1).map(|i| data[i]));
         (self.sim.get(p.tx_last) == 1).then(|| std::mem::take(&mut self.leaving))
     }
@@ -726,6 +744,11 @@ impl CoreSim {
 
     /// A 32-bit register write (one cycle).
     pub fn mmio_write(&mut self, addr: u32, val: u32) {
+        use wire::contract::regs::doorbell::{CQ_DB_BASE, DB_STRIDE, QP_DB_BASE, QP_SQ_PI};
+        let sq = (QP_DB_BASE..CQ_DB_BASE).contains(&addr) && (addr - QP_DB_BASE) % DB_STRIDE == QP_SQ_PI;
+        if sq && self.doorbell_at.is_none() && self.rx_quiet() && self.tx_quiet() && self.fetch_quiet() {
+            self.doorbell_at = Some(self.sim.cycles());
+        }
         self.sim.set(self.p.mmio_addr, u64::from(addr));
         self.sim.set(self.p.mmio_wdata, u64::from(val));
         self.sim.set(self.p.mmio_write, 1);
