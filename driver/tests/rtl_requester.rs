@@ -35,20 +35,8 @@ fn seed() -> u64 {
 }
 
 /// A model host and an RTL host (a core of `core_qps` QPs in lockstep) with `nqps` QPs each and buffers of
-/// `buf` bytes, QP `q` connected to QP `q`, the RTL host's requesters starting at PSN `psn`.
+/// `buf` bytes, QP `q` connected to QP `q` with `opts`, the RTL host's requesters starting at PSN `psn`.
 fn hosts(
-    width: Width,
-    core_qps: u32,
-    seed: u64,
-    nqps: usize,
-    buf: usize,
-    psn: u32,
-) -> (SharedWorld, Host, RtlHandle, Host) {
-    hosts_with(width, core_qps, seed, nqps, buf, psn, &ConnectOpts::default())
-}
-
-/// `hosts`, connected with `opts`.
-fn hosts_with(
     width: Width,
     core_qps: u32,
     seed: u64,
@@ -155,7 +143,7 @@ fn send_wqes_are_fetched_and_flushed_on_the_1024_qp_core() {
 
 fn fetch_and_flush(width: Width, core_qps: u32) {
     let seed = seed();
-    let (_w, _a, core, b) = hosts(width, core_qps, seed, 3, BUF, 0x100);
+    let (_w, _a, core, b) = hosts(width, core_qps, seed, 3, BUF, 0x100, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
     let settle = || assert!(core.settle(2_000_000), "{ctx}: the core fetched what it may");
@@ -254,7 +242,7 @@ fn send_requests(width: Width, core_qps: u32) {
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
     // PSNs from 2^24 - 8: QP 0's packets wrap.
-    let (w, a, core, b) = hosts(width, core_qps, seed, 2, BIG, 0xFF_FFF8);
+    let (w, a, core, b) = hosts(width, core_qps, seed, 2, BIG, 0xFF_FFF8, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps}-QP core");
     let src: Vec<u8> = (0..BIG).map(|_| rng.below(256) as u8).collect();
@@ -370,7 +358,7 @@ fn acks_complete_the_rtl_cores_sends_and_writes(width: Width) {
     const BUF: usize = 1 << 18;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
-    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0xFF_FF00);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0xFF_FF00, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
@@ -486,7 +474,7 @@ fn acks_complete_the_rtl_cores_sends_and_writes(width: Width) {
 /// it waits, finished, and completes after that WRITE once the ACK comes, then the QP enters ERR.
 fn a_payload_that_cannot_be_read_fails_its_wqe(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x100);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x100, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let gone = b.ctx.alloc_buf(4096).expect("a buffer");
@@ -545,7 +533,7 @@ fn reads_and_atomics_complete_on_the_rtl_core(width: Width) {
     const BUF: usize = 1 << 19;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
-    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0xFF_FFF0);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0xFF_FFF0, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
@@ -693,7 +681,7 @@ fn reads_and_atomics_complete_on_the_rtl_core(width: Width) {
 /// follows is flushed, and the READ's later responses are dropped.
 fn a_read_response_of_the_wrong_length_fails_the_read(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x10);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x10, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let mut src = vec![0u8; 4096];
@@ -765,7 +753,7 @@ fn lost_packets_and_naks_on_the_rtl_core(width: Width) {
     const BUF: usize = 1 << 18;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
-    let (w, a, core, b) = hosts(width, 16, seed, 3, BUF, 0xFF_FFFA);
+    let (w, a, core, b) = hosts(width, 16, seed, 3, BUF, 0xFF_FFFA, &ConnectOpts::default());
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}");
     let src: Vec<u8> = (0..BUF).map(|_| rng.below(256) as u8).collect();
@@ -893,7 +881,7 @@ fn timers_run_out_on_the_1024_qp_core() {
 fn timers_run_out(width: Width, core_qps: u32) {
     let seed = seed();
     let opts = ConnectOpts { timeout: 3, retry_cnt: 2, rnr_retry: 1, min_rnr_timer: 1, ..ConnectOpts::default() };
-    let (w, a, core, b) = hosts_with(width, core_qps, seed, 4, BUF, 0x40, &opts);
+    let (w, a, core, b) = hosts(width, core_qps, seed, 4, BUF, 0x40, &opts);
     core.set_bubbles(seed, 0.3);
     let ctx = format!("seed {seed:#x}, {core_qps} QPs");
     let write = |wr_id, to: u64| {
@@ -977,7 +965,7 @@ fn timers_run_out(width: Width, core_qps: u32) {
 /// DMA write the model's must match, so lockstep checks the core's answer too.
 fn an_sqd_qp_drains_until_its_write_is_acknowledged(width: Width) {
     let seed = seed();
-    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x40);
+    let (w, a, core, b) = hosts(width, 16, seed, 2, BUF, 0x40, &ConnectOpts::default());
     let ctx = format!("seed {seed:#x}");
     let mut x = wr(1, SendOp::RdmaWrite, Some(b.sge(0x100, 200)));
     (x.remote_addr, x.rkey) = (a.mr.addr + 0x1000, a.mr.rkey);
