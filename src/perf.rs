@@ -123,8 +123,8 @@ pub struct RtlArgs {
     /// answers a model requester).
     #[arg(long)]
     pub rtl_requester: bool,
-    /// With `--backend rtl`: a DMA read's round trip in nanoseconds (0: the core's own cycles, DMA round trips
-    /// excluded).
+    /// With `--backend rtl`: a DMA read's round trip in nanoseconds (0: one cycle each, so the core's own
+    /// cycles show). The model's timer tolerance holds for round trips up to about 1 us.
     #[arg(long, default_value_t = sim::core::DMA_LATENCY_NS)]
     pub dma_latency_ns: u64,
 }

@@ -94,7 +94,11 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, ..Default::default() };
     let world = shared(World::attached(args.nic()?, link, args.faults.seed));
     let buf_len = (size.max(8) as usize) * args.qps as usize;
-    let cap = QpCap { max_send_wr: DEPTH, max_recv_wr: DEPTH, ..Default::default() };
+    // Each host's one CQ takes both queues of every QP: with many QPs each gets fewer WRs in flight, so the
+    // CQ stays within both devices' largest ring.
+    let ring = args.nic()?.profile.max_log_ring.min(hdl::core::info(args.rtl.core_qps, width).profile.max_log_ring);
+    let depth = DEPTH.min((1u32 << ring) / (2 * args.qps)).max(1);
+    let cap = QpCap { max_send_wr: depth, max_recv_wr: depth, ..Default::default() };
     let model_host = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
     let rtl = if args.rtl.lockstep {
         RtlBackend::with_lockstep(args.rtl.core_qps, width)
@@ -125,7 +129,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     while completed < total && errors.is_empty() {
         for q in 0..args.qps {
             let qi = q as usize;
-            while posted[qi] < iters && posted[qi] - done[qi] < DEPTH {
+            while posted[qi] < iters && posted[qi] - done[qi] < depth {
                 if args.op == Op::Send {
                     b.qps[qi].post_recv(&RecvWr { wr_id: u64::from(posted[qi]), sg_list: vec![recv_sge(q)] })?;
                 }

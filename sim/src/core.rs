@@ -348,8 +348,8 @@ impl CoreSim {
         self.lossless = lossless;
     }
 
-    /// A DMA read's round trip from here on, `ns` nanoseconds (whole cycles, rounded down; 0: the next cycle):
-    /// with 0 the core's own cycles show, DMA round trips excluded.
+    /// A DMA read's round trip from here on, `ns` nanoseconds (whole cycles, rounded down; at least one: 0
+    /// answers the next cycle, so the core's own cycles show, each round trip one cycle).
     pub fn set_dma_latency_ns(&mut self, ns: u64) {
         self.dma_latency = (ns * 1000 / self.ps_per_cycle).max(1);
     }
@@ -746,7 +746,8 @@ impl CoreSim {
     pub fn mmio_write(&mut self, addr: u32, val: u32) {
         use wire::contract::regs::doorbell::{CQ_DB_BASE, DB_STRIDE, QP_DB_BASE, QP_SQ_PI};
         let sq = (QP_DB_BASE..CQ_DB_BASE).contains(&addr) && (addr - QP_DB_BASE) % DB_STRIDE == QP_SQ_PI;
-        if sq && self.doorbell_at.is_none() && self.rx_quiet() && self.tx_quiet() && self.fetch_quiet() {
+        // A doorbell whose WQE sent nothing (it failed) is replaced by the next to an idle core.
+        if sq && self.rx_quiet() && self.tx_quiet() && self.fetch_quiet() {
             self.doorbell_at = Some(self.sim.cycles());
         }
         self.sim.set(self.p.mmio_addr, u64::from(addr));

@@ -27,8 +27,10 @@ pub use wire::contract::qpc::TICK_NS;
 /// for one turn at most. The longest turn is at 8 bytes a cycle and 128 cycles a tick: a frame of
 /// `MAX_FRAME_LEN` (4,224 bytes) placed, 528 cycles, or a requester's 4 KiB packet built, its slot and two
 /// payload reads after a DMA round trip each (500 ns) and 512 beats, about 720 cycles; with the scan's
-/// round (64 cycles) and the tick the dispatch sees, under 7 ticks. A timer fires at most 8 ticks (8.2 us)
-/// late; against the shortest ACK timeout (8 ticks), it fires within twice its time, never early.
+/// round (64 cycles), 6.1 ticks, and the tick the dispatch sees, about 7. A timer fires at most 8 ticks
+/// (8.2 us) late; against the shortest ACK timeout (8 ticks), it fires within twice its time, never early.
+/// The margin, under a tick, holds for DMA round trips up to about 1 us and for commands, which hold the
+/// port for a few cycles between their context reads and writes.
 pub const TIMER_TOLERANCE: Tick = 8;
 
 /// Bits a tick value takes in the packed QP context: deadlines are compared within 2^35 ticks (10 hours)

@@ -386,12 +386,22 @@ pub(crate) fn reap(vm: &mut Child, secs: u64) {
 /// How many times a role's guest is started again after its network stopped.
 const FRESH_GUESTS: usize = 3;
 
-/// How many times the guest's kernel has said its virtio-net transmit queue stopped (its TX watchdog,
-/// after 5 s). Under software emulation on a loaded machine the queue has stayed stopped for good, in the
-/// middle of an `-a` case's 4 MiB messages (seen in two of eight local CI runs and in one CI run on
-/// 2026-12-05, the guest's kernel 6.1 with QEMU 7.2); nothing the guest sends leaves it after that.
-fn tx_stalls(console: &str) -> usize {
-    console.matches("NETDEV WATCHDOG").count()
+/// The lines in which the guest's kernel said its virtio-net transmit queue stopped (its TX watchdog, after
+/// 5 s) during case `name`: after the `CASE` line of the case before it in this guest (`prev`; from the
+/// console's start for the guest's first case) and before its own. Under software emulation on a loaded
+/// machine the queue has stayed stopped for good, in the middle of an `-a` case's 4 MiB messages (seen in two
+/// of eight local CI runs and in one CI run on 2026-12-05, the guest's kernel 6.1 with QEMU 7.2); nothing the
+/// guest sends leaves it after that.
+fn tx_stalls<'a>(console: &'a str, prev: Option<&str>, name: &str) -> Vec<&'a str> {
+    let mut lines = console.lines();
+    if let Some(prev) = prev {
+        let tag = format!("CASE {prev} rc=");
+        if !lines.by_ref().any(|l| l.trim().starts_with(&tag)) {
+            return Vec::new();
+        }
+    }
+    let own = format!("CASE {name} rc=");
+    lines.take_while(|l| !l.trim().starts_with(&own)).filter(|l| l.contains("NETDEV WATCHDOG")).map(str::trim).collect()
 }
 
 /// How ferrite's half of a case ended.
@@ -403,8 +413,8 @@ struct Side {
 }
 
 /// ferrite's half of `case`, as `role`: its JSON report's verdict. Ended early if the guest's console
-/// (`log`) shows its transmit queue stopped.
-fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log: &Path) -> Side {
+/// (`log`) shows its transmit queue stopped in this case (`prev`: the case before it in this guest).
+fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log: &Path, prev: Option<&str>) -> Side {
     let mut cmd = ns.command(&o.ferrite);
     match c.tool {
         Tool::Pingpong => cmd.arg("pingpong"),
@@ -430,7 +440,6 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
         // rxe never sends a bad ICRC: here one fails the case.
         cmd.arg("--strict-icrc").args(options(c, role).iter().flat_map(|o| o.split_whitespace()));
     }
-    let stalls = tx_stalls(&fs::read_to_string(log).unwrap_or_default());
     let (out, err) = (pcap.with_extension("out"), pcap.with_extension("err"));
     let files = fs::File::create(&out).and_then(|f| Ok((f, fs::File::create(&err)?)));
     let child = files.and_then(|(f, e)| cmd.stdout(f).stderr(e).spawn());
@@ -443,9 +452,12 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) => {}
-            Err(_) => break None,
+            Err(_) => {
+                let _ = child.kill();
+                break child.wait().ok();
+            }
         }
-        if tx_stalls(&fs::read_to_string(log).unwrap_or_default()) > stalls {
+        if !tx_stalls(&fs::read_to_string(log).unwrap_or_default(), prev, &c.name).is_empty() {
             stalled = true;
             let _ = child.kill();
             break child.wait().ok();
@@ -506,12 +518,12 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         return Err(format!("backend {}: only the model runs on a real link so far", o.backend).into());
     }
     fs::create_dir_all(&o.work)?;
-    let g = guest::build(&o.cache, &guest::RXE)?;
     let mut all = cases(o.loss);
     all.retain(|c| o.only.as_ref().is_none_or(|s| c.name.contains(s.as_str())));
     if let Some(name) = o.stage_stall.as_ref().filter(|n| !all.iter().any(|c| &c.name == *n)) {
         return Err(format!("--stage-stall {name}: no such case in this run").into());
     }
+    let g = guest::build(&o.cache, &guest::RXE)?;
     let mut results = Vec::new();
     for role in ["server", "client"] {
         let ns = Netns::new()?;
@@ -529,9 +541,14 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         };
         // The cases from `next` on run in one guest; if its transmit queue stops, it is ended and a fresh
         // guest runs the rest, the case it stopped in first.
+        for f in fs::read_dir(&dir)?.flatten() {
+            if f.file_name().to_string_lossy().starts_with("console") {
+                let _ = fs::remove_file(f.path());
+            }
+        }
         let mut next = 0;
         let mut fresh = 0;
-        let mut ping = None;
+        let (mut ping, mut first_console) = (None, None);
         let mut again: Option<String> = None;
         loop {
             let log =
@@ -541,25 +558,32 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
             let script = guest_script(role, &all[next..], o.stage_stall.as_deref().filter(|_| fresh == 0));
             let mut vm = boot(ns.command(Path::new("qemu-system-x86_64")), &g, &m, &script, &dir, &log)?;
             let mut stopped = false;
+            let first = next;
             while next < all.len() {
                 let c = &all[next];
+                let prev = (next > first).then(|| all[next - 1].name.as_str());
                 let pcap = dir.join(format!("{}.pcap", c.name));
                 let started = Instant::now();
-                let side = ferrite_side(o, &ns, role, c, &pcap, &log);
+                let side = ferrite_side(o, &ns, role, c, &pcap, &log, prev);
                 let took = started.elapsed();
-                if side.stalled && fresh < FRESH_GUESTS {
+                // The guest's half ends soon after ferrite's (or has already), unless its link stops.
+                let deadline = Instant::now() + Duration::from_secs(if side.stalled { 0 } else { 120 });
+                let mut stalled = side.stalled;
+                let rc = loop {
                     let console = fs::read_to_string(&log).unwrap_or_default();
-                    let said = console.lines().rev().find(|l| l.contains("NETDEV WATCHDOG")).unwrap_or("").trim();
+                    let rc = guest_rc(&console, &c.name);
+                    stalled |= rc.is_none() && !tx_stalls(&console, prev, &c.name).is_empty();
+                    if rc.is_some() || stalled || Instant::now() >= deadline {
+                        break rc;
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                };
+                if stalled && fresh < FRESH_GUESTS {
+                    let console = fs::read_to_string(&log).unwrap_or_default();
+                    let said = tx_stalls(&console, prev, &c.name).first().copied().unwrap_or("").to_string();
                     again = Some(format!("{}: \"{said}\"; ferrite's run {}", log.display(), side.report));
                     stopped = true;
                     break;
-                }
-                // The guest's half ends soon after ferrite's (or has already), unless its link stopped.
-                let deadline = Instant::now() + Duration::from_secs(if side.stalled { 0 } else { 120 });
-                let mut rc = guest_rc(&fs::read_to_string(&log).unwrap_or_default(), &c.name);
-                while rc.is_none() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(200));
-                    rc = guest_rc(&fs::read_to_string(&log).unwrap_or_default(), &c.name);
                 }
                 let report = side.report;
                 // The guest done (rc 0: it received every message) and ferrite's last SEND unacknowledged.
@@ -588,17 +612,12 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
                 });
                 next += 1;
             }
-            if ping.is_none() {
-                let console = fs::read_to_string(&log).unwrap_or_default();
-                let rc = guest_rc(&console, PING);
-                ping = Some(CaseResult {
-                    name: PING.to_string(),
-                    backend: o.backend.clone(),
-                    role: role.to_string(),
-                    pass: rc == Some(0),
-                    detail: format!("guest `ping -c 3` rc: {rc:?}\n{}", tail(&console, 8)),
-                });
+            // The ping of the first guest that got as far.
+            let console = fs::read_to_string(&log).unwrap_or_default();
+            if ping.is_none() && guest_rc(&console, PING).is_some() {
+                ping = Some(console.clone());
             }
+            first_console.get_or_insert(console);
             if !stopped {
                 reap(&mut vm, 60);
                 break;
@@ -607,7 +626,15 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
             let _ = vm.wait();
             fresh += 1;
         }
-        results.extend(ping);
+        let console = ping.or(first_console).unwrap_or_default();
+        let rc = guest_rc(&console, PING);
+        results.push(CaseResult {
+            name: PING.to_string(),
+            backend: o.backend.clone(),
+            role: role.to_string(),
+            pass: rc == Some(0),
+            detail: format!("guest `ping -c 3` rc: {rc:?}\n{}", tail(&console, 8)),
+        });
     }
     Ok(results)
 }
@@ -665,6 +692,20 @@ mod tests {
         assert!(guest_tool(past, "server").contains(" -s 1048576"), "the guest as client writes past the buffer");
         assert!(guest_tool(past, "client").contains(" -s 4096"), "the guest as server has the small buffer");
         assert_eq!(options(past, "server"), ["-s 4096"]);
+    }
+
+    /// A watchdog line belongs to the case running when the kernel printed it: after the case before's
+    /// `CASE` line, before its own.
+    #[test]
+    fn a_stopped_queue_is_the_case_it_stopped_in() {
+        let w = "[ 9.1] virtio_net virtio0 eth0: NETDEV WATCHDOG: transmit queue 0 timed out";
+        let console = format!("boot\nCASE a rc=0\n{w}\nCASE b rc=1\nCASE c rc=0\n{w}\n");
+        assert_eq!(tx_stalls(&console, None, "a"), Vec::<&str>::new(), "before a's line: none");
+        assert_eq!(tx_stalls(&console, Some("a"), "b"), [w.trim()]);
+        assert!(tx_stalls(&console, Some("b"), "c").is_empty(), "b's line, then c's: none between");
+        assert_eq!(tx_stalls(&console, Some("c"), "d"), [w.trim()], "d running, its line not yet there");
+        assert!(tx_stalls(&console, Some("d"), "e").is_empty(), "d not yet done: e has not started");
+        assert_eq!(tx_stalls(&format!("{w}\nCASE a rc=0"), None, "a").len(), 1, "a guest's first case");
     }
 
     #[test]
