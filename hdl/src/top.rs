@@ -55,6 +55,9 @@ pub enum Top {
     /// Which QPs may have a send WQE to fetch, on its own (`engine::req::window::FetchWake`), with
     /// `engine_profile`.
     FetchWake,
+    /// The timers' scan on its own (`engine::comp::timer::TimerScan`), with the 1,024-QP core's profile
+    /// (`timer_profile`: 16 lanes a row).
+    TimerScan,
     /// A packet's payload gathered from a scatter list on its own (`host::gather::DmaGather`).
     DmaGather,
     /// A host read streamed out as payload on its own (`host::stream::DmaStream`), at both widths.
@@ -106,7 +109,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 34] = [
+    pub const ALL: [Top; 35] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -127,6 +130,7 @@ impl Top {
         Top::OldestWalk,
         Top::PsnWalk,
         Top::FetchWake,
+        Top::TimerScan,
         Top::DmaGather,
         Top::DmaStream,
         Top::RxRoute,
@@ -160,6 +164,11 @@ impl Top {
         crate::core::info(16, Width::W8).profile
     }
 
+    /// The profile `Top::TimerScan` is built with: the 1,024-QP core's, whose timers' table has 16 lanes.
+    pub fn timer_profile() -> wire::contract::profile::Profile {
+        crate::core::info(1024, Width::W8).profile
+    }
+
     /// Every top `ferrite verilog` writes: the simulated ones and the board's core.
     pub fn written() -> impl Iterator<Item = Top> {
         Top::ALL.into_iter().chain([Top::BOARD_CORE])
@@ -185,6 +194,7 @@ impl Top {
             | Top::OldestWalk
             | Top::PsnWalk
             | Top::FetchWake
+            | Top::TimerScan
             | Top::EqeWrite
             | Top::RecvWqe
             | Top::RecvWqeLarge
@@ -221,6 +231,7 @@ impl Top {
             Top::OldestWalk => "oldest_walk".into(),
             Top::PsnWalk => "psn_walk".into(),
             Top::FetchWake => "fetch_wake".into(),
+            Top::TimerScan => "timer_scan".into(),
             Top::DmaGather => format!("dma_gather_w{}", w.bytes()),
             Top::DmaStream => format!("dma_stream_w{}", w.bytes()),
             Top::RxRoute => "rx_route".into(),
@@ -481,6 +492,26 @@ impl Top {
                 p("out_valid", 1, Dir::Out),
                 p("out_ready", 1, Dir::In),
             ],
+            Top::TimerScan => {
+                use crate::engine::comp::timer::TIMER_LANES;
+                use wire::contract::qpc::{NEAR_TICK_BITS, TICK_BITS};
+                let (l, t, n) = (TIMER_LANES, TICK_BITS as usize, NEAR_TICK_BITS as usize);
+                vec![
+                    p("clock", 1, Dir::In),
+                    p("reset", 1, Dir::In),
+                    p("tick", t, Dir::In),
+                    p("tm_index", 24, Dir::Out),
+                    p("tm_live", l, Dir::In),
+                    p("tm_ack", l, Dir::In),
+                    p("tm_ack_at", l * t, Dir::In),
+                    p("tm_rnr", l, Dir::In),
+                    p("tm_rnr_at", l * n, Dir::In),
+                    p("fire", 1, Dir::Out),
+                    p("fire_qpn", 24, Dir::Out),
+                    p("fire_rnr", 1, Dir::Out),
+                    p("take", 1, Dir::In),
+                ]
+            }
             Top::FetchWake => vec![
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
@@ -946,6 +977,20 @@ impl Top {
             }
             (Top::DmaGather, Width::W8) => gather_verilog(crate::host::gather::DmaGatherW8::default()),
             (Top::DmaGather, Width::W64) => gather_verilog(crate::host::gather::DmaGatherW64::default()),
+            (Top::TimerScan, _) => {
+                let mut u = crate::engine::comp::timer::TimerScan::new(Top::timer_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.tick.connect();
+                u.tm_live.connect();
+                u.tm_ack.connect();
+                u.tm_ack_at.connect();
+                u.tm_rnr.connect();
+                u.tm_rnr_at.connect();
+                u.take.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
             (Top::FetchWake, _) => {
                 let mut u = crate::engine::req::window::FetchWake::new(Top::engine_profile());
                 u.clock.connect();

@@ -60,7 +60,8 @@ impl TimerScan {
 
 impl Logic for TimerScan {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator on its own against a reference of the table's rules (sim/tests/timer_scan.rs)
+        // and with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
     }
 
     fn connect(&mut self) {
@@ -130,6 +131,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         for k in (1..l).rev() {
             v.push(format!("    if (dm[{k}]) lane = {lb}'d{k};"));
         }
+        v.push(format!("    if (dm[0]) lane = {lb}'d0;"));
         v.extend([
             format!("    tm_index = {{{}'d0, i}};", 24 - ra),
             "    fire = have;".into(),
