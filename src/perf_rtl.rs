@@ -76,7 +76,8 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         }
         _ => return Err("--width must be 8 or 64".into()),
     };
-    let clock_mhz = 1000.0 / f64::from(hdl::core::info(args.rtl.core_qps, width).ns_per_cycle);
+    let info = hdl::core::info(args.rtl.core_qps, width);
+    let clock_mhz = 1000.0 / f64::from(info.ns_per_cycle);
     let faults = args.faults.check()?;
     if faults != Default::default() || args.faults.pcap.is_some() {
         return Err("--loss, the other faults and --pcap are for the model backend".into());
@@ -92,11 +93,12 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         return Err("--size above 16 MiB on the RTL backend".into());
     }
     let link = LinkConfig { gbps: args.link_gbps, delay_ns: args.delay_ns, ..Default::default() };
-    let world = shared(World::attached(args.nic()?, link, args.faults.seed));
+    let nic = args.nic()?;
+    let ring = nic.profile.max_log_ring.min(info.profile.max_log_ring);
+    let world = shared(World::attached(nic, link, args.faults.seed));
     let buf_len = (size.max(8) as usize) * args.qps as usize;
     // Each host's one CQ takes both queues of every QP: with many QPs each gets fewer WRs in flight, so the
     // CQ stays within both devices' largest ring.
-    let ring = args.nic()?.profile.max_log_ring.min(hdl::core::info(args.rtl.core_qps, width).profile.max_log_ring);
     let depth = DEPTH.min((1u32 << ring) / (2 * args.qps)).max(1);
     let cap = QpCap { max_send_wr: depth, max_recv_wr: depth, ..Default::default() };
     let model_host = open_host(&world, 0, args.qps as usize, buf_len, cap, false)?;
@@ -147,7 +149,7 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         cycles += c;
         if args.rtl.rtl_requester && !had_frames {
             // Nothing came in or went out: the core's ACK timers run for the turn's time (its cycles count).
-            let wait = TURN_PS / 1000 / u64::from(hdl::core::info(args.rtl.core_qps, width).ns_per_cycle);
+            let wait = TURN_PS / 1000 / u64::from(info.ns_per_cycle);
             core.run(wait);
             cycles += wait;
         }
