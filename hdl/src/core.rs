@@ -38,6 +38,8 @@ use crate::engine::cmd::CmdUnit;
 use crate::engine::comp::timer::TimerScan;
 use crate::engine::counts::CoreEvents;
 use crate::engine::dispatch::RxDispatch;
+use crate::engine::raw::ctrl::CtrlQueue;
+use crate::engine::raw::recv::RawRecv;
 use crate::engine::req::ready::WQE_BITS;
 use crate::engine::req::tx::ReqTx;
 use crate::engine::req::window::FetchWake;
@@ -157,6 +159,10 @@ pub struct Core<
     pub tx_last: Signal<Out, Bit>,
     pub tx_valid: Signal<Out, Bit>,
     pub tx_ready: Signal<In, Bit>,
+    /// The beat on the MAC is a reply from the control queue (`engine::raw`): such a frame's last beat
+    /// taken is its decision (`Decision::Tx(TxPick::Control)`). No reply is queued or going out.
+    pub tx_ctrl: Signal<Out, Bit>,
+    pub trace_ctrl_idle: Signal<Out, Bit>,
     /// The decision trace: a command completed this cycle (the model's `Decision::Command`); a received
     /// frame decided (`Decision::Rx`); the dispatch idle (no frame in hand, no write left); the write beat
     /// on the DMA port is payload of QP `trace_wr_qpn`'s responder (its completer's with `trace_wr_comp`: a
@@ -256,6 +262,8 @@ pub struct Core<
     tx: Tx<D, K, SL, SL1, RL, RL1>,
     events: CoreEvents,
     counters: CounterBank,
+    raw_recv: RawRecv<D, K>,
+    ctrl: CtrlQueue<D, K>,
 }
 
 impl<
@@ -323,6 +331,8 @@ impl<
             tx_last: Signal::default(),
             tx_valid: Signal::default(),
             tx_ready: Signal::default(),
+            tx_ctrl: Signal::default(),
+            trace_ctrl_idle: Signal::default(),
             trace_cmd: Signal::default(),
             trace_rx: Signal::default(),
             trace_rx_idle: Signal::default(),
@@ -395,6 +405,8 @@ impl<
             tx: Tx::default(),
             events: CoreEvents::default(),
             counters: CounterBank::default(),
+            raw_recv: RawRecv::default(),
+            ctrl: CtrlQueue::default(),
         }
     }
 }
@@ -461,6 +473,8 @@ pub fn ports(w: crate::Width) -> Vec<Port> {
         p("tx_last", 1, Out),
         p("tx_valid", 1, Out),
         p("tx_ready", 1, In),
+        p("tx_ctrl", 1, Out),
+        p("trace_ctrl_idle", 1, Out),
         p("trace_cmd", 1, Out),
         p("trace_rx", 1, Out),
         p("trace_rx_idle", 1, Out),
@@ -602,6 +616,9 @@ impl<
         self.events.tx_take.next = self.tx.meta_valid.val() & self.tx.meta_ready.val();
         self.events.meta.next = self.tx.meta.val();
         self.events.doorbell_ignored.next = self.mmio.cnt_ignored.val();
+        self.events.raw_inc.next = self.ctrl.inc.val();
+        self.events.ctrl_sent.next = self.ctrl.sent.val();
+        self.events.ctrl_len.next = self.ctrl.sent_len.val();
         self.counters.clock.next = self.clock.val();
         self.counters.reset.next = self.reset.val();
         self.counters.inc.next = self.events.inc.val();
@@ -891,8 +908,17 @@ impl<
         self.rx.in_data.next = self.ingress.out_data.val();
         self.rx.in_keep.next = self.ingress.out_keep.val();
         self.rx.in_last.next = self.ingress.out_last.val();
-        self.rx.in_valid.next = self.ingress.out_valid.val();
-        self.ingress.out_ready.next = self.rx.in_ready.val();
+        // A frame the raw path holds for its decision keeps the next from starting.
+        self.rx.in_valid.next = self.ingress.out_valid.val() & !self.raw_recv.held.val();
+        self.ingress.out_ready.next = self.rx.in_ready.val() & !self.raw_recv.held.val();
+        self.raw_recv.clock.next = self.clock.val();
+        self.raw_recv.reset.next = self.reset.val();
+        self.raw_recv.in_data.next = self.ingress.out_data.val();
+        self.raw_recv.in_keep.next = self.ingress.out_keep.val();
+        self.raw_recv.in_last.next = self.ingress.out_last.val();
+        self.raw_recv.in_take.next = self.ingress.out_valid.val() & self.rx.in_ready.val() & !self.raw_recv.held.val();
+        self.raw_recv.decided.next = self.dispatch.decided.val();
+        self.exec.own_ip.next = self.raw_recv.own_ip.val();
         self.cnt_ok.next = self.rx.cnt_ok.val();
         self.cnt_not_roce.next = self.rx.cnt_not_roce.val();
         self.cnt_truncated.next = self.rx.cnt_truncated.val();
@@ -1035,10 +1061,29 @@ impl<
         self.tx.pay_last.next = self.gather.out_last.val();
         self.tx.pay_valid.next = self.gather.out_valid.val();
         self.gather.out_ready.next = self.tx.pay_ready.val();
-        self.tx_data.next = self.tx.out_data.val();
-        self.tx_keep.next = self.tx.out_keep.val();
-        self.tx_last.next = self.tx.out_last.val();
-        self.tx_valid.next = self.tx.out_valid.val();
-        self.tx.out_ready.next = self.tx_ready.val();
+        // The MAC's port: the TX pipeline's frames, and between them the control queue's replies.
+        self.ctrl.clock.next = self.clock.val();
+        self.ctrl.reset.next = self.reset.val();
+        self.ctrl.wr_valid.next = self.raw_recv.wr_valid.val();
+        self.ctrl.wr_beat.next = self.raw_recv.wr_beat.val();
+        self.ctrl.wr_data.next = self.raw_recv.wr_data.val();
+        self.ctrl.at_held.next = self.raw_recv.at_held.val();
+        self.ctrl.patch.next = self.raw_recv.patch.val();
+        self.ctrl.own.next = self.exec.own.val();
+        self.ctrl.decided.next = self.dispatch.decided.val();
+        self.ctrl.raw.next = self.dispatch.raw.val();
+        self.ctrl.mac.next = self.exec.mac.val();
+        self.ctrl.pipe_data.next = self.tx.out_data.val();
+        self.ctrl.pipe_keep.next = self.tx.out_keep.val();
+        self.ctrl.pipe_last.next = self.tx.out_last.val();
+        self.ctrl.pipe_valid.next = self.tx.out_valid.val();
+        self.tx.out_ready.next = self.ctrl.pipe_ready.val();
+        self.ctrl.tx_ready.next = self.tx_ready.val();
+        self.tx_data.next = self.ctrl.tx_data.val();
+        self.tx_keep.next = self.ctrl.tx_keep.val();
+        self.tx_last.next = self.ctrl.tx_last.val();
+        self.tx_valid.next = self.ctrl.tx_valid.val();
+        self.tx_ctrl.next = self.ctrl.tx_ctrl.val();
+        self.trace_ctrl_idle.next = self.ctrl.idle.val();
     }
 }

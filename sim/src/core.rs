@@ -81,6 +81,8 @@ struct Ports {
     tx_last: usize,
     tx_valid: usize,
     tx_ready: usize,
+    tx_ctrl: usize,
+    trace_ctrl_idle: usize,
     trace_tx: usize,
     trace_tx_qpn: usize,
     trace_tx_nil: usize,
@@ -171,6 +173,8 @@ pub struct CoreSim {
     sent: VecDeque<Vec<u8>>,
     /// Frames the core's responders decided to send (trace `Tx` decisions that send one) so far.
     pub responses: u64,
+    /// Frames sent from the control queue (ARP and ICMP echo replies).
+    pub replies: u64,
     /// Packets the core's requesters decided to send so far, and their decisions that sent nothing.
     pub requests: u64,
     pub failed_requests: u64,
@@ -269,6 +273,8 @@ impl CoreSim {
             tx_last: q("tx_last"),
             tx_valid: q("tx_valid"),
             tx_ready: q("tx_ready"),
+            tx_ctrl: q("tx_ctrl"),
+            trace_ctrl_idle: q("trace_ctrl_idle"),
             trace_tx: q("trace_tx"),
             trace_tx_qpn: q("trace_tx_qpn"),
             trace_tx_nil: q("trace_tx_nil"),
@@ -313,6 +319,7 @@ impl CoreSim {
             leaving: Vec::new(),
             sent: VecDeque::new(),
             responses: 0,
+            replies: 0,
             requests: 0,
             failed_requests: 0,
             cqes: VecDeque::new(),
@@ -558,8 +565,16 @@ impl CoreSim {
                 lock(&l.log).output(Output::Interrupt);
             }
         }
-        if let Some(frame) = left {
-            let pick = self.picks.pop_front().expect("a frame left that no decision sent");
+        if let Some((frame, ctrl)) = left {
+            // A reply from the control queue is decided as its last beat leaves, before this cycle's others.
+            let pick = if ctrl {
+                self.replies += 1;
+                self.record(Decision::Tx(TxPick::Control), Vec::new());
+                self.check_due = true;
+                TxPick::Control
+            } else {
+                self.picks.pop_front().expect("a frame left that no decision sent")
+            };
             if let Some(l) = &self.lockstep {
                 lock(&l.log).output(Output::Frame { pick, frame: frame.clone() });
             }
@@ -694,7 +709,7 @@ impl CoreSim {
 
     /// Takes the core's transmit beat, if it offers one (the MAC takes one a cycle, stalled by the bubbles);
     /// returns the frame whose last beat this is.
-    fn mac_take(&mut self) -> Option<Vec<u8>> {
+    fn mac_take(&mut self) -> Option<(Vec<u8>, bool)> {
         let ready = !self.stall();
         let p = &self.p;
         self.sim.set(p.tx_ready, u64::from(ready));
@@ -702,13 +717,14 @@ impl CoreSim {
             return None;
         }
         let (data, keep) = (self.sim.get_bytes(p.tx_data), self.sim.get_bytes(p.tx_keep));
-        if self.leaving.is_empty() {
+        let ctrl = self.sim.get(p.tx_ctrl) == 1;
+        if self.leaving.is_empty() && !ctrl {
             if let Some(at) = self.doorbell_at.take() {
                 self.doorbell_to_tx.push(self.sim.cycles() - at);
             }
         }
         self.leaving.extend((0..self.k).filter(|&i| keep[i / 8] >> (i % 8) & 1 == 1).map(|i| data[i]));
-        (self.sim.get(p.tx_last) == 1).then(|| std::mem::take(&mut self.leaving))
+        (self.sim.get(p.tx_last) == 1).then(|| (std::mem::take(&mut self.leaving), ctrl))
     }
 
     /// The frames the core has sent since the last call, in order.
@@ -723,6 +739,7 @@ impl CoreSim {
             && self.leaving.is_empty()
             && self.sim.get(self.p.trace_tx_idle) == 1
             && self.sim.get(self.p.trace_req_idle) == 1
+            && self.sim.get(self.p.trace_ctrl_idle) == 1
     }
 
     /// Hands `frame` to the MAC, to go in a beat a cycle after the frames before it (the MAC cannot be told

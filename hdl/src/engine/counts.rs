@@ -223,6 +223,11 @@ pub struct CoreEvents {
     pub meta: Signal<In, Bits<{ meta::BITS }>>,
     /// The register file: a command doorbell rung while a command runs.
     pub doorbell_ignored: Signal<In, Bit>,
+    /// The raw path (`engine::raw`): what a frame that is not RoCEv2 counts at its decision; a reply sent
+    /// from the control queue, and its length.
+    pub raw_inc: Signal<In, Bits<INC_BITS>>,
+    pub ctrl_sent: Signal<In, Bit>,
+    pub ctrl_len: Signal<In, Bits<16>>,
     pub inc: Signal<Out, Bits<INC_BITS>>,
     pub inc2: Signal<Out, Bits<INC_BITS>>,
     pub rx_add: Signal<Out, Bits<16>>,
@@ -284,7 +289,7 @@ pub fn core_events_verilog() -> Vec<String> {
     // The records' other fields are other blocks' (the core's Verilator waivers name `rec` and `meta`).
     v.extend([
         "always @(*) begin".to_string(),
-        "    inc = outcome;".into(),
+        "    inc = outcome | raw_inc;".into(),
         "    if (rx_decided) inc = inc | of_frame;".into(),
         format!("    if (fetched) {}", set("inc", C::sq_wqes)),
         format!("    if (cqe) {}", set("inc", C::cqes)),
@@ -292,6 +297,8 @@ pub fn core_events_verilog() -> Vec<String> {
         format!("    if (eqe) {}", set("inc", C::events)),
         format!("    if (eqe_lost) {}", set("inc", C::events_lost)),
         format!("    if (irq) {}", set("inc", C::interrupts)),
+        // A reply sent in the cycle the TX pipeline takes a record: both count (`inc2` has the record's).
+        format!("    if (ctrl_sent) {}", set("inc", C::tx_frames)),
         "    inc2 = 64'd0;".into(),
         format!("    if (read_failed) {}", set("inc2", C::tx_naks_remote_access)),
         format!("    if (tx_ack) {}", set("inc2", C::tx_acks)),
@@ -299,7 +306,10 @@ pub fn core_events_verilog() -> Vec<String> {
         format!("    if (tx_take) {}", set("inc2", C::tx_frames)),
         format!("    if (doorbell_ignored) {}", set("inc2", C::cmd_doorbells_ignored)),
         "    rx_add = rx_decided ? rx_len : 16'd0;".into(),
-        format!("    tx_add = tx_take ? hl0 + ext_len + plen + {{14'd0, pad}} + 16'd{} : 16'd0;", wire::icrc::ICRC_LEN),
+        format!(
+            "    tx_add = (tx_take ? hl0 + ext_len + plen + {{14'd0, pad}} + 16'd{} : 16'd0) + (ctrl_sent ? ctrl_len : 16'd0);",
+            wire::icrc::ICRC_LEN
+        ),
         "end".into(),
     ]);
     v

@@ -40,7 +40,8 @@
 //! RNR wait; `RespRun` does it (the WQE's slot read again for its scatter list and the scatter started,
 //! the finished entries walked past, the cursor's new place found) and its end is the decision; the data is
 //! scattered (an atomic's original value as one beat) before the retire, the port held throughout.
-//! Everything else (CNPs, CE marks, raw frames) is not built yet: it is dropped too and counted in
+//! A frame that is not RoCEv2 is dropped here and is `engine::raw`'s (`raw`, with its decision).
+//! Everything else (CNPs, CE marks) is not built yet: it is dropped too and counted in
 //! `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
 //! `qp_resp` as the model's `enter_err` leaves it) with its fatal event (`EvPost`, after the payload).
@@ -317,6 +318,8 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// The decision trace: a frame decided this cycle; the QP whose payload the write beats carry; a CQE
     /// posted this cycle to CQ `cq_index`, its slot (the CQ's producer counter) and the ring's size.
     pub decided: Signal<Out, Bit>,
+    /// With `decided`: the frame is not RoCEv2 (route `RAW`), for `engine::raw`.
+    pub raw: Signal<Out, Bit>,
     pub wr_qpn: Signal<Out, Bits<24>>,
     pub posted: Signal<Out, Bit>,
     pub posted_slot: Signal<Out, Bits<32>>,
@@ -467,6 +470,7 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     write: Constant<Bits<4>>,
     recv_act: Constant<Bits<4>>,
     unbuilt: Constant<Bits<4>>,
+    raw_route: Constant<Bits<4>>,
     dup_ack: Constant<Bits<4>>,
     seq_nak: Constant<Bits<4>>,
     rnr_nak: Constant<Bits<4>>,
@@ -546,6 +550,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             wr_eqe: Signal::default(),
             irq: Signal::default(),
             decided: Signal::default(),
+            raw: Signal::default(),
             wr_qpn: Signal::default(),
             posted: Signal::default(),
             posted_slot: Signal::default(),
@@ -657,6 +662,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             write: Constant::new(u64::from(action::WRITE).into()),
             recv_act: Constant::new(u64::from(action::RECV).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
+            raw_route: Constant::new(u64::from(route::RAW).into()),
             dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
             seq_nak: Constant::new(u64::from(action::SEQ_NAK).into()),
             rnr_nak: Constant::new(u64::from(action::RNR_NAK).into()),
@@ -845,6 +851,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.resp_we.next = false;
         self.wr_qpn.next = self.qpn.q.val();
         self.unhandled.next = self.count.q.val();
+        self.raw.next =
+            (self.state.q.val() == DispatchState::Decide) & (self.rx_route.route.val() == self.raw_route.val());
 
         self.place.clock.next = self.clock.val();
         self.place.reset.next = self.reset.val();
@@ -1983,7 +1991,16 @@ pub fn action_verilog() -> Vec<String> {
     ));
     v.push(format!("    action = 4'd{unbuilt};"));
     v.push("    case (route)".into());
-    for r in [route::OTHER_MAC, route::MALFORMED, route::BAD_PKEY, route::NO_QP, route::QP_STATE, route::OTHER_PEER] {
+    // A frame that is not RoCEv2 is `engine::raw`'s: nothing for the dispatch to do.
+    for r in [
+        route::OTHER_MAC,
+        route::RAW,
+        route::MALFORMED,
+        route::BAD_PKEY,
+        route::NO_QP,
+        route::QP_STATE,
+        route::OTHER_PEER,
+    ] {
         v.push(format!("    4'd{r}: action = 4'd{drop};"));
     }
     v.push(format!("    4'd{}: if (!ce) action = 4'd{drop};", route::RESPONSE_QP_STATE));

@@ -108,6 +108,10 @@ pub struct CmdExec {
     pub gid: Signal<Out, Bits<128>>,
     pub gid_valid: Signal<Out, Bit>,
     pub mac: Signal<Out, Bits<48>>,
+    /// Whether a valid GID table entry is `own_ip` as an IPv4-mapped GID (`wire::ipv6::gid_to_ipv4`): the
+    /// NIC's own IPv4 addresses, for ARP and ICMP echo (`engine::raw`).
+    pub own_ip: Signal<In, Bits<32>>,
+    pub own: Signal<Out, Bit>,
     /// The responder's ports (`engine::dispatch`): a QP's valid bit and its `qp_attr` and `qp_resp` records
     /// and an MR entry, one cycle after their index (an index past a table reads as no entry); a GID entry
     /// at once; and the write of a QP's next `qp_resp` record.
@@ -210,6 +214,7 @@ impl Logic for CmdExec {
         self.gid.connect();
         self.gid_valid.connect();
         self.mac.connect();
+        self.own.connect();
         self.rs_qp_valid.connect();
         self.rs_attr.connect();
         self.rs_resp.connect();
@@ -1044,6 +1049,13 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
     w("always @(*) begin eq = eq_ent; gid = gid_tab[gid_index]; gid_valid = gid_valid_r[gid_index]; mac = mac_r; end"
         .into());
+    w("reg [15:0] own_hit;\ninteger gi;".into());
+    w("always @(*) begin".into());
+    w(format!(
+        "    for (gi = 0; gi < 16; gi = gi + 1) own_hit[gi] = gid_valid_r[gi] && gid_tab[gi] == {{80'd0, 16'h{:04x}, own_ip}};",
+        0xffff
+    ));
+    w("    own = |own_hit;\nend".into());
     v
 }
 

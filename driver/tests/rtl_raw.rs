@@ -1,0 +1,197 @@
+//! The NIC's own ARP and ICMP echo replies on the RTL core, in lockstep with the model: requests for either
+//! of its two IPv4 addresses are answered as `wire::arp::reply_frame` and `wire::icmp::echo_reply` build
+//! the reply (tagged or not, padded, odd lengths, the longest echo a control-queue slot holds, all-zero
+//! checksums), everything else that is not RoCEv2 is dropped and counted, and a flood of requests while the
+//! MAC stalls fills the control queue: the replies it has no room for are counted as lost.
+
+use driver::rtl::RtlBackend;
+use driver::*;
+use hdl::Width;
+use wire::contract::regs::Counter;
+use wire::{arp, icmp, ipv4};
+
+#[macro_use]
+mod widths;
+
+const MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
+const PEER: [u8; 6] = [0x52, 0x54, 0, 0, 0, 9];
+const ME: [u8; 4] = [10, 0, 0, 2];
+const ME2: [u8; 4] = [10, 0, 0, 3];
+const OTHER: [u8; 4] = [10, 0, 0, 4];
+const PEER_IP: [u8; 4] = [10, 0, 0, 9];
+const LIMIT: u64 = 1_000_000;
+
+fn seed() -> u64 {
+    std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0A70)
+}
+
+/// `f` with an 802.1Q tag `tci` after its MAC addresses.
+fn tagged(f: &[u8], tci: u16) -> Vec<u8> {
+    let mut t = f[..12].to_vec();
+    t.extend(wire::eth::ethertype::VLAN.to_be_bytes());
+    t.extend(tci.to_be_bytes());
+    t.extend(&f[12..]);
+    t
+}
+
+/// An echo request from the peer to `dst` with `data`.
+fn ping(dst: [u8; 4], seq: u16, data: &[u8]) -> Vec<u8> {
+    icmp::echo_request((PEER, PEER_IP), (MAC, dst), 0x1c2b, seq, data)
+}
+
+/// `f` (untagged) with its IPv4 header changed by `edit` and its checksum made good again.
+fn ip_edited(mut f: Vec<u8>, edit: impl Fn(&mut [u8])) -> Vec<u8> {
+    edit(&mut f[14..34]);
+    f[24..26].fill(0);
+    let c = ipv4::checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+/// The reply the NIC owes `f`, as the wire crate builds it (checked against Linux's in its own tests).
+fn reply_to(f: &[u8]) -> Vec<u8> {
+    if let Some((eth, req)) = arp::parse_frame(f) {
+        return arp::reply_frame(&eth, &req, MAC);
+    }
+    let req = icmp::parse_echo_request(f).expect("an echo request");
+    icmp::echo_reply(f, &req)
+}
+
+/// Every request, and whether the NIC answers it.
+fn requests() -> Vec<(&'static str, Vec<u8>, bool)> {
+    let req = |tpa| arp::request_frame(PEER, PEER_IP, tpa);
+    let mut arp_reply = req(ME);
+    arp_reply[21] = arp::REPLY as u8;
+    let mut htype = req(ME);
+    htype[15] = 6;
+    let mut unicast_other = req(ME);
+    unicast_other[..6].copy_from_slice(&[2, 0, 0, 0, 0, 0x77]);
+    let mut padded = req(ME);
+    padded.resize(100, 0xa5);
+    let mut bad_icmp = ping(ME, 5, &[1, 2, 3]);
+    bad_icmp[40] ^= 1;
+    let mut bad_ip = ping(ME, 6, &[1, 2, 3]);
+    bad_ip[24] ^= 1;
+    let fragment = ip_edited(ping(ME, 7, &[9; 24]), |h| h[6] |= 0x20);
+    let mut trailing = ping(ME, 8, &[]);
+    trailing.resize(70, 0x5a);
+    let mut to_all = ping(ME, 9, &[4; 10]);
+    to_all[..6].fill(0xff);
+    let long_data: Vec<u8> = (0..1494).map(|i| (i * 7) as u8).collect();
+    let mut experimental = vec![0u8; 80];
+    experimental[..6].copy_from_slice(&MAC);
+    experimental[6..12].copy_from_slice(&PEER);
+    experimental[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
+    vec![
+        ("ARP for the first address", req(ME), true),
+        ("ARP for the second address", req(ME2), true),
+        ("ARP for another address", req(OTHER), false),
+        ("an ARP reply", arp_reply, false),
+        ("ARP, tagged", tagged(&req(ME), 0xa064), true),
+        ("ARP of another hardware type", htype, false),
+        ("ARP to another MAC", unicast_other, false),
+        ("ARP padded to 100 bytes", padded, true),
+        ("ping, all zero (checksum 0xffff)", icmp::echo_request((PEER, PEER_IP), (MAC, ME), 0, 0, &[]), true),
+        ("ping, one byte", ping(ME, 1, &[0xee]), true),
+        ("ping, 32 bytes", ping(ME2, 2, &(0..32).collect::<Vec<u8>>()), true),
+        ("ping, the longest a slot holds", ping(ME, 3, &long_data), true),
+        ("ping, a byte too long", ping(ME, 4, &[3; 1495]), false),
+        ("ping, tagged", tagged(&ping(ME, 10, &[6; 17]), 0x2005), true),
+        ("ping, bad ICMP checksum", bad_icmp, false),
+        ("ping, bad IP checksum", bad_ip, false),
+        ("ping, a fragment", fragment, false),
+        ("ping of another address", ping(OTHER, 11, &[1]), false),
+        ("ping with bytes after its datagram", trailing, true),
+        ("ping to the broadcast MAC", to_all, true),
+        ("an experimental EtherType", experimental, false),
+    ]
+}
+
+fn open(width: Width) -> (Context, driver::rtl::RtlHandle) {
+    let rtl = RtlBackend::with_lockstep(16, width);
+    let core = rtl.handle();
+    let ctx = Context::open(Box::new(rtl)).expect("the RTL core opens");
+    ctx.set_port_mac(MAC).expect("the MAC set");
+    ctx.set_gid(0, wire::ipv6::gid_from_ipv4(ME)).expect("a GID");
+    ctx.set_gid(1, [0xfe; 16]).expect("a GID that is not IPv4");
+    ctx.set_gid(2, wire::ipv6::gid_from_ipv4(ME2)).expect("a GID");
+    (ctx, core)
+}
+
+fn the_core_answers_arp_and_ping_for_its_addresses(width: Width) {
+    let seed = seed();
+    let (ctx, core) = open(width);
+    core.set_bubbles(seed, 0.3);
+    let before = |c| ctx.counter(c);
+    let base: Vec<u64> = [Counter::rx_drop_not_roce, Counter::tx_frames, Counter::tx_bytes].map(before).to_vec();
+    let (mut arps, mut echoes, mut bytes) = (0, 0, 0);
+    for (what, f, answered) in requests() {
+        core.receive(f.clone());
+        assert!(core.settle(LIMIT), "seed {seed:#x}: {what}: the core settles");
+        let sent = core.take_sent();
+        if answered {
+            let want = reply_to(&f);
+            assert_eq!(sent, vec![want.clone()], "seed {seed:#x}: {what}: the reply");
+            bytes += want.len() as u64;
+            if arp::parse_frame(&f).is_some() {
+                arps += 1;
+            } else {
+                echoes += 1;
+                let r = &sent[0];
+                let o = if r[12] == 0x81 { 18 } else { 14 };
+                let len = usize::from(u16::from_be_bytes([r[o + 2], r[o + 3]]));
+                assert_eq!((r[o + 20], ipv4::checksum(&r[o..o + 20])), (0, 0), "{what}: type 0, IP checksum good");
+                assert_eq!(ipv4::checksum(&r[o + 20..o + len]), 0, "{what}: ICMP checksum good");
+            }
+        } else {
+            assert!(sent.is_empty(), "seed {seed:#x}: {what}: no reply, {} sent", sent.len());
+        }
+    }
+    assert_eq!(ctx.counter(Counter::arp_replies), arps);
+    assert_eq!(ctx.counter(Counter::icmp_echo_replies), echoes);
+    assert_eq!(ctx.counter(Counter::ctrl_drop_full), 0);
+    assert_eq!(ctx.counter(Counter::tx_frames) - base[1], arps + echoes);
+    assert_eq!(ctx.counter(Counter::tx_bytes) - base[2], bytes);
+    // Not answered, routed as not RoCEv2: ARP for another address, a reply, another hardware type, the long
+    // ping, a bad ICMP or IP checksum (the parser reads no further than the protocol of an IPv4 packet that
+    // is not UDP), a fragment, another address's ping, the experimental frame.
+    assert_eq!(ctx.counter(Counter::rx_drop_not_roce) - base[0], 9);
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    eprintln!("raw path: {arps} ARP and {echoes} echo replies, {} decisions in lockstep", r.events);
+}
+
+/// Requests back to back while the MAC takes a beat in twenty, every third for another address (decided
+/// behind a held request, or ahead of one): the queue fills, the replies it has no room for are lost and
+/// counted, the rest leave in order.
+fn a_flood_of_requests_fills_the_control_queue(width: Width) {
+    let seed = seed();
+    let (ctx, core) = open(width);
+    core.set_bubbles(seed, 0.95);
+    let n = 24;
+    let dst = |i: usize| [ME, ME2, OTHER][i % 3];
+    let frames: Vec<Vec<u8>> = (0..n).map(|i| ping(dst(i), i as u16, &[i as u8; 40])).collect();
+    let owed: Vec<&Vec<u8>> = frames.iter().enumerate().filter(|(i, _)| dst(*i) != OTHER).map(|p| p.1).collect();
+    let not_roce = ctx.counter(Counter::rx_drop_not_roce);
+    for f in &frames {
+        core.receive(f.clone());
+    }
+    assert!(core.settle(4 * LIMIT), "seed {seed:#x}: the core settles");
+    let sent = core.take_sent();
+    let lost = ctx.counter(Counter::ctrl_drop_full);
+    let m = owed.len() as u64;
+    assert_eq!(ctx.counter(Counter::icmp_echo_replies), m, "seed {seed:#x}: every request for us counted");
+    assert_eq!(ctx.counter(Counter::rx_drop_not_roce) - not_roce, n as u64 - m, "seed {seed:#x}: the others");
+    assert_eq!(sent.len() as u64 + lost, m, "seed {seed:#x}: each reply sent or lost");
+    assert!(lost > 0, "seed {seed:#x}: a stalled MAC fills the queue of {}", hdl::engine::raw::ENTRIES);
+    // The replies sent are those of a subsequence of the requests for us, in order.
+    let mut want = owed.iter().map(|f| reply_to(f));
+    for s in &sent {
+        assert!(want.any(|w| &w == s), "seed {seed:#x}: a reply out of order or not owed");
+    }
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    eprintln!("flood: {} replies sent, {lost} lost", sent.len());
+}
+
+at_both_widths!(the_core_answers_arp_and_ping_for_its_addresses, a_flood_of_requests_fills_the_control_queue,);
