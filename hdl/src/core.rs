@@ -955,6 +955,8 @@ impl<
         // Fetch visits and flush steps wait for both transmit sides to have nothing to do (a flush scan runs
         // while a QP is in ERR, and would otherwise keep the port from the requester).
         self.dispatch.tx_idle.next = self.resp_tx.idle.val() & self.req_tx.idle.val();
+        // Between frames, a transmit side that waits for the port gets it (`RxDispatch`'s turn).
+        self.dispatch.tx_wants.next = self.resp_tx.want.val() | self.req_tx.want.val();
         self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
         self.exec.rs_cq_index.next = self.dispatch.cq_index.val();
         self.dispatch.cq.next = self.exec.rs_cq.val();

@@ -341,6 +341,8 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     pub err_in: Signal<In, Bit>,
     /// The responder's transmit side wants nothing of the context port (the scan lets it go first).
     pub tx_idle: Signal<In, Bit>,
+    /// A transmit side waits for the context port (`ReqTx::want`, `RespTx::want`).
+    pub tx_wants: Signal<In, Bit>,
     /// The SQ consumer counter's write (the QP is `resp_qpn`).
     pub sq_ci_we: Signal<Out, Bit>,
     pub sq_ci: Signal<Out, Bits<16>>,
@@ -397,6 +399,11 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// segment as it comes in, its read failed, its request taken.
     flush: DFF<Bit>,
     flush_on: DFF<Bit>,
+    /// A frame has been taken: the next one lets a fetch visit or a transmit side that waits have the port
+    /// first, two such turns at most (`waited`: a transmit side held off by something else, such as the
+    /// other side, must not stop the frames), so a steady stream of frames cannot hold them off.
+    turn: DFF<Bit>,
+    waited: DFF<Bits<2>>,
     flush_seen: DFF<Bit>,
     scan: DFF<Bits<16>>,
     hdr: DFF<Bits<128>>,
@@ -565,6 +572,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             unhandled: Signal::default(),
             err_in: Signal::default(),
             tx_idle: Signal::default(),
+            tx_wants: Signal::default(),
             sq_ci_we: Signal::default(),
             sq_ci: Signal::default(),
             flushed: Signal::default(),
@@ -600,6 +608,8 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             owe_irq: DFF::default(),
             flush: DFF::default(),
             flush_on: DFF::default(),
+            turn: DFF::default(),
+            waited: DFF::default(),
             flush_seen: DFF::default(),
             scan: DFF::default(),
             hdr: DFF::default(),
@@ -694,6 +704,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             owe_irq,
             flush,
             flush_on,
+            turn,
+            waited,
             flush_seen,
             scan,
             hdr,
@@ -1199,10 +1211,34 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     self.tmr_rnr.d.next = self.tm_rnr.val();
                     self.qpn.d.next = self.tm_qpn.val();
                     self.state.d.next = DispatchState::TmrLook;
-                } else if !self.hold.val() {
+                } else if self.hold.val() {
+                    // Another holder has the port.
+                } else if self.turn.q.val()
+                    & self.meta_valid.val()
+                    & !self.waited.q.val().get_bit(1)
+                    & self.wake_any.val()
+                    & self.tx_idle.val()
+                {
+                    // A frame waits, and so does a send WQE's fetch: the visit first.
+                    self.waited.d.next = self.waited.q.val() + 1;
+                    self.claim.next = true;
+                    self.flush.d.next = false;
+                    self.fetch.d.next = true;
+                    self.qpn.d.next = self.wake_pick.val();
+                    self.state.d.next = DispatchState::FetchLook;
+                } else if self.turn.q.val()
+                    & self.meta_valid.val()
+                    & !self.waited.q.val().get_bit(1)
+                    & self.tx_wants.val()
+                {
+                    // A frame waits, and so does a transmit side: the port is left free for it.
+                    self.waited.d.next = self.waited.q.val() + 1;
+                } else {
                     self.meta_ready.next = true;
                     self.claim.next = self.meta_valid.val();
                     if self.meta_valid.val() {
+                        self.turn.d.next = true;
+                        self.waited.d.next = 0.into();
                         self.rec.d.next = self.meta.val();
                         self.recv.d.next = false;
                         self.flush.d.next = false;
@@ -1886,6 +1922,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.flush.d.next = false;
             self.fetch.d.next = false;
             self.flush_on.d.next = false;
+            self.turn.d.next = false;
+            self.waited.d.next = 0.into();
             self.flush_seen.d.next = false;
             self.scan.d.next = 0.into();
             self.ev_cq_err.d.next = false;

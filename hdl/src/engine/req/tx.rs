@@ -77,6 +77,8 @@ pub struct ReqTx {
     pub ctx_busy: Signal<Out, Bit>,
     /// No QP awake, none in hand.
     pub idle: Signal<Out, Bit>,
+    /// It waits for the context port: a QP to visit, and nothing else in its way but the port's holder.
+    pub want: Signal<Out, Bit>,
     /// The engines' context port (`CmdExec`'s `rs_*`).
     pub qp_index: Signal<Out, Bits<24>>,
     pub qp_valid: Signal<In, Bit>,
@@ -158,6 +160,7 @@ impl ReqTx {
             hold: Signal::default(),
             ctx_busy: Signal::default(),
             idle: Signal::default(),
+            want: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
             attr: Signal::default(),
@@ -338,10 +341,12 @@ impl Logic for ReqTx {
         self.retire_req.next = false;
         self.ctx_busy.next = true;
         self.idle.next = false;
+        self.want.next = false;
         match self.state.q.val() {
             ReqTxState::Idle => {
                 self.ctx_busy.next = false;
                 self.idle.next = !self.wake.any.val();
+                self.want.next = self.wake.any.val() & !self.g_busy.val();
                 if self.wake.any.val() & !self.hold.val() & !self.g_busy.val() {
                     self.qpn.d.next = self.wake.pick.val();
                     self.state.d.next = ReqTxState::Look;

@@ -61,6 +61,8 @@ pub struct RespTx {
     pub ctx_busy: Signal<Out, Bit>,
     /// No QP queued, none in hand.
     pub idle: Signal<Out, Bit>,
+    /// It waits for the context port: a QP to visit, and nothing else in its way but the port's holder.
+    pub want: Signal<Out, Bit>,
     /// The responder's context port (`CmdExec`'s `rs_*`), shared with the dispatch.
     pub qp_index: Signal<Out, Bits<24>>,
     pub qp_valid: Signal<In, Bit>,
@@ -135,6 +137,7 @@ impl RespTx {
             hold: Signal::default(),
             ctx_busy: Signal::default(),
             idle: Signal::default(),
+            want: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
             attr: Signal::default(),
@@ -242,10 +245,12 @@ impl Logic for RespTx {
         self.meta_valid.next = false;
         self.ctx_busy.next = true;
         self.idle.next = false;
+        self.want.next = false;
         match self.state.q.val() {
             RespTxState::Idle => {
                 self.ctx_busy.next = false;
                 self.idle.next = !self.owed.valid.val();
+                self.want.next = self.owed.valid.val() & self.rd_can.val();
                 // A QP is taken only when a READ response's payload read could start: one waiting for room
                 // in the stream would hold the context port until the TX pipeline drains it.
                 if self.owed.valid.val() & !self.hold.val() & self.rd_can.val() {
