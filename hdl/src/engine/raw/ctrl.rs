@@ -129,14 +129,17 @@ fn const16(v: u16, i: usize) -> String {
     format!("8'h{:02x}", v.to_be_bytes()[i])
 }
 
+/// Which byte of a field at bytes `r` of a header at `base` byte `n` of the frame is, if it is one.
+fn in_field(n: usize, r: std::ops::Range<usize>, base: usize) -> Option<usize> {
+    (base + r.start..base + r.end).contains(&n).then(|| n - base - r.start)
+}
+
 /// Byte `n` of an echo reply whose IPv4 header is at `o`: the reply's field over it, or `None` (the
 /// request's byte).
 fn echo_byte(n: usize, o: usize) -> Option<String> {
     let icmp = o + ipv4::HEADER_LEN;
     let icmp_field = |name: &str| IcmpEchoRepr::FIELDS.iter().find(|(f, _)| *f == name).map(|(_, r)| r.clone());
-    let in_field = |r: std::ops::Range<usize>, base: usize| {
-        (base + r.start..base + r.end).contains(&n).then(|| n - base - r.start)
-    };
+    let in_field = |r, base| in_field(n, r, base);
     if let Some(i) = in_field(eth::field::DST, 0) {
         return Some(cur_byte("mac_a", i));
     }
@@ -164,9 +167,7 @@ fn echo_byte(n: usize, o: usize) -> Option<String> {
 /// Byte `n` of an ARP reply (`wire::arp::reply_frame`), tagged or not.
 fn arp_byte(n: usize, vlan: bool) -> String {
     let o = eth::HEADER_LEN + if vlan { eth::VLAN_LEN } else { 0 };
-    let in_field = |r: std::ops::Range<usize>, base: usize| {
-        (base + r.start..base + r.end).contains(&n).then(|| n - base - r.start)
-    };
+    let in_field = |r, base| in_field(n, r, base);
     if let Some(i) = in_field(eth::field::DST, 0) {
         return cur_byte("mac_a", i);
     }
