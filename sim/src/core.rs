@@ -173,8 +173,6 @@ pub struct CoreSim {
     sent: VecDeque<Vec<u8>>,
     /// Frames the core's responders decided to send (trace `Tx` decisions that send one) so far.
     pub responses: u64,
-    /// Frames sent from the control queue (ARP and ICMP echo replies).
-    pub replies: u64,
     /// Packets the core's requesters decided to send so far, and their decisions that sent nothing.
     pub requests: u64,
     pub failed_requests: u64,
@@ -319,7 +317,6 @@ impl CoreSim {
             leaving: Vec::new(),
             sent: VecDeque::new(),
             responses: 0,
-            replies: 0,
             requests: 0,
             failed_requests: 0,
             cqes: VecDeque::new(),
@@ -568,7 +565,6 @@ impl CoreSim {
         if let Some((frame, ctrl)) = left {
             // A reply from the control queue is decided as its last beat leaves, before this cycle's others.
             let pick = if ctrl {
-                self.replies += 1;
                 self.record(Decision::Tx(TxPick::Control), Vec::new());
                 self.check_due = true;
                 TxPick::Control
@@ -708,7 +704,7 @@ impl CoreSim {
     }
 
     /// Takes the core's transmit beat, if it offers one (the MAC takes one a cycle, stalled by the bubbles);
-    /// returns the frame whose last beat this is.
+    /// returns the frame whose last beat this is, and whether it is a reply from the control queue.
     fn mac_take(&mut self) -> Option<(Vec<u8>, bool)> {
         let ready = !self.stall();
         let p = &self.p;

@@ -399,10 +399,9 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// segment as it comes in, its read failed, its request taken.
     flush: DFF<Bit>,
     flush_on: DFF<Bit>,
-    /// A frame has been taken: the next one lets a fetch visit or a transmit side that waits have the port
-    /// first, two such turns at most (`waited`: a transmit side held off by something else, such as the
-    /// other side, must not stop the frames), so a steady stream of frames cannot hold them off.
-    turn: DFF<Bit>,
+    /// The turns the next frame has given a fetch visit or a transmit side that waits for the port: two at
+    /// most (a transmit side held off by something else, such as the other side, must not stop the
+    /// frames), so a steady stream of frames cannot hold them off. Reset leaves none for the first frame.
     waited: DFF<Bits<2>>,
     flush_seen: DFF<Bit>,
     scan: DFF<Bits<16>>,
@@ -608,7 +607,6 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             owe_irq: DFF::default(),
             flush: DFF::default(),
             flush_on: DFF::default(),
-            turn: DFF::default(),
             waited: DFF::default(),
             flush_seen: DFF::default(),
             scan: DFF::default(),
@@ -704,7 +702,6 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             owe_irq,
             flush,
             flush_on,
-            turn,
             waited,
             flush_seen,
             scan,
@@ -1213,8 +1210,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     self.state.d.next = DispatchState::TmrLook;
                 } else if self.hold.val() {
                     // Another holder has the port.
-                } else if self.turn.q.val()
-                    & self.meta_valid.val()
+                } else if self.meta_valid.val()
                     & !self.waited.q.val().get_bit(1)
                     & self.wake_any.val()
                     & self.tx_idle.val()
@@ -1226,18 +1222,13 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     self.fetch.d.next = true;
                     self.qpn.d.next = self.wake_pick.val();
                     self.state.d.next = DispatchState::FetchLook;
-                } else if self.turn.q.val()
-                    & self.meta_valid.val()
-                    & !self.waited.q.val().get_bit(1)
-                    & self.tx_wants.val()
-                {
+                } else if self.meta_valid.val() & !self.waited.q.val().get_bit(1) & self.tx_wants.val() {
                     // A frame waits, and so does a transmit side: the port is left free for it.
                     self.waited.d.next = self.waited.q.val() + 1;
                 } else {
                     self.meta_ready.next = true;
                     self.claim.next = self.meta_valid.val();
                     if self.meta_valid.val() {
-                        self.turn.d.next = true;
                         self.waited.d.next = 0.into();
                         self.rec.d.next = self.meta.val();
                         self.recv.d.next = false;
@@ -1922,8 +1913,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.flush.d.next = false;
             self.fetch.d.next = false;
             self.flush_on.d.next = false;
-            self.turn.d.next = false;
-            self.waited.d.next = 0.into();
+            self.waited.d.next = 2.into();
             self.flush_seen.d.next = false;
             self.scan.d.next = 0.into();
             self.ev_cq_err.d.next = false;

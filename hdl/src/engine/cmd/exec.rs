@@ -1051,9 +1051,10 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         .into());
     w("reg [15:0] own_hit;\ninteger gi;".into());
     w("always @(*) begin".into());
+    // An IPv4-mapped GID: `wire::ipv6::gid_from_ipv4`'s 96 bits, then the address.
+    let mapped = u128::from_be_bytes(wire::ipv6::gid_from_ipv4([0; 4])) >> 32;
     w(format!(
-        "    for (gi = 0; gi < 16; gi = gi + 1) own_hit[gi] = gid_valid_r[gi] && gid_tab[gi] == {{80'd0, 16'h{:04x}, own_ip}};",
-        0xffff
+        "    for (gi = 0; gi < 16; gi = gi + 1) own_hit[gi] = gid_valid_r[gi] && gid_tab[gi] == {{96'h{mapped:024x}, own_ip}};"
     ));
     w("    own = |own_hit;\nend".into());
     v
