@@ -24,11 +24,6 @@ pub fn custom_module(lines: impl IntoIterator<Item = String>) -> Verilog {
     Verilog::Custom(s)
 }
 
-/// Reads `n <= 64` bits at `lsb` of a `Bits<D>` as a u64 (for the Rust-side `update` of custom blocks).
-pub fn bits_u64<const D: usize>(v: Bits<D>, lsb: usize, n: usize) -> u64 {
-    (0..n).filter(|&i| lsb + i < D && v.get_bit(lsb + i)).fold(0, |acc, i| acc | 1 << i)
-}
-
 /// A generation-time parameter a block holds (a hardware profile, a clock rate): no signal, nothing in the
 /// Verilog, read by the block's `hdl()` when it writes its body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! random frames, random input bubbles, frames back to back; and the full-rate case (no bubbles: one frame end per cycle).
 //! Set `FERRITE_SEED` to replay a failure; the seed is printed when an assertion fails.
 
-use hdl::crc::LATENCY;
+use hdl::crc::latency;
 use hdl::top::Top;
 use hdl::Width;
 use model::rng::Rng;
@@ -89,7 +89,11 @@ fn check_width(w: Width) {
     let (got, cycles) = run(&mut sim, lanes, &frames, seed, 0.0);
     assert_eq!(got.len(), frames.len());
     assert!(frames.iter().zip(&got).all(|(f, g)| *g == crc32_update(0, f)), "seed {seed}, width {lanes}: full rate");
-    assert_eq!(cycles as usize, nbeats + LATENCY, "width {lanes}: one beat per cycle, then the pipeline latency");
+    assert_eq!(
+        cycles as usize,
+        nbeats + latency(lanes),
+        "width {lanes}: one beat per cycle, then the pipeline latency"
+    );
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! placed in host memory (`DmaPlace`, at the cursor); a SEND packet the chain passed, or a WRITE's last
 //! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port; a message's later
 //! packets use what it fetched for the first while `WqeCache` says it stands) and is decided
-//! once the WQE is in (`RespSend`): the QP's RQ consumer counter and `qp_resp` record written back, a
+//! once the WQE's own SGEs are in (`RespSend`; the read's other beats come in while it goes on, and the
+//! dispatch starts nothing else until they have): the QP's RQ consumer counter and `qp_resp` record written back, a
 //! SEND's payload scattered over the WQE's list (`DmaScatter`), a WRITE's placed, and the receive CQE
 //! posted at the message's end (`CqeWrite`, through the responder's CQ port; its beats after the
 //! payload's), with the completion event an armed CQ fires (`EqeWrite`, its beats after the CQE's, then the
@@ -1184,7 +1185,10 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.idle.next = true;
                 self.comp.d.next = false;
                 self.tmr.d.next = false;
-                if self.retire_req.val() {
+                if self.recv_wqe.busy.val() {
+                    // The last receive WQE's read still brings beats it no longer needs, on the port every
+                    // other read of the dispatch shares: nothing starts until they are in.
+                } else if self.retire_req.val() {
                     // The requester's transmit side holds the port and gives it over: its failed front retires.
                     self.retire_take.next = true;
                     self.claim.next = true;

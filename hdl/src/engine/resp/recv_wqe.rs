@@ -7,6 +7,10 @@
 //! `wr_id` (0 when the read failed), and the SGEs kept (zero-length ones left out), `count` of them as
 //! `qpc::recv_sge` records, the first in the low bits. They stay until the next start.
 //!
+//! It decides once the WQE's own SGEs are in: a WQE with one SGE of the four a slot is read for is done
+//! after four beats, not ten. The rest of the read is taken and dropped while `busy` holds (`open`). A
+//! failed read is flagged from its first beat (`host::dma`), so nothing after the decision can change it.
+//!
 //! The WQE's fields come from `wire::contract::wqe` (`RecvCtrlRepr`, `DataSegRepr`, big-endian in host
 //! memory as on the wire, byte `i` of a beat at bits `8i+7:8i`).
 
@@ -133,6 +137,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "reg [15:0] beat;".into(),
         "reg [15:0] num;".into(),
         "reg err, bad;".into(),
+        "// The read asked for and its last beat not yet taken.".into(),
+        "reg open;".into(),
         "reg [63:0] id_r;".into(),
         "reg [63:0] c_addr;".into(),
         "reg [31:0] c_len, c_key;".into(),
@@ -153,6 +159,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "// The key's variant is checked a cycle later, from the SGE's copy (Verilator's `*unused*` names).".into(),
         "wire unused_variant = ^in_key[7:0];".into(),
         format!("wire too_many = num > 16'd{n} || {{1'b0, num}} > slot_sges;"),
+        "// The WQE's SGE count as of this beat, and whether this beat is the last the WQE needs (its last".into(),
+        "// SGE's key, or the control segment's end when it has none).".into(),
+        format!("wire [15:0] num_now = beat == 16'd{num_beat} ? {num} : num;"),
+        format!("wire [16:0] need = 17'd{first_seg} + {{num_now, 1'b0}};"),
+        format!("wire enough = beat >= 16'd{num_beat} && {{1'b0, beat}} + 17'd1 >= need;"),
     ];
     let u = mr::Use {
         key: "c_key",
@@ -167,7 +178,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let pad = if pad == 0 { String::new() } else { format!("{pad}'d0, ") };
     v.extend([
         "always @(*) begin".to_string(),
-        "    busy = st != IDLE;".into(),
+        "    busy = st != IDLE || open;".into(),
         "    rd_valid = st == REQ;".into(),
         "    rd_addr = addr_r;".into(),
         "    rd_len = len_r;".into(),
@@ -191,8 +202,9 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "            else bad <= 1'b1;".into(),
         "        end".into(),
         "    end".into(),
+        "    if (cpl_valid && cpl_last) open <= 1'b0;".into(),
         "    case (st)".into(),
-        "    IDLE: if (start) begin".into(),
+        "    IDLE: if (start && !open) begin".into(),
         "        addr_r <= wqe_addr;".into(),
         "        len_r <= rlen;".into(),
         format!("        pdn_r <= {};", a("pdn")),
@@ -200,7 +212,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "        beat <= 16'd0; num <= 16'd0; err <= 1'b0; bad <= 1'b0; kept <= 8'd0; c_valid <= 1'b0;".into(),
         "        st <= REQ;".into(),
         "    end".into(),
-        "    REQ: if (rd_ready) st <= DATA;".into(),
+        "    REQ: if (rd_ready) begin st <= DATA; open <= 1'b1; end".into(),
         "    DATA: if (cpl_valid) begin".into(),
         "        err <= err | cpl_err;".into(),
         format!("        if (beat == 16'd{id_beat}) id_r <= {id};"),
@@ -212,12 +224,12 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "            c_valid <= {1'b0, seg_beat[15:1]} < num;".into(),
         "        end".into(),
         "        beat <= beat + 16'd1;".into(),
-        "        if (cpl_last) st <= FIN;".into(),
+        "        if (cpl_last || enough) st <= FIN;".into(),
         "    end".into(),
         "    FIN: st <= DONE;".into(),
         "    default: st <= IDLE;".into(),
         "    endcase".into(),
-        "    if (reset) begin st <= IDLE; c_valid <= 1'b0; end".into(),
+        "    if (reset) begin st <= IDLE; c_valid <= 1'b0; open <= 1'b0; end".into(),
         "end".into(),
     ]);
     v
