@@ -602,6 +602,18 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
     let (ok, v, out) = ferrite_json(&[&args[..], &["--dma-latency-ns", "0", "--json"]].concat());
     assert!(ok && v["lockstep_mismatches"] == 0, "{out}");
     assert!(v["doorbell_to_tx_cycles_max"].as_u64().is_some_and(|c| c < 300), "a burst held off: {out}");
+    // A SEND to an idle core: its receive WQE's read is the one round trip from its last beat in to its CQE,
+    // and without it the CQE is issued within the 64 cycles (61: the CRC's tail cut to the 8-byte
+    // bus's stages, the WQE decided once its one SGE is in).
+    let cqe = |ns: &str| {
+        let args = ["perf", "send", "--backend", "rtl", "--size", "64", "--iters", "1", "--dma-latency-ns", ns];
+        let (ok, v, out) = ferrite_json(&[&args[..], &["--json"]].concat());
+        assert!(ok && v["lockstep_mismatches"] == 0 && v["data_ok"] == true, "{out}");
+        v["rx_to_cqe_cycles_max"].as_u64().expect("a CQE timed")
+    };
+    let own = cqe("0");
+    assert!(own <= 64, "last beat in to CQE in {own} cycles");
+    assert_eq!(cqe("500") - own, 500 / 8 - 1, "one round trip of 62 cycles, less the one left");
     // FETCH_ADDs: each QP's word counts them.
     let args = ["perf", "atomic", "--backend", "rtl", "--iters", "6", "--qps", "2", "--json"];
     let (ok, v, out) = ferrite_json(&args);
