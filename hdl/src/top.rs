@@ -578,6 +578,7 @@ impl Top {
                 p("start", 1, Dir::In),
                 p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
                 p("index", 16, Dir::In),
+                p("busy", 1, Dir::Out),
                 p("rd_valid", 1, Dir::Out),
                 p("rd_ready", 1, Dir::In),
                 p("rd_addr", 64, Dir::Out),

@@ -7,7 +7,7 @@
 //! packet with immediate, has its receive WQE fetched (`RecvWqe`, through the DMA read port; a message's later
 //! packets use what it fetched for the first while `WqeCache` says it stands) and is decided
 //! once the WQE's own SGEs are in (`RespSend`; the read's other beats come in while it goes on, and the
-//! dispatch starts nothing else until they have): the QP's RQ consumer counter and `qp_resp` record written back, a
+//! dispatch starts nothing else until they have, as after a send WQE's fetch): the QP's RQ consumer counter and `qp_resp` record written back, a
 //! SEND's payload scattered over the WQE's list (`DmaScatter`), a WRITE's placed, and the receive CQE
 //! posted at the message's end (`CqeWrite`, through the responder's CQ port; its beats after the
 //! payload's), with the completion event an armed CQ fires (`EqeWrite`, its beats after the CQE's, then the
@@ -409,6 +409,10 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     hdr: DFF<Bits<128>>,
     hdr_err: DFF<Bit>,
     rd_sent: DFF<Bit>,
+    // The last read of a receive WQE, a send WQE or a send WQE's descriptor still brings beats no longer
+    // needed (those blocks decide before their read's end), on the port every read of the dispatch shares:
+    // no read is offered, and no beat taken as another's, until they are in.
+    drain: Signal<Local, Bit>,
     /// The step in hand is a fetch visit; a window flush's front entry and the oldest unfinished entry's
     /// index behind it.
     fetch: DFF<Bit>,
@@ -614,6 +618,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             hdr: DFF::default(),
             hdr_err: DFF::default(),
             rd_sent: DFF::default(),
+            drain: Signal::default(),
             fetch: DFF::default(),
             front: DFF::default(),
             oldest_at: DFF::default(),
@@ -1178,6 +1183,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.pay_ready.next = false;
         self.ctx_busy.next = false;
         self.claim.next = false;
+        self.drain.next = self.recv_wqe.busy.val() | self.wqe_fetch.busy.val() | self.rrun.rd_open.val();
         self.idle.next = false;
         self.decided.next = false;
         match self.state.q.val() {
@@ -1185,9 +1191,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.idle.next = true;
                 self.comp.d.next = false;
                 self.tmr.d.next = false;
-                if self.recv_wqe.busy.val() {
-                    // The last receive WQE's read still brings beats it no longer needs, on the port every
-                    // other read of the dispatch shares: nothing starts until they are in.
+                if self.drain.val() {
+                    // Nothing starts until the last read's beats are in.
                 } else if self.retire_req.val() {
                     // The requester's transmit side holds the port and gives it over: its failed front retires.
                     self.retire_take.next = true;
@@ -1394,13 +1399,13 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             DispatchState::AtomRead => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                self.rd_valid.next = !self.rd_sent.q.val();
+                self.rd_valid.next = !self.rd_sent.q.val() & !self.drain.val();
                 self.rd_addr.next = self.atomic_op.va.val();
                 self.rd_len.next = 8.into();
                 if self.rd_ready.val() {
                     self.rd_sent.d.next = true;
                 }
-                if self.cpl_valid.val() {
+                if self.cpl_valid.val() & self.rd_sent.q.val() {
                     self.word.d.next = self.cpl_data.val();
                     self.word_err.d.next = self.word_err.q.val() | self.cpl_err.val();
                     if self.cpl_last.val() {
@@ -1720,7 +1725,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             DispatchState::CtrlRead => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                self.rd_valid.next = !self.rd_sent.q.val();
+                self.rd_valid.next = !self.rd_sent.q.val() & !self.drain.val();
                 self.rd_addr.next = self.pick.rd_addr.val();
                 self.rd_len.next = self.pick.rd_len.val();
                 if self.comp.q.val() {
@@ -1731,7 +1736,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 if self.rd_ready.val() {
                     self.rd_sent.d.next = true;
                 }
-                if self.cpl_valid.val() {
+                if self.cpl_valid.val() & self.rd_sent.q.val() {
                     // Two beats: the first ends in the low half.
                     self.hdr.d.next = (bit_cast::<128, 64>(self.cpl_data.val()) << 64) | (self.hdr.q.val() >> 64);
                     self.hdr_err.d.next = self.hdr_err.q.val() | self.cpl_err.val();

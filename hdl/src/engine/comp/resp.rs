@@ -428,6 +428,8 @@ pub struct RespRun {
     pub cpl_data: Signal<In, Bits<64>>,
     pub cpl_err: Signal<In, Bit>,
     pub cpl_last: Signal<In, Bit>,
+    /// The slot's read still brings beats (`SendDesc` is done before its read's end).
+    pub rd_open: Signal<Out, Bit>,
     /// The window's read port.
     pub r_slot: Signal<Out, Bits<8>>,
     pub r_entry: Signal<In, Bits<WQE_BITS>>,
@@ -517,6 +519,7 @@ impl RespRun {
             syn: Signal::default(),
             tick: Signal::default(),
             rd_valid: Signal::default(),
+            rd_open: Signal::default(),
             rd_ready: Signal::default(),
             rd_addr: Signal::default(),
             rd_len: Signal::default(),
@@ -612,6 +615,7 @@ impl Logic for RespRun {
         self.desc.attr.next = self.attr.val();
         self.desc.index.next = self.fin.index.val();
         self.rd_valid.next = self.desc.rd_valid.val();
+        self.rd_open.next = self.desc.busy.val();
         self.desc.rd_ready.next = self.rd_ready.val();
         self.rd_addr.next = self.desc.rd_addr.val();
         self.rd_len.next = self.desc.rd_len.val();

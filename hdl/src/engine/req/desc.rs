@@ -9,6 +9,11 @@
 //!
 //! The list holds the profile's `max_sge` SGEs, as many as the fetch lets a WQE have: a slot rewritten after
 //! its fetch with more keeps the first `max_sge`, where the model would gather from them all.
+//!
+//! It is done once the WQE's own segments are in: control, remote and atomic, and its SGEs unless its data
+//! is inline (a WQE with one SGE in a 128-byte slot: 8 beats, not 16). The rest of the read is taken and
+//! dropped while `busy` holds (`open`), so a start waits for `busy` to fall; a failed read is flagged from
+//! its first beat (`host::dma`).
 
 use crate::engine::cmd::exec::ATTR_BITS;
 use crate::engine::resp::recv_wqe::{beat_field, SGES_BITS, SGE_BITS};
@@ -29,12 +34,13 @@ pub struct SendDesc {
     pub start: Signal<In, Bit>,
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub index: Signal<In, Bits<16>>,
+    pub busy: Signal<Out, Bit>,
     /// The DMA read request, held until taken.
     pub rd_valid: Signal<Out, Bit>,
     pub rd_ready: Signal<In, Bit>,
     pub rd_addr: Signal<Out, Bits<64>>,
     pub rd_len: Signal<Out, Bits<16>>,
-    /// Its completion's beats, in order; `cpl_err` on any beat fails the read.
+    /// Its completion's beats, in order; a failed read flags them all (`host::dma`).
     pub cpl_valid: Signal<In, Bit>,
     pub cpl_data: Signal<In, Bits<64>>,
     pub cpl_err: Signal<In, Bit>,
@@ -69,6 +75,7 @@ impl Logic for SendDesc {
         self.rd_valid.connect();
         self.rd_addr.connect();
         self.rd_len.connect();
+        self.busy.connect();
         self.done.connect();
         self.ok.connect();
         self.imm.connect();
@@ -135,6 +142,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "reg [31:0] imm_r, rkey_r;".into(),
         "reg [63:0] va_r, swap_r, cmp_r, c_addr;".into(),
         "reg err;".into(),
+        "// The read asked for and its last beat not yet taken.".into(),
+        "reg open;".into(),
         "reg [7:0] kept;".into(),
         format!("reg [{}:0] sge [0:{}];", SGE_BITS - 1, n - 1),
         "// The slot: the SQ counter's low bits, the ring's stride (the whole slot is read).".into(),
@@ -156,10 +165,14 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             .into(),
         format!("wire [31:0] seg_len = {len};"),
         "wire unused_attr = ^attr;".into(),
+        "// Whether this beat is the last the packet needs: the atomic segment's last, or its SGEs' last key.".into(),
+        format!("wire [16:0] need = 17'd{first_seg} + (is_inline ? 17'd0 : {{num_r, 1'b0}});"),
+        "wire enough = beat != 16'd0 && {1'b0, beat} + 17'd1 >= need;".into(),
         "always @(*) begin".into(),
         "    rd_valid = st == REQ;".into(),
         "    rd_addr = addr_r;".into(),
         "    rd_len = len_r;".into(),
+        "    busy = st != IDLE || open;".into(),
         "    done = st == DONE;".into(),
         "    ok = !err && op_known && fits;".into(),
         "    imm = imm_r;\n    va = va_r;\n    rkey = rkey_r;\n    swap_add = swap_r;\n    compare = cmp_r;".into(),
@@ -168,6 +181,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         format!("    sges = {{{pad}{}}};", sges.join(", ")),
         "end".into(),
         "always @(posedge clock) begin".into(),
+        "    if (cpl_valid && cpl_last) open <= 1'b0;".into(),
         "    case (st)".into(),
         "    IDLE: if (start) begin".into(),
         "        addr_r <= wqe_addr;".into(),
@@ -176,7 +190,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "        kept <= 8'd0;".into(),
         "        st <= REQ;".into(),
         "    end".into(),
-        "    REQ: if (rd_ready) st <= DATA;".into(),
+        "    REQ: if (rd_ready) begin st <= DATA; open <= 1'b1; end".into(),
         "    DATA: if (cpl_valid) begin".into(),
         "        err <= err | cpl_err;".into(),
         format!("        if (beat == 16'd0) begin opc <= {op}; flg <= {fl}; num_r <= {num}; end"),
@@ -197,11 +211,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         ),
         "        end".into(),
         "        beat <= beat + 16'd1;".into(),
-        "        if (cpl_last) st <= DONE;".into(),
+        "        if (cpl_last || enough) st <= DONE;".into(),
         "    end".into(),
         "    default: st <= IDLE;".into(),
         "    endcase".into(),
-        "    if (reset) st <= IDLE;".into(),
+        "    if (reset) begin st <= IDLE; open <= 1'b0; end".into(),
         "end".into(),
     ]
 }

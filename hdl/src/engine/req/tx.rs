@@ -346,8 +346,10 @@ impl Logic for ReqTx {
             ReqTxState::Idle => {
                 self.ctx_busy.next = false;
                 self.idle.next = !self.wake.any.val();
-                self.want.next = self.wake.any.val() & !self.g_busy.val();
-                if self.wake.any.val() & !self.hold.val() & !self.g_busy.val() {
+                // A visit waits for the gather and for the last descriptor read's beats (`SendDesc` decides
+                // before its read's end).
+                self.want.next = self.wake.any.val() & !self.g_busy.val() & !self.desc.busy.val();
+                if self.wake.any.val() & !self.hold.val() & !self.g_busy.val() & !self.desc.busy.val() {
                     self.qpn.d.next = self.wake.pick.val();
                     self.state.d.next = ReqTxState::Look;
                 }

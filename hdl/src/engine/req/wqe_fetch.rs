@@ -10,6 +10,10 @@
 //! a READ or atomic, or more SGEs than the slot or `max_sge` holds (LocLenErr); an SGE its MR refuses
 //! (LocProtErr); more than 2^31 bytes, or an atomic's data not 8 (LocLenErr). It stays until the next start.
 //!
+//! It decides once the WQE's own fields are in: its control segment and, unless its data is inline, its
+//! SGEs (a WQE with one SGE in a 128-byte slot: 8 beats, not 16). The rest of the read is taken and dropped
+//! while `busy` holds (`open`); a failed read is flagged from its first beat (`host::dma`).
+//!
 //! The WQE's fields come from `wire::contract::wqe` (`SendCtrlRepr`, `DataSegRepr`, big-endian in host
 //! memory as on the wire, byte `i` of a beat at bits `8i+7:8i`).
 
@@ -90,6 +94,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let ctrl = |name: &str| beat_field(SendCtrlRepr::FIELDS, 0, name);
     let ((op_beat, op), (fl_beat, fl), (num_beat, num)) = (ctrl("opcode"), ctrl("flags"), ctrl("len"));
     let (id_beat, id) = ctrl("wr_id");
+    assert!(id_beat >= 1, "the control segment's first beat registered before the WQE can be decided");
     assert!(op_beat == 0 && fl_beat == 0 && num_beat == 0, "the control segment's first beat holds them");
     const { assert!(SEND_DATA.is_multiple_of(8) && DATA_SEG_LEN == 16, "data segments are two whole beats") };
     let first_seg = SEND_DATA / 8;
@@ -113,6 +118,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "reg [15:0] num;".into(),
         "reg [63:0] id_r;".into(),
         "reg err, bad;".into(),
+        "// The read asked for and its last beat not yet taken.".into(),
+        "reg open;".into(),
         "reg [36:0] total;".into(),
         "reg [63:0] c_addr;".into(),
         "reg [31:0] c_len, c_key;".into(),
@@ -148,6 +155,10 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         ),
         "wire failed = fail != 5'd0;".into(),
         "wire unused_total = ^total[36:32];".into(),
+        "// Whether this beat is the last the WQE needs: its SGEs' last key, or the control segment's last".into(),
+        "// beat when its data is inline or it has no SGE.".into(),
+        format!("wire [16:0] need = inline_data ? 17'd{} : 17'd{first_seg} + {{num, 1'b0}};", id_beat + 1),
+        format!("wire enough = beat >= 16'd{id_beat} && {{1'b0, beat}} + 17'd1 >= need;"),
     ];
     assert_eq!(WcStatus::Success as u8, 0, "status 0 is success");
     let u = mr::Use {
@@ -172,7 +183,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     v.extend(d);
     v.extend([
         "always @(*) begin".to_string(),
-        "    busy = st != IDLE;".into(),
+        "    busy = st != IDLE || open;".into(),
         "    rd_valid = st == REQ;".into(),
         "    rd_addr = addr_r;".into(),
         "    rd_len = len_r;".into(),
@@ -188,6 +199,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "        total <= total + {5'd0, c_len};".into(),
         "        if (c_len != 32'd0 && !sg_ok) bad <= 1'b1;".into(),
         "    end".into(),
+        "    if (cpl_valid && cpl_last) open <= 1'b0;".into(),
         "    case (st)".into(),
         "    IDLE: if (start) begin".into(),
         "        addr_r <= wqe_addr;".into(),
@@ -197,7 +209,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "        total <= 37'd0; c_valid <= 1'b0;".into(),
         "        st <= REQ;".into(),
         "    end".into(),
-        "    REQ: if (rd_ready) st <= DATA;".into(),
+        "    REQ: if (rd_ready) begin st <= DATA; open <= 1'b1; end".into(),
         "    DATA: if (cpl_valid) begin".into(),
         "        err <= err | cpl_err;".into(),
         format!("        if (beat == 16'd0) begin opc <= {op}; flg <= {fl}; num <= {num}; end"),
@@ -209,12 +221,12 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "            c_valid <= !inline_data && {1'b0, seg_beat[15:1]} < num;".into(),
         "        end".into(),
         "        beat <= beat + 16'd1;".into(),
-        "        if (cpl_last) st <= FIN;".into(),
+        "        if (cpl_last || enough) st <= FIN;".into(),
         "    end".into(),
         "    FIN: st <= DONE;".into(),
         "    default: st <= IDLE;".into(),
         "    endcase".into(),
-        "    if (reset) begin st <= IDLE; c_valid <= 1'b0; end".into(),
+        "    if (reset) begin st <= IDLE; c_valid <= 1'b0; open <= 1'b0; end".into(),
         "end".into(),
     ]);
     v
