@@ -3,6 +3,11 @@
 //! the reply (tagged or not, padded, odd lengths, the longest echo a control-queue slot holds, all-zero
 //! checksums), everything else that is not RoCEv2 is dropped and counted, and a flood of requests while the
 //! MAC stalls fills the control queue: the replies it has no room for are counted as lost.
+//!
+//! And the raw packet QP's sends: each WQE goes out as one whole frame (from one SGE or several, or inline),
+//! padded with zeros to 60 bytes, 14 to `wire::MAX_FRAME_LEN` bytes long; a WQE that is too short or too
+//! long, not a SEND, or whose data cannot be read sends nothing, completes in error and takes its QP to ERR,
+//! the WQEs behind it flushed. Each a legal raw `Tx` decision whose frame, CQE and counters are the model's.
 
 use driver::rtl::RtlBackend;
 use driver::*;
@@ -210,4 +215,125 @@ fn a_flood_of_requests_fills_the_control_queue(width: Width) {
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
 }
 
-at_both_widths!(the_core_answers_arp_and_ping_for_its_addresses, a_flood_of_requests_fills_the_control_queue,);
+/// A frame of `len` bytes (at least the Ethernet header) from the NIC to the peer, `tag` in its payload.
+fn raw_frame(len: usize, tag: u8) -> Vec<u8> {
+    let mut f = experimental(0);
+    f.resize(len.max(14), 0);
+    f[..6].copy_from_slice(&PEER);
+    f[6..12].copy_from_slice(&MAC);
+    for (i, b) in f.iter_mut().enumerate().skip(14) {
+        *b = tag.wrapping_add(i as u8);
+    }
+    f.truncate(len);
+    f
+}
+
+/// A raw packet QP in RTS on `ctx` with a CQ of its own.
+fn raw_qp(ctx: &Context, pd: &Pd) -> (Qp, Cq) {
+    let cq = ctx.create_cq(64).expect("a CQ");
+    let qp = pd.create_raw_qp(&cq, &cq, QpCap { max_send_wr: 16, ..QpCap::default() }).expect("a raw QP");
+    qp.activate_raw().expect("RTS");
+    (qp, cq)
+}
+
+fn a_raw_packet_qp_sends_whole_frames(width: Width) {
+    let seed = seed();
+    let (ctx, core) = open(width);
+    core.set_bubbles(seed, 0.3);
+    let pd = ctx.alloc_pd().expect("a PD");
+    let buf = ctx.alloc_buf(1 << 16).expect("a buffer");
+    let mr = pd.reg_buf(&buf, access::LOCAL_WRITE).expect("an MR");
+    let sge = |at: usize, length: u32| Sge { addr: buf.addr + at as u64, length, lkey: mr.lkey };
+    let send = |wr_id: u64, sg_list: Vec<Sge>, flags: u8| SendWr {
+        wr_id,
+        opcode: Some(SendOp::Send),
+        send_flags: flags,
+        sg_list,
+        ..Default::default()
+    };
+    let counters = || [Counter::raw_tx_frames, Counter::tx_frames, Counter::tx_bytes].map(|c| ctx.counter(c));
+    let before = counters();
+
+    // Whole frames: from one SGE (at the edges of the length rules and the 60-byte minimum), from three,
+    // inline; one unsignaled (no CQE).
+    let (qp, cq) = raw_qp(&ctx, &pd);
+    let lens = [14, 59, 60, 61, 64, 1500, wire::MAX_FRAME_LEN];
+    let mut want = Vec::new();
+    let mut at = 0usize;
+    let mut wrs = Vec::new();
+    for (i, &len) in lens.iter().enumerate() {
+        let f = raw_frame(len, i as u8);
+        buf.write(at, &f).unwrap();
+        wrs.push(send(i as u64, vec![sge(at, len as u32)], send_flags::SIGNALED));
+        want.push(f);
+        at += 8192;
+    }
+    let f = raw_frame(61, 7);
+    buf.write(at, &f[..20]).unwrap();
+    buf.write(at + 100, &f[20..21]).unwrap();
+    buf.write(at + 200, &f[21..]).unwrap();
+    wrs.push(send(7, vec![sge(at, 20), sge(at + 100, 1), sge(at + 200, 40)], 0));
+    want.push(f);
+    let f = raw_frame(40, 8);
+    buf.write(at + 300, &f).unwrap();
+    wrs.push(send(8, vec![sge(at + 300, 40)], send_flags::SIGNALED | send_flags::INLINE));
+    want.push(f);
+    qp.post_send_list(&wrs).expect("posted");
+    assert!(core.settle(4 * LIMIT), "seed {seed:#x}: the core settles");
+    let sent = core.take_sent();
+    assert_eq!(sent.len(), want.len(), "seed {seed:#x}: a frame for each WQE");
+    for (i, (got, f)) in sent.iter().zip(&want).enumerate() {
+        let mut padded = f.clone();
+        padded.resize(f.len().max(wire::eth::MIN_FRAME_LEN), 0);
+        assert_eq!(got, &padded, "seed {seed:#x}: frame {i} ({} bytes)", f.len());
+    }
+    let c = cq.poll(16).expect("polled");
+    let done: Vec<(u64, WcStatus)> = c.iter().map(|c| (c.wr_id, c.status)).collect();
+    let signaled = (0..want.len() as u64).filter(|&i| i != 7);
+    assert_eq!(done, signaled.map(|i| (i, WcStatus::Success)).collect::<Vec<_>>(), "seed {seed:#x}");
+    core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+    let bytes: u64 = want.iter().map(|f| f.len().max(wire::eth::MIN_FRAME_LEN) as u64).sum();
+    let after = counters();
+    assert_eq!(after[0] - before[0], want.len() as u64, "raw_tx_frames");
+    assert_eq!(after[1] - before[1], want.len() as u64, "tx_frames");
+    assert_eq!(after[2] - before[2], bytes, "tx_bytes");
+
+    // WQEs that cannot go out, each on a QP of its own: it completes in error, the QP enters ERR and the
+    // good WQE behind it is flushed; nothing is sent.
+    buf.write(0, &raw_frame(4096, 9)).unwrap();
+    let mut write = send(0, vec![sge(0, 64)], send_flags::SIGNALED);
+    write.opcode = Some(SendOp::RdmaWrite);
+    let failing = [
+        ("13 bytes", send(0, vec![sge(0, 13)], send_flags::SIGNALED), WcStatus::LocLenErr),
+        ("a byte too long", send(0, vec![sge(0, 4096), sge(0, 129)], send_flags::SIGNALED), WcStatus::LocLenErr),
+        ("an RDMA WRITE", write, WcStatus::LocQpOpErr),
+        (
+            "an SGE no MR has",
+            send(0, vec![Sge { addr: buf.addr, length: 64, lkey: 0xdead00 }], 0),
+            WcStatus::LocProtErr,
+        ),
+        ("data not in host memory", send(0, vec![sge(1 << 40, 64)], 0), WcStatus::LocProtErr),
+    ];
+    for (what, wr, status) in failing {
+        let (qp, cq) = raw_qp(&ctx, &pd);
+        qp.post_send_list(&[wr, send(1, vec![sge(0, 64)], send_flags::SIGNALED)]).expect("posted");
+        // The flush runs once the core is otherwise idle: wait for its CQE.
+        let c = cq.wait(2, 100_000_000).expect("polled");
+        assert!(core.settle(4 * LIMIT), "seed {seed:#x}: {what}: the core settles");
+        assert!(core.take_sent().is_empty(), "seed {seed:#x}: {what}: nothing sent");
+        let done: Vec<(u64, WcStatus)> = c.iter().map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(done, vec![(0, status), (1, WcStatus::WrFlushErr)], "seed {seed:#x}: {what}");
+        assert_eq!(qp.query().unwrap().qp_state, QpState::Err as u8, "{what}: the QP in ERR");
+        core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {what}: {e}"));
+    }
+    assert_eq!(ctx.counter(Counter::raw_tx_frames) - before[0], want.len() as u64);
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    eprintln!("raw sends: {} frames, {} decisions in lockstep", want.len(), r.events);
+}
+
+at_both_widths!(
+    the_core_answers_arp_and_ping_for_its_addresses,
+    a_flood_of_requests_fills_the_control_queue,
+    a_raw_packet_qp_sends_whole_frames,
+);

@@ -208,6 +208,8 @@ pub struct Core<
     pub trace_req: Signal<Out, Bit>,
     pub trace_req_qpn: Signal<Out, Bits<24>>,
     pub trace_req_nil: Signal<Out, Bit>,
+    /// With `trace_req`: the QP is a raw packet QP (`Stream::Raw`).
+    pub trace_req_raw: Signal<Out, Bit>,
     /// No QP's requester is awake, none in hand.
     pub trace_req_idle: Signal<Out, Bit>,
     /// QP `trace_timer_qpn`'s ACK timer (its RNR wait with `trace_timer_rnr`) ran out this cycle
@@ -360,6 +362,7 @@ impl<
             trace_req: Signal::default(),
             trace_req_qpn: Signal::default(),
             trace_req_nil: Signal::default(),
+            trace_req_raw: Signal::default(),
             trace_req_idle: Signal::default(),
             trace_timer: Signal::default(),
             trace_timer_qpn: Signal::default(),
@@ -502,6 +505,7 @@ pub fn ports(w: crate::Width) -> Vec<Port> {
         p("trace_req", 1, Out),
         p("trace_req_qpn", 24, Out),
         p("trace_req_nil", 1, Out),
+        p("trace_req_raw", 1, Out),
         p("trace_req_idle", 1, Out),
         p("trace_timer", 1, Out),
         p("trace_timer_qpn", 24, Out),
@@ -858,6 +862,7 @@ impl<
         self.trace_req.next = self.req_tx.decided.val();
         self.trace_req_qpn.next = self.req_tx.tx_qpn.val();
         self.trace_req_nil.next = self.req_tx.nil.val();
+        self.trace_req_raw.next = self.req_tx.tx_raw.val();
         self.trace_req_idle.next = self.req_tx.idle.val();
         // The timers: the table scanned one QP a cycle, a due one handed to the dispatch.
         self.timers.clock.next = self.clock.val();

@@ -97,6 +97,7 @@ struct Ports {
     trace_req: usize,
     trace_req_qpn: usize,
     trace_req_nil: usize,
+    trace_req_raw: usize,
     trace_req_idle: usize,
     wqe_lent: usize,
 }
@@ -173,7 +174,8 @@ pub struct CoreSim {
     sent: VecDeque<Vec<u8>>,
     /// Frames the core's responders decided to send (trace `Tx` decisions that send one) so far.
     pub responses: u64,
-    /// Packets the core's requesters decided to send so far, and their decisions that sent nothing.
+    /// Packets the core's requesters (raw packet QPs' frames among them) decided to send so far, and their
+    /// decisions that sent nothing.
     pub requests: u64,
     pub failed_requests: u64,
     /// Flush steps the core has decided (trace `Flush` decisions) so far.
@@ -287,6 +289,7 @@ impl CoreSim {
             trace_req: q("trace_req"),
             trace_req_qpn: q("trace_req_qpn"),
             trace_req_nil: q("trace_req_nil"),
+            trace_req_raw: q("trace_req_raw"),
             trace_req_idle: q("trace_req_idle"),
             wqe_lent: q("wqe_lent"),
         };
@@ -523,9 +526,12 @@ impl CoreSim {
         // read sends none).
         let sends = (self.sim.get(p.trace_tx) == 1)
             .then(|| (self.sim.get(p.trace_tx_qpn) as u32, self.sim.get(p.trace_tx_nil) == 0));
-        // A requester's decision, and whether it sends a packet (one whose WQE failed sends none).
-        let requests = (self.sim.get(p.trace_req) == 1)
-            .then(|| (self.sim.get(p.trace_req_qpn) as u32, self.sim.get(p.trace_req_nil) == 0));
+        // A requester's decision (a raw packet QP's: its raw stream), and whether it sends a packet (one whose
+        // WQE failed sends none).
+        let requests = (self.sim.get(p.trace_req) == 1).then(|| {
+            let stream = if self.sim.get(p.trace_req_raw) == 1 { Stream::Raw } else { Stream::Requester };
+            (self.sim.get(p.trace_req_qpn) as u32, stream, self.sim.get(p.trace_req_nil) == 0)
+        });
         if self.sim.get(p.trace_eqe) == 1 {
             self.eqes.push_back(self.sim.get(p.trace_eq_slot) as u32);
         }
@@ -593,8 +599,8 @@ impl CoreSim {
             self.record(Decision::Tx(pick), Vec::new());
             self.check_due = true;
         }
-        if let Some((qpn, frame)) = requests {
-            let pick = TxPick::Qp { qpn, stream: Stream::Requester };
+        if let Some((qpn, stream, frame)) = requests {
+            let pick = TxPick::Qp { qpn, stream };
             if frame {
                 self.requests += 1;
                 self.picks.push_back(pick);

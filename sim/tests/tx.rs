@@ -2,10 +2,13 @@
 //! opcode, IPv4/IPv6, VLAN or not, every pad count, random lengths) are parsed by `wire`, their record and
 //! payload go into the TX pipeline with random bubbles on both inputs and random back-pressure on the
 //! output, and every frame must come out byte for byte as `wire` made it (lengths, IPv4 checksum, PadCnt,
-//! zero pad and ICRC included).
+//! zero pad and ICRC included). Raw frames (the raw packet QP's: a record with verdict `NotRoce` and the rest
+//! of its fields random) are mixed in and must come out as their payload, padded with zeros to 60 bytes,
+//! with no ICRC.
 
 mod common;
 
+use hdl::rx::meta::{Meta, Verdict};
 use hdl::top::Top;
 use hdl::Width;
 use model::rng::Rng;
@@ -16,20 +19,46 @@ use sim::Sim;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-/// Sends the records and payloads of `frames`; returns the frames that came out.
-fn run(sim: &mut Sim, lanes: usize, frames: &[Vec<u8>], seed: u64, bubble: f64, stall: f64) -> Vec<Vec<u8>> {
+/// A record, its payload, and the frame that must come out.
+struct Case {
+    meta: Meta,
+    payload: Vec<u8>,
+    want: Vec<u8>,
+}
+
+/// A RoCEv2 frame as `wire` parses it.
+fn roce(f: Vec<u8>) -> Case {
+    let p = wire::parse(&f).expect("generated frames are well formed");
+    let (meta, payload) = (meta_of(&f, &p), p.payload.to_vec());
+    Case { meta, payload, want: f }
+}
+
+/// A raw frame of `len` random bytes, its record's other fields random too.
+fn raw(rng: &mut Rng, len: usize) -> Case {
+    let mut payload = vec![0u8; len];
+    rng.fill(&mut payload);
+    let mut meta = Meta::default();
+    rng.fill(&mut meta.0);
+    meta.set("verdict", Verdict::NotRoce as u128);
+    meta.set("payload_len", len as u128);
+    let mut want = payload.clone();
+    want.resize(len.max(wire::eth::MIN_FRAME_LEN), 0);
+    Case { meta, payload, want }
+}
+
+/// Sends the records and payloads of `cases`; returns the frames that came out.
+fn run(sim: &mut Sim, lanes: usize, cases: &[Case], seed: u64, bubble: f64, stall: f64) -> Vec<Vec<u8>> {
     let (meta_p, meta_v, meta_r) = (sim.port("meta"), sim.port("meta_valid"), sim.port("meta_ready"));
     let mut pay = Driver::new(StreamPorts::find(sim, "pay_", true), lanes, seed, bubble);
     let mut mon = Monitor::new(StreamPorts::find(sim, "out_", true), seed ^ 1, stall);
     let mut rng = Rng::new(seed ^ 2);
     let mut metas = VecDeque::new();
-    for f in frames {
-        let p = wire::parse(f).expect("generated frames are well formed");
-        metas.push_back(meta_of(f, &p));
-        pay.push_frame(p.payload);
+    for c in cases {
+        metas.push_back(c.meta.clone());
+        pay.push_frame(&c.payload);
     }
-    let limit = sim.cycles() + 20_000 + 4 * frames.iter().map(Vec::len).sum::<usize>() as u64;
-    while mon.frames.len() < frames.len() && sim.cycles() < limit {
+    let limit = sim.cycles() + 20_000 + 4 * cases.iter().map(|c| c.want.len()).sum::<usize>() as u64;
+    while mon.frames.len() < cases.len() && sim.cycles() < limit {
         let offer = !metas.is_empty() && !rng.chance(bubble);
         if let Some(m) = metas.front().filter(|_| offer) {
             sim.set_bytes(meta_p, &m.0);
@@ -52,18 +81,26 @@ fn check_width(w: Width, cases: u32) {
     let lanes = w.bytes();
     let sim = RefCell::new(Sim::new(Top::Tx, w));
     let ops = opcodes();
-    let spec = (0..ops.len(), any::<bool>(), any::<bool>(), 0usize..1200, any::<u64>());
+    // One frame in four raw, of 14 to 200 bytes (the 60-byte minimum on both sides) or up to the longest.
+    let spec = (0..ops.len(), any::<bool>(), any::<bool>(), 0usize..1200, any::<u64>(), 0u8..8);
     let batch = (proptest::collection::vec(spec, 1..8), any::<u64>(), 0u8..4, 0u8..4);
     let (mut runner, seed) = common::runner(cases);
     let result = runner.run(&batch, |(specs, seed, b, s)| {
-        let frames: Vec<Vec<u8>> = specs
+        let cases: Vec<Case> = specs
             .iter()
-            .map(|&(op, v6, vlan, len, fseed)| frame(&mut Rng::new(fseed), ops[op], v6, vlan, len))
+            .map(|&(op, v6, vlan, len, fseed, kind)| {
+                let rng = &mut Rng::new(fseed);
+                match kind {
+                    0 => raw(rng, 14 + len % 187),
+                    1 => raw(rng, 14 + len * (wire::MAX_FRAME_LEN - 14) / 1199),
+                    _ => roce(frame(rng, ops[op], v6, vlan, len)),
+                }
+            })
             .collect();
-        let got = run(&mut sim.borrow_mut(), lanes, &frames, seed, f64::from(b) * 0.2, f64::from(s) * 0.2);
-        prop_assert_eq!(got.len(), frames.len(), "frames out (width {})", lanes);
-        for (i, (want, got)) in frames.iter().zip(&got).enumerate() {
-            prop_assert_eq!(got, want, "frame {} (width {})", i, lanes);
+        let got = run(&mut sim.borrow_mut(), lanes, &cases, seed, f64::from(b) * 0.2, f64::from(s) * 0.2);
+        prop_assert_eq!(got.len(), cases.len(), "frames out (width {})", lanes);
+        for (i, (c, got)) in cases.iter().zip(&got).enumerate() {
+            prop_assert_eq!(got, &c.want, "frame {} (width {})", i, lanes);
         }
         Ok(())
     });
@@ -92,7 +129,8 @@ fn fill_store(w: Width) {
         (0..24u64).map(|i| frame(&mut Rng::new(i), op, i % 2 == 1, i % 3 == 0, 1400 + i as usize)).collect();
     let total: usize = frames.iter().map(Vec::len).sum();
     assert!(total > hdl::top::max_frame(w) * 3 / 2, "the batch must overfill the store");
-    let got = run(&mut sim, lanes, &frames, 7, 0.0, 0.9);
+    let cases: Vec<Case> = frames.iter().cloned().map(roce).collect();
+    let got = run(&mut sim, lanes, &cases, 7, 0.0, 0.9);
     assert_eq!(got.len(), frames.len(), "frames out (width {lanes})");
     for (i, (want, got)) in frames.iter().zip(&got).enumerate() {
         assert_eq!(got, want, "frame {i} (width {lanes})");

@@ -267,6 +267,9 @@ pub fn core_events_verilog() -> Vec<String> {
     let mut v = vec![
         format!("wire [7:0] opcode = {};", f("meta", "opcode")),
         format!("wire [15:0] plen = {};", f("meta", "payload_len")),
+        // A raw packet QP's frame: its payload is the frame, padded to the Ethernet minimum.
+        format!("wire raw = {} == 4'd{};", f("meta", "verdict"), Verdict::NotRoce as u8),
+        format!("wire [15:0] raw_len = plen < 16'd{0} ? 16'd{0} : plen;", eth::MIN_FRAME_LEN),
         format!(
             "wire [15:0] hl0 = {vl} ? ({v6} ? 16'd{} : 16'd{}) : ({v6} ? 16'd{} : 16'd{});",
             base(true, true),
@@ -304,10 +307,11 @@ pub fn core_events_verilog() -> Vec<String> {
         format!("    if (tx_ack) {}", set("inc2", C::tx_acks)),
         format!("    if (retransmit) {}", set("inc2", C::retransmitted_packets)),
         format!("    if (tx_take) {}", set("inc2", C::tx_frames)),
+        format!("    if (tx_take && raw) {}", set("inc2", C::raw_tx_frames)),
         format!("    if (doorbell_ignored) {}", set("inc2", C::cmd_doorbells_ignored)),
         "    rx_add = rx_decided ? rx_len : 16'd0;".into(),
         format!(
-            "    tx_add = (tx_take ? hl0 + ext_len + plen + {{14'd0, pad}} + 16'd{} : 16'd0) + (ctrl_sent ? ctrl_len : 16'd0);",
+            "    tx_add = (tx_take ? (raw ? raw_len : hl0 + ext_len + plen + {{14'd0, pad}} + 16'd{}) : 16'd0) + (ctrl_sent ? ctrl_len : 16'd0);",
             wire::icrc::ICRC_LEN
         ),
         "end".into(),

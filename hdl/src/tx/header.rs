@@ -11,6 +11,10 @@
 //!    6. the header bytes (the checksum folded again on the way in); 7. the two banks.
 //!
 //! At most two carry chains in a row per stage.
+//!
+//! A record whose verdict is `NotRoce` is a raw frame (the raw packet QP's): its payload is the whole frame,
+//! with no header image, padded with zeros to the Ethernet minimum and no ICRC (`raw`, held with the header,
+//! tells the egress to write none).
 
 use crate::kit::*;
 use crate::rx::meta::{self, EXT};
@@ -48,6 +52,8 @@ pub struct TxHeader<const D: usize> {
     /// `flen - 1`: the frame offset of the last byte.
     pub last_byte: Signal<Out, Bits<16>>,
     pub plen: Signal<Out, Bits<16>>,
+    /// The frame is raw: no headers, no ICRC.
+    pub raw: Signal<Out, Bit>,
     pub vlan: Signal<Out, Bit>,
     pub ipv6: Signal<Out, Bit>,
     /// The header ends within the frame's first beat (`hlen < K`); the payload is longer than a beat
@@ -77,6 +83,7 @@ impl<const D: usize> Logic for TxHeader<D> {
         self.crc_end.connect();
         self.last_byte.connect();
         self.plen.connect();
+        self.raw.connect();
         self.vlan.connect();
         self.ipv6.connect();
         self.hfit.connect();
@@ -194,6 +201,7 @@ pub fn verilog(d: usize) -> String {
     let word = |r: &str, at: usize| format!("{{1'b0, {r}[{}:{}]}}", at + 15, at);
     w(&mut v, "reg [7:0] opcode;\nreg [15:0] ext_len;");
     w(&mut v, &ext_regs(""));
+    let raw = |r: &str| format!("({} == 4'd{})", f(r, "verdict"), crate::rx::meta::Verdict::NotRoce as u8);
     w(&mut v, "always @(*) begin");
     w(&mut v, &format!("    opcode = {};", f("m1", "opcode")));
     v.push_str(&meta::ext_table_verilog(16));
@@ -204,9 +212,12 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, "reg [15:0] s2_ext_len, s2_hl0, s2_plen;\nreg [1:0] s2_pad;\nreg [16:0] s2_ca, s2_cb, s2_cc, s2_cd;");
     w(&mut v, &ext_regs("s2_"));
     w(&mut v, "always @(posedge clock) if (en) begin");
-    w(&mut v, "    s2_ext_len <= ext_len;");
+    w(&mut v, &format!("    s2_ext_len <= {} ? 16'd0 : ext_len;", raw("m1")));
     w(&mut v, &ext_pass("s2_", ""));
-    w(&mut v, &format!("    s2_hl0 <= {};", by_layout(16, &|vl, v6| ip_end(vl, v6) + ext_off, "m1")));
+    w(
+        &mut v,
+        &format!("    s2_hl0 <= {} ? 16'd0 : {};", raw("m1"), by_layout(16, &|vl, v6| ip_end(vl, v6) + ext_off, "m1")),
+    );
     w(&mut v, &format!("    s2_plen <= {};\n    s2_pad <= pad1;", f("m1", "payload_len")));
     w(
         &mut v,
@@ -230,7 +241,15 @@ pub fn verilog(d: usize) -> String {
     w(&mut v, &ext_pass("s3_", "s2_"));
     w(&mut v, "    s3_cab <= {1'b0, s2_ca} + {1'b0, s2_cb};\n    s3_ccd <= {1'b0, s2_cc} + {1'b0, s2_cd};");
     w(&mut v, "    s3_hlen <= s2_hl0 + s2_ext_len;");
-    w(&mut v, &format!("    s3_tail <= s2_plen + {{13'd0, {{1'b0, s2_pad}} + 3'd{icrc}}};"));
+    // A raw frame's tail is its payload, padded to the Ethernet minimum.
+    let min = eth::MIN_FRAME_LEN;
+    w(
+        &mut v,
+        &format!(
+            "    s3_tail <= {} ? (s2_plen < 16'd{min} ? 16'd{min} : s2_plen) : s2_plen + {{13'd0, {{1'b0, s2_pad}} + 3'd{icrc}}};",
+            raw("m2")
+        ),
+    );
     w(&mut v, "end");
 
     // ---- Stage 4 ----
@@ -262,7 +281,8 @@ pub fn verilog(d: usize) -> String {
         w(
             &mut v,
             &format!(
-                "    s5_lay{k} <= {} == 1'b{} && {} == 1'b{};",
+                "    s5_lay{k} <= !{} && {} == 1'b{} && {} == 1'b{};",
+                raw("m4"),
                 f("m4", "vlan"),
                 u8::from(vl),
                 f("m4", "ipv6"),
@@ -311,7 +331,7 @@ pub fn verilog(d: usize) -> String {
     let bank_fields: Vec<(&str, String, usize)> = outs
         .iter()
         .map(|&(o, x, b)| (o, x.to_string(), b))
-        .chain([("vlan", vl, 1), ("ipv6", v6l, 1)])
+        .chain([("vlan", vl, 1), ("ipv6", v6l, 1), ("raw", raw("m6"), 1)])
         .chain(flags)
         .collect();
     for (o, _, b) in &bank_fields {
@@ -403,7 +423,8 @@ pub fn verilog(d: usize) -> String {
     let ipv6 = m("ipv6");
     w(&mut v, "always @(*) begin");
     writeln!(v, "    img_n = 1024'd0;").unwrap();
-    // Ethernet.
+    // Ethernet (none for a raw frame).
+    writeln!(v, "    if (!{}) begin", raw("m5")).unwrap();
     writeln!(v, "    {} = {};\n    {} = {};", at(0, 6), m("eth_dst"), at(6, 6), m("eth_src")).unwrap();
     let etype = format!("({ipv6} ? 16'h{:04x} : 16'h{:04x})", eth::ethertype::IPV6, eth::ethertype::IPV4);
     writeln!(
@@ -417,7 +438,7 @@ pub fn verilog(d: usize) -> String {
     )
     .unwrap();
     writeln!(v, "    else {} = {etype};", at(12, 2)).unwrap();
-    writeln!(v, "end").unwrap();
+    writeln!(v, "    end\nend").unwrap();
     // From L3 on, each layout's image on its own, then the one that applies OR-ed in: an AND-OR per bit,
     // not a chain of multiplexers. Within a layout the extended headers are OR-ed in likewise: the headers
     // an opcode carries never overlap, so at most one writes each byte.

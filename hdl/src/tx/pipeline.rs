@@ -6,6 +6,8 @@
 //! four-byte ICRC placeholder as zeros; each beat is registered, then goes into the frame store and through
 //! the ICRC lanes (`rx::lanes`: two registered steps, covering up to the placeholder), registered again, into
 //! the CRC engine. Egress: a stored frame goes out once its ICRC is known, with the ICRC written over the placeholder.
+//! A raw frame (a record with verdict `NotRoce`: the payload is the frame) goes the same way, with no header,
+//! zeros to the Ethernet minimum and no ICRC written: its length queue entry says so (bit 16).
 
 use super::header::TxHeader;
 use super::lanes::{IcrcInsert, KeepData};
@@ -94,6 +96,7 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     a_bytes: DFF<Bits<16>>,
     a_last: DFF<Bit>,
     a_flen: DFF<Bits<16>>,
+    a_raw: DFF<Bit>,
     a_ipv6: DFF<Bit>,
     // The beat's ICRC lane distances (up to the placeholder).
     ldist: LaneDistances<K>,
@@ -113,10 +116,12 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     crc_done: DFF<Bit>,
     // Store and egress.
     sd: BramQueue<D, A, AP1, TX_STORE_MARGIN>,
-    lq: SynchronousFIFO<Bits<16>, Q, QP1, 1>,
+    // The frame's length, and whether it is raw (bit 16).
+    lq: SynchronousFIFO<Bits<17>, Q, QP1, 1>,
     xq: SynchronousFIFO<Bits<32>, Q, QP1, 1>,
     frames_max: Constant<Bits<8>>,
-    lq_p: Prefetch<16>,
+    lq_p: Prefetch<17>,
+    o_flen: Signal<Local, Bits<16>>,
     xq_p: Prefetch<32>,
     ob: DFF<Bits<16>>,
     ins: IcrcInsert<D, K>,
@@ -194,6 +199,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             a_bytes: DFF::default(),
             a_last: DFF::default(),
             a_flen: DFF::default(),
+            a_raw: DFF::default(),
             a_ipv6: DFF::default(),
             ldist: LaneDistances::default(),
             a_e: DFF::default(),
@@ -212,6 +218,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             xq: Default::default(),
             frames_max: Constant::new(((1u64 << Q) - 5).into()),
             lq_p: Prefetch::default(),
+            o_flen: Signal::default(),
             xq_p: Prefetch::default(),
             ob: DFF::default(),
             ins: IcrcInsert::default(),
@@ -232,8 +239,8 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             need_pay, crc_done, ob
         );
         dff_setup!(
-            self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_ipv6, a_e, a_d, dnext, e_data, e_keep, e_last,
-            e_valid
+            self, clock, a_valid, a_data, a_bytes, a_last, a_flen, a_raw, a_ipv6, a_e, a_d, dnext, e_data, e_keep,
+            e_last, e_valid
         );
         clock!(self, clock, hdr, lanes, engine, sd, lq, xq, lq_p, xq_p);
 
@@ -302,6 +309,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.a_bytes.d.next = self.hdr.flen.val() - self.base.val();
         self.a_last.d.next = self.last.val();
         self.a_flen.d.next = self.hdr.flen.val();
+        self.a_raw.d.next = self.hdr.raw.val();
         self.a_ipv6.d.next = self.hdr.ipv6.val();
         self.ldist.beat.next = self.j.q.val();
         self.ldist.vlan.next = self.hdr.vlan.val();
@@ -354,7 +362,7 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.sd.data_in.next = self.a_data.q.val();
         self.sd.flag_in.next = self.a_last.q.val();
         self.sd.write.next = self.a_valid.q.val();
-        self.lq.data_in.next = self.a_flen.q.val();
+        self.lq.data_in.next = bit_cast::<17, 16>(self.a_flen.q.val()).replace_bit(16, self.a_raw.q.val());
         self.lq.write.next = self.a_valid.q.val() & self.a_last.q.val();
 
         // ---- ICRC: over everything before the placeholder ----
@@ -391,9 +399,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.have.next = self.lq_p.out_valid.val() & self.xq_p.out_valid.val() & self.sd.out_valid.val();
         self.ins.data.next = self.sd.out_data.val();
         self.ins.beat.next = self.ob.q.val();
-        self.ins.flen.next = self.lq_p.out_data.val();
+        self.o_flen.next = self.lq_p.out_data.val().get_bits::<16>(0);
+        // A raw frame has no ICRC: a length of 0 puts none of it in any beat.
+        self.ins.flen.next = self.o_flen.val();
+        if self.lq_p.out_data.val().get_bit(16) {
+            self.ins.flen.next = 0.into();
+        }
         self.ins.icrc.next = self.xq_p.out_data.val();
-        self.omask.n.next = self.lq_p.out_data.val() - (self.ob.q.val() << self.lane_shift.val());
+        self.omask.n.next = self.o_flen.val() - (self.ob.q.val() << self.lane_shift.val());
         self.out_data.next = self.ins.out.val();
         self.out_keep.next = self.omask.keep.val();
         self.out_last.next = self.sd.out_flag.val();

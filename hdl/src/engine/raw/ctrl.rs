@@ -4,7 +4,7 @@
 //! (`own`), the landing slot joins the queue with its reply's fields (the NIC's MAC put in for ARP), or, the
 //! queue full, the reply is lost (`ctrl_drop_full`), as the model's `queue_control` has it; either way the
 //! reply is counted (`arp_replies`, `icmp_echo_replies`). A frame routed as not RoCEv2 and not answered is
-//! counted as `rx_drop_not_roce` (the core has no raw packet QP). `inc` carries those counts.
+//! counted as `rx_drop_not_roce` (the core steers no frame to a raw packet QP yet). `inc` carries those counts.
 //!
 //! The oldest queued reply goes out between two of the TX pipeline's frames (never once the pipeline has
 //! shown a frame's first beat to the MAC): its bytes are its slot's, with the reply's fields written over

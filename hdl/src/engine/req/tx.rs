@@ -18,6 +18,13 @@
 //! A failed entry that is the window's front retires at once, as the model's decision retires it: the QP and
 //! the context port go straight to the dispatch (`retire_req`), which pops it with its CQE and takes the QP to
 //! ERR before anything else sees the QP. DCQCN's reaction point is not kept: the requester is never paced.
+//!
+//! A raw packet QP's visit is the model's `raw::next_frame` (the trace's `Tx` of its raw stream, `tx_raw`):
+//! in RTS, its front entry is checked (a SEND of 14 to `wire::MAX_FRAME_LEN` bytes whose fetch did not fail),
+//! its slot read again, its bytes gathered from offset 0 and handed to the TX pipeline as a raw record (no
+//! headers, no ICRC, padded to the Ethernet minimum), the entry finished as the record is taken; an entry
+//! that fails sends nothing. Either way it is the front and retires at once (`Handoff`): raw QPs keep no
+//! PSNs, so nothing in `qp_req` moves but `oldest`.
 
 use super::desc::SendDesc;
 use super::ready::{ReqReady, WQE_BITS};
@@ -28,10 +35,10 @@ use crate::engine::headers::TxHeaders;
 use crate::engine::resp::recv_wqe::SGES_BITS;
 use crate::kit::*;
 use crate::record::{build, slice, width};
-use crate::rx::meta;
+use crate::rx::meta::{self, Verdict};
 use wire::contract::profile::Profile;
 use wire::contract::qpc::{qp_context, recv_sge, TICK_BITS};
-use wire::contract::verbs::WcStatus;
+use wire::contract::verbs::{QpState, WcStatus};
 use wire::contract::wqe::{SendOp, SEND_DATA};
 use wire::opcode::hdr;
 use wire::Opcode;
@@ -127,6 +134,8 @@ pub struct ReqTx {
     pub retransmit: Signal<Out, Bit>,
     pub nil: Signal<Out, Bit>,
     pub tx_qpn: Signal<Out, Bits<24>>,
+    /// With `decided`: the QP is a raw packet QP (its raw stream decided, not its requester).
+    pub tx_raw: Signal<Out, Bit>,
     /// The failed front's retire, asked of the dispatch (`retire_take` when it takes it).
     pub retire_req: Signal<Out, Bit>,
     pub retire_take: Signal<In, Bit>,
@@ -146,6 +155,7 @@ pub struct ReqTx {
     step: ReqStep,
     qp_op_err: Constant<Bits<5>>,
     prot_err: Constant<Bits<5>>,
+    ok: Constant<Bits<5>>,
 }
 
 impl ReqTx {
@@ -201,6 +211,7 @@ impl ReqTx {
             retransmit: Signal::default(),
             nil: Signal::default(),
             tx_qpn: Signal::default(),
+            tx_raw: Signal::default(),
             retire_req: Signal::default(),
             retire_take: Signal::default(),
             state: DFF::default(),
@@ -218,6 +229,7 @@ impl ReqTx {
             step: ReqStep::new(profile),
             qp_op_err: Constant::new(u64::from(WcStatus::LocQpOpErr as u8).into()),
             prot_err: Constant::new(u64::from(WcStatus::LocProtErr as u8).into()),
+            ok: Constant::new(u64::from(WcStatus::Success as u8).into()),
         }
     }
 }
@@ -320,6 +332,7 @@ impl Logic for ReqTx {
 
         self.qp_index.next = self.qpn.q.val();
         self.tx_qpn.next = self.qpn.q.val();
+        self.tx_raw.next = self.step.raw.val();
         self.req_next.next = self.step.req_next.val();
         self.win_slot.next = self.step.cursor_slot.val();
         self.win_w_slot.next = self.step.cursor_slot.val();
@@ -362,7 +375,21 @@ impl Logic for ReqTx {
                 self.state.d.next = ReqTxState::Entry;
             }
             ReqTxState::Entry => {
-                if self.sendable.ready.val() & self.qp_valid.val() & !self.step.raw.val() & self.gid_valid.val() {
+                if self.step.raw.val() {
+                    // A raw packet QP: its front entry goes out whole, or fails; either way it is finished and
+                    // retires at once, and the entry after it (never finished before it) is the oldest.
+                    self.status.d.next = self.step.raw_status.val();
+                    self.oldest_at.d.next = self.step.cursor_next.val();
+                    if !(self.step.raw_go.val() & self.qp_valid.val()) {
+                        self.wake.clear.next = true;
+                        self.state.d.next = ReqTxState::Idle;
+                    } else if self.step.raw_send.val() {
+                        self.desc.start.next = true;
+                        self.state.d.next = ReqTxState::Desc;
+                    } else {
+                        self.state.d.next = ReqTxState::Fail;
+                    }
+                } else if self.sendable.ready.val() & self.qp_valid.val() & self.gid_valid.val() {
                     if self.step.started.val() {
                         self.psn_walk.start.next = true;
                         self.state.d.next = ReqTxState::Walk;
@@ -387,7 +414,17 @@ impl Logic for ReqTx {
             }
             ReqTxState::Desc => {
                 if self.desc.done.val() {
-                    if self.desc.ok.val() {
+                    if self.step.raw.val() {
+                        // The model's `raw::next_frame`: a slot that cannot be read, or inline data of another
+                        // length than the entry's, is a protection error.
+                        if self.desc.ok.val() & !self.step.raw_inline_bad.val() {
+                            self.g_start.next = true;
+                            self.state.d.next = ReqTxState::Gather;
+                        } else {
+                            self.status.d.next = self.prot_err.val();
+                            self.state.d.next = ReqTxState::Fail;
+                        }
+                    } else if self.desc.ok.val() {
                         self.g_start.next = true;
                         self.state.d.next = ReqTxState::Gather;
                     } else {
@@ -406,7 +443,7 @@ impl Logic for ReqTx {
                         self.g_drop.next = true;
                         self.status.d.next = self.prot_err.val();
                         self.state.d.next = ReqTxState::Fail;
-                        if self.step.oldest_here.val() {
+                        if self.step.oldest_here.val() & !self.step.raw.val() {
                             self.oldest_walk.start.next = true;
                             self.state.d.next = ReqTxState::FailWalk;
                         }
@@ -418,12 +455,17 @@ impl Logic for ReqTx {
             ReqTxState::Emit => {
                 // The decision as the TX pipeline takes the record: nothing sent after it can overtake it.
                 self.meta_valid.next = true;
+                // A raw frame finishes its entry as it goes (`status` is 0: no error).
+                self.step.fail.next = self.step.raw.val();
                 if self.meta_ready.val() {
                     self.req_we.next = true;
                     self.win_we.next = true;
                     self.decided.next = true;
-                    self.retransmit.next = self.step.retransmit.val();
+                    self.retransmit.next = self.step.retransmit.val() & !self.step.raw.val();
                     self.state.d.next = ReqTxState::Idle;
+                    if self.step.raw.val() {
+                        self.state.d.next = ReqTxState::Handoff;
+                    }
                 }
             }
             ReqTxState::FailWalk => {
@@ -469,6 +511,9 @@ impl Logic for ReqTx {
 /// failure). Also the fields the block needs by name (`qp_req`'s and the entry's, the SQ counter of the
 /// entry and its window slot), the gather's list (the SGEs, or the slot's inline bytes as one) and the TX
 /// record: the headers with the solicited bit, the RETH, the AtomicETH, the immediate and the payload length.
+/// For a raw packet QP (the model's `raw::next_frame`): the checks of its front entry, the gather of its
+/// `len` bytes from offset 0, the record of a raw frame (verdict `NotRoce`, the payload its `len`), and with
+/// `fail` the entry finished (with `status` unless it is 0) and nothing else moved (the model's `finish` alone).
 #[derive(LogicBlock)]
 pub struct ReqStep {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
@@ -501,6 +546,13 @@ pub struct ReqStep {
     pub req_next: Signal<Out, Bits<REQ_BITS>>,
     pub entry_next: Signal<Out, Bits<WQE_BITS>>,
     pub raw: Signal<Out, Bit>,
+    /// A raw packet QP that may send (the model's `raw::sendable`: RTS, not flushing, a WQE in its window);
+    /// its entry at the cursor (the front) goes out as a frame (`raw_send`) or fails with `raw_status` (0:
+    /// it keeps the error its fetch gave it); `raw_inline_bad`: its inline data is not `len` bytes.
+    pub raw_go: Signal<Out, Bit>,
+    pub raw_send: Signal<Out, Bit>,
+    pub raw_status: Signal<Out, Bits<5>>,
+    pub raw_inline_bad: Signal<Out, Bit>,
     pub started: Signal<Out, Bit>,
     pub oldest_here: Signal<Out, Bit>,
     pub front: Signal<Out, Bit>,
@@ -559,6 +611,10 @@ impl ReqStep {
             req_next: Signal::default(),
             entry_next: Signal::default(),
             raw: Signal::default(),
+            raw_go: Signal::default(),
+            raw_send: Signal::default(),
+            raw_status: Signal::default(),
+            raw_inline_bad: Signal::default(),
             started: Signal::default(),
             oldest_here: Signal::default(),
             front: Signal::default(),
@@ -594,6 +650,10 @@ impl Logic for ReqStep {
         self.req_next.connect();
         self.entry_next.connect();
         self.raw.connect();
+        self.raw_go.connect();
+        self.raw_send.connect();
+        self.raw_status.connect();
+        self.raw_inline_bad.connect();
         self.started.connect();
         self.oldest_here.connect();
         self.front.connect();
@@ -667,6 +727,12 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         "wire unused_behind = ^behind[22:0];".into(),
         format!("wire arm = !{} && tmo != 5'd0;", r("timer_valid")),
         format!("wire [{}:0] inline_sge = 0;", SGES_BITS - 1),
+        format!("wire is_raw = {};", a("raw")),
+        format!("wire [31:0] wlen = {};", w("len")),
+        format!("wire len_ok = wlen >= 32'd{} && wlen <= 32'd{};", wire::eth::HEADER_LEN, wire::MAX_FRAME_LEN),
+        format!("wire fetch_failed = {};", w("error_valid")),
+        format!("wire is_send = {};", op(SendOp::Send)),
+        "wire failing = fail && status != 5'd0;".into(),
         format!("wire [63:0] inline_addr = slot_addr + 64'd{SEND_DATA};"),
     ]);
     let (rd, req_e) = build(rl, "req", "rs", |name, _| {
@@ -677,7 +743,7 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
                 "{} + ((!was_started && rd_op) ? {rw}'d1 : {rw}'d0) - ((fail && rd_op) ? {rw}'d1 : {rw}'d0)",
                 r("rd_atomic")
             ),
-            "psn" => format!("was_started ? {} : {} + npkts", r("psn"), r("psn")),
+            "psn" => format!("(was_started || is_raw) ? {} : {} + npkts", r("psn"), r("psn")),
             "cursor_psn" => format!("fail ? {} : next_psn", r("cursor_psn")),
             "high_psn" => format!("(fail || resent) ? {} : next_psn", r("high_psn")),
             "pkts_since_ackreq" => format!("fail ? {} : since_next", r("pkts_since_ackreq")),
@@ -690,9 +756,10 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
     let (ed, entry_e) = build(wl, "entry", "es", |name, _| {
         Some(match name {
             "started" => "1'b1".into(),
-            "acked" | "error_valid" => format!("fail ? 1'b1 : {}", w(name)),
-            "status" => format!("fail ? status : {}", w("status")),
-            "vendor_err" => format!("fail ? 8'd0 : {}", w("vendor_err")),
+            "acked" => format!("fail ? 1'b1 : {}", w(name)),
+            "error_valid" => format!("failing ? 1'b1 : {}", w(name)),
+            "status" => format!("failing ? status : {}", w("status")),
+            "vendor_err" => format!("failing ? 8'd0 : {}", w("vendor_err")),
             _ => return None,
         })
     });
@@ -713,7 +780,20 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         "always @(*) begin".into(),
         format!("    req_next = {{{}'d0, {req_e}}};", REQ_BITS - rl.width() as usize),
         format!("    entry_next = {{{}'d0, {entry_e}}};", WQE_BITS - wl.width() as usize),
-        format!("    raw = {};", a("raw")),
+        "    raw = is_raw;".into(),
+        format!(
+            "    raw_go = is_raw && !{} && {} == 3'd{} && nwqes != {wb}'d0;",
+            a("flushing"),
+            a("state"),
+            QpState::Rts as u8
+        ),
+        "    raw_send = !fetch_failed && is_send && len_ok;".into(),
+        format!(
+            "    raw_status = fetch_failed ? 5'd0 : !is_send ? 5'd{} : !len_ok ? 5'd{} : 5'd0;",
+            WcStatus::LocQpOpErr as u8,
+            WcStatus::LocLenErr as u8
+        ),
+        "    raw_inline_bad = inline && {16'd0, num} != wlen;".into(),
         "    started = was_started;".into(),
         format!("    oldest_here = {} == cur;", r("oldest")),
         format!("    front = cur == {wb}'d0;"),
@@ -738,8 +818,8 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
             llsb + lw - 1
         ),
         "    g_count = inline ? 8'd1 : count;".into(),
-        "    g_off = off;".into(),
-        "    g_len = {16'd0, payload_len};".into(),
+        "    g_off = is_raw ? 32'd0 : off;".into(),
+        "    g_len = is_raw ? wlen : {16'd0, payload_len};".into(),
         "    meta = hdr;".into(),
         flag("solicited", "solicited"),
         flag("has_reth", "has_reth"),
@@ -751,6 +831,11 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         flag("has_ieth", "has_ieth"),
         set("ieth", "has_ieth ? imm : 32'd0"),
         set("payload_len", "payload_len"),
+        "    if (is_raw) begin".into(),
+        format!("        meta = {}'d0;", meta::BITS),
+        format!("    {}", set("verdict", &format!("4'd{}", Verdict::NotRoce as u8))),
+        format!("    {}", set("payload_len", "wlen[15:0]")),
+        "    end".into(),
         "end".into(),
     ]);
     v
