@@ -994,7 +994,89 @@ fn an_sqd_qp_drains_until_its_write_is_acknowledged(width: Width) {
     followed(&core, &ctx, 4, "a WRITE, its ACK and the commands");
 }
 
+/// A raw packet QP sending beside an RC QP's WRITEs on the same core: the two QPs' WQEs posted in turn, their
+/// packets leave interleaved as the requester visits the QPs in turn, each a legal decision of its stream
+/// (raw or requester); every raw frame leaves whole and in order, every WRITE lands and is acknowledged.
+fn a_raw_packet_qp_sends_beside_rc_writes(width: Width) {
+    const BUF: usize = 1 << 16;
+    const EXPERIMENTAL: u16 = 0x88B5;
+    let seed = seed();
+    let mut rng = model::rng::Rng::new(seed);
+    let (w, a, core, b) = hosts(width, 16, seed, 1, BUF, 0x100, &ConnectOpts::default());
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let rcq = b.ctx.create_cq(64).expect("the raw QP's CQ");
+    let raw = b.pd.create_raw_qp(&rcq, &rcq, QpCap { max_send_wr: 16, ..QpCap::default() }).expect("a raw QP");
+    raw.activate_raw().expect("RTS");
+    let src: Vec<u8> = (0..BUF / 2).map(|_| rng.below(256) as u8).collect();
+    b.buf.write(0, &src).expect("the sources");
+    let mut want_a = vec![0u8; BUF];
+    let mut frames = Vec::new();
+    for i in 0..6usize {
+        let len = 1 + rng.below(3000) as usize;
+        let from = rng.below(0x4000) as usize;
+        let to = 0x2000 * i;
+        let write = SendWr {
+            wr_id: 0x100 + i as u64,
+            opcode: Some(SendOp::RdmaWrite),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![b.sge(from as u64, len as u32)],
+            remote_addr: a.mr.addr + to as u64,
+            rkey: a.mr.rkey,
+            ..Default::default()
+        };
+        want_a[to..to + len].copy_from_slice(&src[from..from + len]);
+        b.qps[0].post_send(&write).unwrap_or_else(|e| panic!("{ctx}: WRITE {i}: {e:?}"));
+        let mut f = vec![0u8; 14 + rng.below(1500) as usize];
+        rng.fill(&mut f[14..]);
+        f[..6].copy_from_slice(&a.mac);
+        f[6..12].copy_from_slice(&b.mac);
+        f[12..14].copy_from_slice(&EXPERIMENTAL.to_be_bytes());
+        let at = BUF / 2 + 0x800 * i;
+        b.buf.write(at, &f).expect("the frame");
+        let send = SendWr {
+            wr_id: 0x300 + i as u64,
+            opcode: Some(SendOp::Send),
+            send_flags: send_flags::SIGNALED,
+            sg_list: vec![b.sge(at as u64, f.len() as u32)],
+            ..Default::default()
+        };
+        raw.post_send(&send).unwrap_or_else(|e| panic!("{ctx}: raw send {i}: {e:?}"));
+        f.resize(f.len().max(wire::eth::MIN_FRAME_LEN), 0);
+        frames.push(f);
+    }
+    // Every frame the core sends, in order, the model host's ACKs answering the WRITEs.
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    exchange_lossy(
+        &w,
+        &core,
+        &b,
+        &ctx,
+        |f| {
+            seen.push(f.to_vec());
+            true
+        },
+        |f| vec![f],
+    );
+    let is_raw: Vec<bool> = seen.iter().map(|f| f[12..14] == EXPERIMENTAL.to_be_bytes()).collect();
+    let raws: Vec<Vec<u8>> = seen.iter().zip(&is_raw).filter(|p| *p.1).map(|p| p.0.clone()).collect();
+    assert_eq!(raws, frames, "{ctx}: the raw frames, whole and in order");
+    let turns = is_raw.windows(2).filter(|p| p[0] != p[1]).count();
+    assert!(turns >= 2, "{ctx}: the WRITEs' packets and the raw frames interleave ({turns} turns)");
+    assert_eq!(a.buf.read(0, BUF).expect("the model host's buffer"), want_a, "{ctx}: what landed");
+    let done = |cq: &Cq| cq.poll(64).expect("polled").iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>();
+    let ok = |base: u64| (0..6).map(|i| (base + i, WcStatus::Success)).collect::<Vec<_>>();
+    assert_eq!(done(&b.cq), ok(0x100), "{ctx}: the WRITEs completed");
+    assert_eq!(done(&rcq), ok(0x300), "{ctx}: the raw sends completed");
+    for qpn in [b.qps[0].qpn, raw.qpn] {
+        core.context_agrees(qpn).unwrap_or_else(|e| panic!("{ctx}: QP {qpn}: {e}"));
+    }
+    let events = followed(&core, &ctx, core.requests().0 + core.frames(), "every packet and ACK followed");
+    eprintln!("raw beside RC: {} frames sent, {events} decisions in lockstep", core.requests().0);
+}
+
 at_both_widths!(
+    a_raw_packet_qp_sends_beside_rc_writes,
     send_wqes_are_fetched_into_the_window_and_flushed_from_it,
     requests_from_the_rtl_core_reach_a_model_responder,
     acks_complete_the_rtl_cores_sends_and_writes,

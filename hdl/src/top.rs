@@ -87,6 +87,8 @@ pub enum Top {
     RecvWqe,
     /// The same with the large profile (16 SGEs, 65,536 MRs).
     RecvWqeLarge,
+    /// The counter block's counters on their own (`host::counters::CounterBank`). Width-independent.
+    CounterBank,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -109,7 +111,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 35] = [
+    pub const ALL: [Top; 36] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -145,6 +147,7 @@ impl Top {
         Top::DmaReadMux,
         Top::CplNarrow,
         Top::WriteWiden,
+        Top::CounterBank,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -200,7 +203,8 @@ impl Top {
             | Top::RecvWqeLarge
             | Top::DmaReadMux
             | Top::RxRoute
-            | Top::TxHeaders => &[Width::W8],
+            | Top::TxHeaders
+            | Top::CounterBank => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
             _ => &Width::ALL,
         }
@@ -246,6 +250,7 @@ impl Top {
             Top::CplNarrow => format!("cpl_narrow_w{}", w.bytes()),
             Top::WriteWiden => format!("write_widen_w{}", w.bytes()),
             Top::DmaScatter => format!("dma_scatter_w{}", w.bytes()),
+            Top::CounterBank => "counter_bank".into(),
         }
     }
 
@@ -310,6 +315,16 @@ impl Top {
                 p("out_ready", 1, Dir::In),
             ],
             Top::Core(_) => crate::core::ports(w),
+            Top::CounterBank => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("inc", crate::engine::counts::INC_BITS, Dir::In),
+                p("inc2", crate::engine::counts::INC_BITS, Dir::In),
+                p("rx_add", 16, Dir::In),
+                p("tx_add", 16, Dir::In),
+                p("index", crate::host::counters::INDEX_BITS, Dir::In),
+                p("value", 64, Dir::Out),
+            ],
             Top::RespCheck => {
                 use crate::engine::cmd::exec::{ATTR_BITS, MR_BITS, RESP_BITS};
                 vec![
@@ -989,6 +1004,18 @@ impl Top {
                 u.tm_rnr.connect();
                 u.tm_rnr_at.connect();
                 u.take.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::CounterBank, _) => {
+                let mut u = crate::host::counters::CounterBank::default();
+                u.clock.connect();
+                u.reset.connect();
+                u.inc.connect();
+                u.inc2.connect();
+                u.rx_add.connect();
+                u.tx_add.connect();
+                u.index.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -35,8 +35,8 @@ pub struct CounterBank {
 
 impl Logic for CounterBank {
     fn update(&mut self) {
-        // Verified in Verilator with the core: every counter read in lockstep with the model
-        // (driver/tests/rtl_requester.rs and the others that call `followed`).
+        // Verified in Verilator on its own (sim/tests/counter_bank.rs) and with the core: every counter read
+        // in lockstep with the model (driver/tests/rtl_requester.rs and the others that call `followed`).
     }
 
     fn connect(&mut self) {
