@@ -10,8 +10,7 @@ use wire::contract::regs::Counter;
 use wire::eth::EthernetRepr;
 
 const T: u64 = 10_000_000_000;
-/// An EtherType no one answers (IEEE local experimental).
-const EXPERIMENTAL: u16 = 0x88B5;
+use wire::eth::ethertype::EXPERIMENTAL;
 
 struct Side {
     host: Host,

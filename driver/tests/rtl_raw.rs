@@ -1,13 +1,16 @@
 //! The NIC's own ARP and ICMP echo replies on the RTL core, in lockstep with the model: requests for either
 //! of its two IPv4 addresses are answered as `wire::arp::reply_frame` and `wire::icmp::echo_reply` build
 //! the reply (tagged or not, padded, odd lengths, the longest echo a control-queue slot holds, all-zero
-//! checksums), everything else that is not RoCEv2 is dropped and counted, and a flood of requests while the
+//! checksums), everything else that is not RoCEv2 is dropped and counted (no raw QP takes it), and a flood of requests while the
 //! MAC stalls fills the control queue: the replies it has no room for are counted as lost.
 //!
 //! And the raw packet QP's sends: each WQE goes out as one whole frame (from one SGE or several, or inline),
 //! padded with zeros to 60 bytes, 14 to `wire::MAX_FRAME_LEN` bytes long; a WQE that is too short or too
 //! long, not a SEND, or whose data cannot be read sends nothing, completes in error and takes its QP to ERR,
 //! the WQEs behind it flushed. Each a legal raw `Tx` decision whose frame, CQE and counters are the model's.
+//!
+//! And its receive: every other frame that is not RoCEv2 lands whole in the lowest-numbered raw QP's next
+//! receive WQE, or is dropped and counted; a WQE that cannot hold it or fails its checks ends the QP.
 
 use driver::rtl::RtlBackend;
 use driver::*;
@@ -167,7 +170,7 @@ fn experimental(i: usize) -> Vec<u8> {
     let mut f = vec![i as u8; 80];
     f[..6].copy_from_slice(&MAC);
     f[6..12].copy_from_slice(&PEER);
-    f[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
+    f[12..14].copy_from_slice(&wire::eth::ethertype::EXPERIMENTAL.to_be_bytes());
     f
 }
 
@@ -332,8 +335,178 @@ fn a_raw_packet_qp_sends_whole_frames(width: Width) {
     eprintln!("raw sends: {} frames, {} decisions in lockstep", want.len(), r.events);
 }
 
+/// `raw_frame(len, tag)` sent the other way: from the peer to the NIC.
+fn inbound(len: usize, tag: u8) -> Vec<u8> {
+    let mut f = raw_frame(len.max(12), tag);
+    f[..6].copy_from_slice(&MAC);
+    f[6..12].copy_from_slice(&PEER);
+    f.truncate(len);
+    f
+}
+
+/// Receive WQEs of `raw` for wr_ids `ids`, each one SGE of `len` bytes at `ids[i] * 8192` in `buf`.
+fn post_recvs(raw: &Qp, buf: &Buffer, lkey: u32, ids: std::ops::Range<u64>, len: u32) {
+    for id in ids {
+        let sg = vec![Sge { addr: buf.addr + 8192 * id, length: len, lkey }];
+        raw.post_recv(&RecvWr { wr_id: id, sg_list: sg }).expect("posted");
+    }
+}
+
+/// The raw packet QP's receive, the model's `raw::receive`: every frame that is not RoCEv2 and not the
+/// NIC's to answer goes whole to the lowest-numbered raw QP that can receive, one frame a receive WQE, its
+/// CQE's byte count the frame's length; without a WQE it is dropped (`raw_rx_drop_no_wqe`), without such a
+/// QP too (`rx_drop_not_roce`). A WQE whose list is too short (LocLenErr) or fails its checks (LocProtErr)
+/// completes in error and ends the QP, the WQE behind it flushed; the next raw QP takes over.
+fn a_raw_packet_qp_receives_frames(width: Width) {
+    let seed = seed();
+    let (ctx, core) = open(width);
+    core.set_bubbles(seed, 0.3);
+    let pd = ctx.alloc_pd().expect("a PD");
+    let buf = ctx.alloc_buf(1 << 17).expect("a buffer");
+    let mr = pd.reg_buf(&buf, access::LOCAL_WRITE).expect("an MR");
+    let count = |c| ctx.counter(c);
+    let deliver = |frames: &[Vec<u8>]| {
+        for f in frames {
+            core.receive(f.clone());
+        }
+        assert!(core.settle(4 * LIMIT), "seed {seed:#x}: the core settles");
+    };
+    let tracked = [
+        Counter::raw_rx_frames,
+        Counter::raw_rx_drop_no_wqe,
+        Counter::rx_drop_not_roce,
+        Counter::rq_wqes,
+        Counter::arp_replies,
+        Counter::rx_drop_not_for_us,
+    ];
+    let base = tracked.map(count);
+    let moved = || -> Vec<u64> { tracked.iter().zip(base).map(|(&c, b)| count(c) - b).collect() };
+
+    // No raw QP: dropped. A raw QP without a receive WQE: dropped, counted as such.
+    deliver(&[inbound(80, 1)]);
+    let (qp, cq) = raw_qp(&ctx, &pd);
+    deliver(&[inbound(80, 2)]);
+    assert_eq!(moved(), [0, 1, 1, 0, 0, 0], "seed {seed:#x}: the drops");
+
+    // Whole frames into one SGE each (the shortest, either side of the Ethernet minimum, the longest), one
+    // into three SGEs; tagged, broadcast, ARP and ICMP that are not for the NIC's addresses. An ARP request
+    // for its address is answered instead, a frame for another MAC dropped: neither takes a WQE.
+    let mut frames: Vec<Vec<u8>> = [14, 59, 60, 61, 64, 100, 1500, wire::MAX_FRAME_LEN]
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| inbound(l, i as u8))
+        .collect();
+    frames.push(inbound(333, 8));
+    frames.push(tagged(&inbound(90, 9), 0x6123));
+    let mut broadcast = inbound(70, 10);
+    broadcast[..6].fill(0xff);
+    frames.push(broadcast);
+    frames.push(arp::request_frame(PEER, PEER_IP, OTHER));
+    frames.push(ping(OTHER, 3, &[7; 21]));
+    post_recvs(&qp, &buf, mr.lkey, 0..8, 8192);
+    let three = vec![
+        Sge { addr: buf.addr + 8192 * 8, length: 20, lkey: mr.lkey },
+        Sge { addr: buf.addr + 8192 * 8 + 100, length: 1, lkey: mr.lkey },
+        Sge { addr: buf.addr + 8192 * 8 + 200, length: 312, lkey: mr.lkey },
+    ];
+    qp.post_recv(&RecvWr { wr_id: 8, sg_list: three }).expect("posted");
+    post_recvs(&qp, &buf, mr.lkey, 9..frames.len() as u64, 8192);
+    let mut other_mac = inbound(64, 11);
+    other_mac[5] ^= 0x40;
+    let mut mixed = frames.clone();
+    mixed.insert(3, arp::request_frame(PEER, PEER_IP, ME));
+    mixed.insert(6, other_mac);
+    deliver(&mixed);
+    let sent = core.take_sent();
+    assert_eq!(sent, vec![reply_to(&arp::request_frame(PEER, PEER_IP, ME))], "seed {seed:#x}: only the ARP reply");
+    let c = cq.poll(32).expect("polled");
+    let got: Vec<(u64, WcStatus, WcOpcode, u32, u32)> =
+        c.iter().map(|c| (c.wr_id, c.status, c.opcode, c.byte_len, c.qp_num)).collect();
+    let want: Vec<(u64, WcStatus, WcOpcode, u32, u32)> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i as u64, WcStatus::Success, WcOpcode::Recv, f.len() as u32, qp.qpn))
+        .collect();
+    assert_eq!(got, want, "seed {seed:#x}: a CQE a frame, in order");
+    for (i, f) in frames.iter().enumerate() {
+        let at = 8192 * i;
+        let landed = if i == 8 {
+            let mut l = buf.read(at, 20).unwrap();
+            l.extend(buf.read(at + 100, 1).unwrap());
+            l.extend(buf.read(at + 200, 312).unwrap());
+            l
+        } else {
+            buf.read(at, f.len()).unwrap()
+        };
+        assert_eq!(&landed, f, "seed {seed:#x}: frame {i} ({} bytes) in host memory", f.len());
+    }
+    let n = frames.len() as u64;
+    assert_eq!(moved(), [n, 1, 1, n, 1, 1], "seed {seed:#x}: the counters");
+    core.context_agrees(qp.qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+
+    // Two raw QPs: the lower-numbered takes the frame even without a WQE (dropped), until it leaves RTS.
+    let (qp2, cq2) = raw_qp(&ctx, &pd);
+    assert!(qp2.qpn > qp.qpn, "a new QP takes the next free number");
+    post_recvs(&qp2, &buf, mr.lkey, 15..16, 8192);
+    deliver(&[inbound(64, 12)]);
+    assert_eq!(moved()[1], 2, "seed {seed:#x}: the lower QP's drop");
+    assert!(cq2.poll(4).expect("polled").is_empty(), "seed {seed:#x}: the higher QP takes nothing");
+    qp.modify(&QpAttr { qp_state: Some(QpState::Err), ..Default::default() }, attr::STATE).expect("to ERR");
+    let f = inbound(64, 13);
+    deliver(std::slice::from_ref(&f));
+    let c = cq2.wait(1, 100_000_000).expect("polled");
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status, c.byte_len, c.qp_num)).collect::<Vec<_>>(),
+        vec![(15, WcStatus::Success, 64, qp2.qpn)],
+        "seed {seed:#x}: the next raw QP takes over"
+    );
+    assert_eq!(buf.read(8192 * 15, 64).unwrap(), f);
+
+    // Failures, each ending its QP (the WQE behind it flushed) and handing the frames to the next.
+    let short = |at: u64, len: u32| vec![Sge { addr: buf.addr + 8192 * at, length: len, lkey: mr.lkey }];
+    let three_short = vec![
+        Sge { addr: buf.addr, length: 200, lkey: mr.lkey },
+        Sge { addr: buf.addr + 1000, length: 200, lkey: mr.lkey },
+        Sge { addr: buf.addr + 2000, length: 199, lkey: mr.lkey },
+    ];
+    let failing = [
+        ("a 512-byte buffer for 600 bytes", short(0, 512), WcStatus::LocLenErr),
+        ("three SGEs a byte short", three_short, WcStatus::LocLenErr),
+        ("an SGE no MR has", vec![Sge { addr: buf.addr, length: 2048, lkey: 0xdead00 }], WcStatus::LocProtErr),
+        (
+            "an SGE past its MR",
+            vec![Sge { addr: buf.addr + (1 << 17) - 100, length: 2048, lkey: mr.lkey }],
+            WcStatus::LocProtErr,
+        ),
+    ];
+    let mut receivers = vec![(qp2, cq2)];
+    for (i, (what, sg_list, status)) in failing.into_iter().enumerate() {
+        if i > 0 {
+            receivers.push(raw_qp(&ctx, &pd));
+        }
+        let (q, c) = receivers.last().expect("a receiver");
+        q.post_recv(&RecvWr { wr_id: 7, sg_list }).expect("posted");
+        post_recvs(q, &buf, mr.lkey, 9..10, 8192);
+        deliver(&[inbound(600, 14)]);
+        let done = c.wait(2, 100_000_000).expect("polled");
+        assert!(core.settle(4 * LIMIT), "seed {seed:#x}: {what}: the core settles");
+        let done: Vec<(u64, WcStatus, u32)> = done.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+        assert_eq!(done, vec![(7, status, 0), (9, WcStatus::WrFlushErr, 0)], "seed {seed:#x}: {what}");
+        assert_eq!(q.query().unwrap().qp_state, QpState::Err as u8, "{what}: the QP in ERR");
+        core.context_agrees(q.qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {what}: {e}"));
+    }
+    // Every raw QP in ERR: dropped again.
+    deliver(&[inbound(64, 15)]);
+    assert_eq!(moved(), [n + 1, 2, 2, n + 5, 1, 1], "seed {seed:#x}: the counters at the end");
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
+    assert!(r.events > 100, "seed {seed:#x}: {} decisions followed", r.events);
+    eprintln!("raw receive: {} frames, {} decisions in lockstep", n + 1, r.events);
+}
+
 at_both_widths!(
     the_core_answers_arp_and_ping_for_its_addresses,
     a_flood_of_requests_fills_the_control_queue,
     a_raw_packet_qp_sends_whole_frames,
+    a_raw_packet_qp_receives_frames,
 );

@@ -999,7 +999,6 @@ fn an_sqd_qp_drains_until_its_write_is_acknowledged(width: Width) {
 /// (raw or requester); every raw frame leaves whole and in order, every WRITE lands and is acknowledged.
 fn a_raw_packet_qp_sends_beside_rc_writes(width: Width) {
     const BUF: usize = 1 << 16;
-    const EXPERIMENTAL: u16 = 0x88B5;
     let seed = seed();
     let mut rng = model::rng::Rng::new(seed);
     let (w, a, core, b) = hosts(width, 16, seed, 1, BUF, 0x100, &ConnectOpts::default());
@@ -1031,7 +1030,7 @@ fn a_raw_packet_qp_sends_beside_rc_writes(width: Width) {
         rng.fill(&mut f[14..]);
         f[..6].copy_from_slice(&a.mac);
         f[6..12].copy_from_slice(&b.mac);
-        f[12..14].copy_from_slice(&EXPERIMENTAL.to_be_bytes());
+        f[12..14].copy_from_slice(&wire::eth::ethertype::EXPERIMENTAL.to_be_bytes());
         let at = BUF / 2 + 0x800 * i;
         b.buf.write(at, &f).expect("the frame");
         let send = SendWr {
@@ -1058,7 +1057,8 @@ fn a_raw_packet_qp_sends_beside_rc_writes(width: Width) {
         },
         |f| vec![f],
     );
-    let is_raw: Vec<bool> = seen.iter().map(|f| f[12..14] == EXPERIMENTAL.to_be_bytes()).collect();
+    let is_raw: Vec<bool> =
+        seen.iter().map(|f| f[12..14] == wire::eth::ethertype::EXPERIMENTAL.to_be_bytes()).collect();
     let raws: Vec<Vec<u8>> = seen.iter().zip(&is_raw).filter(|p| *p.1).map(|p| p.0.clone()).collect();
     assert_eq!(raws, frames, "{ctx}: the raw frames, whole and in order");
     let turns = is_raw.windows(2).filter(|p| p[0] != p[1]).count();

@@ -1077,8 +1077,10 @@ impl<
         self.ctrl.at_held.next = self.raw_recv.at_held.val();
         self.ctrl.patch.next = self.raw_recv.patch.val();
         self.ctrl.own.next = self.exec.own.val();
-        self.ctrl.decided.next = self.dispatch.decided.val();
         self.ctrl.raw.next = self.dispatch.raw.val();
+        self.dispatch.raw_any.next = self.exec.raw_any.val();
+        self.dispatch.raw_pick.next = self.exec.raw_qpn.val();
+        self.dispatch.raw_ctrl.next = self.raw_recv.at_held.val() & self.exec.own.val();
         self.ctrl.mac.next = self.exec.mac.val();
         self.ctrl.pipe_data.next = self.tx.out_data.val();
         self.ctrl.pipe_keep.next = self.tx.out_keep.val();

@@ -7,7 +7,8 @@ use hdl::rx::meta::Meta;
 use hdl::top::{max_frame, Top};
 use hdl::Width;
 
-/// What the RX pipeline made of one frame: its record, and its payload if it was accepted with one.
+/// What the RX pipeline made of one frame: its record, and its payload if it carries one
+/// (`Meta::carries_payload`: an accepted frame's payload, or a frame that is not RoCEv2 whole).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
     pub meta: Meta,
@@ -48,7 +49,7 @@ pub fn receive(w: Width, frames: &[&[u8]]) -> Result<Vec<Received>, String> {
     }
     // Let the last payload out.
     for _ in 0..4 * max_frame(w) / w.bytes() {
-        if mon.frames.len() >= metas.iter().filter(|m| m.get("verdict") == 0 && m.get("payload_len") != 0).count() {
+        if mon.frames.len() >= metas.iter().filter(|m| m.carries_payload()).count() {
             break;
         }
         mon.drive(&mut sim);
@@ -60,8 +61,7 @@ pub fn receive(w: Width, frames: &[&[u8]]) -> Result<Vec<Received>, String> {
     Ok(metas
         .into_iter()
         .map(|meta| {
-            let payload =
-                (meta.get("verdict") == 0 && meta.get("payload_len") != 0).then(|| payloads.next().unwrap_or_default());
+            let payload = meta.carries_payload().then(|| payloads.next().unwrap_or_default());
             Received { meta, payload }
         })
         .collect())

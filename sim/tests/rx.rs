@@ -2,7 +2,8 @@
 //! proptest frames (every opcode, IPv4/IPv6, VLAN or not, every pad count, random lengths, truncation, bit
 //! flips anywhere, Ethernet padding) go in back to back with random input bubbles while the metadata and
 //! payload outputs see random back-pressure. Every frame must come out as one metadata record with wire's
-//! verdict; accepted frames with wire's headers, ICRC and payload; the drop counters must add up.
+//! verdict; accepted frames with wire's headers, ICRC and payload, frames that are not RoCEv2 whole (the raw
+//! path's); the drop counters must add up.
 
 use hdl::rx::meta::{Meta, Verdict};
 mod common;
@@ -29,7 +30,8 @@ fn damage_strategy() -> impl Strategy<Value = Damage> {
     ]
 }
 
-/// What wire says a frame must produce: the record, and the payload if accepted.
+/// What wire says a frame must produce: the record, and the payload if accepted; a frame that is not RoCEv2
+/// comes out whole, for the raw path.
 fn expected(f: &[u8]) -> (Verdict, u8, u8, Option<(Meta, Vec<u8>)>) {
     let parsed = wire::parse(f);
     let (v, layer, why) = verdict(&parsed);
@@ -40,6 +42,15 @@ fn expected(f: &[u8]) -> (Verdict, u8, u8, Option<(Meta, Vec<u8>)>) {
         (m, p.payload.to_vec())
     });
     (v, layer, why, ok)
+}
+
+/// The payload a frame must come out with, if any.
+fn expected_payload(f: &[u8]) -> Option<Vec<u8>> {
+    match expected(f) {
+        (Verdict::NotRoce, ..) => Some(f.to_vec()),
+        (.., Some((_, p))) if !p.is_empty() => Some(p),
+        _ => None,
+    }
 }
 
 /// Runs one batch; returns the records and payloads seen, in order, and whether everything came out before
@@ -61,7 +72,7 @@ fn run(
     for f in frames {
         drv.push_frame(f);
     }
-    let want_payloads = frames.iter().filter(|f| expected(f).3.is_some_and(|(_, p)| !p.is_empty())).count();
+    let want_payloads = frames.iter().filter(|f| expected_payload(f).is_some()).count();
     let mut metas = Vec::new();
     let start = sim.cycles();
     while metas.len() < frames.len() || mon.frames.len() < want_payloads {
@@ -113,11 +124,11 @@ fn check_width(w: Width, cases: u32) {
                 lanes,
                 f
             );
-            if let Some((m, payload)) = ok {
+            if let Some((m, _)) = ok {
                 prop_assert_eq!(got, &m, "frame {} record", i);
-                if !payload.is_empty() {
-                    prop_assert_eq!(payloads.next(), Some(payload), "frame {} payload", i);
-                }
+            }
+            if let Some(payload) = expected_payload(f) {
+                prop_assert_eq!(payloads.next(), Some(payload), "frame {} payload", i);
             }
         }
         prop_assert!(finished && metas.len() == frames.len(), "hang: {} of {} records", metas.len(), frames.len());
@@ -137,8 +148,11 @@ fn check_width(w: Width, cases: u32) {
     }
     let t = tally.borrow();
     assert!(
-        t[0] > u64::from(cases) && t[Verdict::BadIcrc as usize] > 10 && t[Verdict::TooLong as usize] > 10,
-        "width {lanes}: the mix must exercise accepts, ICRC drops and overlong frames: {t:?}"
+        t[0] > u64::from(cases)
+            && t[Verdict::NotRoce as usize] > 10
+            && t[Verdict::BadIcrc as usize] > 10
+            && t[Verdict::TooLong as usize] > 10,
+        "width {lanes}: the mix must exercise accepts, frames that are not RoCEv2, ICRC drops and overlong frames: {t:?}"
     );
 }
 
@@ -183,9 +197,9 @@ fn overlong_frames(w: Width) {
     );
     let mut want_payloads = Vec::new();
     for (i, (f, got)) in frames.iter().zip(&metas).enumerate() {
-        let (v, _, _, ok) = expected(f);
+        let (v, ..) = expected(f);
         assert_eq!(got.get("verdict") as u8, v as u8, "width {}: frame {i} ({} bytes)", w.bytes(), f.len());
-        want_payloads.extend(ok.map(|(_, p)| p));
+        want_payloads.extend(expected_payload(f));
     }
     let too_long = frames.iter().filter(|f| f.len() > max).count() as u64;
     assert_eq!(too_long, 3);

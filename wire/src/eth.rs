@@ -11,6 +11,8 @@ pub mod ethertype {
     pub const ARP: u16 = 0x0806;
     pub const IPV6: u16 = 0x86DD;
     pub const VLAN: u16 = 0x8100;
+    /// IEEE 802 local experimental EtherType 1: a frame no protocol claims (tests of the raw path use it).
+    pub const EXPERIMENTAL: u16 = 0x88B5;
 }
 
 /// Byte offsets of the fields (the RTL generator reads them too).

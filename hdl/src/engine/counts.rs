@@ -57,6 +57,11 @@ pub struct RxCount {
     pub action: Signal<In, Bits<4>>,
     pub sent: Signal<In, Bit>,
     pub aeth: Signal<In, Bits<8>>,
+    /// A frame that is not RoCEv2: the control queue answers it; a raw packet QP may take it. A raw frame's
+    /// receive decided and done (`Exec`).
+    pub raw_ctrl: Signal<In, Bit>,
+    pub raw_any: Signal<In, Bit>,
+    pub raw_rx: Signal<In, Bit>,
     /// A SEND's or WRITE with immediate's decision (`Exec`): the RQ consumer counter moves, the packet fails
     /// with a fatal NAK of syndrome `syn`.
     pub at_exec: Signal<In, Bit>,
@@ -119,6 +124,15 @@ pub fn rx_count_verilog() -> Vec<String> {
         v.push(format!("        4'd{}: {}", vd as u8, set("of_frame", c)));
     }
     v.push("        default: ;\n        endcase\n    end".into());
+    // Not RoCEv2, not the control queue's: dropped without a raw packet QP, or one without a receive WQE
+    // (the model's `raw::receive`); a reply's counts are `CtrlQueue`'s.
+    v.push(format!("    4'd{}: if (!raw_ctrl && action == 4'd{}) begin", route::RAW, action::DROP));
+    v.push(format!(
+        "        if (raw_any) {} else {}",
+        set("of_frame", C::raw_rx_drop_no_wqe),
+        set("of_frame", C::rx_drop_not_roce)
+    ));
+    v.push("    end".into());
     v.push(format!("    4'd{}: {}", route::BAD_PKEY, set("of_frame", C::rx_drop_bad_bth)));
     v.push(format!("    4'd{}: {}", route::NO_QP, set("of_frame", C::rx_drop_no_qp)));
     v.push(format!("    4'd{}: {}", route::QP_STATE, set("of_frame", C::rx_drop_qp_state)));
@@ -192,6 +206,7 @@ pub fn rx_count_verilog() -> Vec<String> {
     v.push(format!("    if (at_atomic && word_err) {}", set("outcome", C::tx_naks_remote_access)));
     v.push(format!("    if (at_atomic && !word_err && cas) {}", set("outcome", C::rx_cmp_swaps)));
     v.push(format!("    if (at_atomic && !word_err && !cas) {}", set("outcome", C::rx_fetch_adds)));
+    v.push(format!("    if (raw_rx) {}", set("outcome", C::raw_rx_frames)));
     v.push(format!("    if (at_timer && timer_rnr) {}", set("outcome", C::rnr_timeouts)));
     v.push(format!("    if (at_timer && !timer_rnr && outstanding) {}", set("outcome", C::local_ack_timeouts)));
     v.push("end".into());

@@ -41,7 +41,13 @@
 //! RNR wait; `RespRun` does it (the WQE's slot read again for its scatter list and the scatter started,
 //! the finished entries walked past, the cursor's new place found) and its end is the decision; the data is
 //! scattered (an atomic's original value as one beat) before the retire, the port held throughout.
-//! A frame that is not RoCEv2 is dropped here and is `engine::raw`'s (`raw`, with its decision).
+//! A frame that is not RoCEv2 (its payload the whole frame) is `engine::raw`'s when the control queue
+//! answers it (`raw`, with its decision; `raw_ctrl` says so beforehand) and is dropped here; otherwise it
+//! is the raw packet QP's (`CmdExec`'s `raw_qpn`, whose contexts are read instead of the BTH's QP), the
+//! model's `raw::receive`: with a receive WQE posted it is fetched (`RecvWqe`) and the frame decided and
+//! scattered over it as a SEND's only packet (`RespSend`'s raw mode, the CQE its length), a WQE that
+//! fails or is too short taking the QP to ERR (`err_we`); without a WQE, or without such a QP, it is
+//! dropped and counted.
 //! Everything else (CNPs, CE marks) is not built yet: it is dropped too and counted in
 //! `unhandled`, so that a run which needs it shows it. A CQE post that overruns its CQ raises
 //! the CQ error event the first time, and the post of a live QP's CQE moves the QP to ERR (`err_we`, its
@@ -137,6 +143,9 @@ pub mod action {
     pub const READ_RESP: u8 = 13;
     /// An atomic ACK for a QP that may take one: as a READ response, the original value placed.
     pub const ATOMIC_ACK: u8 = 14;
+    /// A frame that is not RoCEv2, for the raw packet QP with a receive WQE posted: the WQE fetched, the
+    /// frame scattered over it (the model's `raw::receive`).
+    pub const RAW_RECV: u8 = 15;
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -319,8 +328,14 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// The decision trace: a frame decided this cycle; the QP whose payload the write beats carry; a CQE
     /// posted this cycle to CQ `cq_index`, its slot (the CQ's producer counter) and the ring's size.
     pub decided: Signal<Out, Bit>,
-    /// With `decided`: the frame is not RoCEv2 (route `RAW`), for `engine::raw`.
+    /// A frame decided this cycle that is not RoCEv2 (route `RAW`), for `engine::raw`.
     pub raw: Signal<Out, Bit>,
+    /// The raw packet QP that takes frames that are not RoCEv2 (`CmdExec`'s `raw_any`, `raw_qpn`), and
+    /// whether the control queue answers the frame in hand instead (`RawRecv`'s held frame, for an address
+    /// of the NIC's).
+    pub raw_any: Signal<In, Bit>,
+    pub raw_pick: Signal<In, Bits<24>>,
+    pub raw_ctrl: Signal<In, Bit>,
     pub wr_qpn: Signal<Out, Bits<24>>,
     pub posted: Signal<Out, Bit>,
     pub posted_slot: Signal<Out, Bits<32>>,
@@ -436,6 +451,8 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     word_err: DFF<Bit>,
     /// The class of the frame in hand, kept from its first decision cycle.
     cls: DFF<Bits<INC_BITS>>,
+    /// A raw packet QP took the frame in hand (not RoCEv2) as its contexts were read (`raw_any` then).
+    raw_have: DFF<Bit>,
 
     rx_route: RxRoute,
     check: RespCheck,
@@ -480,6 +497,7 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     completion: Constant<Bits<8>>,
     write: Constant<Bits<4>>,
     recv_act: Constant<Bits<4>>,
+    raw_recv_act: Constant<Bits<4>>,
     unbuilt: Constant<Bits<4>>,
     raw_route: Constant<Bits<4>>,
     dup_ack: Constant<Bits<4>>,
@@ -562,6 +580,9 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             irq: Signal::default(),
             decided: Signal::default(),
             raw: Signal::default(),
+            raw_any: Signal::default(),
+            raw_pick: Signal::default(),
+            raw_ctrl: Signal::default(),
             wr_qpn: Signal::default(),
             posted: Signal::default(),
             posted_slot: Signal::default(),
@@ -633,6 +654,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             word: DFF::default(),
             word_err: DFF::default(),
             cls: DFF::default(),
+            raw_have: DFF::default(),
             rx_route: RxRoute::new(profile),
             check: RespCheck::new(profile),
             advance: RespAdvance::new(profile),
@@ -675,6 +697,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             completion: Constant::new(u64::from(EventKind::Completion as u8).into()),
             write: Constant::new(u64::from(action::WRITE).into()),
             recv_act: Constant::new(u64::from(action::RECV).into()),
+            raw_recv_act: Constant::new(u64::from(action::RAW_RECV).into()),
             unbuilt: Constant::new(u64::from(action::UNHANDLED).into()),
             raw_route: Constant::new(u64::from(route::RAW).into()),
             dup_ack: Constant::new(u64::from(action::DUP_ACK).into()),
@@ -727,15 +750,20 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             dup_i,
             word,
             word_err,
-            cls
+            cls,
+            raw_have
         );
         // The blocks read the record in hand; their context ports are this block's.
         self.rx_route.clock.next = self.clock.val();
         self.rx_route.meta.next = self.rec.q.val();
         self.rx_route.mac.next = self.mac.val();
         self.qp_index.next = self.rx_route.qp_index.val();
-        if self.flush.q.val() | self.fetch.q.val() | self.comp.q.val() {
+        if self.flush.q.val() | self.fetch.q.val() | self.comp.q.val() | self.act.raw_rec.val() {
             self.qp_index.next = self.qpn.q.val();
+        }
+        // A frame that is not RoCEv2 reads the raw packet QP's contexts (any QP's, when there is none).
+        if (self.state.q.val() == DispatchState::Look) & self.act.raw_rec.val() {
+            self.qp_index.next = self.raw_pick.val();
         }
         self.rx_route.qp_valid.next = self.qp_valid.val();
         self.rx_route.attr.next = self.attr.val();
@@ -832,6 +860,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.act.ce.next = self.rx_route.ce.val();
         self.act.verdict.next = self.check.verdict.val();
         self.act.room.next = self.check.room.val();
+        self.act.raw_ctrl.next = self.raw_ctrl.val();
+        self.act.raw_any.next = self.raw_have.q.val();
+        self.act.rq_has.next = self.send.rq_has.val();
         // What the frame in hand and this cycle's decision count.
         self.counts.rec.next = self.rec.q.val();
         self.counts.route.next = self.rx_route.route.val();
@@ -841,6 +872,10 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.counts.action.next = self.act.action.val();
         self.counts.sent.next = self.ack.sent.val();
         self.counts.aeth.next = self.act.aeth.val();
+        self.counts.raw_ctrl.next = self.raw_ctrl.val();
+        self.counts.raw_any.next = self.raw_have.q.val();
+        self.counts.raw_rx.next =
+            (self.state.q.val() == DispatchState::Exec) & self.act.raw_rec.val() & !self.send.raw_fail.val();
         self.counts.at_exec.next = self.state.q.val() == DispatchState::Exec;
         self.counts.rq_moves.next = self.send.rq_ci_we.val();
         self.counts.fatal.next = self.send.fatal.val();
@@ -866,8 +901,6 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.resp_we.next = false;
         self.wr_qpn.next = self.qpn.q.val();
         self.unhandled.next = self.count.q.val();
-        self.raw.next =
-            (self.state.q.val() == DispatchState::Decide) & (self.rx_route.route.val() == self.raw_route.val());
 
         self.place.clock.next = self.clock.val();
         self.place.reset.next = self.reset.val();
@@ -909,6 +942,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.cache.st_sges.next = self.recv_wqe.sges.val();
         self.recv_wqe.mr.next = self.mr.val();
         self.send.meta.next = self.rec.q.val();
+        self.send.raw.next = self.act.raw_rec.val();
         self.send.qpn.next = self.qpn.q.val();
         self.send.attr.next = self.attr.val();
         self.send.resp.next = self.resp.val();
@@ -1265,6 +1299,10 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
                 self.qpn.d.next = self.rx_route.qp_index.val();
+                self.raw_have.d.next = self.raw_any.val();
+                if self.act.raw_rec.val() {
+                    self.qpn.d.next = self.raw_pick.val();
+                }
                 self.state.d.next = DispatchState::Ctx;
             }
             DispatchState::Ctx => {
@@ -1321,7 +1359,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     self.rd_sent.d.next = false;
                     self.word_err.d.next = false;
                     self.state.d.next = DispatchState::AtomRead;
-                } else if self.act.action.val() == self.recv_act.val() {
+                } else if (self.act.action.val() == self.recv_act.val())
+                    | (self.act.action.val() == self.raw_recv_act.val())
+                {
                     // Decided once the WQE is in.
                     self.decided.next = false;
                     self.recv.d.next = true;
@@ -1504,8 +1544,15 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                         self.resp_next.next = self.enter_err.resp_err.val();
                     }
                 }
+                // A raw frame's failed receive ends the QP, as any error completion does.
+                if self.send.raw_fail.val() {
+                    self.err_we.next = true;
+                    self.resp_next.next = self.enter_err.resp_err.val();
+                }
                 if self.send.fatal.val() {
                     self.state.d.next = DispatchState::Nak;
+                } else if self.send.drain.val() {
+                    self.state.d.next = DispatchState::Drain;
                 } else if !self.act.has_payload.val() {
                     self.state.d.next = DispatchState::CqeEnd;
                 } else if self.send.is_send.val() {
@@ -1910,6 +1957,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.ev_cq_err.d.next = self.cqe_wr.cq_error.val();
             self.ev_qp_fatal.d.next = self.cqe_wr.qp_fatal.val();
         }
+        self.raw.next = self.decided.val() & (self.rx_route.route.val() == self.raw_route.val());
         if self.err_in.val() {
             self.flush_on.d.next = true;
             self.flush_seen.d.next = true;
@@ -1940,8 +1988,16 @@ pub struct Action {
     pub ce: Signal<In, Bit>,
     pub verdict: Signal<In, Bits<4>>,
     pub room: Signal<In, Bit>,
+    /// For a frame that is not RoCEv2: the control queue answers it; a raw packet QP may take it, and has a
+    /// receive WQE posted.
+    pub raw_ctrl: Signal<In, Bit>,
+    pub raw_any: Signal<In, Bit>,
+    pub rq_has: Signal<In, Bit>,
     pub action: Signal<Out, Bits<4>>,
+    /// The frame carries payload for the dispatch to place or drain (`Meta::carries_payload`).
     pub has_payload: Signal<Out, Bit>,
+    /// The record is of a frame that is not RoCEv2 (its RoCE fields are not its).
+    pub raw_rec: Signal<Out, Bit>,
     /// A `FATAL_NAK`'s syndrome.
     pub syn: Signal<Out, Bits<8>>,
     /// The action is `ATOMIC` or `DUP_ATOMIC`; `DUP_READ` or `DUP_ATOMIC`.
@@ -1969,6 +2025,7 @@ impl Logic for Action {
     fn connect(&mut self) {
         self.action.connect();
         self.has_payload.connect();
+        self.raw_rec.connect();
         self.syn.connect();
         self.is_atomic.connect();
         self.is_dup.connect();
@@ -1992,9 +2049,10 @@ pub fn action_verilog() -> Vec<String> {
     v.extend(opcode_flags(&["k_send", "k_write", "k_read", "k_cas", "k_fadd", "op_immdt"]));
     v.push(format!("wire has_ieth = {};", meta::select("rec", "has_ieth")));
     v.push(format!("wire has_reth = {};", meta::select("rec", "has_reth")));
+    let vd = meta::select("rec", "verdict");
+    v.push(format!("wire raw = {vd} == 4'd{};", Verdict::NotRoce as u8));
     v.push(format!(
-        "wire pay = {} == 4'd{} && {} != 16'd0;",
-        meta::select("rec", "verdict"),
+        "wire pay = raw || ({vd} == 4'd{} && {} != 16'd0);",
         Verdict::Ok as u8,
         meta::select("rec", "payload_len")
     ));
@@ -2020,6 +2078,7 @@ pub fn action_verilog() -> Vec<String> {
         be_slice("rec", meta::field("atomic_ack_eth").0, AtomicAckEthRepr::FIELDS, AtomicAckEthRepr::LEN, "orig")
     ));
     v.push("    has_payload = pay;".into());
+    v.push("    raw_rec = raw;".into());
     v.push(format!(
         "    syn = verdict == 4'd{} ? 8'h{:02x} : 8'h{:02x};",
         verdict::NAK_REMOTE_ACCESS,
@@ -2028,16 +2087,14 @@ pub fn action_verilog() -> Vec<String> {
     ));
     v.push(format!("    action = 4'd{unbuilt};"));
     v.push("    case (route)".into());
-    // A frame that is not RoCEv2 is `engine::raw`'s: nothing for the dispatch to do.
-    for r in [
-        route::OTHER_MAC,
+    // A frame that is not RoCEv2 and not answered by the control queue is the raw packet QP's, if one may
+    // take it and has a receive WQE; otherwise it is dropped.
+    v.push(format!(
+        "    4'd{}: action = !raw_ctrl && raw_any && rq_has ? 4'd{} : 4'd{drop};",
         route::RAW,
-        route::MALFORMED,
-        route::BAD_PKEY,
-        route::NO_QP,
-        route::QP_STATE,
-        route::OTHER_PEER,
-    ] {
+        action::RAW_RECV
+    ));
+    for r in [route::OTHER_MAC, route::MALFORMED, route::BAD_PKEY, route::NO_QP, route::QP_STATE, route::OTHER_PEER] {
         v.push(format!("    4'd{r}: action = 4'd{drop};"));
     }
     v.push(format!("    4'd{}: if (!ce) action = 4'd{drop};", route::RESPONSE_QP_STATE));

@@ -6,7 +6,8 @@ use crate::kit::*;
 
 /// Completes a decoded record: `meta_out` is `rec` with the final verdict (the decoder's, or `BadIcrc` when
 /// the decoder accepted the frame and the ICRC check failed) and the received ICRC; also slices out what the
-/// egress steers by.
+/// egress steers by. The payload of a frame that is not RoCEv2 is the whole frame (for the raw path): from
+/// byte 0, `frame_len` long.
 #[derive(Clone, Debug, LogicBlock)]
 pub struct RecordFields<const K: usize> {
     pub rec: Signal<In, Bits<{ meta::BITS }>>,
@@ -70,6 +71,11 @@ impl<const K: usize> Logic for RecordFields<K> {
             format!("    first_beat = {} >> {lg};", slice("payload_off")),
             format!("    shift = {{8'd0, {}}} & 8'd{};", slice("payload_off"), K - 1),
             format!("    payload_len = {};", slice("payload_len")),
+            format!("    if (verdict == 4'd{}) begin", Verdict::NotRoce as u8),
+            "        first_beat = 16'd0;".into(),
+            "        shift = 8'd0;".into(),
+            format!("        payload_len = {};", slice("frame_len")),
+            "    end".into(),
             "end".into(),
         ])
     }

@@ -265,6 +265,15 @@ pub fn codes(r: Option<&wire::DropReason>) -> (Verdict, u8, u8) {
 }
 
 impl Meta {
+    /// Whether the RX pipeline hands its frame on as payload: an accepted RoCEv2 frame with payload (the
+    /// payload alone), or a frame that is not RoCEv2 (the whole frame, for the raw path).
+    pub fn carries_payload(&self) -> bool {
+        match self.get("verdict") {
+            v if v == Verdict::Ok as u128 => self.get("payload_len") != 0,
+            v => v == Verdict::NotRoce as u128,
+        }
+    }
+
     /// The record's verdict as `wire`'s drop reason (`None` = accepted); `None` also for a code this
     /// build does not know, which the RTL never emits.
     pub fn drop_reason(&self) -> Option<wire::DropReason> {

@@ -1,5 +1,6 @@
 //! The RX pipeline: one stream of Ethernet frames in; one metadata record per frame (accepted or dropped,
-//! with the cause) and, for accepted frames, the payload realigned to lane 0 out; drop counters by cause.
+//! with the cause) and, for accepted frames, the payload realigned to lane 0 out (for a frame that is not
+//! RoCEv2, the whole frame: the raw path's, `Meta::carries_payload`); drop counters by cause.
 //!
 //! Ingress: each beat goes into the frame store and the header window. The pipelined decoder (`decode`)
 //! gives each frame's lane parameters (VLAN, IP version, IP end) once its first `PARAM_BYTES` bytes are in
@@ -11,7 +12,7 @@
 //! record queues' `Prefetch` and `SplitPrefetch`, the frame store's `BramQueue` ring), the record goes out on `meta`;
 //! a dropped frame (or one without payload) is popped from the store and discarded, an accepted one has
 //! its header beats skipped and its payload funnel-shifted to lane 0, the pad, ICRC and Ethernet padding
-//! dropped. When a frame's last stored beat is taken with payload left in it, the frame retires at once
+//! dropped (a frame that is not RoCEv2 goes out whole, its ICRC result ignored). When a frame's last stored beat is taken with payload left in it, the frame retires at once
 //! and that last output beat (the "tail") goes out while the next frame's first beat is taken: one beat
 //! per cycle however the payload falls.
 //!
@@ -31,10 +32,10 @@ use crate::queue::Queue;
 use crate::top::STORE_MARGIN;
 
 /// Bits of the steering word the egress decides by (`vx`, below), queued beside each record.
-const STEER_BITS: usize = 21;
-/// The steering word as the egress holds it (`head_in`), with the ICRC result at bit 21 (rust-hdl's
+const STEER_BITS: usize = 22;
+/// The steering word as the egress holds it (`head_in`), with the ICRC result in place of bit 21 (rust-hdl's
 /// generator takes bit positions as literals only).
-const HEAD_BITS: usize = STEER_BITS + 1;
+const HEAD_BITS: usize = STEER_BITS;
 
 // The record queues hold `2^Q` frames; at most `2^Q - 4` are let in between their last beat in and their
 // record out. A frame's ICRC result comes about 20 cycles after its end, so 1-beat frames at 64 bytes need
@@ -132,8 +133,10 @@ pub struct Rx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     cq: Queue<1, Q>,
     inflight_max: Constant<Bits<8>>,
     // What the egress steers by, worked out from each record as it goes into `vq`, stored beside it:
-    // bit 20 the payload fits one beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 ok, 16 it
-    // fits the first payload beat (<= K - shift); 15:0 2K - shift.
+    // bit 21 not RoCEv2 (the whole frame is its payload, whatever its ICRC lanes made of it), 20 the payload
+    // fits one beat (<= K), 19 aligned (shift 0), 18 it starts in beat 0, 17 it has payload to deliver (an
+    // accepted frame's, or a frame that is not RoCEv2), 16 it fits the first payload beat (<= K - shift);
+    // 15:0 2K - shift.
     pre: RecordFields<K>,
     vx: Signal<Local, Bits<STEER_BITS>>,
     lanes_2k: Constant<Bits<16>>,
@@ -513,10 +516,14 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.kms.next = self.lanes_k.val() - bit_cast::<16, 8>(self.pre.shift.val());
         self.vx.next = bit_cast::<STEER_BITS, 16>(self.kms.val() + self.lanes_k.val());
         self.vx.next = self.vx.val().replace_bit(16, self.pre.payload_len.val() <= self.kms.val());
-        self.vx.next = self.vx.val().replace_bit(17, (self.pre.verdict.val() == 0) & (self.pre.payload_len.val() != 0));
+        self.vx.next = self.vx.val().replace_bit(
+            17,
+            ((self.pre.verdict.val() == 0) | (self.pre.verdict.val() == 1)) & (self.pre.payload_len.val() != 0),
+        );
         self.vx.next = self.vx.val().replace_bit(18, self.pre.first_beat.val() == 0);
         self.vx.next = self.vx.val().replace_bit(19, self.pre.shift.val() == 0);
         self.vx.next = self.vx.val().replace_bit(20, self.pre.payload_len.val() <= self.lanes_k.val());
+        self.vx.next = self.vx.val().replace_bit(21, self.pre.verdict.val() == 1);
         self.vq.data_in.next = self.dec.meta.val();
         self.xq.data_in.next = self.vx.val();
         self.iq.data_in.next = self.icrc_now.val();
@@ -527,14 +534,17 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         // ---- Egress ----
         // The record queues are read through registers (`Prefetch`, `SplitPrefetch`; the store has its own
         // ring). The steering word joins the ICRC result on its way into the head registers: bit 17 becomes
-        // `accept` (ok and the ICRC good), bit 18 says the frame's first stored beat is discarded (unless it
-        // is accepted with the payload starting there), bit 21 is the ICRC result.
+        // `accept` (payload to deliver, and the ICRC good unless the frame is not RoCEv2), bit 18 says the
+        // frame's first stored beat is discarded (unless it is accepted with the payload starting there),
+        // bit 21 (read for bit 17) becomes the ICRC result.
         self.rp.in_data.next = self.vq.data_out.val();
         self.rp.in_empty.next = !self.vq.valid.val();
         self.vq.read.next = self.rp.in_read.val();
         self.head_in.next = bit_cast::<HEAD_BITS, STEER_BITS>(self.xq.data_out.val());
-        self.head_in.next =
-            self.head_in.val().replace_bit(17, self.xq.data_out.val().get_bit(17) & self.cq.data_out.val().any());
+        self.head_in.next = self.head_in.val().replace_bit(
+            17,
+            self.xq.data_out.val().get_bit(17) & (self.cq.data_out.val().any() | self.xq.data_out.val().get_bit(21)),
+        );
         self.head_in.next = self.head_in.val().replace_bit(21, self.cq.data_out.val().any());
         self.first_disc.next = !(self.head_in.val().get_bit(17) & self.xq.data_out.val().get_bit(18));
         self.head_in.next = self.head_in.val().replace_bit(18, self.first_disc.val());

@@ -152,6 +152,10 @@ pub struct CmdExec {
     pub rs_err_we: Signal<In, Bit>,
     /// A MODIFY_QP moving a QP to ERR is applied this cycle (its flush starts).
     pub entered_err: Signal<Out, Bit>,
+    /// The raw packet QP that takes received frames, the model's `raw_receiver`: the lowest-numbered raw
+    /// QP able to receive (RTR, RTS or SQD, not flushing); `raw_any` says there is one.
+    pub raw_any: Signal<Out, Bit>,
+    pub raw_qpn: Signal<Out, Bits<24>>,
     /// The requester's side of the engines' port: QP `rs_qp_index`'s `qp_req` record (with `rs_attr`), and
     /// the write of QP `rs_resp_qpn`'s next one.
     pub rs_req: Signal<Out, Bits<REQ_BITS>>,
@@ -194,6 +198,8 @@ impl Logic for CmdExec {
         self.status.connect();
         self.quiet.connect();
         self.entered_err.connect();
+        self.raw_any.connect();
+        self.raw_qpn.connect();
         self.rs_req.connect();
         self.tm_live.connect();
         self.tm_ack.connect();
@@ -939,6 +945,33 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("        if (qp_cmd_we) err_mark[qp_cmd_at] <= 1'b0;".into());
     w(format!("        if (rs_err_we) err_mark[rs_resp_qpn[{}:0]] <= 1'b1;", qa - 1));
     w("    end".into());
+    w("end".into());
+    w("// The QPs a received frame that is not RoCEv2 may go to: a bit a QP, written with its `qp_attr` (a raw".into());
+    w("// QP in RTR, RTS or SQD, not flushing), read with its valid bit and its ERR mark; the lowest one set.".into());
+    let raw_rx = |rec: &str| {
+        let can = |st: QpState| format!("{} == 3'd{}", slice(al, rec, "state"), st as u8);
+        format!(
+            "{} && ({} || {} || {}) && !{}",
+            slice(al, rec, "raw"),
+            can(QpState::Rtr),
+            can(QpState::Rts),
+            can(QpState::Sqd),
+            slice(al, rec, "flushing")
+        )
+    };
+    w(format!("wire raw_rx_w = qp_cmd_new ? ({}) : ({});", raw_rx("new_attr"), raw_rx("mod_attr")));
+    w(format!("reg [{}:0] raw_rx;", p.max_qp - 1));
+    w("always @(posedge clock) begin".into());
+    w("    if (reset) raw_rx <= 0;".into());
+    w("    else if (qp_cmd_we) raw_rx[qp_cmd_at] <= raw_rx_w;".into());
+    w("end".into());
+    w(format!("wire [{}:0] raw_can = raw_rx & qp_valid_r & ~err_mark;", p.max_qp - 1));
+    w("always @(*) begin".into());
+    w("    raw_any = |raw_can;".into());
+    w("    raw_qpn = 24'd0;".into());
+    for q in (0..p.max_qp).rev() {
+        w(format!("    if (raw_can[{q}]) raw_qpn = 24'd{q};"));
+    }
     w("end".into());
 
     w("// The doorbells' tables: a doorbell, else a pending clear (the sweep after a reset, or a freed entry),".into());

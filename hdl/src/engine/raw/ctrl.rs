@@ -3,8 +3,8 @@
 //! into. At a held frame's decision (`at_held`, routed as not RoCEv2: `raw`) whose address the GID table holds
 //! (`own`), the landing slot joins the queue with its reply's fields (the NIC's MAC put in for ARP), or, the
 //! queue full, the reply is lost (`ctrl_drop_full`), as the model's `queue_control` has it; either way the
-//! reply is counted (`arp_replies`, `icmp_echo_replies`). A frame routed as not RoCEv2 and not answered is
-//! counted as `rx_drop_not_roce` (the core steers no frame to a raw packet QP yet). `inc` carries those counts.
+//! reply is counted (`arp_replies`, `icmp_echo_replies`); `inc` carries those counts. A frame routed as not
+//! RoCEv2 and not answered is the raw packet QP's (the dispatch's `RAW_RECV`), or dropped and counted there.
 //!
 //! The oldest queued reply goes out between two of the TX pipeline's frames (never once the pipeline has
 //! shown a frame's first beat to the MAC): its bytes are its slot's, with the reply's fields written over
@@ -30,12 +30,11 @@ pub struct CtrlQueue<const D: usize, const K: usize> {
     pub wr_valid: Signal<In, Bit>,
     pub wr_beat: Signal<In, Bits<8>>,
     pub wr_data: Signal<In, Bits<D>>,
-    /// The held frame's decision and reply; whether the GID table holds its address; whether the decision
-    /// (this cycle's, held or not) routed a frame as not RoCEv2; the NIC's MAC.
+    /// The held frame is the next decided, and its reply; whether the GID table holds its address; whether a frame
+    /// routed as not RoCEv2 (held or not) is decided this cycle; the NIC's MAC.
     pub at_held: Signal<In, Bit>,
     pub patch: Signal<In, Bits<PATCH_BITS>>,
     pub own: Signal<In, Bit>,
-    pub decided: Signal<In, Bit>,
     pub raw: Signal<In, Bit>,
     pub mac: Signal<In, Bits<48>>,
     /// The TX pipeline's frames, and the MAC's port they share with the replies (`tx_ctrl`: the beat is a
@@ -72,7 +71,6 @@ impl<const D: usize, const K: usize> Default for CtrlQueue<D, K> {
             at_held: Signal::default(),
             patch: Signal::default(),
             own: Signal::default(),
-            decided: Signal::default(),
             raw: Signal::default(),
             mac: Signal::default(),
             pipe_data: Signal::default(),
@@ -299,7 +297,6 @@ pub fn verilog(k: usize) -> Vec<String> {
         "    sent_len = {5'd0, rlen};".into(),
         "    idle = count == 3'd0 && !sending;".into(),
         "    inc = 64'd0;".into(),
-        format!("    if (decided && raw && !(at_held && own)) inc[{}] = 1'b1;", Counter::rx_drop_not_roce as usize),
         format!("    if (reply && {}) inc[{}] = 1'b1;", f("patch", "arp"), Counter::arp_replies as usize),
         format!("    if (reply && !{}) inc[{}] = 1'b1;", f("patch", "arp"), Counter::icmp_echo_replies as usize),
         format!("    if (reply && full) inc[{}] = 1'b1;", Counter::ctrl_drop_full as usize),

@@ -1,8 +1,9 @@
 //! The raw Ethernet path in the core: the model's `raw::receive` as far as the NIC answers by itself. An
 //! ARP request or an ICMP echo request for one of the NIC's IPv4 addresses (those of its IPv4-mapped GIDs)
-//! is answered from the control queue, the model's `ctrl_queue`; every other frame that is not RoCEv2 is
-//! dropped and counted (`rx_drop_not_roce`): the raw packet QP's receive is not built in the core. Its send
-//! is the requester's (`engine::req::tx`): each WQE a whole frame, the TX pipeline's raw record.
+//! is answered from the control queue, the model's `ctrl_queue`; every other frame that is not RoCEv2 goes
+//! to the raw packet QP (the dispatch's `RAW_RECV`: the RX pipeline hands it on whole, its receive WQE is
+//! fetched and the frame scattered over it), or is dropped and counted when there is none or it has no WQE.
+//! Its send is the requester's (`engine::req::tx`): each WQE a whole frame, the TX pipeline's raw record.
 //!
 //! `RawRecv` reads each frame as the RX pipeline takes it: its first 64 bytes, its length and the ICMP
 //! checksum's running sum; it writes the frame into the control queue's landing slot. A frame that asks for

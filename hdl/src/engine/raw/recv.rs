@@ -3,7 +3,7 @@
 //! request (`wire::icmp::parse_echo_request`: IPv4 without options or fragments, a good header checksum, a
 //! total length inside the frame, type 8 code 0, a good ICMP checksum), and no longer than a control-queue
 //! slot? Then the frame is held (`held`: the RX pipeline takes no further frame) until the dispatch decides
-//! it (`at_held`), and its reply's fields (`super::patch`) wait in `patch`, the address to own in `own_ip`.
+//! it (`at_held` says its decision is the next), and its reply's fields (`super::patch`) wait in `patch`, the address to own in `own_ip`.
 //!
 //! The frame's first `HEAD_BYTES` are kept in registers (`hw`: those registers with the beat at hand laid
 //! over them), its length counted, and the ICMP checksum summed as the beats go by (the 16-bit words from
@@ -12,8 +12,8 @@
 //! landing slot (`wr_*`).
 //!
 //! The dispatch decides frames in the order they came in: `inflight` counts the frames started and not yet
-//! decided, and while a frame is held none starts, so the decision that takes `inflight` from 1 to 0 is
-//! the held frame's.
+//! decided, and while a frame is held none starts, so while `inflight` is 1 the next decision is the held
+//! frame's.
 
 use super::{patch, HEAD_BYTES, PATCH_BITS, SLOT_BYTES};
 use crate::kit::*;
@@ -34,7 +34,7 @@ pub struct RawRecv<const D: usize, const K: usize> {
     pub in_take: Signal<In, Bit>,
     /// A frame that asks for a reply waits for its decision: the RX pipeline starts no frame.
     pub held: Signal<Out, Bit>,
-    /// The dispatch decided a frame; it is the held one (`at_held`).
+    /// The dispatch decided a frame; the next frame it decides is the held one (`at_held`).
     pub decided: Signal<In, Bit>,
     pub at_held: Signal<Out, Bit>,
     /// The held frame's reply (`super::patch`), and the IPv4 address it is for.
@@ -238,7 +238,7 @@ pub fn verilog(k: usize) -> Vec<String> {
     v.push(format!("wire [{}:0] next_patch = {rec};", PATCH_BITS - 1));
     v.extend([
         "always @(*) begin".to_string(),
-        "    at_held = held && decided && inflight == 8'd1;".into(),
+        "    at_held = held && inflight == 8'd1;".into(),
         format!("    own_ip = {};", crate::record::slice(&patch(), "patch", "ip_b")),
         format!("    wr_valid = in_take && bi < 14'd{sb};"),
         "    wr_beat = bi[7:0];".into(),
@@ -258,7 +258,7 @@ pub fn verilog(k: usize) -> Vec<String> {
         "            bi <= in_last ? 14'd0 : (bi == 14'h3fff ? bi : bi + 14'd1);".into(),
         "        end".into(),
         "        if (in_take && in_last) held <= is_arp || is_echo;".into(),
-        "        else if (at_held) held <= 1'b0;".into(),
+        "        else if (at_held && decided) held <= 1'b0;".into(),
         "        inflight <= inflight + {7'd0, in_take && !mid} - {7'd0, decided};".into(),
         "    end".into(),
         "end".into(),

@@ -155,7 +155,6 @@ pub struct ReqTx {
     step: ReqStep,
     qp_op_err: Constant<Bits<5>>,
     prot_err: Constant<Bits<5>>,
-    ok: Constant<Bits<5>>,
 }
 
 impl ReqTx {
@@ -229,7 +228,6 @@ impl ReqTx {
             step: ReqStep::new(profile),
             qp_op_err: Constant::new(u64::from(WcStatus::LocQpOpErr as u8).into()),
             prot_err: Constant::new(u64::from(WcStatus::LocProtErr as u8).into()),
-            ok: Constant::new(u64::from(WcStatus::Success as u8).into()),
         }
     }
 }
@@ -255,7 +253,7 @@ impl Logic for ReqTx {
         self.step.last.next = self.seg.last.val();
         self.step.since_next.next = self.seg.since_next.val();
         self.step.tick.next = self.tick.val();
-        self.step.fail.next = false;
+        self.step.finish.next = false;
         self.step.status.next = self.status.q.val();
         self.step.oldest_at.next = self.oldest_at.q.val();
         self.step.hdr.next = self.headers.meta.val();
@@ -456,7 +454,7 @@ impl Logic for ReqTx {
                 // The decision as the TX pipeline takes the record: nothing sent after it can overtake it.
                 self.meta_valid.next = true;
                 // A raw frame finishes its entry as it goes (`status` is 0: no error).
-                self.step.fail.next = self.step.raw.val();
+                self.step.finish.next = self.step.raw.val();
                 if self.meta_ready.val() {
                     self.req_we.next = true;
                     self.win_we.next = true;
@@ -476,7 +474,7 @@ impl Logic for ReqTx {
                 }
             }
             ReqTxState::Fail => {
-                self.step.fail.next = true;
+                self.step.finish.next = true;
                 self.req_we.next = true;
                 self.win_we.next = true;
                 self.decided.next = true;
@@ -505,15 +503,16 @@ impl Logic for ReqTx {
 /// What the packet of the QP in hand does to its contexts, and its TX record: from the QP's `qp_attr` and
 /// `qp_req`, the entry at the cursor, `ReqSeg`'s answers and the tick now, the `qp_req` record
 /// after the packet (the model's `req::start` for an entry not started, the cursor, cursor PSN, high PSN
-/// and AckReq count moved on, the ACK timer armed if it was not) or, with `fail`, after the entry failed
-/// with `status` (`start` then `finish`: the PSNs given, the READ or atomic's place given back, `oldest`
+/// and AckReq count moved on, the ACK timer armed if it was not) or, with `finish`, after the entry finished
+/// without a packet, failed with `status` (`start` then `finish`: the PSNs given, the READ or atomic's place given back, `oldest`
 /// moved to `oldest_at` if it was the entry), and the entry after (started; finished with `status` on a
 /// failure). Also the fields the block needs by name (`qp_req`'s and the entry's, the SQ counter of the
 /// entry and its window slot), the gather's list (the SGEs, or the slot's inline bytes as one) and the TX
 /// record: the headers with the solicited bit, the RETH, the AtomicETH, the immediate and the payload length.
 /// For a raw packet QP (the model's `raw::next_frame`): the checks of its front entry, the gather of its
 /// `len` bytes from offset 0, the record of a raw frame (verdict `NotRoce`, the payload its `len`), and with
-/// `fail` the entry finished (with `status` unless it is 0) and nothing else moved (the model's `finish` alone).
+/// `finish` the entry finished as its frame goes (with `status` unless it is 0: then no frame) and nothing else
+/// moved (the model's `finish` alone).
 #[derive(LogicBlock)]
 pub struct ReqStep {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
@@ -523,7 +522,7 @@ pub struct ReqStep {
     pub last: Signal<In, Bit>,
     pub since_next: Signal<In, Bits<6>>,
     pub tick: Signal<In, Bits<{ TICK_BITS as usize }>>,
-    pub fail: Signal<In, Bit>,
+    pub finish: Signal<In, Bit>,
     pub status: Signal<In, Bits<5>>,
     pub oldest_at: Signal<In, Bits<8>>,
     pub hdr: Signal<In, Bits<{ meta::BITS }>>,
@@ -588,7 +587,7 @@ impl ReqStep {
             last: Signal::default(),
             since_next: Signal::default(),
             tick: Signal::default(),
-            fail: Signal::default(),
+            finish: Signal::default(),
             status: Signal::default(),
             oldest_at: Signal::default(),
             hdr: Signal::default(),
@@ -732,23 +731,23 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         format!("wire len_ok = wlen >= 32'd{} && wlen <= 32'd{};", wire::eth::HEADER_LEN, wire::MAX_FRAME_LEN),
         format!("wire fetch_failed = {};", w("error_valid")),
         format!("wire is_send = {};", op(SendOp::Send)),
-        "wire failing = fail && status != 5'd0;".into(),
+        "wire failing = finish && status != 5'd0;".into(),
         format!("wire [63:0] inline_addr = slot_addr + 64'd{SEND_DATA};"),
     ]);
     let (rd, req_e) = build(rl, "req", "rs", |name, _| {
         Some(match name {
-            "cursor" => format!("fail ? cur : cur + {{{}'d0, last}}", wb - 1),
-            "oldest" => format!("(fail && {} == cur) ? oldest_at[{}:0] : {}", r("oldest"), wb - 1, r("oldest")),
+            "cursor" => format!("finish ? cur : cur + {{{}'d0, last}}", wb - 1),
+            "oldest" => format!("(finish && {} == cur) ? oldest_at[{}:0] : {}", r("oldest"), wb - 1, r("oldest")),
             "rd_atomic" => format!(
-                "{} + ((!was_started && rd_op) ? {rw}'d1 : {rw}'d0) - ((fail && rd_op) ? {rw}'d1 : {rw}'d0)",
+                "{} + ((!was_started && rd_op) ? {rw}'d1 : {rw}'d0) - ((finish && rd_op) ? {rw}'d1 : {rw}'d0)",
                 r("rd_atomic")
             ),
             "psn" => format!("(was_started || is_raw) ? {} : {} + npkts", r("psn"), r("psn")),
-            "cursor_psn" => format!("fail ? {} : next_psn", r("cursor_psn")),
-            "high_psn" => format!("(fail || resent) ? {} : next_psn", r("high_psn")),
-            "pkts_since_ackreq" => format!("fail ? {} : since_next", r("pkts_since_ackreq")),
-            "timer_valid" => format!("(!fail && arm) ? 1'b1 : {}", r("timer_valid")),
-            "timer" => format!("(!fail && arm) ? deadline : {}", r("timer")),
+            "cursor_psn" => format!("finish ? {} : next_psn", r("cursor_psn")),
+            "high_psn" => format!("(finish || resent) ? {} : next_psn", r("high_psn")),
+            "pkts_since_ackreq" => format!("finish ? {} : since_next", r("pkts_since_ackreq")),
+            "timer_valid" => format!("(!finish && arm) ? 1'b1 : {}", r("timer_valid")),
+            "timer" => format!("(!finish && arm) ? deadline : {}", r("timer")),
             _ => return None,
         })
     });
@@ -756,7 +755,7 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
     let (ed, entry_e) = build(wl, "entry", "es", |name, _| {
         Some(match name {
             "started" => "1'b1".into(),
-            "acked" => format!("fail ? 1'b1 : {}", w(name)),
+            "acked" => format!("finish ? 1'b1 : {}", w(name)),
             "error_valid" => format!("failing ? 1'b1 : {}", w(name)),
             "status" => format!("failing ? status : {}", w("status")),
             "vendor_err" => format!("failing ? 8'd0 : {}", w("vendor_err")),

@@ -18,6 +18,12 @@
 //! `qp_resp` record is then not advanced: the receive is given up and `RespQueue` queues the NAK (`fatal`,
 //! its syndrome `syn`). (SEND with invalidate never comes here: the dispatch's `Action` leaves it
 //! unhandled.)
+//!
+//! A frame that is not RoCEv2 for a raw packet QP (`raw`, the model's `raw::receive`) is a SEND's only
+//! packet of the frame's length (`frame_len`) without immediate or solicited bit: its WQE at the counter,
+//! its payload scattered from offset 0. A WQE that fails its checks is LocProtErr (its payload drained,
+//! `drain`), a list too short LocLenErr (the scatter drains it), both with no bytes; no NAK is owed, the QP
+//! enters ERR instead (`raw_fail`), and its `qp_resp` record is left as it is.
 
 use super::opcode_flags;
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
@@ -40,6 +46,8 @@ pub struct RespSend {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub resp: Signal<In, Bits<RESP_BITS>>,
     pub adv: Signal<In, Bits<RESP_BITS>>,
+    /// The frame is not RoCEv2, for the raw packet QP `qpn`.
+    pub raw: Signal<In, Bit>,
     /// The receive WQE: its scatter list passed; its `wr_id`; the payload fits the list from `off`.
     pub wqe_ok: Signal<In, Bit>,
     pub wr_id: Signal<In, Bits<64>>,
@@ -54,6 +62,11 @@ pub struct RespSend {
     /// The packet fails: a fatal NAK of syndrome `syn` to queue.
     pub fatal: Signal<Out, Bit>,
     pub syn: Signal<Out, Bits<8>>,
+    /// A raw frame's receive fails (the QP enters ERR); its WQE failed, so the payload is drained unseen.
+    pub raw_fail: Signal<Out, Bit>,
+    pub drain: Signal<Out, Bit>,
+    /// The QP has a receive WQE posted (the RQ's producer counter is past its consumer counter).
+    pub rq_has: Signal<Out, Bit>,
     /// The QP's next RQ consumer counter, when it moves.
     pub rq_ci_we: Signal<Out, Bit>,
     pub rq_ci: Signal<Out, Bits<16>>,
@@ -84,6 +97,9 @@ impl Logic for RespSend {
         self.is_send.connect();
         self.fatal.connect();
         self.syn.connect();
+        self.raw_fail.connect();
+        self.drain.connect();
+        self.rq_has.connect();
         self.rq_ci_we.connect();
         self.rq_ci.connect();
         self.resp_next.connect();
@@ -108,19 +124,22 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let mut v = vec![format!("wire [7:0] opcode = {};", m("opcode"))];
     v.extend(opcode_flags(&["k_send", "k_write", "p_first", "p_last", "p_only"]));
     v.extend([
-        "wire starts = p_first | p_only;".to_string(),
-        "wire ends = p_last | p_only;".into(),
-        format!("wire has_imm = {};", m("has_immdt")),
+        // A raw frame: a SEND's only packet; the record's RoCE fields are not its.
+        "wire s_send = raw || k_send;".to_string(),
+        "wire s_write = !raw && k_write;".into(),
+        "wire starts = raw || p_first || p_only;".into(),
+        "wire ends = raw || p_last || p_only;".into(),
+        format!("wire has_imm = !raw && {};", m("has_immdt")),
         format!("wire [31:0] imm = {};", m("immdt")),
-        format!("wire [31:0] plen = {{16'd0, {}}};", m("payload_len")),
-        format!("wire recv_valid = {};", r("recv_valid")),
+        format!("wire [31:0] plen = {{16'd0, raw ? {} : {}}};", m("frame_len"), m("payload_len")),
+        format!("wire recv_valid = !raw && {};", r("recv_valid")),
         format!("wire [15:0] ci = {};", a("rq_ci")),
-        "wire [15:0] at = k_send && recv_valid ? ci - 16'd1 : ci;".into(),
-        format!("wire [31:0] at_off = k_send && recv_valid ? {} : 32'd0;", r("recv_offset")),
+        "wire [15:0] at = s_send && recv_valid ? ci - 16'd1 : ci;".into(),
+        format!("wire [31:0] at_off = s_send && recv_valid ? {} : 32'd0;", r("recv_offset")),
         "wire [31:0] end_off = at_off + plen;".into(),
-        "wire qp_op_err = k_send && !recv_valid && !wqe_ok;".into(),
-        "wire prot_err = k_send && recv_valid && !wqe_ok;".into(),
-        "wire len_err = k_send && wqe_ok && !fits;".into(),
+        "wire qp_op_err = !raw && s_send && !recv_valid && !wqe_ok;".into(),
+        "wire prot_err = s_send && (recv_valid || raw) && !wqe_ok;".into(),
+        "wire len_err = s_send && wqe_ok && !fits;".into(),
         "wire failed = qp_op_err || prot_err || len_err;".into(),
         format!("wire [31:0] adv_len = {};", slice(sl, "adv", "write_len")),
     ]);
@@ -142,8 +161,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let recv = WcOpcode::Recv as u8;
     let recv_imm = WcOpcode::RecvRdmaWithImm as u8;
     v.extend([
-        format!("wire [7:0] wc_op = k_write ? 8'd{recv_imm} : 8'd{recv};"),
-        "wire [31:0] byte_len = k_write ? adv_len : qp_op_err ? 32'd0 : failed ? at_off : end_off;".into(),
+        format!("wire [7:0] wc_op = s_write ? 8'd{recv_imm} : 8'd{recv};"),
+        "wire [31:0] byte_len = s_write ? adv_len : qp_op_err ? 32'd0 : failed ? at_off : end_off;".into(),
         "wire [31:0] imm_data = has_imm && !failed ? imm : 32'd0;".into(),
         format!("wire [7:0] flags = has_imm && !failed ? 8'd{} : 8'd0;", wc_flags::WITH_IMM),
         "wire [31:0] qp_num = {8'd0, qpn};".into(),
@@ -156,7 +175,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             WcStatus::Success as u8
         ),
         "wire [7:0] is_recv = 8'd1;".into(),
-        format!("wire [7:0] se = {{7'd0, {} && !failed}};", m("solicited")),
+        format!("wire [7:0] se = {{7'd0, {} && !failed && !raw}};", m("solicited")),
     ]);
     v.extend(cqe_image(
         "cqe_c",
@@ -178,13 +197,16 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    index = at;".into(),
         "    off = at_off;".into(),
         "    len = plen;".into(),
-        "    is_send = k_send;".into(),
-        "    fatal = failed;".into(),
+        "    is_send = s_send;".into(),
+        "    fatal = failed && !raw;".into(),
         format!("    syn = qp_op_err ? 8'h{:02x} : 8'h{:02x};", syndrome::NAK_REMOTE_OP, syndrome::NAK_INVALID_REQUEST),
-        "    rq_ci_we = k_write || starts;".into(),
+        "    raw_fail = failed && raw;".into(),
+        "    drain = raw && !wqe_ok;".into(),
+        format!("    rq_has = {} != ci;", a("rq_pi")),
+        "    rq_ci_we = s_write || starts;".into(),
         "    rq_ci = ci + 16'd1;".into(),
-        format!("    resp_next = failed ? {} : k_send ? {} : adv;", pad(given_up), pad(next)),
-        "    cqe_valid = k_write || ends || failed;".into(),
+        format!("    resp_next = raw ? resp : failed ? {} : s_send ? {} : adv;", pad(given_up), pad(next)),
+        "    cqe_valid = s_write || ends || failed;".into(),
         "    cqe = cqe_c;".into(),
         format!("    cqn = {{{}'d0, {}}};", 16 - width(al, "recv_cqn"), a("recv_cqn")),
         format!("    qp_live = {} != 3'd{};", a("state"), QpState::Err as u8),
