@@ -11,7 +11,7 @@
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-driver --test rtl_pair`.
 
-use driver::pair::{connect, open_host_on, rtl_link, Host};
+use driver::pair::{connect, open_host_on, rtl_link, send_wr, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use hdl::Width;
@@ -228,4 +228,134 @@ fn two_rtl_nics(w: Width) {
         ca.cycles(),
         cb.cycles()
     );
+}
+
+#[test]
+fn two_rtl_nics_carry_raw_ethernet_beside_roce() {
+    raw_ethernet_beside_roce(Width::W8);
+}
+
+#[test]
+fn two_64_byte_rtl_nics_carry_raw_ethernet_beside_roce() {
+    raw_ethernet_beside_roce(Width::W64);
+}
+
+/// A frame of `len` bytes from `src` to `dst` of an EtherType no one answers, `tag` in its payload.
+fn raw_frame(dst: [u8; 6], src: [u8; 6], len: usize, tag: u8) -> Vec<u8> {
+    let mut f: Vec<u8> = (0..len).map(|i| tag.wrapping_add(i as u8)).collect();
+    f[..6].copy_from_slice(&dst);
+    f[6..12].copy_from_slice(&src);
+    f[12..14].copy_from_slice(&wire::eth::ethertype::EXPERIMENTAL.to_be_bytes());
+    f
+}
+
+/// Two RTL NICs, each with a raw packet QP beside an RC QP, the model's `raw_ethernet` test on the RTL: each
+/// raw QP sends whole frames to the other NIC's MAC (14 to `wire::MAX_FRAME_LEN` bytes; the short ones padded
+/// to 60 on the way) and they land whole in the other's raw QP, one a receive WQE; A's raw QP asks for B's
+/// MAC by ARP, B's NIC answers itself, and the reply, which is no request, lands in A's raw QP; an RC WRITE
+/// goes beside them untouched. Both cores in lockstep with their models.
+fn raw_ethernet_beside_roce(w: Width) {
+    let seed = seed();
+    let ctx = format!("seed {seed:#x}, width {}", w.bytes());
+    let (ca, a) = rtl_host(0, 1, w);
+    let (cb, b) = rtl_host(1, 1, w);
+    ca.set_bubbles(seed, 0.2);
+    cb.set_bubbles(seed ^ 1, 0.2);
+    connect(&a, 0, 0x100, &b, 0, 0x200, &ConnectOpts::default()).expect("connected");
+    let raw = |h: &Host| {
+        let cq = h.ctx.create_cq(64).expect("a CQ");
+        let cap = QpCap { max_send_wr: 16, max_recv_wr: 16, ..QpCap::default() };
+        let qp = h.pd.create_raw_qp(&cq, &cq, cap).expect("a raw QP");
+        qp.activate_raw().expect("RTS");
+        for i in 0..8u64 {
+            qp.post_recv(&RecvWr { wr_id: 0x40 + i, sg_list: vec![h.sge(RECV as u64 + 0x2000 * i, 0x2000)] })
+                .expect("a receive");
+        }
+        (qp, cq)
+    };
+    let (qa, cqa) = raw(&a);
+    let (qb, cqb) = raw(&b);
+    let ip = |h: &Host| wire::ipv6::gid_to_ipv4(&h.gid).expect("an IPv4 GID");
+    let arp_req = wire::arp::request_frame(a.mac, ip(&a), ip(&b));
+    let to_b: Vec<Vec<u8>> = [14, 100, 1500, wire::MAX_FRAME_LEN]
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| raw_frame(b.mac, a.mac, l, i as u8))
+        .collect();
+    let to_a: Vec<Vec<u8>> =
+        [59, 61, 3000].iter().enumerate().map(|(i, &l)| raw_frame(a.mac, b.mac, l, 9 + i as u8)).collect();
+    let post = |h: &Host, qp: &Qp, frames: &[Vec<u8>]| {
+        let mut wrs = Vec::new();
+        for (i, f) in frames.iter().enumerate() {
+            let at = SRC + 0x1400 * i;
+            h.buf.write(at, f).expect("the frame");
+            let sg_list = vec![h.sge(at as u64, f.len() as u32)];
+            wrs.push(SendWr {
+                wr_id: i as u64,
+                opcode: Some(SendOp::Send),
+                send_flags: send_flags::SIGNALED,
+                sg_list,
+                ..Default::default()
+            });
+        }
+        qp.post_send_list(&wrs).expect("posted");
+    };
+    let mut from_a = to_b.clone();
+    from_a.insert(2, arp_req.clone());
+    post(&a, &qa, &from_a);
+    post(&b, &qb, &to_a);
+    let data: Vec<u8> = (0..3000).map(|i| (i * 13) as u8).collect();
+    a.buf.write(0, &data).expect("the WRITE's data");
+    a.qps[0].post_send(&send_wr(SendOp::RdmaWrite, &a, &b, 0, 3000, 0x77)).expect("a WRITE");
+    rtl_link([&ca, &cb], 20_000, 50_000_000).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+
+    // What each raw QP received: the other's frames as they left it (padded to 60), in order; A also B's
+    // ARP reply, among them.
+    let padded = |f: &Vec<u8>| {
+        let mut p = f.clone();
+        p.resize(f.len().max(wire::eth::MIN_FRAME_LEN), 0);
+        p
+    };
+    // Each raw QP's CQ: its sends completed in order, and a receive a frame, whole.
+    let landed = |h: &Host, cq: &Cq, sends: usize, n: usize| -> Vec<Vec<u8>> {
+        let c = cq.poll(32).expect("polled");
+        let (recvs, done): (Vec<&Wc>, Vec<&Wc>) = c.iter().partition(|c| c.opcode == WcOpcode::Recv);
+        let done: Vec<(u64, WcStatus, WcOpcode)> = done.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
+        let want: Vec<_> = (0..sends as u64).map(|i| (i, WcStatus::Success, WcOpcode::Send)).collect();
+        assert_eq!(done, want, "{ctx}: the raw sends completed");
+        assert_eq!(recvs.len(), n, "{ctx}: a receive a frame");
+        recvs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                assert_eq!((c.wr_id, c.status), (0x40 + i as u64, WcStatus::Success), "{ctx}: receive {i}");
+                h.buf.read(RECV + 0x2000 * i, c.byte_len as usize).expect("the frame")
+            })
+            .collect()
+    };
+    let at_b = landed(&b, &cqb, to_a.len(), to_b.len());
+    assert_eq!(at_b, to_b.iter().map(padded).collect::<Vec<_>>(), "{ctx}: A's frames at B");
+    let at_a = landed(&a, &cqa, from_a.len(), to_a.len() + 1);
+    let (arp, frames): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+        at_a.into_iter().partition(|f| f[12..14] == wire::eth::ethertype::ARP.to_be_bytes());
+    assert_eq!(frames, to_a.iter().map(padded).collect::<Vec<_>>(), "{ctx}: B's frames at A");
+    let (eth, req) = wire::arp::parse_frame(&arp_req).expect("an ARP request");
+    assert_eq!(arp, vec![wire::arp::reply_frame(&eth, &req, b.mac)], "{ctx}: B's NIC answered A's ARP");
+
+    // The WRITE landed beside them.
+    let w = a.cq.poll(4).expect("polled");
+    assert_eq!(w.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(0x77, WcStatus::Success)], "{ctx}");
+    assert_eq!(b.buf.read(0, 3000).expect("the buffer"), data, "{ctx}: the WRITE");
+    for (core, h, tx, rx) in [(&ca, &a, from_a.len(), to_a.len() + 1), (&cb, &b, to_a.len(), to_b.len())] {
+        let c = core.read_counters();
+        assert_eq!(
+            (c[Counter::raw_tx_frames as usize], c[Counter::raw_rx_frames as usize]),
+            (tx as u64, rx as u64),
+            "{ctx}: raw frames sent and received"
+        );
+        core.context_agrees(h.qps[0].qpn).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let r = core.lockstep_report().expect("lockstep is on");
+        assert_eq!((r.mismatches, &r.first), (0, &None), "{ctx}: the model following {} decisions", r.events);
+    }
+    assert_eq!(cb.read_counters()[Counter::arp_replies as usize], 1, "{ctx}: B's NIC answered");
 }
