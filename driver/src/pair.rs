@@ -193,6 +193,15 @@ pub fn rtl_link(cores: [&crate::rtl::RtlHandle; 2], wait: u64, limit: u64) -> Re
     Ok(ran)
 }
 
+/// A frame of `len` bytes (at least an Ethernet header) from `src` to `dst` of an EtherType no one answers
+/// (`wire::eth::ethertype::EXPERIMENTAL`), byte `i` of its payload `tag + i`: for tests of the raw path.
+pub fn raw_frame(dst: [u8; 6], src: [u8; 6], len: usize, tag: u8) -> Vec<u8> {
+    let mut f: Vec<u8> = (0..len.max(wire::eth::HEADER_LEN)).map(|i| tag.wrapping_add(i as u8)).collect();
+    let eth = wire::eth::EthernetRepr { dst, src, vlan: None, ethertype: wire::eth::ethertype::EXPERIMENTAL };
+    eth.emit(&mut f);
+    f
+}
+
 /// Headers of a frame from `from` to `to`'s first QP, as `from`'s NIC would address it (IPv4 GIDs), for tests
 /// that forge frames the model would never send.
 pub fn forged_headers(from: &Host, to: &Host, opcode: wire::Opcode, psn: u32) -> wire::RoceHeaders {

@@ -2,15 +2,13 @@
 //! that is not RoCEv2 to the raw packet QP, and sends that QP's WQEs as whole frames; RoCE traffic beside it
 //! is untouched.
 
-use driver::pair::{connect, open_host, send_wr, Host};
+use driver::pair::{connect, open_host, raw_frame, send_wr, Host};
 use driver::*;
 use model::net::{LinkConfig, World};
 use wire::arp::{self, ArpRepr};
 use wire::contract::regs::Counter;
-use wire::eth::EthernetRepr;
 
 const T: u64 = 10_000_000_000;
-use wire::eth::ethertype::EXPERIMENTAL;
 
 struct Side {
     host: Host,
@@ -39,16 +37,6 @@ fn raw_qp(host: Host, n: u64) -> Side {
         raw.post_recv(&RecvWr { wr_id: 1000 + i, sg_list: sg }).unwrap();
     }
     Side { host, raw, cq, bufs }
-}
-
-/// A frame of `len` bytes from `src` to `dst` with EtherType `ty` and a counting payload.
-fn frame(dst: [u8; 6], src: [u8; 6], ty: u16, len: usize) -> Vec<u8> {
-    let mut f = vec![0u8; len];
-    EthernetRepr { dst, src, vlan: None, ethertype: ty }.emit(&mut f);
-    for (i, b) in f.iter_mut().enumerate().skip(14) {
-        *b = i as u8;
-    }
-    f
 }
 
 fn from_node(w: &World, n: usize) -> Vec<Vec<u8>> {
@@ -116,8 +104,8 @@ fn frames_that_are_not_roce_reach_the_raw_qp_and_roce_does_not() {
     // A sends one experimental frame of 100 bytes and one of 20 (padded to 60 on the wire).
     let sbuf = a.host.ctx.alloc_buf(4096).unwrap();
     let smr = a.host.pd.reg_buf(&sbuf, access::LOCAL_WRITE).unwrap();
-    let big = frame(b.host.mac, a.host.mac, EXPERIMENTAL, 100);
-    let small = frame(b.host.mac, a.host.mac, EXPERIMENTAL, 20);
+    let big = raw_frame(b.host.mac, a.host.mac, 100, 0);
+    let small = raw_frame(b.host.mac, a.host.mac, 20, 0);
     sbuf.write(0, &big).unwrap();
     sbuf.write(2048, &small).unwrap();
     for (i, (off, len)) in [(0u64, 100u32), (2048, 20)].into_iter().enumerate() {
@@ -163,7 +151,7 @@ fn frames_that_are_not_roce_reach_the_raw_qp_and_roce_does_not() {
 fn raw_receive_needs_a_wqe_that_holds_the_frame() {
     let (w, mut h) = setup();
     let b = raw_qp(h.pop().unwrap(), 0);
-    let f = frame(b.host.mac, [2, 0, 0, 0, 0, 9], EXPERIMENTAL, 600);
+    let f = raw_frame(b.host.mac, [2, 0, 0, 0, 0, 9], 600, 0);
     w.lock().unwrap().deliver(1, f.clone());
     run(&w);
     assert_eq!(b.host.ctx.counter(Counter::raw_rx_drop_no_wqe), 1);
@@ -193,7 +181,7 @@ fn raw_send_takes_whole_frames_only() {
     let sbuf = a.host.ctx.alloc_buf(4096).unwrap();
     let smr = a.host.pd.reg_buf(&sbuf, access::LOCAL_WRITE).unwrap();
     // Inline: fine.
-    let f = frame(driver::pair::host_mac(1), a.host.mac, EXPERIMENTAL, 40);
+    let f = raw_frame(driver::pair::host_mac(1), a.host.mac, 40, 0);
     sbuf.write(0, &f).unwrap();
     let mut wr = SendWr {
         wr_id: 1,

@@ -11,7 +11,7 @@
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-driver --test rtl_pair`.
 
-use driver::pair::{connect, open_host_on, rtl_link, send_wr, Host};
+use driver::pair::{connect, open_host_on, raw_frame, rtl_link, send_wr, Host};
 use driver::rtl::{RtlBackend, RtlHandle};
 use driver::*;
 use hdl::Width;
@@ -238,15 +238,6 @@ fn two_rtl_nics_carry_raw_ethernet_beside_roce() {
 #[test]
 fn two_64_byte_rtl_nics_carry_raw_ethernet_beside_roce() {
     raw_ethernet_beside_roce(Width::W64);
-}
-
-/// A frame of `len` bytes from `src` to `dst` of an EtherType no one answers, `tag` in its payload.
-fn raw_frame(dst: [u8; 6], src: [u8; 6], len: usize, tag: u8) -> Vec<u8> {
-    let mut f: Vec<u8> = (0..len).map(|i| tag.wrapping_add(i as u8)).collect();
-    f[..6].copy_from_slice(&dst);
-    f[6..12].copy_from_slice(&src);
-    f[12..14].copy_from_slice(&wire::eth::ethertype::EXPERIMENTAL.to_be_bytes());
-    f
 }
 
 /// Two RTL NICs, each with a raw packet QP beside an RC QP, the model's `raw_ethernet` test on the RTL: each

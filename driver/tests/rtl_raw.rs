@@ -220,15 +220,7 @@ fn a_flood_of_requests_fills_the_control_queue(width: Width) {
 
 /// A frame of `len` bytes (at least the Ethernet header) from the NIC to the peer, `tag` in its payload.
 fn raw_frame(len: usize, tag: u8) -> Vec<u8> {
-    let mut f = experimental(0);
-    f.resize(len.max(14), 0);
-    f[..6].copy_from_slice(&PEER);
-    f[6..12].copy_from_slice(&MAC);
-    for (i, b) in f.iter_mut().enumerate().skip(14) {
-        *b = tag.wrapping_add(i as u8);
-    }
-    f.truncate(len);
-    f
+    driver::pair::raw_frame(PEER, MAC, len, tag)
 }
 
 /// A raw packet QP in RTS on `ctx` with a CQ of its own.
@@ -337,11 +329,7 @@ fn a_raw_packet_qp_sends_whole_frames(width: Width) {
 
 /// `raw_frame(len, tag)` sent the other way: from the peer to the NIC.
 fn inbound(len: usize, tag: u8) -> Vec<u8> {
-    let mut f = raw_frame(len.max(12), tag);
-    f[..6].copy_from_slice(&MAC);
-    f[6..12].copy_from_slice(&PEER);
-    f.truncate(len);
-    f
+    driver::pair::raw_frame(MAC, PEER, len, tag)
 }
 
 /// Receive WQEs of `raw` for wr_ids `ids`, each one SGE of `len` bytes at `ids[i] * 8192` in `buf`.
