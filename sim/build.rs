@@ -25,6 +25,7 @@ fn main() {
     let mut factory = String::new();
     let mut build = cxx_build::bridge("src/ffi.rs");
     let mut libs = Vec::new();
+    let mut stale = Vec::new();
     for top in Top::ALL {
         for &w in top.widths() {
             let name = top.name(w);
@@ -41,27 +42,7 @@ fn main() {
             let fresh =
                 std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) && out.join(format!("lib{lib}.a")).exists();
             if !fresh {
-                let _ = std::fs::remove_file(&stamp);
-                let v = out.join(format!("{name}.v"));
-                std::fs::write(&v, &text).unwrap();
-                run(Command::new("verilator").args(["--lint-only", "-Wall", "--top-module", "top"]).arg(&vlt).arg(&v));
-                let _ = std::fs::remove_dir_all(&mdir);
-                run(Command::new("verilator")
-                    .args(["--cc", "--top-module", "top", "--prefix", &format!("V{name}")])
-                    .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", "--Mdir"])
-                    .arg(&mdir)
-                    .arg(&vlt)
-                    .arg(&v));
-                let mut model = cxx(cc::Build::new(), &inc);
-                for f in std::fs::read_dir(&mdir).unwrap() {
-                    let p = f.unwrap().path();
-                    if p.extension().is_some_and(|e| e == "cpp") {
-                        model.file(p);
-                    }
-                }
-                // Linked after the glue that refers to it (below), so its link line is written by hand.
-                model.include(&mdir).cargo_metadata(false).compile(&lib);
-                std::fs::write(&stamp, &key).unwrap();
+                stale.push(Stale { name: name.clone(), text, key, stamp, mdir: mdir.clone(), lib: lib.clone() });
             }
             libs.push(lib);
             build.include(&mdir);
@@ -69,6 +50,7 @@ fn main() {
             writeln!(factory, "    if (n == \"{name}\") return std::make_unique<Model_{name}>();").unwrap();
         }
     }
+    build_models(stale, &out, &vlt, &inc);
     write!(glue, "\nnamespace ferrite {{\nstd::unique_ptr<Model> new_model(rust::Str name) {{\n    std::string n(name);\n{factory}    return nullptr;\n}}\n}}\n").unwrap();
     let glue_path = out.join("models.cpp");
     std::fs::write(&glue_path, glue).unwrap();
@@ -80,6 +62,57 @@ fn main() {
     println!("cargo:rerun-if-changed=cpp/model.h");
     println!("cargo:rerun-if-changed={}", vlt.display());
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// A model whose Verilog (or configuration) changed since it was built: its name, Verilog, stamp key and
+/// file, Verilator's output folder and the library it becomes.
+struct Stale {
+    name: String,
+    text: String,
+    key: String,
+    stamp: PathBuf,
+    mdir: PathBuf,
+    lib: String,
+}
+
+/// Lints, Verilates and compiles the stale models, as many at once as cargo gives the build jobs (each
+/// model's steps are single-threaded; the largest go first so the last to finish is a small one).
+fn build_models(mut stale: Vec<Stale>, out: &std::path::Path, vlt: &std::path::Path, inc: &std::path::Path) {
+    stale.sort_by_key(|m| std::cmp::Reverse(m.text.len()));
+    let jobs = std::env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()).unwrap_or(1usize).max(1);
+    let queue = std::sync::Mutex::new(stale.into_iter());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let Some(m) = queue.lock().unwrap().next() else { break };
+                build_model(&m, out, vlt, inc);
+            });
+        }
+    });
+}
+
+fn build_model(m: &Stale, out: &std::path::Path, vlt: &std::path::Path, inc: &std::path::Path) {
+    let _ = std::fs::remove_file(&m.stamp);
+    let v = out.join(format!("{}.v", m.name));
+    std::fs::write(&v, &m.text).unwrap();
+    run(Command::new("verilator").args(["--lint-only", "-Wall", "--top-module", "top"]).arg(vlt).arg(&v));
+    let _ = std::fs::remove_dir_all(&m.mdir);
+    run(Command::new("verilator")
+        .args(["--cc", "--top-module", "top", "--prefix", &format!("V{}", m.name)])
+        .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", "--Mdir"])
+        .arg(&m.mdir)
+        .arg(vlt)
+        .arg(&v));
+    let mut model = cxx(cc::Build::new(), inc);
+    for f in std::fs::read_dir(&m.mdir).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "cpp") {
+            model.file(p);
+        }
+    }
+    // Linked after the glue that refers to it (below), so its link line is written by hand.
+    model.include(&m.mdir).cargo_metadata(false).compile(&m.lib);
+    std::fs::write(&m.stamp, &m.key).unwrap();
 }
 
 /// Under `cargo clippy` nothing is linked, so the models are not needed: Verilating and compiling them again

@@ -8,6 +8,7 @@ use crate::Error;
 use clap::Args;
 use driver::netdev::Stack;
 use driver::realtime::DgramLink;
+use driver::rtl::{RtlBackend, RtlHandle};
 use driver::{shared, Context, ModelBackend, Pd};
 use model::net::{Impairments, LinkConfig, World};
 use model::NicConfig;
@@ -16,8 +17,9 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
 pub struct LinkArgs {
-    /// The NIC: `model` (the golden model on the UDP link below) or `vfio:BDF` (a ferrite NIC in a PCIe
-    /// slot, on its own cable; the link options then do not apply).
+    /// The NIC: `model` (the golden model on the UDP link below), `rtl` or `rtl:64` (the Verilated core of
+    /// 8- or 64-byte datapath on that link, in lockstep with the model; no seeded faults) or `vfio:BDF` (a
+    /// ferrite NIC in a PCIe slot, on its own cable; the link options then do not apply).
     #[arg(long, default_value = "model")]
     pub device: DeviceSpec,
     /// The UDP address ferrite's end of the link binds (QEMU's `remote=`).
@@ -79,7 +81,12 @@ pub struct Attached {
     pub ip: [u8; 4],
     pub prefix: u8,
     pub gid: [u8; 16],
+    /// The core behind an `rtl` device, for its lockstep report.
+    pub rtl: Option<RtlHandle>,
 }
+
+/// QPs of the core behind an `rtl` device: one of the sizes the simulation builds.
+const RTL_QPS: u32 = 16;
 
 fn parse_mac(s: &str) -> Result<[u8; 6], Error> {
     let v: Vec<u8> = s.split(':').map(|x| u8::from_str_radix(x, 16)).collect::<Result<_, _>>()?;
@@ -110,7 +117,16 @@ impl LinkArgs {
                 );
             }
             let ctx = Context::open(DeviceSpec::open_vfio(bdf)?)?;
-            return Attached::on(ctx, mac, ip, prefix);
+            return Attached::on(ctx, mac, ip, prefix, None);
+        }
+        if let DeviceSpec::Rtl(w) = self.device {
+            if faults.loss > 0.0 || faults.reorder > 0.0 || faults.corrupt > 0.0 {
+                return Err("--loss, --reorder and --corrupt act on the model's link, not on the RTL core's".into());
+            }
+            let mut b = RtlBackend::with_lockstep(RTL_QPS, w);
+            b.attach(DgramLink::open(self.local, self.remote)?, f.pcap.as_deref())?;
+            let rtl = Some(b.handle());
+            return Attached::on(Context::open(Box::new(b))?, mac, ip, prefix, rtl);
         }
         let link = LinkConfig { gbps: f64::from(self.mbps) / 1000.0, faults, ..Default::default() };
         let nic = NicConfig { port_mbps: self.mbps, ..NicConfig::new(self.profile.profile()) };
@@ -120,22 +136,52 @@ impl LinkArgs {
         }
         let dgram = DgramLink::open(self.local, self.remote)?;
         let ctx = Context::open(Box::new(ModelBackend::attached(world, dgram)))?;
-        Attached::on(ctx, mac, ip, prefix)
+        Attached::on(ctx, mac, ip, prefix, None)
     }
 }
 
 impl Attached {
     /// Gives the NIC of `ctx` its MAC and GID (index 0, the IPv4-mapped address) and a PD.
-    fn on(ctx: Context, mac: [u8; 6], ip: [u8; 4], prefix: u8) -> Result<Self, Error> {
+    fn on(ctx: Context, mac: [u8; 6], ip: [u8; 4], prefix: u8, rtl: Option<RtlHandle>) -> Result<Self, Error> {
         let gid = wire::ipv6::gid_from_ipv4(ip);
         ctx.set_port_mac(mac)?;
         ctx.set_gid(0, gid)?;
         let pd = ctx.alloc_pd()?;
-        Ok(Attached { ctx, pd, mac, ip, prefix, gid })
+        Ok(Attached { ctx, pd, mac, ip, prefix, gid, rtl })
+    }
+
+    /// For an `rtl` device, the model's verdict on everything the core did so far: (decisions followed,
+    /// mismatches, the first mismatch decoded).
+    pub fn lockstep(&self) -> Option<Lockstep> {
+        let r = self.rtl.as_ref()?.lockstep_report()?;
+        Some(Lockstep { events: r.events, mismatches: r.mismatches, first: r.first })
     }
 
     /// The host's TCP/IP through the NIC.
     pub fn stack(&self) -> Result<Stack, Error> {
         Ok(Stack::new(&self.ctx, &self.pd, self.mac, self.ip, self.prefix)?)
+    }
+}
+
+/// What lockstep found behind an `rtl` device (`Attached::lockstep`), as the tools report it.
+#[derive(serde::Serialize, Debug, Clone)]
+pub struct Lockstep {
+    pub events: usize,
+    pub mismatches: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+}
+
+impl Lockstep {
+    /// A tool's failure when the model disagreed with the core.
+    pub fn failure(&self) -> Option<String> {
+        (self.mismatches > 0).then(|| {
+            format!(
+                "lockstep: {} mismatches in {} decisions; first: {}",
+                self.mismatches,
+                self.events,
+                self.first.as_deref().unwrap_or("?")
+            )
+        })
     }
 }

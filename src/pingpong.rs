@@ -60,6 +60,9 @@ struct Report {
     rx_drop_bad_icrc: u64,
     rx_frames: u64,
     tx_frames: u64,
+    /// With an `rtl` device: the model's verdict on the core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lockstep: Option<crate::link::Lockstep>,
 }
 
 pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
@@ -189,6 +192,15 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
     if bad_icrc > 0 && failure.is_none() {
         failure = Some(format!("{bad_icrc} frames from the peer had a bad ICRC"));
     }
+    // Let the last ACKs leave before the NIC goes away.
+    let linger = ctx.backend().now_ns() + 200_000_000;
+    while ctx.backend().now_ns() < linger {
+        stack.poll();
+    }
+    let lockstep = att.lockstep();
+    if failure.is_none() {
+        failure = lockstep.as_ref().and_then(crate::link::Lockstep::failure);
+    }
     let rep = Report {
         role: if a.peer.is_some() { "client" } else { "server" },
         pass: failure.is_none(),
@@ -202,18 +214,17 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
         rx_drop_bad_icrc: bad_icrc,
         rx_frames: ctx.counter(Counter::rx_frames),
         tx_frames: ctx.counter(Counter::tx_frames),
+        lockstep,
     };
-    // Let the last ACKs leave before the NIC goes away.
-    let linger = ctx.backend().now_ns() + 200_000_000;
-    while ctx.backend().now_ns() < linger {
-        stack.poll();
-    }
     if a.json {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
         let bytes = u64::from(a.size) * u64::from(a.iters) * 2;
         println!("{bytes} bytes in {secs:.2} seconds = {:.2} Mbit/sec", bytes as f64 * 8.0 / secs / 1e6);
         println!("{} iters in {secs:.2} seconds = {:.2} usec/iter", a.iters, secs * 1e6 / f64::from(a.iters));
+        if let Some(l) = &rep.lockstep {
+            println!("lockstep: the model followed {} decisions of the core, {} mismatches", l.events, l.mismatches);
+        }
         if let Some(f) = &failure {
             eprintln!("ferrite pingpong: {f}");
         }

@@ -48,6 +48,20 @@ impl DgramLink {
         sock.set_nonblocking(true)?;
         Ok(DgramLink { sock })
     }
+
+    /// The next frame waiting on the link, if any (never blocks).
+    pub fn recv_frame(&self) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        let n = self.sock.recv(&mut buf).ok()?;
+        buf.truncate(n);
+        Some(buf)
+    }
+
+    /// Sends `frame` to the peer. A frame the socket refuses (the peer's port is closed) is lost, as a
+    /// cable would lose it.
+    pub fn send_frame(&self, frame: &[u8]) {
+        let _ = self.sock.send(frame);
+    }
 }
 
 /// Moves frames between an attached `World` (`World::attached`) and its link, keeping simulated time at
@@ -97,15 +111,13 @@ impl RealTime {
     /// Hands `world` every frame the link holds (at the time it has reached: they arrived since), then runs
     /// it to now, sending what left it.
     fn exchange(&self, world: &Mutex<World>) {
-        let mut buf = vec![0u8; MAX_DATAGRAM];
-        while let Ok(n) = self.link.sock.recv(&mut buf) {
-            lock(world).inject_external(buf[..n].to_vec());
+        while let Some(f) = self.link.recv_frame() {
+            lock(world).inject_external(f);
         }
         self.run_to_now(world);
     }
 
-    /// Runs `world` to the time its clock should show and sends the frames that left it. A frame the socket
-    /// refuses (the peer's port is closed) is lost, as a cable would lose it.
+    /// Runs `world` to the time its clock should show and sends the frames that left it.
     fn run_to_now(&self, world: &Mutex<World>) {
         let out = {
             let mut w = lock(world);
@@ -114,7 +126,7 @@ impl RealTime {
             w.take_external()
         };
         for f in out {
-            let _ = self.link.sock.send(&f);
+            self.link.send_frame(&f);
         }
     }
 }

@@ -1,14 +1,18 @@
-//! The RTL backend: the driver's `Backend` on the Verilated NIC core (`sim::core::CoreSim`). The core is so
-//! far its register file, its command unit, its responder, its requester, the completer's positive ACKs and
-//! the flush of QPs in ERR, so what runs on it is the control path (opening the device, PDs, MRs, CQs, QPs
-//! and every state change, with the model's statuses), the requests a peer sends it (`RtlHandle::receive`)
-//! with their answers (`RtlHandle::take_sent`), every kind of request it sends, the completions of its SENDs
-//! and WRITEs as the peer's ACKs come in, and the WR_FLUSH_ERR completions of a QP in ERR. Its READs and
-//! atomics are sent and never complete: the completer does not take READ responses or atomic ACKs yet.
+//! The RTL backend: the driver's `Backend` on the Verilated NIC core (`sim::core::CoreSim`): its register
+//! file and command unit, its requester, responder and completer (every RC operation, go-back-N, RNR), the
+//! flush of QPs in ERR, the raw packet QP and the ARP and ping answers. A peer's frames go in through
+//! `RtlHandle::receive` and the core's come out of `RtlHandle::take_sent` (two cores or a core and a model
+//! NIC joined by `pair`), or the core's MAC sits on a real Ethernet link (`RtlBackend::attach`).
 
+use crate::realtime::DgramLink;
 use crate::{Backend, Error};
+use pcap_file::pcap::{PcapPacket, PcapWriter};
 use sim::core::CoreSim;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use wire::contract::regs::Counter;
 
 /// Cycles a `progress` call runs.
@@ -18,6 +22,26 @@ const CYCLES_PER_PROGRESS: u32 = 32;
 pub struct RtlBackend {
     core: Arc<Mutex<CoreSim>>,
     ns_per_cycle: u64,
+    link: Option<Mutex<OnLink>>,
+}
+
+/// The core's MAC on a real Ethernet link (`attach`).
+struct OnLink {
+    link: DgramLink,
+    /// When the core was attached: the host's clock counts from here.
+    start: Instant,
+    pcap: Option<PcapWriter<BufWriter<File>>>,
+}
+
+impl OnLink {
+    /// Writes `frame` to the capture, if any, at the wall clock's time.
+    fn tap(&mut self, frame: &[u8]) {
+        if let Some(w) = &mut self.pcap {
+            let ts = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            // Best effort, as a capture on a real link is: a failed write loses that record only.
+            let _ = w.write_packet(&PcapPacket::new(ts, frame.len() as u32, frame));
+        }
+    }
 }
 
 impl RtlBackend {
@@ -33,7 +57,24 @@ impl RtlBackend {
     }
 
     fn on(core: CoreSim, qps: u32, w: hdl::Width) -> Self {
-        RtlBackend { core: Arc::new(Mutex::new(core)), ns_per_cycle: u64::from(hdl::core::info(qps, w).ns_per_cycle) }
+        let ns_per_cycle = u64::from(hdl::core::info(qps, w).ns_per_cycle);
+        RtlBackend { core: Arc::new(Mutex::new(core)), ns_per_cycle, link: None }
+    }
+
+    /// Puts the core's MAC on a real Ethernet link (QEMU's `-netdev dgram`), each frame captured to `pcap`
+    /// if given. Each `progress` takes in the frames waiting on the link, runs the core and sends what it
+    /// sent. The core runs as fast as the simulation does, slower than the wall clock: its own timers count
+    /// its cycles, while the host's clock (`now_ns`: the driver's and TCP's timeouts) is the wall clock.
+    /// The MAC honours the core's pause (`set_lossless`): a frame waits on the link rather than being
+    /// dropped at a full ingress, as the simulation cannot keep up with a peer's bursts.
+    pub fn attach(&mut self, link: DgramLink, pcap: Option<&Path>) -> std::io::Result<()> {
+        let pcap = match pcap {
+            Some(p) => Some(PcapWriter::new(BufWriter::new(File::create(p)?)).map_err(std::io::Error::other)?),
+            None => None,
+        };
+        self.core().set_lossless(true);
+        self.link = Some(Mutex::new(OnLink { link, start: Instant::now(), pcap }));
+        Ok(())
     }
 
     /// A handle on the core that outlives the backend's move into a `Context`.
@@ -79,15 +120,34 @@ impl Backend for RtlBackend {
     }
 
     fn progress(&self) -> bool {
+        let mut link = self.link.as_ref().map(crate::verbs::lock);
         let mut c = self.core();
+        if let Some(l) = link.as_mut() {
+            while let Some(f) = l.link.recv_frame() {
+                l.tap(&f);
+                // An empty datagram carries no frame.
+                if !f.is_empty() {
+                    c.receive(f, false);
+                }
+            }
+        }
         for _ in 0..CYCLES_PER_PROGRESS {
             c.step();
+        }
+        if let Some(l) = link.as_mut() {
+            for f in c.take_sent() {
+                l.tap(&f);
+                l.link.send_frame(&f);
+            }
         }
         true
     }
 
     fn now_ns(&self) -> u64 {
-        self.core().cycles() * self.ns_per_cycle
+        match &self.link {
+            Some(l) => crate::verbs::lock(l).start.elapsed().as_nanos() as u64,
+            None => self.core().cycles() * self.ns_per_cycle,
+        }
     }
 
     fn take_interrupt(&self) -> bool {

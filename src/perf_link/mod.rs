@@ -115,6 +115,10 @@ pub fn run(a: &PerfArgs) -> Result<bool, Error> {
     if failure.is_none() && bad_icrc > 0 && plan.strict_icrc {
         failure = Some(format!("{bad_icrc} frames from the peer had a bad ICRC (--strict-icrc)"));
     }
+    let lockstep = att.lockstep();
+    if failure.is_none() {
+        failure = lockstep.as_ref().and_then(crate::link::Lockstep::failure);
+    }
     let rep = Report {
         op: a.op,
         role: if rig.role == Role::Client { "client" } else { "server" },
@@ -141,6 +145,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, Error> {
         rx_drop_bad_icrc: bad_icrc,
         rx_frames: ctx.counter(Counter::rx_frames),
         tx_frames: ctx.counter(Counter::tx_frames),
+        lockstep,
     };
     if a.json {
         println!("{}", serde_json::to_string(&rep)?);

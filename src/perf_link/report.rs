@@ -74,6 +74,9 @@ pub struct Report {
     pub rx_drop_bad_icrc: u64,
     pub rx_frames: u64,
     pub tx_frames: u64,
+    /// With an `rtl` device: the model's verdict on the core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lockstep: Option<crate::link::Lockstep>,
 }
 
 fn tool_name(op: Op) -> &'static str {
@@ -182,6 +185,9 @@ pub fn print_human(r: &Report, me: &[Keys], rem: &[Keys]) {
         r.rx_drop_bad_icrc,
         r.rx_frames
     );
+    if let Some(l) = &r.lockstep {
+        println!(" lockstep: the model followed {} decisions of the core, {} mismatches", l.events, l.mismatches);
+    }
     if !r.pass {
         eprintln!("ferrite perf: {}", r.detail);
     }

@@ -32,7 +32,8 @@ pub(crate) fn sh(c: &mut Command) -> Result<String, Error> {
 pub struct Options {
     /// The `ferrite` binary that plays ferrite's side.
     pub ferrite: PathBuf,
-    /// Which NIC implementation ferrite runs ("model"; "rtl" once the RTL engine exists).
+    /// Which NIC implementation ferrite runs: "model", or "rtl" (the Verilated 8-byte core in lockstep with
+    /// the model, `--device rtl`: the cases without loss).
     pub backend: String,
     /// Loss on ferrite's side for the lossy half of the cases.
     pub loss: f64,
@@ -40,7 +41,7 @@ pub struct Options {
     pub cache: PathBuf,
     /// Where logs and pcaps of this run go.
     pub work: PathBuf,
-    /// Only the cases whose names contain this.
+    /// Only the cases whose names contain this, or one of several separated by commas.
     pub only: Option<String>,
     /// The hardware profile of ferrite's NIC (`board` or `large`).
     pub profile: String,
@@ -430,6 +431,9 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
         .args(["-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
         .args(["--loss", &c.loss.to_string(), "--seed", "1", "--profile", &o.profile, "--pcap"])
         .arg(pcap);
+    if o.backend == "rtl" {
+        cmd.args(["--device", "rtl"]);
+    }
     if let Some(size) = c.size {
         cmd.args(["-s", &size.to_string()]);
     }
@@ -514,12 +518,18 @@ pub(crate) fn tail(text: &str, n: usize) -> String {
 
 /// Runs every case in both roles; one result per case and role.
 pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
-    if o.backend != "model" {
-        return Err(format!("backend {}: only the model runs on a real link so far", o.backend).into());
-    }
+    let rtl = match o.backend.as_str() {
+        "model" => false,
+        "rtl" => true,
+        b => return Err(format!("backend {b}: `model` or `rtl`").into()),
+    };
     fs::create_dir_all(&o.work)?;
     let mut all = cases(o.loss);
-    all.retain(|c| o.only.as_ref().is_none_or(|s| c.name.contains(s.as_str())));
+    if rtl {
+        // The core on a real link runs no seeded faults: the cases without loss, each tool at both MTUs.
+        all.retain(|c| c.loss == 0.0 && c.both.is_empty() && c.server.is_empty() && c.client.is_empty());
+    }
+    all.retain(|c| o.only.as_ref().is_none_or(|s| s.split(',').any(|p| c.name.contains(p))));
     if let Some(name) = o.stage_stall.as_ref().filter(|n| !all.iter().any(|c| &c.name == *n)) {
         return Err(format!("--stage-stall {name}: no such case in this run").into());
     }
