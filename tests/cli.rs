@@ -1,6 +1,28 @@
 //! The CLI end to end: demo, perf JSON, incast fairness, pcap check on a real rxe capture.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, PoisonError};
+
+/// Held by each run of `ferrite interop rxe`: one soft-RoCE guest at a time, each under software
+/// emulation, so that one run's guest and simulation do not starve the other's.
+static RXE_GUEST: Mutex<()> = Mutex::new(());
+
+/// `ferrite interop rxe` with `args`, one run at a time (`RXE_GUEST`), its JSON report as `ferrite_json`
+/// gives it; each case's line goes straight to the test's stderr as the case ends, so a slow run shows
+/// where it is.
+fn interop_rxe(args: &[&str]) -> (bool, serde_json::Value, String) {
+    let _one = RXE_GUEST.lock().unwrap_or_else(PoisonError::into_inner);
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrite"))
+        .args(["interop", "rxe"])
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run ferrite");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}), exit {}:\n{stdout}", out.status));
+    (out.status.success(), v, stdout)
+}
 
 fn ferrite(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ferrite")).args(args).output().expect("run ferrite");
@@ -500,8 +522,8 @@ fn perf_refuses_modes_without_their_link() {
 #[test]
 fn interop_with_linux_rxe() {
     let stall = "ib_read_bw-events";
-    let args = ["interop", "rxe", "--json", "--work", "target/interop/ci", "--stage-stall", stall];
-    let (ok, cases, out) = ferrite_json(&args);
+    let (ok, cases, out) =
+        interop_rxe(&["--json", "--work", "target/interop/ci", "--stage-stall", stall, "--budget", "1500"]);
     let cases = cases.as_array().expect("an array of cases");
     assert_eq!(cases.len(), 110, "{out}");
     for c in cases {
@@ -526,8 +548,17 @@ fn interop_with_linux_rxe() {
 #[test]
 fn interop_of_the_rtl_core_with_linux_rxe() {
     let only = "pingpong-mtu1024-4096B,mtu1024-1B,mtu1024-2B,atomic_bw-mtu1024";
-    let args = ["interop", "rxe", "--backend", "rtl", "--json", "--work", "target/interop/ci-rtl", "--only", only];
-    let (ok, cases, out) = ferrite_json(&args);
+    let (ok, cases, out) = interop_rxe(&[
+        "--backend",
+        "rtl",
+        "--json",
+        "--work",
+        "target/interop/ci-rtl",
+        "--only",
+        only,
+        "--budget",
+        "600",
+    ]);
     let cases = cases.as_array().expect("an array of cases");
     for role in ["server", "client"] {
         let mut names: Vec<&str> =

@@ -1075,7 +1075,31 @@ fn a_raw_packet_qp_sends_beside_rc_writes(width: Width) {
     eprintln!("raw beside RC: {} frames sent, {events} decisions in lockstep", core.requests().0);
 }
 
+/// A lockstep report asked for while the core is still sending a frame it has decided on (the model has the
+/// frame from the decision on) waits for the frame's last beat: no mismatch then, nor after the exchange.
+fn a_report_mid_frame_waits_for_the_frame(width: Width) {
+    let seed = seed();
+    let (w, a, core, b) = hosts(width, 16, seed, 1, BUF, 0, &ConnectOpts::default());
+    b.buf.write(0, &[0x5A; 1024]).expect("the source");
+    let mut wr = wr(1, SendOp::RdmaWrite, Some(b.sge(0, 1024)));
+    (wr.remote_addr, wr.rkey) = (a.mr.addr, a.mr.rkey);
+    b.qps[0].post_send(&wr).expect("a WRITE posted");
+    for cycle in 0.. {
+        if core.requests().0 > 0 {
+            break;
+        }
+        assert!(cycle < 100_000, "the core decided to send the WRITE");
+        core.run(1);
+    }
+    let r = core.lockstep_report().expect("lockstep is on");
+    assert_eq!((r.mismatches, &r.first), (0, &None), "a report mid-frame, {} decisions", r.events);
+    exchange(&w, &core, &b, "mid-frame", |f| vec![f]);
+    followed(&core, "mid-frame", 3, "a WRITE and its ACK");
+    assert_eq!(a.buf.read(0, 1024).expect("the target"), vec![0x5A; 1024]);
+}
+
 at_both_widths!(
+    a_report_mid_frame_waits_for_the_frame,
     a_raw_packet_qp_sends_beside_rc_writes,
     send_wqes_are_fetched_into_the_window_and_flushed_from_it,
     requests_from_the_rtl_core_reach_a_model_responder,

@@ -210,6 +210,8 @@ pub struct CoreSim {
 
 /// Cycles the core is held in reset at the start.
 const RESET_CYCLES: u64 = 2;
+/// How long `CoreSim::lockstep_report` runs the core at most for a point to check at.
+const REPORT_WAIT_CYCLES: u32 = 1 << 20;
 
 /// A DMA round trip, about that of PCIe Gen3.
 pub const DMA_LATENCY_NS: u64 = 500;
@@ -375,8 +377,17 @@ impl CoreSim {
         c
     }
 
-    /// What lockstep has checked (None without it), after following what is recorded so far.
+    /// What lockstep has checked (None without it), after following what is recorded so far. The core
+    /// first runs to a point its periodic check would take (`checkable`, for at most `REPORT_WAIT_CYCLES`):
+    /// a frame it has decided to send but not yet sent whole would otherwise show as missing.
     pub fn lockstep_report(&mut self) -> Option<Report> {
+        self.lockstep.as_ref()?;
+        for _ in 0..REPORT_WAIT_CYCLES {
+            if self.checkable() {
+                break;
+            }
+            self.step();
+        }
         let cycle = self.cycles();
         let l = self.lockstep.as_mut()?;
         l.check(cycle);
@@ -665,21 +676,24 @@ impl CoreSim {
             self.record(Decision::Command, vec![out]);
             self.check_due = true;
         }
-        // (The dispatch idle and no engine holding the context port: a requester that hands a failed WQE to
-        // the dispatch to retire holds it from its decision until the dispatch takes it.)
-        if self.check_due
-            && self.sim.get(self.p.trace_rx_idle) == 1
-            && self.sim.get(self.p.wqe_lent) == 1
-            && self.picks.is_empty()
-            && self.cqes.is_empty()
-            && self.eqes.is_empty()
-        {
+        if self.check_due && self.checkable() {
             self.check_due = false;
             let cycle = self.cycles();
             if let Some(l) = self.lockstep.as_mut() {
                 l.check(cycle);
             }
         }
+    }
+
+    /// Whether lockstep can check now: every decision's outputs are out (each frame decided sent whole, each
+    /// CQE and EQE written), the dispatch idle and no engine holding the context port (a requester that
+    /// hands a failed WQE to the dispatch to retire holds it from its decision until the dispatch takes it).
+    fn checkable(&self) -> bool {
+        self.sim.get(self.p.trace_rx_idle) == 1
+            && self.sim.get(self.p.wqe_lent) == 1
+            && self.picks.is_empty()
+            && self.cqes.is_empty()
+            && self.eqes.is_empty()
     }
 
     /// Drives the MAC's next beat (or none); returns the frame whose last beat this is.

@@ -47,6 +47,8 @@ pub struct Options {
     pub profile: String,
     /// The case in which each role's first guest stages a stopped transmit queue (`STAGED_STALL`).
     pub stage_stall: Option<String>,
+    /// Once the run has taken this long, the cases left fail as not run.
+    pub budget: Option<Duration>,
 }
 
 /// One case's outcome.
@@ -185,6 +187,10 @@ const FERRITE_PORT: u16 = 40001;
 const GUEST_PORT: u16 = 40002;
 /// The guest's link MTU: large enough for rxe to take a 4096-byte path MTU.
 const GUEST_MTU: u32 = 4500;
+/// How long either half of a case may run: ferrite's `--timeout` and the guest's `timeout`.
+const CASE_SECS: u64 = 300;
+/// How long past `CASE_SECS` ferrite's process may go on before it is ended (its own timeout did not end it).
+const OVERRUN_SECS: u64 = 60;
 
 fn cases(loss: f64) -> Vec<Case> {
     let mut v = Vec::new();
@@ -292,11 +298,11 @@ fn guest_script(role_ferrite: &str, cases: &[Case], stall: Option<&str>) -> Stri
             // ferrite listens; connect until it does.
             let _ = writeln!(
                 s,
-                "rc=1; for t in $(seq 1 40); do timeout 300 {tool} {FERRITE_IP} > /tmp/out 2>&1; rc=$?; \
+                "rc=1; for t in $(seq 1 40); do timeout {CASE_SECS} {tool} {FERRITE_IP} > /tmp/out 2>&1; rc=$?; \
                  grep -q \"Couldn't connect\" /tmp/out || break; sleep 0.5; done; cat /tmp/out\n"
             );
         } else {
-            let _ = writeln!(s, "timeout 300 {tool}; rc=$?");
+            let _ = writeln!(s, "timeout {CASE_SECS} {tool}; rc=$?");
         }
         let _ = writeln!(s, "echo \"CASE {} rc=$rc\"", c.name);
     }
@@ -428,7 +434,7 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
     };
     cmd.args(["--local", &format!("127.0.0.1:{FERRITE_PORT}"), "--remote", &format!("127.0.0.1:{GUEST_PORT}")])
         .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string()])
-        .args(["-p", &c.tcp_port.to_string(), "--timeout", "300", "--json"])
+        .args(["-p", &c.tcp_port.to_string(), "--timeout", &CASE_SECS.to_string(), "--json"])
         .args(["--loss", &c.loss.to_string(), "--seed", "1", "--profile", &o.profile, "--pcap"])
         .arg(pcap);
     if o.backend == "rtl" {
@@ -452,6 +458,8 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
         Ok(child) => child,
     };
     let mut stalled = false;
+    let mut overran = false;
+    let end = Instant::now() + Duration::from_secs(CASE_SECS + OVERRUN_SECS);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
@@ -461,8 +469,9 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
                 break child.wait().ok();
             }
         }
-        if !tx_stalls(&fs::read_to_string(log).unwrap_or_default(), prev, &c.name).is_empty() {
-            stalled = true;
+        stalled = !tx_stalls(&fs::read_to_string(log).unwrap_or_default(), prev, &c.name).is_empty();
+        overran = Instant::now() >= end;
+        if stalled || overran {
             let _ = child.kill();
             break child.wait().ok();
         }
@@ -474,8 +483,13 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
     let mut report = if text.is_empty() { err_text } else { text };
     if stalled {
         report = format!("ended: the guest's transmit queue stopped (NETDEV WATCHDOG); {report}");
+    } else if overran {
+        report = format!(
+            "ended: still running {} s after its start (--timeout {CASE_SECS}); {report}",
+            CASE_SECS + OVERRUN_SECS
+        );
     }
-    Side { ok: status.is_some_and(|s| s.success()) && !stalled, report, stalled }
+    Side { ok: status.is_some_and(|s| s.success()) && !stalled && !overran, report, stalled }
 }
 
 /// Whether a case ended as it must: ferrite's verdict and report, the guest's exit code, ferrite's time.
@@ -516,8 +530,8 @@ pub(crate) fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Runs every case in both roles; one result per case and role.
-pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
+/// Runs every case in both roles; one result per case and role, each also handed to `done` as it ends.
+pub fn rxe(o: &Options, mut done: impl FnMut(&CaseResult)) -> Result<Vec<CaseResult>, Error> {
     let rtl = match o.backend.as_str() {
         "model" => false,
         "rtl" => true,
@@ -534,6 +548,7 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
         return Err(format!("--stage-stall {name}: no such case in this run").into());
     }
     let g = guest::build(&o.cache, &guest::RXE)?;
+    let began = Instant::now();
     let mut results = Vec::new();
     for role in ["server", "client"] {
         let ns = Netns::new()?;
@@ -613,14 +628,43 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
                 } else {
                     let _ = fs::remove_file(&pcap);
                 }
-                results.push(CaseResult {
+                let r = CaseResult {
                     name: c.name.clone(),
                     backend: o.backend.clone(),
                     role: role.to_string(),
                     pass,
                     detail,
-                });
+                };
+                done(&r);
+                results.push(r);
                 next += 1;
+                // The last fresh guest's link stopped too, or the run's budget is spent: the cases left
+                // are not run.
+                let spent = o.budget.is_some_and(|b| began.elapsed() > b);
+                if stalled || (spent && next < all.len()) {
+                    let why = if stalled {
+                        format!(
+                            "the guest's transmit queue stopped in {} with {FRESH_GUESTS} fresh guests used",
+                            c.name
+                        )
+                    } else {
+                        format!("the run's budget of {} s is spent", o.budget.unwrap_or_default().as_secs())
+                    };
+                    for c in &all[next..] {
+                        let detail = format!("not run: {why}");
+                        let r = CaseResult {
+                            name: c.name.clone(),
+                            backend: o.backend.clone(),
+                            role: role.to_string(),
+                            pass: false,
+                            detail,
+                        };
+                        done(&r);
+                        results.push(r);
+                    }
+                    next = all.len();
+                    stopped = true;
+                }
             }
             // The ping of the first guest that got as far.
             let console = fs::read_to_string(&log).unwrap_or_default();
@@ -634,17 +678,22 @@ pub fn rxe(o: &Options) -> Result<Vec<CaseResult>, Error> {
             }
             let _ = vm.kill();
             let _ = vm.wait();
+            if next == all.len() {
+                break;
+            }
             fresh += 1;
         }
         let console = ping.or(first_console).unwrap_or_default();
         let rc = guest_rc(&console, PING);
-        results.push(CaseResult {
+        let r = CaseResult {
             name: PING.to_string(),
             backend: o.backend.clone(),
             role: role.to_string(),
             pass: rc == Some(0),
             detail: format!("guest `ping -c 3` rc: {rc:?}\n{}", tail(&console, 8)),
-        });
+        };
+        done(&r);
+        results.push(r);
     }
     Ok(results)
 }
