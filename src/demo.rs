@@ -84,7 +84,7 @@ pub fn run(backend: Backend, pcap: Option<&Path>, devices: &[DeviceSpec]) -> Res
                      (latency in the core's cycles at 8 ns; the model's turns not counted)";
         let all = operations(&a, &b, &wait, title)?;
         let r = core.lockstep_report().ok_or("the core runs without its follower")?;
-        println!("lockstep: the model followed {} decisions of the core, {} mismatches", r.events, r.mismatches);
+        println!("lockstep: {r}");
         if let Some(first) = &r.first {
             println!("first mismatch: {first}");
         }

@@ -111,7 +111,7 @@ impl LinkArgs {
         let (ip, prefix) = parse_ip(&self.ip)?;
         let faults = f.check()?;
         if let DeviceSpec::Vfio(bdf) = &self.device {
-            if faults.loss > 0.0 || faults.reorder > 0.0 || faults.corrupt > 0.0 || f.pcap.is_some() {
+            if faults.any() || f.pcap.is_some() {
                 return Err(
                     "--loss, --reorder, --corrupt and --pcap act on the model's link, not on a NIC in a slot".into()
                 );
@@ -120,7 +120,7 @@ impl LinkArgs {
             return Attached::on(ctx, mac, ip, prefix, None);
         }
         if let DeviceSpec::Rtl(w) = self.device {
-            if faults.loss > 0.0 || faults.reorder > 0.0 || faults.corrupt > 0.0 {
+            if faults.any() {
                 return Err("--loss, --reorder and --corrupt act on the model's link, not on the RTL core's".into());
             }
             let mut b = RtlBackend::with_lockstep(RTL_QPS, w);
@@ -152,36 +152,12 @@ impl Attached {
 
     /// For an `rtl` device, the model's verdict on everything the core did so far: (decisions followed,
     /// mismatches, the first mismatch decoded).
-    pub fn lockstep(&self) -> Option<Lockstep> {
-        let r = self.rtl.as_ref()?.lockstep_report()?;
-        Some(Lockstep { events: r.events, mismatches: r.mismatches, first: r.first })
+    pub fn lockstep(&self) -> Option<sim::lockstep::Report> {
+        self.rtl.as_ref()?.lockstep_report()
     }
 
     /// The host's TCP/IP through the NIC.
     pub fn stack(&self) -> Result<Stack, Error> {
         Ok(Stack::new(&self.ctx, &self.pd, self.mac, self.ip, self.prefix)?)
-    }
-}
-
-/// What lockstep found behind an `rtl` device (`Attached::lockstep`), as the tools report it.
-#[derive(serde::Serialize, Debug, Clone)]
-pub struct Lockstep {
-    pub events: usize,
-    pub mismatches: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first: Option<String>,
-}
-
-impl Lockstep {
-    /// A tool's failure when the model disagreed with the core.
-    pub fn failure(&self) -> Option<String> {
-        (self.mismatches > 0).then(|| {
-            format!(
-                "lockstep: {} mismatches in {} decisions; first: {}",
-                self.mismatches,
-                self.events,
-                self.first.as_deref().unwrap_or("?")
-            )
-        })
     }
 }

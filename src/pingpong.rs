@@ -62,7 +62,7 @@ struct Report {
     tx_frames: u64,
     /// With an `rtl` device: the model's verdict on the core.
     #[serde(skip_serializing_if = "Option::is_none")]
-    lockstep: Option<crate::link::Lockstep>,
+    lockstep: Option<sim::lockstep::Report>,
 }
 
 pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
@@ -199,7 +199,7 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
     }
     let lockstep = att.lockstep();
     if failure.is_none() {
-        failure = lockstep.as_ref().and_then(crate::link::Lockstep::failure);
+        failure = lockstep.as_ref().and_then(sim::lockstep::Report::failure);
     }
     let rep = Report {
         role: if a.peer.is_some() { "client" } else { "server" },
@@ -223,7 +223,7 @@ pub fn run(a: &PingpongArgs) -> Result<bool, Error> {
         println!("{bytes} bytes in {secs:.2} seconds = {:.2} Mbit/sec", bytes as f64 * 8.0 / secs / 1e6);
         println!("{} iters in {secs:.2} seconds = {:.2} usec/iter", a.iters, secs * 1e6 / f64::from(a.iters));
         if let Some(l) = &rep.lockstep {
-            println!("lockstep: the model followed {} decisions of the core, {} mismatches", l.events, l.mismatches);
+            println!("lockstep: {l}");
         }
         if let Some(f) = &failure {
             eprintln!("ferrite pingpong: {f}");

@@ -412,6 +412,51 @@ fn perf_link_perftest_options_between_two_processes() {
     assert!(t0.elapsed() < std::time::Duration::from_secs(30), "the early ends waited for a timeout");
 }
 
+/// A `perf --link` server whose client vanishes mid-run (its process killed: no FIN, its NIC gone with it)
+/// ends once nothing has arrived for its `--timeout`, saying so, rather than waiting for good.
+#[test]
+fn perf_link_server_ends_when_its_client_vanishes() {
+    use std::time::{Duration, Instant};
+    let base = 48000 + (std::process::id() % 1000) as u16 * 2;
+    let (a, b) = (format!("127.0.0.1:{base}"), format!("127.0.0.1:{}", base + 1));
+    let bin = env!("CARGO_BIN_EXE_ferrite");
+    let common = ["perf", "write", "--link", "-p", "18720", "--timeout", "5", "--json"];
+    let mut srv = Command::new(bin)
+        .args(common)
+        .args(["--server", "--local", &a, "--remote", &b, "--ip", "10.0.0.1/24", "--mac", "02:00:00:00:00:01"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ferrite");
+    let mut cli = Command::new(bin)
+        .args(common)
+        .args(["10.0.0.1", "-D", "60", "--local", &b, "--remote", &a, "--ip", "10.0.0.2/24"])
+        .args(["--mac", "02:00:00:00:00:02"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run ferrite");
+    // The exchange done and the client's 60-second run under way, the client goes.
+    std::thread::sleep(Duration::from_secs(8));
+    let _ = cli.kill();
+    let _ = cli.wait();
+    let gone = Instant::now();
+    while srv.try_wait().expect("the server's status").is_none() && gone.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = srv.kill();
+    let out = srv.wait_with_output().expect("the server's output");
+    let waited = gone.elapsed();
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    let detail = v["detail"].as_str().unwrap_or("");
+    assert!(!out.status.success() && v["pass"] == false, "{v}");
+    assert!(
+        detail.contains("nothing arrived from the peer for 5 s while ferrite waited for the client's end of the run"),
+        "{v}"
+    );
+    assert!(waited < Duration::from_secs(30), "the server ended {waited:?} after its client went");
+}
+
 /// perftest's options are for a run against perftest, and refused between simulated NICs.
 #[test]
 fn perftest_options_need_a_link() {

@@ -13,15 +13,36 @@ use wire::contract::cmd::{MAILBOX_LEN, OUT, OUT_HDR};
 /// Bytes of a command's output as the mailbox holds it (from `OUT` to the end).
 const OUT_LEN: usize = MAILBOX_LEN - OUT;
 
-/// What lockstep has checked so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What lockstep has checked so far (as the tools' JSON reports carry it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
     /// Decisions the model followed.
     pub events: usize,
     /// Outputs that differed, or decisions the model refused.
     pub mismatches: usize,
     /// The first of them, decoded, with the cycle it was found at.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
+}
+
+impl Report {
+    /// A run's failure when the model disagreed with the core.
+    pub fn failure(&self) -> Option<String> {
+        (self.mismatches > 0).then(|| {
+            format!(
+                "lockstep: {} mismatches in {} decisions; first: {}",
+                self.mismatches,
+                self.events,
+                self.first.as_deref().unwrap_or("?")
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the model followed {} decisions of the core, {} mismatches", self.events, self.mismatches)
+    }
 }
 
 /// The recording and the follower.

@@ -19,7 +19,7 @@ use crate::perf::{Op, PerfArgs};
 use crate::Error;
 use check::{CACHE_LINE, CYCLE_BUFFER};
 use driver::netdev::Stack;
-use driver::oob::perftest::{BwReport, Keys, Role, Session};
+use driver::oob::perftest::{BwReport, Keys, Role, Session, KEY_MSG_LEN};
 use driver::{access, ConnectOpts, Endpoint, QpCap};
 use opts::{Plan, Refusal};
 use report::{BwLine, Report, SizeResult};
@@ -117,7 +117,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, Error> {
     }
     let lockstep = att.lockstep();
     if failure.is_none() {
-        failure = lockstep.as_ref().and_then(crate::link::Lockstep::failure);
+        failure = lockstep.as_ref().and_then(sim::lockstep::Report::failure);
     }
     let rep = Report {
         op: a.op,
@@ -256,13 +256,10 @@ fn connect(rig: &mut Rig, s: &mut Session, me: &[Keys], mtu: u8, own_reads: u32)
 fn bw_tool(rig: &Rig, s: &mut Session, me: &[Keys]) -> Result<Vec<SizeResult>, Failure> {
     let plan = rig.plan;
     if rig.role == Role::Server && !plan.duplex {
-        // The client's run is as long as the client chooses: like perftest's server, wait for it without a
-        // limit (a client that exits closes the connection, which ends the wait at once).
-        let step = s.timeout_ns;
-        s.timeout_ns = u64::MAX / 4;
-        let end = rig.step(s, "the client's end of the run", |s| s.keys(&me[0]));
-        s.timeout_ns = step;
-        end?;
+        // The client's run is as long as the client chooses: like perftest's server, wait for it while its
+        // frames keep coming (a client that exits closes the connection, which ends the wait at once).
+        rig.await_peer(s, KEY_MSG_LEN, "the client's end of the run")?;
+        rig.step(s, "the client's end of the run", |s| s.keys(&me[0]))?;
         let theirs = rig.step(s, "the reports", |s| s.reports(&BwReport::default()))?;
         if theirs.size > 1 << 30 || !theirs.bw_avg.is_finite() {
             return Err("the client's report is not one: the two sides took different steps (give both the same -q, \

@@ -76,7 +76,7 @@ pub struct Report {
     pub tx_frames: u64,
     /// With an `rtl` device: the model's verdict on the core.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lockstep: Option<crate::link::Lockstep>,
+    pub lockstep: Option<sim::lockstep::Report>,
 }
 
 fn tool_name(op: Op) -> &'static str {
@@ -186,7 +186,7 @@ pub fn print_human(r: &Report, me: &[Keys], rem: &[Keys]) {
         r.rx_frames
     );
     if let Some(l) = &r.lockstep {
-        println!(" lockstep: the model followed {} decisions of the core, {} mismatches", l.events, l.mismatches);
+        println!(" lockstep: {l}");
     }
     if !r.pass {
         eprintln!("ferrite perf: {}", r.detail);

@@ -107,6 +107,30 @@ impl<'a> Rig<'a> {
         Ok(())
     }
 
+    /// Waits until the peer's next message of `len` bytes is all here, for as long as frames keep arriving
+    /// from the link: fails once the peer closed the exchange, or once nothing at all arrived for the step's
+    /// timeout (the peer, or its link, is gone without a word).
+    pub fn await_peer(&self, s: &mut Session, len: usize, what: &str) -> Result<(), Failure> {
+        let b = self.ctx.backend();
+        let (mut frames, mut heard) = (self.ctx.counter(Counter::rx_frames), b.now_ns());
+        while !s.peer_waiting(len) {
+            if s.peer_closed() {
+                return Err(self.peer_gone(what));
+            }
+            s.stack.poll();
+            let (now, n) = (b.now_ns(), self.ctx.counter(Counter::rx_frames));
+            if n != frames {
+                (frames, heard) = (n, now);
+            } else if now.saturating_sub(heard) > s.timeout_ns {
+                return Err(format!(
+                    "nothing arrived from the peer for {} s while ferrite waited for {what}",
+                    s.timeout_ns / 1_000_000_000
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// One step of the exchange: on an error, says whether the peer had gone (and why, if ferrite's
     /// responder NAKed it) rather than only what the socket said.
     pub fn step<T>(

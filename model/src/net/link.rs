@@ -12,6 +12,13 @@ pub struct Impairments {
     pub corrupt: f64,
 }
 
+impl Impairments {
+    /// Whether any fault is set.
+    pub fn any(&self) -> bool {
+        *self != Impairments::default()
+    }
+}
+
 /// A fault aimed at one frame, for targeted tests (duplicates, out-of-sequence arrival, one loss).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameFault {
