@@ -14,6 +14,9 @@ pub struct InteropArgs {
     /// without loss, each run failing on a lockstep mismatch).
     #[arg(long, value_enum, default_value = "model")]
     pub backend: crate::Backend,
+    /// The RTL core's datapath width in bytes (with `--backend rtl`).
+    #[arg(long, default_value_t = 8)]
+    pub width: u32,
     /// Loss on ferrite's side in the lossy half of the cases.
     #[arg(long, default_value_t = 0.01)]
     pub loss: f64,
@@ -52,9 +55,11 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
     }
     let o = testbench::interop::Options {
         ferrite: std::env::current_exe()?,
-        backend: match a.backend {
-            crate::Backend::Model => "model".into(),
-            crate::Backend::Rtl => "rtl".into(),
+        backend: match (a.backend, a.width) {
+            (crate::Backend::Model, 8) => "model".into(),
+            (crate::Backend::Rtl, 8) => "rtl".into(),
+            (crate::Backend::Rtl, 64) => "rtl:64".into(),
+            (_, w) => return Err(format!("--width {w}: 8 or 64, and 64 only with --backend rtl").into()),
         },
         loss: a.loss,
         cache: std::path::absolute(&a.cache)?,

@@ -32,8 +32,8 @@ pub(crate) fn sh(c: &mut Command) -> Result<String, Error> {
 pub struct Options {
     /// The `ferrite` binary that plays ferrite's side.
     pub ferrite: PathBuf,
-    /// Which NIC implementation ferrite runs: "model", or "rtl" (the Verilated 8-byte core in lockstep with
-    /// the model, `--device rtl`: the cases without loss).
+    /// Which NIC implementation ferrite runs: "model", or "rtl" or "rtl:64" (the Verilated core of 8- or
+    /// 64-byte datapath in lockstep with the model, that `--device`: the cases without loss).
     pub backend: String,
     /// Loss on ferrite's side for the lossy half of the cases.
     pub loss: f64,
@@ -187,9 +187,13 @@ const FERRITE_PORT: u16 = 40001;
 const GUEST_PORT: u16 = 40002;
 /// The guest's link MTU: large enough for rxe to take a 4096-byte path MTU.
 const GUEST_MTU: u32 = 4500;
-/// How long either half of a case may run: ferrite's `--timeout` and the guest's `timeout`.
+/// How long the guest's tool may run (its `timeout`), and so the case.
 const CASE_SECS: u64 = 300;
-/// How long past `CASE_SECS` ferrite's process may go on before it is ended (its own timeout did not end it).
+/// ferrite's `--timeout`: how long each step of its run may wait (a completion, a message of the exchange).
+const STEP_SECS: u64 = 120;
+/// How long the guest's tool may go on after ferrite's run ended before the guest counts as stuck.
+const GUEST_GRACE_SECS: u64 = 60;
+/// How long past `CASE_SECS` ferrite's process may go on before it is ended (its own timeouts did not end it).
 const OVERRUN_SECS: u64 = 60;
 
 fn cases(loss: f64) -> Vec<Case> {
@@ -434,11 +438,11 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
     };
     cmd.args(["--local", &format!("127.0.0.1:{FERRITE_PORT}"), "--remote", &format!("127.0.0.1:{GUEST_PORT}")])
         .args(["--ip", &format!("{FERRITE_IP}/24"), "-m", &c.mtu.to_string()])
-        .args(["-p", &c.tcp_port.to_string(), "--timeout", &CASE_SECS.to_string(), "--json"])
+        .args(["-p", &c.tcp_port.to_string(), "--timeout", &STEP_SECS.to_string(), "--json"])
         .args(["--loss", &c.loss.to_string(), "--seed", "1", "--profile", &o.profile, "--pcap"])
         .arg(pcap);
-    if o.backend == "rtl" {
-        cmd.args(["--device", "rtl"]);
+    if o.backend != "model" {
+        cmd.args(["--device", &o.backend]);
     }
     if let Some(size) = c.size {
         cmd.args(["-s", &size.to_string()]);
@@ -484,10 +488,7 @@ fn ferrite_side(o: &Options, ns: &Netns, role: &str, c: &Case, pcap: &Path, log:
     if stalled {
         report = format!("ended: the guest's transmit queue stopped (NETDEV WATCHDOG); {report}");
     } else if overran {
-        report = format!(
-            "ended: still running {} s after its start (--timeout {CASE_SECS}); {report}",
-            CASE_SECS + OVERRUN_SECS
-        );
+        report = format!("ended: still running {} s after its start; {report}", CASE_SECS + OVERRUN_SECS);
     }
     Side { ok: status.is_some_and(|s| s.success()) && !stalled && !overran, report, stalled }
 }
@@ -534,8 +535,8 @@ pub(crate) fn tail(text: &str, n: usize) -> String {
 pub fn rxe(o: &Options, mut done: impl FnMut(&CaseResult)) -> Result<Vec<CaseResult>, Error> {
     let rtl = match o.backend.as_str() {
         "model" => false,
-        "rtl" => true,
-        b => return Err(format!("backend {b}: `model` or `rtl`").into()),
+        "rtl" | "rtl:64" => true,
+        b => return Err(format!("backend {b}: `model`, `rtl` or `rtl:64`").into()),
     };
     fs::create_dir_all(&o.work)?;
     let mut all = cases(o.loss);
@@ -592,7 +593,7 @@ pub fn rxe(o: &Options, mut done: impl FnMut(&CaseResult)) -> Result<Vec<CaseRes
                 let side = ferrite_side(o, &ns, role, c, &pcap, &log, prev);
                 let took = started.elapsed();
                 // The guest's half ends soon after ferrite's (or has already), unless its link stops.
-                let deadline = Instant::now() + Duration::from_secs(if side.stalled { 0 } else { 120 });
+                let deadline = Instant::now() + Duration::from_secs(if side.stalled { 0 } else { GUEST_GRACE_SECS });
                 let mut stalled = side.stalled;
                 let rc = loop {
                     let console = fs::read_to_string(&log).unwrap_or_default();
@@ -603,10 +604,17 @@ pub fn rxe(o: &Options, mut done: impl FnMut(&CaseResult)) -> Result<Vec<CaseRes
                     }
                     std::thread::sleep(Duration::from_millis(200));
                 };
-                if stalled && fresh < FRESH_GUESTS {
+                // The guest's tool still running long after ferrite's run ended: the guest is stuck in this
+                // case (seen under emulation in `-a` runs at 8 MiB: rxe stopped sending mid-message, with no
+                // watchdog line), and the cases after it would wait on it.
+                let hung = rc.is_none() && !stalled;
+                if (stalled || hung) && fresh < FRESH_GUESTS {
                     let console = fs::read_to_string(&log).unwrap_or_default();
-                    let said = tx_stalls(&console, prev, &c.name).first().copied().unwrap_or("").to_string();
-                    again = Some(format!("{}: \"{said}\"; ferrite's run {}", log.display(), side.report));
+                    let said = match tx_stalls(&console, prev, &c.name).first() {
+                        Some(line) => format!("\"{line}\""),
+                        None => format!("its tool still running {GUEST_GRACE_SECS} s after ferrite's run ended"),
+                    };
+                    again = Some(format!("{}: {said}; ferrite's run {}", log.display(), side.report));
                     stopped = true;
                     break;
                 }
@@ -619,7 +627,7 @@ pub fn rxe(o: &Options, mut done: impl FnMut(&CaseResult)) -> Result<Vec<CaseRes
                     detail += "; ibv_rc_pingpong's closing race: the ACK of ferrite's last SEND lost, the guest gone";
                 }
                 if let Some(first) = again.take() {
-                    detail += &format!("; run again in a fresh guest, the last one's transmit queue stopped ({first})");
+                    detail += &format!("; run again in a fresh guest, the last one stopped ({first})");
                 }
                 if !pass {
                     let console = fs::read_to_string(&log).unwrap_or_default();
@@ -641,12 +649,9 @@ pub fn rxe(o: &Options, mut done: impl FnMut(&CaseResult)) -> Result<Vec<CaseRes
                 // The last fresh guest's link stopped too, or the run's budget is spent: the cases left
                 // are not run.
                 let spent = o.budget.is_some_and(|b| began.elapsed() > b);
-                if stalled || (spent && next < all.len()) {
-                    let why = if stalled {
-                        format!(
-                            "the guest's transmit queue stopped in {} with {FRESH_GUESTS} fresh guests used",
-                            c.name
-                        )
+                if stalled || hung || (spent && next < all.len()) {
+                    let why = if stalled || hung {
+                        format!("the guest stopped in {} with {FRESH_GUESTS} fresh guests used", c.name)
                     } else {
                         format!("the run's budget of {} s is spent", o.budget.unwrap_or_default().as_secs())
                     };
