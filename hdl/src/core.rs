@@ -960,8 +960,11 @@ impl<
         // Fetch visits and flush steps wait for both transmit sides to have nothing to do (a flush scan runs
         // while a QP is in ERR, and would otherwise keep the port from the requester).
         self.dispatch.tx_idle.next = self.resp_tx.idle.val() & self.req_tx.idle.val();
-        // Between frames, a transmit side that waits for the port gets it (`RxDispatch`'s turn).
-        self.dispatch.tx_wants.next = self.resp_tx.want.val() | self.req_tx.want.val();
+        // Between frames, a transmit side that waits for the port gets it (`RxDispatch`'s turn); the
+        // requester's next packet only once the last one's payload has streamed (its visit may start earlier,
+        // but not ahead of a waiting frame: the peer sends about one frame per packet, and the dispatch would
+        // otherwise take one for two of them).
+        self.dispatch.tx_wants.next = self.resp_tx.want.val() | (self.req_tx.want.val() & !self.gather.busy.val());
         self.exec.rs_rq_ci.next = self.dispatch.rq_ci.val();
         self.exec.rs_cq_index.next = self.dispatch.cq_index.val();
         self.dispatch.cq.next = self.exec.rs_cq.val();
@@ -1056,7 +1059,8 @@ impl<
             self.gather.len.next = self.req_tx.g_len.val();
             self.gather.drop.next = self.req_tx.g_drop.val();
         }
-        self.req_tx.g_busy.next = self.gather.busy.val();
+        // The requester's next packet may be read while the last one's payload still streams.
+        self.req_tx.g_busy.next = self.gather.reading.val();
         self.req_tx.g_done.next = self.gather.done.val();
         self.req_tx.g_err.next = self.gather.err.val();
         self.resp_tx.rd_can.next = !self.gather.busy.val();

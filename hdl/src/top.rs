@@ -490,6 +490,7 @@ impl Top {
                 p("off", 32, Dir::In),
                 p("len", 32, Dir::In),
                 p("busy", 1, Dir::Out),
+                p("reading", 1, Dir::Out),
                 p("done", 1, Dir::Out),
                 p("err", 1, Dir::Out),
                 p("drop", 1, Dir::In),

@@ -2,8 +2,10 @@
 //! model's `qp::walk_sges` as its `req::gather` reads host memory: lists of up to 16 SGEs (some of no
 //! length, at any address and length, some in memory that is not there), payloads of up to a path MTU at
 //! any offset (some past the list's end). The host answers each read after a random latency, its beats with
-//! random bubbles; the consumer takes the stream with random stalls, or drops it. Whether the gather fails,
-//! the reads it asks for (the model's pieces, in order) and the bytes it gives compared.
+//! random bubbles; the consumer takes the stream with random stalls, or drops it (as the requester drops a
+//! failed one). Most gathers start as soon as the block takes one (`reading` low), while the last one's
+//! bytes still stream; the rest once it is idle. Whether each gather fails, the reads it asks for (the
+//! model's pieces, in order) and the bytes it gives compared.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
 
@@ -53,6 +55,66 @@ fn a_payload_is_gathered_as_the_model_reads_it_64_bytes_a_beat() {
     gathered(Width::W64);
 }
 
+/// One gather: its list, offset and length; the model's verdict, bytes and reads; what the test does with it.
+struct Case {
+    sges: Vec<Sge>,
+    off: u32,
+    len: usize,
+    good: bool,
+    want: Vec<u8>,
+    pieces: Vec<(u64, usize)>,
+    /// Dropped at its `done` although it did not fail.
+    drop: bool,
+    /// Started as soon as the block takes a start, not once it is idle.
+    overlap: bool,
+    /// The host's read latency (cycles) and bubble rate, and the consumer's stall rate while it is read.
+    host: (u64, f64, f64),
+}
+
+fn case(rng: &mut Rng, mem: &HostMemory, region: u64) -> Case {
+    let count = rng.below(MAX_SGE as u64 + 1) as usize;
+    let sges: Vec<Sge> = (0..count)
+        .map(|_| {
+            let length = match rng.below(6) {
+                0 => 0,
+                1 => 1 + rng.below(8) as u32,
+                2 => 1 + rng.below(100) as u32,
+                _ => 1 + rng.below(3000) as u32,
+            };
+            let addr = if rng.chance(0.03) {
+                0xDEAD_0000_0000 + rng.below(1 << 12)
+            } else {
+                region + rng.below((1 << 16) - u64::from(length))
+            };
+            Sge { addr, lkey: 0, length }
+        })
+        .collect();
+    let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+    let off = match rng.below(4) {
+        0 => 0,
+        1 => rng.below(total + 1) as u32,
+        _ => rng.below(total.max(1)) as u32,
+    };
+    let len = match rng.below(5) {
+        0 => 0,
+        1 => 1 + rng.below(4096) as usize,
+        _ => (total.saturating_sub(u64::from(off)) as usize).min(1 + rng.below(4096) as usize),
+    } + usize::from(rng.chance(0.05));
+    // The model: the pieces and the bytes, or the gather's failure.
+    let mut want = vec![0u8; len];
+    let mut pieces = Vec::new();
+    let good = walk_sges(&sges, off, len, |addr, a, b| {
+        // A piece longer than a read is read in parts.
+        for at in (a..b).step_by(MAX_READ as usize) {
+            pieces.push((addr + (at - a) as u64, (b - at).min(MAX_READ as usize)));
+        }
+        mem.read(addr, &mut want[a..b]).is_ok()
+    });
+    let drop = good && rng.chance(0.1);
+    let host = (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
+    Case { sges, off, len, good, want, pieces, drop, overlap: rng.chance(0.7), host }
+}
+
 fn gathered(w: Width) {
     let seed = seed();
     let k = w.bytes();
@@ -60,7 +122,7 @@ fn gathered(w: Width) {
     let q = |n| rtl.port(n);
     let (reset, start, p_sges, p_count, p_off, p_len) =
         (q("reset"), q("start"), q("sges"), q("count"), q("off"), q("len"));
-    let (p_busy, p_done, p_err, p_drop) = (q("busy"), q("done"), q("err"), q("drop"));
+    let (p_busy, p_reading, p_done, p_err, p_drop) = (q("busy"), q("reading"), q("done"), q("err"), q("drop"));
     let (rd_valid, rd_ready, rd_addr, rd_len) = (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"));
     let (cpl_valid, cpl_data, cpl_err, cpl_last) = (q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last"));
     let (o_data, o_keep, o_last, o_valid, o_ready) =
@@ -69,133 +131,114 @@ fn gathered(w: Width) {
     rtl.tick();
     rtl.set(reset, 0);
     let mut rng = Rng::new(seed);
-    let (mut ok, mut failed, mut dropped, mut pieces_seen, mut bytes) = (0u32, 0u32, 0u32, 0usize, 0usize);
-    for n in 0..3000 {
-        let mem = HostMemory::new();
-        let region = mem.alloc(1 << 16);
-        let data: Vec<u8> = (0..1 << 16).map(|_| rng.below(256) as u8).collect();
-        mem.write(region, &data).expect("the region written");
-        let count = rng.below(MAX_SGE as u64 + 1) as usize;
-        let sges: Vec<Sge> = (0..count)
-            .map(|_| {
-                let length = match rng.below(6) {
-                    0 => 0,
-                    1 => 1 + rng.below(8) as u32,
-                    2 => 1 + rng.below(100) as u32,
-                    _ => 1 + rng.below(3000) as u32,
-                };
-                let addr = if rng.chance(0.03) {
-                    0xDEAD_0000_0000 + rng.below(1 << 12)
-                } else {
-                    region + rng.below((1 << 16) - u64::from(length))
-                };
-                Sge { addr, lkey: 0, length }
-            })
-            .collect();
-        let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
-        let off = match rng.below(4) {
-            0 => 0,
-            1 => rng.below(total + 1) as u32,
-            _ => rng.below(total.max(1)) as u32,
-        };
-        let len = match rng.below(5) {
-            0 => 0,
-            1 => 1 + rng.below(4096) as usize,
-            _ => (total.saturating_sub(u64::from(off)) as usize).min(1 + rng.below(4096) as usize),
-        } + usize::from(rng.chance(0.05));
-        // The model: the pieces and the bytes, or the gather's failure.
-        let mut want = vec![0u8; len];
-        let mut pieces = Vec::new();
-        let good = walk_sges(&sges, off, len, |addr, a, b| {
-            // A piece longer than a read is read in parts.
-            for at in (a..b).step_by(MAX_READ as usize) {
-                pieces.push((addr + (at - a) as u64, (b - at).min(MAX_READ as usize)));
-            }
-            mem.read(addr, &mut want[a..b]).is_ok()
-        });
-        let ctx = format!("seed {seed} (FERRITE_SEED={seed}), width {k}, case {n}: {sges:x?} off {off} len {len}");
-        let drop = good && rng.chance(0.1);
-        let (latency, bubble, stall) =
-            (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
-
-        rtl.set_bytes(p_sges, &sges_bytes(&sges));
-        rtl.set(p_count, count as u64);
-        rtl.set(p_off, u64::from(off));
-        rtl.set(p_len, len as u64);
-        rtl.set(p_drop, 0);
-        rtl.set(o_ready, 0);
-        rtl.set(start, 1);
-        rtl.tick();
-        rtl.set(start, 0);
+    let mem = HostMemory::new();
+    let region = mem.alloc(1 << 16);
+    let data: Vec<u8> = (0..1 << 16).map(|_| rng.below(256) as u8).collect();
+    mem.write(region, &data).expect("the region written");
+    let cases: Vec<Case> = (0..3000).map(|_| case(&mut rng, &mem, region)).collect();
+    let ctx = |n: usize| {
+        let c = &cases[n];
+        format!("seed {seed} (FERRITE_SEED={seed}), width {k}, case {n}: {:x?} off {} len {}", c.sges, c.off, c.len)
+    };
+    let (mut ok, mut failed, mut dropped, mut overlapped, mut pieces_seen, mut bytes) = (0u32, 0u32, 0u32, 0u32, 0, 0);
+    // The case being read (started, not done), the cases whose bytes are owed in order, the reads each asked.
+    let (mut next, mut reading, mut owed) = (0usize, None::<usize>, VecDeque::<usize>::new());
+    let mut reads: Vec<Vec<(u64, usize)>> = vec![Vec::new(); cases.len()];
+    let mut beats: VecDeque<(u64, Beat)> = VecDeque::new();
+    let mut got = Vec::new();
+    let (mut host, mut cycle) = (cases[0].host, 0u64);
+    loop {
+        cycle += 1;
+        assert!(cycle < 20_000_000, "the gathers end: seed {seed} (FERRITE_SEED={seed}), width {k}, at case {next}");
+        let (latency, bubble, stall) = host;
         // The host: reads answered after `latency` cycles, a beat a cycle but for the bubbles.
-        let mut reads: Vec<(u64, usize)> = Vec::new();
-        let mut beats: VecDeque<(u64, Beat)> = VecDeque::new();
-        let (mut got, mut seen_done, mut err) = (Vec::new(), false, false);
-        let mut cycle = 0u64;
-        loop {
-            cycle += 1;
-            assert!(cycle < 200_000, "the gather ends: {ctx}");
-            let ready = !rng.chance(stall / 2.0);
-            rtl.set(rd_ready, u64::from(ready));
-            if ready && rtl.get(rd_valid) == 1 {
-                let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
-                reads.push((a, l));
-                let mut buf = vec![0u8; l.div_ceil(k) * k];
-                let bad = mem.read(a, &mut buf[..l]).is_err();
-                let nb = l.div_ceil(k);
-                for (i, b) in buf.chunks(k).enumerate() {
-                    beats.push_back((cycle + latency, (b.to_vec(), bad, i + 1 == nb)));
+        let ready = !rng.chance(stall / 2.0);
+        rtl.set(rd_ready, u64::from(ready));
+        if ready && rtl.get(rd_valid) == 1 {
+            let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
+            let n = reading.expect("a read only for a started gather");
+            reads[n].push((a, l));
+            let mut buf = vec![0u8; l.div_ceil(k) * k];
+            let bad = mem.read(a, &mut buf[..l]).is_err();
+            let nb = l.div_ceil(k);
+            for (i, b) in buf.chunks(k).enumerate() {
+                beats.push_back((cycle + latency, (b.to_vec(), bad, i + 1 == nb)));
+            }
+        }
+        match beats.front() {
+            Some(&(due, _)) if due <= cycle && !rng.chance(bubble) => {
+                let (_, (b, bad, last)) = beats.pop_front().expect("a beat");
+                rtl.set(cpl_valid, 1);
+                rtl.set_bytes(cpl_data, &b);
+                rtl.set(cpl_err, u64::from(bad));
+                rtl.set(cpl_last, u64::from(last));
+            }
+            _ => rtl.set(cpl_valid, 0),
+        }
+        // The gather read: its verdict; its bytes owed unless it failed or is dropped (only in this cycle).
+        rtl.set(p_drop, 0);
+        if rtl.get(p_done) == 1 {
+            let n = reading.take().unwrap_or_else(|| panic!("done once a gather: cycle {cycle}, after case {next}"));
+            let (c, err) = (&cases[n], rtl.get(p_err) == 1);
+            assert_eq!(err, !c.good, "whether the gather failed: {}", ctx(n));
+            rtl.set(p_drop, u64::from(err || c.drop));
+            if c.good {
+                assert_eq!(reads[n], c.pieces, "the reads asked for: {}", ctx(n));
+                ok += 1;
+                pieces_seen += c.pieces.len();
+                if c.drop {
+                    dropped += 1;
+                } else if c.len > 0 {
+                    owed.push_back(n);
                 }
+            } else {
+                failed += 1;
             }
-            match beats.front() {
-                Some(&(due, _)) if due <= cycle && !rng.chance(bubble) => {
-                    let (_, (b, bad, last)) = beats.pop_front().expect("a beat");
-                    rtl.set(cpl_valid, 1);
-                    rtl.set_bytes(cpl_data, &b);
-                    rtl.set(cpl_err, u64::from(bad));
-                    rtl.set(cpl_last, u64::from(last));
-                }
-                _ => rtl.set(cpl_valid, 0),
+        }
+        // The next gather: once the block takes a start, or once it is idle.
+        rtl.set(start, 0);
+        if next < cases.len() && reading.is_none() && rtl.get(p_reading) == 0 {
+            let c = &cases[next];
+            let busy = rtl.get(p_busy) == 1;
+            if c.overlap || !busy {
+                overlapped += u32::from(busy);
+                rtl.set_bytes(p_sges, &sges_bytes(&c.sges));
+                rtl.set(p_count, c.sges.len() as u64);
+                rtl.set(p_off, u64::from(c.off));
+                rtl.set(p_len, c.len as u64);
+                rtl.set(start, 1);
+                host = c.host;
+                reading = Some(next);
+                next += 1;
             }
-            if rtl.get(p_done) == 1 {
-                assert!(!seen_done, "done once: {ctx}");
-                seen_done = true;
-                err = rtl.get(p_err) == 1;
-                rtl.set(p_drop, u64::from(drop));
-            }
-            let take = seen_done && !drop && !rng.chance(stall);
-            rtl.set(o_ready, u64::from(take));
-            let last = take && rtl.get(o_valid) == 1 && {
+        }
+        // The consumer: the owed gathers' bytes in order, with stalls; nothing else may come out.
+        let take = !owed.is_empty() && !rng.chance(stall);
+        rtl.set(o_ready, u64::from(take));
+        if rtl.get(o_valid) == 1 {
+            let n = *owed.front().unwrap_or_else(|| panic!("bytes of a dropped or failed gather, after case {next}"));
+            if take {
                 let (d, keep) = (rtl.get_bytes(o_data), rtl.get_bytes(o_keep));
                 let kept: Vec<bool> = (0..k).map(|i| keep[i / 8] >> (i % 8) & 1 == 1).collect();
-                assert!(kept.iter().skip_while(|&&x| x).all(|&x| !x), "keep is a prefix: {ctx}");
+                assert!(kept.iter().skip_while(|&&x| x).all(|&x| !x), "keep is a prefix: {}", ctx(n));
                 got.extend((0..k).filter(|&i| kept[i]).map(|i| d[i]));
-                rtl.get(o_last) == 1
-            };
-            rtl.tick();
-            if seen_done && (rtl.get(p_busy) == 0 || last) {
-                break;
+                if rtl.get(o_last) == 1 {
+                    assert_eq!(got, cases[n].want, "the payload: {}", ctx(n));
+                    bytes += got.len();
+                    got.clear();
+                    owed.pop_front();
+                }
             }
         }
-        while rtl.get(p_busy) == 1 {
-            rtl.tick();
-        }
-        assert_eq!(err, !good, "whether the gather failed: {ctx}");
-        if good {
-            assert_eq!(reads, pieces, "the reads asked for: {ctx}");
-            if drop {
-                dropped += 1;
-                assert!(got.is_empty(), "a dropped gather gives nothing: {ctx}");
-            } else {
-                assert_eq!(got, want, "the payload: {ctx}");
-                bytes += got.len();
-            }
-            ok += 1;
-            pieces_seen += pieces.len();
-        } else {
-            failed += 1;
+        rtl.tick();
+        if next == cases.len() && reading.is_none() && owed.is_empty() && rtl.get(p_busy) == 0 {
+            break;
         }
     }
-    eprintln!("dma_gather (width {k}): {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} failed");
+    eprintln!(
+        "dma_gather (width {k}): {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} \
+         failed; {overlapped} started while the last one streamed; {cycle} cycles"
+    );
     assert!(ok > 2000 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
+    assert!(overlapped > 500, "seed {seed}: gathers overlap");
 }

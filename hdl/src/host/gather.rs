@@ -6,14 +6,18 @@
 //! read at a time through `DmaStream`. Once every piece is in (or the list ran out first) it says so for a
 //! cycle (`done`), with `err` if a read failed or the list is shorter than offset plus length (the model's
 //! gather then fails: no packet). The pieces' bytes then come out as one stream (`out_*`: full beats of `K`
-//! bytes from lane 0, the last one's `keep` a prefix), or, with `drop` (from `done` on), are discarded. A
+//! bytes from lane 0, the last one's `keep` a prefix), or, with `drop` in the `done` cycle, are discarded. A
 //! payload of no bytes reads nothing and gives no beats. An inline WQE's data is one piece: the slot's
 //! bytes. Generic in the beat (`DmaGatherW8`, `DmaGatherW64`).
 //!
-//! A read is at most `MAX_READ` bytes (a longer piece is read in parts), so with at most a path MTU
-//! (4,096 bytes, 512 beats of 8 bytes or 64 of 64, and a partial beat a piece) queued before it, every read
-//! finds room in the stream's queue (1,024 beats of 8 bytes; 128 of 64). Each read costs a DMA round trip
-//! (they are not overlapped yet).
+//! Two packets overlap: the reader takes the next packet's start once the last one is read (`reading` low)
+//! while the streamer still sends that one's bytes, which the queue holds ahead of the next's. A packet read
+//! before the streamer is free waits for it (`held`), and the reader waits for that packet to go to the
+//! streamer; `busy` is high while any of it is in flight.
+//!
+//! A read is at most `MAX_READ` bytes (a longer piece is read in parts), and is asked for only with room in
+//! the stream's queue (1,024 beats of 8 bytes; 128 of 64) for all of it, so a read waits for the streamer to
+//! make room. Each read costs a DMA round trip (one read is in flight at a time).
 
 use crate::engine::resp::recv_wqe::{MAX_SGE, SGES_BITS, SGE_BITS};
 use crate::host::stream::DmaStream;
@@ -40,6 +44,7 @@ pub struct GatherWalk<const D: usize, const K: usize> {
     pub off: Signal<In, Bits<32>>,
     pub len: Signal<In, Bits<32>>,
     pub busy: Signal<Out, Bit>,
+    pub reading: Signal<Out, Bit>,
     pub done: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,
     pub drop: Signal<In, Bit>,
@@ -69,6 +74,7 @@ impl<const D: usize, const K: usize> Logic for GatherWalk<D, K> {
 
     fn connect(&mut self) {
         self.busy.connect();
+        self.reading.connect();
         self.done.connect();
         self.err.connect();
         self.s_start.connect();
@@ -99,13 +105,23 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
     let f = |n: &str| l.slice(n).map(|(lsb, w)| (lsb as usize, w as usize)).expect("an SGE field");
     let ((a_lsb, a_w), (n_lsb, n_w)) = (f("addr"), f("length"));
     vec![
-        "localparam IDLE = 3'd0, SEEK = 3'd1, ISSUE = 3'd2, WAIT = 3'd3, STREAM = 3'd4, DRAIN = 3'd5;".to_string(),
-        "reg [2:0] st;".into(),
+        "localparam R_IDLE = 2'd0, SEEK = 2'd1, ISSUE = 2'd2, WAIT = 2'd3;".to_string(),
+        "localparam S_IDLE = 2'd0, STREAM = 2'd1, DRAIN = 2'd2;".into(),
+        "// The reader (`rs`: the walk and its reads) and the streamer (`ss`: the funnel), one packet each.".into(),
+        "reg [1:0] rs, ss;".into(),
         format!("reg [63:0] g_addr [0:{}];", MAX_SGE - 1),
         format!("reg [31:0] g_len [0:{}];", MAX_SGE - 1),
         "reg [7:0] n_sge, j;".into(),
         "reg [31:0] skip, rem;".into(),
-        "reg [5:0] pieces, firsts, failed, lasts;".into(),
+        "// The reader's packet: its reads, their first beats seen, those that failed.".into(),
+        "reg [5:0] pieces, firsts, failed;".into(),
+        "// The streamer's packet: its reads with beats in the queue, their last beats seen.".into(),
+        "reg [5:0] ok_s, lasts;".into(),
+        "// A packet read and waiting for the streamer (`held`): its reads with beats, and whether it is dropped.".into(),
+        "reg held, h_drop;".into(),
+        "reg [5:0] h_ok;".into(),
+        "// The streamer's packet is the one `done` shows this cycle (it went straight to the streamer).".into(),
+        "reg fresh;".into(),
         "reg bad, done_r;".into(),
         "integer il;".into(),
         "wire [31:0] cur_len = j < n_sge ? g_len[j[3:0]] : 32'd0;".into(),
@@ -123,60 +139,77 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         format!("wire [{}:0] kd = s_data & {{{}}};", d - 1, lanes.join(", ")),
         format!("wire [{}:0] joined = {{{d}'d0, acc}} | ({{{d}'d0, kd}} << {{an, 3'd0}});", 2 * d - 1),
         format!("wire [{cb}:0] tot = {{1'b0, an}} + {{1'b0, m}};"),
-        "wire final_beat = s_last && lasts + 6'd1 == ok;".into(),
+        "wire final_beat = s_last && lasts + 6'd1 == ok_s;".into(),
         format!(
             "function [{}:0] prefix(input [{cb}:0] n); prefix = n >= {}'d{k} ? {{{k}{{1'b1}}}} : ({k}'d1 << n[{}:0]) - {k}'d1; endfunction",
             k - 1,
             cb + 1,
             lk - 1
         ),
-        "wire take = st == STREAM && !drop && s_valid && !tail && (!o_valid || out_ready);".into(),
+        "// The packet `done` shows is dropped: read only in that cycle.".into(),
+        "wire cut = fresh && drop;".into(),
+        "// Beats are taken up to the packet's last read's last beat; the next packet's follow in the queue.".into(),
+        "wire more = lasts != ok_s;".into(),
+        "wire take = ss == STREAM && !cut && more && s_valid && !tail && (!o_valid || out_ready);".into(),
         "always @(*) begin".into(),
-        "    busy = st != IDLE;".into(),
+        "    busy = rs != R_IDLE || ss != S_IDLE || held;".into(),
+        "    reading = rs != R_IDLE || held;".into(),
         "    done = done_r;".into(),
         "    err = bad;".into(),
-        "    s_start = st == ISSUE && s_can;".into(),
+        "    s_start = rs == ISSUE && s_can;".into(),
         "    s_addr = g_addr[j[3:0]] + {32'd0, skip};".into(),
         "    s_len = piece[15:0];".into(),
-        "    s_ready = take || st == DRAIN;".into(),
+        "    s_ready = take || ss == DRAIN;".into(),
         "    out_data = o_data;\n    out_keep = o_keep;\n    out_last = o_last;\n    out_valid = o_valid;".into(),
         "end".into(),
         "wire unused_piece = ^piece[31:16];".into(),
         "always @(posedge clock) begin".into(),
         "    done_r <= 1'b0;".into(),
+        "    fresh <= 1'b0;".into(),
         "    if (s_first) begin firsts <= firsts + 6'd1; if (s_err) begin failed <= failed + 6'd1; bad <= 1'b1; end end".into(),
+        "    if (done_r && drop && held) h_drop <= 1'b1;".into(),
         "    if (o_valid && out_ready) begin".into(),
         "        o_valid <= 1'b0;".into(),
-        "        if (o_last) st <= IDLE;".into(),
+        "        if (o_last) ss <= S_IDLE;".into(),
         "        if (tail) begin o_valid <= 1'b1; o_data <= acc; o_keep <= prefix({1'b0, an}); o_last <= 1'b1; tail <= 1'b0; end".into(),
         "    end".into(),
-        "    case (st)".into(),
-        "    IDLE: if (start) begin".into(),
+        "    case (rs)".into(),
+        "    R_IDLE: if (start) begin".into(),
         format!("        for (il = 0; il < {MAX_SGE}; il = il + 1) begin"),
         format!("            g_addr[il] <= sges[il * {SGE_BITS} + {} -: {a_w}];", a_lsb + a_w - 1),
         format!("            g_len[il] <= sges[il * {SGE_BITS} + {} -: {n_w}];", n_lsb + n_w - 1),
         "        end".into(),
         format!("        n_sge <= count > 8'd{MAX_SGE} ? 8'd{MAX_SGE} : count;"),
-        "        j <= 8'd0; skip <= off; rem <= len; pieces <= 6'd0; firsts <= 6'd0; failed <= 6'd0; lasts <= 6'd0;".into(),
-        format!("        bad <= 1'b0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0; o_valid <= 1'b0;"),
-        "        st <= SEEK;".into(),
+        "        j <= 8'd0; skip <= off; rem <= len; pieces <= 6'd0; firsts <= 6'd0; failed <= 6'd0; bad <= 1'b0;".into(),
+        "        rs <= SEEK;".into(),
         "    end".into(),
         "    // Past the SGEs the offset (or the pieces before) used up, and any of no length.".into(),
-        "    SEEK: if (rem == 32'd0) st <= WAIT;".into(),
-        "    else if (j >= n_sge) begin bad <= 1'b1; st <= WAIT; end".into(),
+        "    SEEK: if (rem == 32'd0) rs <= WAIT;".into(),
+        "    else if (j >= n_sge) begin bad <= 1'b1; rs <= WAIT; end".into(),
         "    else if (skip >= cur_len) begin skip <= skip - cur_len; j <= j + 8'd1; end".into(),
-        "    else st <= ISSUE;".into(),
+        "    else rs <= ISSUE;".into(),
         "    ISSUE: if (s_can) begin".into(),
         "        pieces <= pieces + 6'd1; rem <= rem - piece;".into(),
         "        if (piece == in_sge) begin j <= j + 8'd1; skip <= 32'd0; end else skip <= skip + piece;".into(),
-        "        st <= SEEK;".into(),
+        "        rs <= SEEK;".into(),
         "    end".into(),
-        "    // Every piece's read over (its beats all in): done; nothing to stream if no piece was read whole.".into(),
+        "    // Every piece's read over (its beats all in): done. A packet with bytes in the queue goes to the".into(),
+        "    // streamer, or waits for it (`held`); the reader is free for the next once the streamer has it.".into(),
         "    WAIT: if (s_can && firsts == pieces && !s_first) begin".into(),
         "        done_r <= 1'b1;".into(),
-        "        st <= ok == 6'd0 ? IDLE : drop ? DRAIN : STREAM;".into(),
+        "        rs <= R_IDLE;".into(),
+        "        if (ok != 6'd0 && ss == S_IDLE) begin".into(),
+        format!("            ss <= STREAM; ok_s <= ok; lasts <= 6'd0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0; fresh <= 1'b1;"),
+        "        end else if (ok != 6'd0) begin held <= 1'b1; h_ok <= ok; h_drop <= 1'b0; end".into(),
         "    end".into(),
-        "    STREAM: if (drop) st <= DRAIN;".into(),
+        "    default: rs <= R_IDLE;".into(),
+        "    endcase".into(),
+        "    case (ss)".into(),
+        "    S_IDLE: if (held) begin".into(),
+        "        ss <= h_drop || (done_r && drop) ? DRAIN : STREAM;".into(),
+        format!("        ok_s <= h_ok; lasts <= 6'd0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0; held <= 1'b0;"),
+        "    end".into(),
+        "    STREAM: if (cut) ss <= DRAIN;".into(),
         "    else if (take) begin".into(),
         "        if (s_last) lasts <= lasts + 6'd1;".into(),
         format!("        if (tot >= {}'d{k} || final_beat) begin", cb + 1),
@@ -191,14 +224,17 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         format!("            tail <= final_beat && tot > {}'d{k};", cb + 1),
         format!("        end else begin acc <= joined[{}:0]; an <= tot[{}:0]; end", d - 1, cb - 1),
         "    end".into(),
-        "    DRAIN: begin".into(),
-        "        o_valid <= 1'b0; tail <= 1'b0;".into(),
-        "        if (s_valid && s_last) lasts <= lasts + 6'd1;".into(),
-        "        if (lasts == ok || (s_valid && s_last && lasts + 6'd1 == ok)) st <= IDLE;".into(),
+        "    // The packet's beats discarded, up to its last read's last beat (the next packet's follow).".into(),
+        "    DRAIN: if (s_valid) begin".into(),
+        "        if (s_last) lasts <= lasts + 6'd1;".into(),
+        "        if (s_last && lasts + 6'd1 == ok_s) ss <= S_IDLE;".into(),
         "    end".into(),
-        "    default: st <= IDLE;".into(),
+        "    default: ss <= S_IDLE;".into(),
         "    endcase".into(),
-        "    if (reset) begin st <= IDLE; done_r <= 1'b0; o_valid <= 1'b0; tail <= 1'b0; bad <= 1'b0; end".into(),
+        "    if (reset) begin".into(),
+        "        rs <= R_IDLE; ss <= S_IDLE; held <= 1'b0; fresh <= 1'b0; done_r <= 1'b0; o_valid <= 1'b0; tail <= 1'b0;".into(),
+        "        bad <= 1'b0;".into(),
+        "    end".into(),
         "end".into(),
     ]
 }
@@ -216,10 +252,12 @@ pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: us
     pub len: Signal<In, Bits<32>>,
     /// From a start to the stream's last beat taken (or dropped).
     pub busy: Signal<Out, Bit>,
+    /// A start now would be lost: a packet is being read, or is read and waits for the streamer.
+    pub reading: Signal<Out, Bit>,
     /// Every piece is in, for a cycle; and whether the gather failed (a read, or the list too short).
     pub done: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,
-    /// Discard what was read (from `done` on).
+    /// Discard what was read: read in the cycle `done` shows.
     pub drop: Signal<In, Bit>,
     /// The DMA read port (a requester of `DmaReadMux`) and its completions.
     pub rd_valid: Signal<Out, Bit>,
@@ -254,6 +292,7 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
         self.walk.len.next = self.len.val();
         self.walk.drop.next = self.drop.val();
         self.busy.next = self.walk.busy.val();
+        self.reading.next = self.walk.reading.val();
         self.done.next = self.walk.done.val();
         self.err.next = self.walk.err.val();
 
