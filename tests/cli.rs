@@ -626,10 +626,29 @@ fn interop_of_the_rtl_core_with_linux_rxe() {
             "{out}"
         );
     }
+    in_lockstep(cases, "rtl");
+    assert!(ok);
+}
+
+/// The 64-byte core (`--width 64`, `--device rtl:64`) against rxe the same way: rc_pingpong and the three
+/// bandwidth tools at 1 B, PMTU 1024, both roles, and the guest's ping.
+#[test]
+fn interop_of_the_64_byte_core_with_linux_rxe() {
+    let args = ["--backend", "rtl", "--width", "64", "--json", "--work", "target/interop/ci-rtl64", "--only"];
+    let (ok, cases, out) = interop_rxe(&[&args[..], &["mtu1024-1B", "--budget", "300"]].concat());
+    let cases = cases.as_array().expect("an array of cases");
+    assert_eq!(cases.len(), 10, "{out}");
+    in_lockstep(cases, "rtl:64");
+    assert!(ok);
+}
+
+/// Each case passed on `backend`, and each tool's report shows the model following the core (more than 100
+/// decisions) with no mismatch.
+fn in_lockstep(cases: &[serde_json::Value], backend: &str) {
     for c in cases {
         let detail = c["detail"].as_str().unwrap_or("");
         assert_eq!(c["pass"].as_bool(), Some(true), "{detail}");
-        assert_eq!(c["backend"].as_str(), Some("rtl"));
+        assert_eq!(c["backend"].as_str(), Some(backend));
         if c["name"].as_str() == Some("ping-the-nic") {
             continue;
         }
@@ -638,7 +657,6 @@ fn interop_of_the_rtl_core_with_linux_rxe() {
         let l = &report.unwrap_or_else(|| panic!("no report of ferrite's in {detail}"))["lockstep"];
         assert!(l["events"].as_u64().unwrap_or(0) > 100 && l["mismatches"].as_u64() == Some(0), "{detail}");
     }
-    assert!(ok);
 }
 
 /// `ferrite interop vfio`: the driver's VFIO layer on the real kernel, in a q35 guest with an emulated IOMMU
