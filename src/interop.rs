@@ -71,13 +71,7 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
     };
     // Each case as it ends, on stderr: a run takes minutes.
     let results = testbench::interop::rxe(&o, |r| {
-        eprintln!(
-            "interop rxe: {} ({}, ferrite the {}): {}",
-            r.name,
-            r.backend,
-            r.role,
-            if r.pass { "pass" } else { "FAIL" }
-        )
+        eprintln!("interop rxe: {} ({}, ferrite the {}): {}", r.name, r.backend, r.role, outcome(r))
     })?;
     let pass = results.iter().all(|r| r.pass);
     if a.json {
@@ -85,17 +79,7 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
     } else {
         println!("{:<40} {:<8} {:<6} result", "case", "backend", "ferrite");
         for r in &results {
-            println!(
-                "{:<40} {:<8} {:<6} {}",
-                r.name,
-                r.backend,
-                r.role,
-                match (r.pass, r.detail.starts_with("not run")) {
-                    (true, _) => "pass",
-                    (false, true) => "not run",
-                    (false, false) => "FAIL",
-                }
-            );
+            println!("{:<40} {:<8} {:<6} {}", r.name, r.backend, r.role, outcome(r));
             if !r.pass {
                 println!("    {}", r.detail.replace('\n', "\n    "));
             }
@@ -104,6 +88,15 @@ pub fn run(a: &InteropArgs) -> Result<bool, Error> {
         println!("{n} of {} cases passed", results.len());
     }
     Ok(pass)
+}
+
+/// A case's outcome in a word: pass, FAIL, or not run (a stuck last guest or a spent budget).
+fn outcome(r: &testbench::interop::CaseResult) -> &'static str {
+    match (r.pass, r.detail.starts_with("not run")) {
+        (true, _) => "pass",
+        (false, true) => "not run",
+        (false, false) => "FAIL",
+    }
 }
 
 fn vfio(a: &InteropArgs) -> Result<bool, Error> {
