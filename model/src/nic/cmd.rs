@@ -43,6 +43,10 @@ impl Nic {
             };
             (opcode, r)
         };
+        if result.is_ok() && matches!(opcode, op::CREATE_QP | op::MODIFY_QP) {
+            // A QP's records written: the requester's kept descriptor may be stale.
+            self.kept = None;
+        }
         let (status, syndrome, out) = match result {
             Ok(out) => (Status::Ok, 0, out),
             Err((s, syn)) => (s, syn, Vec::new()),

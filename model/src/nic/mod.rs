@@ -100,6 +100,8 @@ pub struct Nic {
     /// The interrupt line: set when an armed EQ gets an EQE, cleared by `take_irq`.
     irq: bool,
     qps: Vec<Option<Box<Qp>>>,
+    /// The requester's descriptor cache.
+    pub(crate) kept: Option<qp::KeptDesc>,
     /// Frames that go out ahead of all QP traffic: CNPs, and the NIC's own ARP and ICMP echo replies.
     ctrl_queue: VecDeque<Vec<u8>>,
     /// QPNs in use, ascending.
@@ -133,6 +135,7 @@ impl Nic {
             eq: None,
             irq: false,
             qps: (0..p.max_qp).map(|_| None).collect(),
+            kept: None,
             ctrl_queue: VecDeque::new(),
             active: Vec::new(),
             now: 0,

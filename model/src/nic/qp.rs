@@ -132,8 +132,9 @@ impl Default for WqeData {
     }
 }
 
-/// What a send WQE's slot in the SQ says beyond the transport state: read from the SQ again whenever a
-/// packet or a completion needs it (the slot is the driver's until the WQE completes), never kept.
+/// What a send WQE's slot in the SQ says beyond the transport state: read from the SQ when a packet or a
+/// completion needs it (the slot is the driver's until the WQE completes); the requester keeps the last one
+/// it read for the next packets of the same WQE (`KeptDesc`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WqeDesc {
     pub wr_id: u64,
@@ -145,6 +146,18 @@ pub struct WqeDesc {
     pub data: WqeData,
     /// Message length: the SGEs' or the inline bytes'.
     pub len: u32,
+}
+
+/// The requester's one-entry descriptor cache: the descriptor read for QP `qpn`'s WQE at SQ counter `index`,
+/// used again for that WQE's next packets instead of reading its slot again. Any other WQE's read replaces
+/// it; a raw frame's read, a read that fails or does not parse, and a command that creates or modifies a QP
+/// drop it. A slot rewritten while its WQE is posted (which verbs leave undefined) is seen only by a packet
+/// that reads it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptDesc {
+    pub qpn: u32,
+    pub index: u16,
+    pub desc: WqeDesc,
 }
 
 /// A send WQE in the requester's window: fetched, not yet completed. Its transport state only; the rest is

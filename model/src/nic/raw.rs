@@ -94,6 +94,8 @@ pub(super) fn sendable(qp: &Qp) -> bool {
 
 /// The next frame of raw packet QP `qpn`; its WQE completes as the frame leaves.
 pub(super) fn next_frame(nic: &mut Nic, qpn: u32, mem: &mut dyn Dma) -> Option<Vec<u8>> {
+    // The raw frame's read takes the requester's descriptor registers.
+    nic.kept = None;
     let qp = nic.qp_mut(qpn)?;
     let w = qp.req.wqes.front()?;
     let (op, len, failed) = (w.op, w.len as usize, w.error.is_some());

@@ -4,7 +4,7 @@
 //! `comp`.
 
 use super::mr::MrTable;
-use super::qp::{Qp, SendWqe, Sge, WqeData, WqeDesc};
+use super::qp::{KeptDesc, Qp, SendWqe, Sge, WqeData, WqeDesc};
 use super::timer::{ack_timeout_ticks, tick_of};
 use super::{Nic, WIRE_OVERHEAD};
 use crate::hostmem::Dma;
@@ -88,10 +88,14 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
     let w = &qp.req.wqes[cursor];
     let (index, op, flags, len, npkts) = (w.index, w.op, w.flags, w.len, w.npkts);
     let first = w.first_psn?;
-    let Some(desc) = read_desc(qp, index, mem) else {
+    let kept = nic.kept.take().filter(|k| k.qpn == qpn && k.index == index);
+    let qp = nic.qp_mut(qpn)?;
+    let Some(desc) = kept.map(|k| k.desc).or_else(|| read_desc(qp, index, mem)) else {
         qp.req.finish(cursor, Some((WcStatus::LocQpOpErr, 0)));
         return None;
     };
+    nic.kept = Some(KeptDesc { qpn, index, desc: desc.clone() });
+    let qp = nic.qp_mut(qpn)?;
     let psn = qp.req.cursor_psn;
     let seg = segment(op, flags, len, (first, npkts), psn, pmtu, (desc.remote_va, desc.rkey), qp.req.pkts_since_ackreq);
     let (opcode, ack_req) = (seg.opcode, seg.ack_req);

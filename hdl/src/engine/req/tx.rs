@@ -7,7 +7,9 @@
 //! visit holds the engines' context port from the contexts' read to the decision: the `qp_attr` and `qp_req`
 //! records, the GID entry, then the window entry at the cursor (`Rings::window`). A QP that may send has, for
 //! a WQE already started, its first PSN found (`PsnWalk`: the packed context does not keep it), then its SQ
-//! slot read again (`SendDesc`), the packet segmented (`ReqSeg`) and its headers built (`TxHeaders`), and its
+//! slot read (`SendDesc`) unless its descriptor is the one kept from the last read (the model's `KeptDesc`:
+//! the same QP and SQ counter, no raw frame's read and no QP command since), the packet segmented
+//! (`ReqSeg`) and its headers built (`TxHeaders`), and its
 //! payload gathered (`DmaGather`, shared with the responder's READ responses: the SGEs, or the slot's inline
 //! bytes as one piece). The decision (`decided`, the trace's `Tx` of the requester stream) is taken in the
 //! cycle the TX pipeline takes the packet's record: `qp_req` written back (`ReqStep`) and the entry marked
@@ -54,7 +56,7 @@ pub enum ReqTxState {
     Entry,
     /// A started entry's first PSN being found.
     Walk,
-    /// The WQE's slot being read again.
+    /// The WQE's slot being read, or its kept descriptor taken.
     Desc,
     /// The payload being gathered.
     Gather,
@@ -145,6 +147,12 @@ pub struct ReqTx {
     /// The packet failed, and with what.
     status: DFF<Bits<5>>,
     oldest_at: DFF<Bits<8>>,
+    /// The descriptor cache (the model's `KeptDesc`): `desc` holds QP `kept_qpn`'s WQE at SQ counter
+    /// `kept_index`; `hit` when this packet's is that one (no read).
+    kept: DFF<Bit>,
+    kept_qpn: DFF<Bits<24>>,
+    kept_index: DFF<Bits<16>>,
+    hit: DFF<Bit>,
     wake: FetchWake,
     sendable: ReqReady,
     psn_walk: PsnWalk,
@@ -218,6 +226,10 @@ impl ReqTx {
             first: DFF::default(),
             status: DFF::default(),
             oldest_at: DFF::default(),
+            kept: DFF::default(),
+            kept_qpn: DFF::default(),
+            kept_index: DFF::default(),
+            hit: DFF::default(),
             wake: FetchWake::new(profile),
             sendable: ReqReady::new(profile),
             psn_walk: PsnWalk::new(profile),
@@ -235,7 +247,7 @@ impl ReqTx {
 impl Logic for ReqTx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, first, status, oldest_at);
+        dff_setup!(self, clock, state, qpn, first, status, oldest_at, kept, kept_qpn, kept_index, hit);
         self.wake.clock.next = self.clock.val();
         self.wake.reset.next = self.reset.val();
         self.wake.rung.next = self.fetched.val();
@@ -378,6 +390,10 @@ impl Logic for ReqTx {
                     // retires at once, and the entry after it (never finished before it) is the oldest.
                     self.status.d.next = self.step.raw_status.val();
                     self.oldest_at.d.next = self.step.cursor_next.val();
+                    if self.step.raw_go.val() & self.qp_valid.val() {
+                        // The raw frame's read takes the descriptor's registers.
+                        self.kept.d.next = false;
+                    }
                     if !(self.step.raw_go.val() & self.qp_valid.val()) {
                         self.wake.clear.next = true;
                         self.state.d.next = ReqTxState::Idle;
@@ -394,8 +410,18 @@ impl Logic for ReqTx {
                     } else {
                         // A WQE not started yet starts at the requester's next PSN.
                         self.first.d.next = self.step.psn.val();
-                        self.desc.start.next = true;
                         self.state.d.next = ReqTxState::Desc;
+                        if self.kept.q.val()
+                            & (self.kept_qpn.q.val() == self.qpn.q.val())
+                            & (self.kept_index.q.val() == self.step.index.val())
+                        {
+                            self.hit.d.next = true;
+                        } else {
+                            self.desc.start.next = true;
+                            self.kept.d.next = false;
+                            self.kept_qpn.d.next = self.qpn.q.val();
+                            self.kept_index.d.next = self.step.index.val();
+                        }
                     }
                 } else {
                     self.wake.clear.next = true;
@@ -406,12 +432,24 @@ impl Logic for ReqTx {
                 self.win_slot.next = self.psn_walk.r_slot.val();
                 if self.psn_walk.done.val() {
                     self.first.d.next = self.psn_walk.first.val();
-                    self.desc.start.next = true;
                     self.state.d.next = ReqTxState::Desc;
+                    if self.kept.q.val()
+                        & (self.kept_qpn.q.val() == self.qpn.q.val())
+                        & (self.kept_index.q.val() == self.step.index.val())
+                    {
+                        self.hit.d.next = true;
+                    } else {
+                        self.desc.start.next = true;
+                        self.kept.d.next = false;
+                        self.kept_qpn.d.next = self.qpn.q.val();
+                        self.kept_index.d.next = self.step.index.val();
+                    }
                 }
             }
             ReqTxState::Desc => {
-                if self.desc.done.val() {
+                // The descriptor read (`desc.done`), or the kept one (`hit`).
+                if self.desc.done.val() | self.hit.q.val() {
+                    self.hit.d.next = false;
                     if self.step.raw.val() {
                         // The model's `raw::next_frame`: a slot that cannot be read, or inline data of another
                         // length than the entry's, is a protection error.
@@ -422,7 +460,8 @@ impl Logic for ReqTx {
                             self.status.d.next = self.prot_err.val();
                             self.state.d.next = ReqTxState::Fail;
                         }
-                    } else if self.desc.ok.val() {
+                    } else if self.desc.ok.val() | self.hit.q.val() {
+                        self.kept.d.next = true;
                         self.g_start.next = true;
                         self.state.d.next = ReqTxState::Gather;
                     } else {
@@ -494,8 +533,14 @@ impl Logic for ReqTx {
                 self.state.d.next = ReqTxState::Idle;
             }
         }
+        // A QP's records written by a command: what is kept may be stale.
+        if self.cmd.val() {
+            self.kept.d.next = false;
+        }
         if self.reset.val() {
             self.state.d.next = ReqTxState::Idle;
+            self.kept.d.next = false;
+            self.hit.d.next = false;
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::super::bench::{Bench, BenchQp};
 use super::super::qp::{RecvCtx, RespItem, SendWqe};
 use super::*;
-use wire::contract::cmd::{op, QpAttrsRepr, Status};
+use wire::contract::cmd::{op, QpAttrsRepr, RegMrOutRepr, RegMrRepr, Status};
 use wire::contract::regs::doorbell;
 use wire::contract::verbs::{attr, QpState, WcStatus};
 use wire::contract::wqe::{send_flags, SendCtrlRepr, SendOp, SEND_DATA};
@@ -236,4 +236,45 @@ fn the_responders_pacer_holds_read_responses_only() {
     b.nic.qp_mut(q).unwrap().resp.out.clear();
     owe_ack(&mut b, q);
     assert_eq!(b.nic.tx_ready(pick, 1), Ok(()), "an ACK is not paced");
+}
+
+/// The requester reads a WQE's slot for its first packet and keeps the descriptor for the next ones: a slot
+/// rewritten after the first packet is not seen until a command on a QP drops what was kept.
+#[test]
+fn a_wqe_descriptor_is_kept_across_its_packets() {
+    use wire::contract::wqe::DataSegRepr;
+    let mut b = Bench::new();
+    let q = b.rts_qp();
+    let (old, new) = (b.mem.alloc(3 * 1024), b.mem.alloc(3 * 1024));
+    b.mem.write(old, &[0x11; 3 * 1024]).unwrap();
+    b.mem.write(new, &[0x22; 3 * 1024]).unwrap();
+    let pdn = b.nic.qp(q.qpn).unwrap().pdn;
+    let lkey = |b: &mut Bench, iova| {
+        let mr = RegMrRepr { pdn, access: 0, iova, length: 3 * 1024 };
+        RegMrOutRepr::from_bytes(&b.run(op::REG_MR, &mr.to_bytes()).1).unwrap().lkey
+    };
+    let keys = [lkey(&mut b, old), lkey(&mut b, new)];
+    let send = SendCtrlRepr { opcode: SendOp::Send as u8, flags: 0, len: 1, imm: 0, wr_id: 1 };
+    let sge = |addr, lkey| DataSegRepr { addr, lkey, length: 3 * 1024 }.to_bytes();
+    b.mem.write(q.sq, &send.to_bytes()).unwrap();
+    b.mem.write(q.sq + SEND_DATA as u64, &sge(old, keys[0])).unwrap();
+    b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+    let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
+    let mut last_byte = |b: &mut Bench| {
+        let Effect::Frame(f) = b.nic.apply(0, &tx, &mut b.mem).unwrap() else { panic!("a SEND packet") };
+        f[f.len() - 5]
+    };
+    assert_eq!(last_byte(&mut b), 0x11, "the first packet");
+    b.mem.write(q.sq + SEND_DATA as u64, &sge(new, keys[1])).unwrap();
+    assert_eq!(last_byte(&mut b), 0x11, "the second packet: the kept descriptor");
+    let a = QpAttrsRepr {
+        qpn: q.qpn,
+        attr_mask: attr::STATE | attr::ACCESS_FLAGS,
+        qp_state: QpState::Rts as u8,
+        qp_access_flags: wire::contract::verbs::access::ALL,
+        ..Default::default()
+    };
+    assert_eq!(b.run(op::MODIFY_QP, &a.to_bytes()).0, Status::Ok);
+    assert_eq!(last_byte(&mut b), 0x22, "the third packet: read again after the command");
 }
