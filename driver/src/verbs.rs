@@ -744,12 +744,19 @@ impl Qp {
             bufs.push(self.encode_send(wr, stride)?);
         }
         for buf in bufs {
-            let slot = u64::from(s.pi & (depth - 1));
-            b.dma_write(self.sq + (slot << self.sq_log_stride), &buf)?;
+            b.dma_write(self.sq_slot(s.pi), &buf)?;
             s.pi = s.pi.wrapping_add(1);
         }
         b.mmio_write(doorbell::qp(self.qpn, doorbell::QP_SQ_PI), u32::from(s.pi));
         Ok(())
+    }
+
+    /// The IOVA of the SQ slot the WQE posted `index`-th (from 0, round the ring) is written to and read
+    /// from by the device, as mlx5's direct verbs give a QP's send buffer: for tools and tests that look at
+    /// posted WQEs.
+    pub fn sq_slot(&self, index: u16) -> u64 {
+        let slot = u64::from(index & ((1u16 << self.sq_log_size) - 1));
+        self.sq + (slot << self.sq_log_stride)
     }
 
     fn encode_send(&self, wr: &SendWr, stride: usize) -> Result<Vec<u8>, Error> {

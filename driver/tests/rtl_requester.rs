@@ -1098,7 +1098,39 @@ fn a_report_mid_frame_waits_for_the_frame(width: Width) {
     assert_eq!(a.buf.read(0, 1024).expect("the target"), vec![0x5A; 1024]);
 }
 
+/// The requester reads a WQE's slot for its first packet and keeps the descriptor for the rest (the model's
+/// `KeptDesc`): a slot rewritten once the first packet is decided (its SGE moved to other bytes; what verbs
+/// leave undefined) changes nothing the WRITE sends, and the model, keeping it too, follows every packet.
+fn a_kept_descriptor_outlives_its_slot(width: Width) {
+    use wire::contract::wqe::{DataSegRepr, SEND_DATA};
+    let seed = seed();
+    let (w, a, core, b) = hosts(width, 16, seed, 1, BUF, 0, &ConnectOpts::default());
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    let (old, new) = ((0..3072).map(|i| (i % 251) as u8).collect::<Vec<_>>(), vec![0xEE; 3072]);
+    b.buf.write(0, &old).expect("the source");
+    b.buf.write(0x4000, &new).expect("the other bytes");
+    a.buf.write(0, &[0; 3072]).expect("the target cleared");
+    let mut wr = wr(1, SendOp::RdmaWrite, Some(b.sge(0, 3072)));
+    (wr.remote_addr, wr.rkey) = (a.mr.addr, a.mr.rkey);
+    b.qps[0].post_send(&wr).expect("a WRITE of three packets posted");
+    for cycle in 0.. {
+        if core.requests().0 > 0 {
+            break;
+        }
+        assert!(cycle < 100_000, "{ctx}: the core decided the WRITE's first packet");
+        core.run(1);
+    }
+    let moved = DataSegRepr { addr: b.sge(0x4000, 0).addr, lkey: b.mr.lkey, length: 3072 }.to_bytes();
+    b.ctx.backend().dma_write(b.qps[0].sq_slot(0) + SEND_DATA as u64, &moved).expect("the slot rewritten");
+    exchange(&w, &core, &b, &ctx, |f| vec![f]);
+    followed(&core, &ctx, 4, "three packets and an ACK");
+    assert_eq!(core.requests().0, 3, "{ctx}: three packets");
+    assert_eq!(a.buf.read(0, 3072).expect("the target"), old, "{ctx}: the WRITE's bytes, from the kept SGE");
+}
+
 at_both_widths!(
+    a_kept_descriptor_outlives_its_slot,
     a_report_mid_frame_waits_for_the_frame,
     a_raw_packet_qp_sends_beside_rc_writes,
     send_wqes_are_fetched_into_the_window_and_flushed_from_it,

@@ -15,8 +15,8 @@
 //! at a time, and neither while a command is between its lookup and its commit.
 //!
 //! The DMA read port is shared by tag (`DmaReadMux`): the command unit's mailbox reads are tag 0
-//! (`cmd::MAILBOX_TAG`), the dispatch's WQE reads tag 1, the transmit payload's gather tag 2, the requester's
-//! slot reads tag 3. The DMA write port is shared: the command unit's beats go first, the dispatch's
+//! (`cmd::MAILBOX_TAG`), the dispatch's WQE reads tag 1, the transmit payload's gather tags 2 and 4 (a read
+//! in flight in each of its streams), the requester's slot reads tag 3. The DMA write port is shared: the command unit's beats go first, the dispatch's
 //! (payload, CQEs, EQEs) when it has none.
 //!
 //! The core is generic in its beat (`CoreW8`, `CoreW64`): the MAC's beats, the DMA ports, the RX and TX
@@ -387,7 +387,7 @@ impl<
             gid_valid: Signal::default(),
             mac: Signal::default(),
             mmio: Mmio::new(info),
-            rd_mux: DmaReadMux::new(4),
+            rd_mux: DmaReadMux::new(5),
             cmd_cpl: CplNarrow::default(),
             disp_cpl: CplNarrow::default(),
             req_cpl: CplNarrow::default(),
@@ -638,7 +638,7 @@ impl<
         self.cmd.start.next = self.mmio.cmd_start.val();
         self.cmd.mb_iova.next = self.mmio.cmd_mailbox.val();
         // The DMA read port, by tag: the command unit (0), the dispatch's WQE reads (1), the transmit payload's
-        // gather (2), the requester's slot reads (3).
+        // gather (2 and 4, its two streams), the requester's slot reads (3).
         self.rd_mux.clock.next = self.clock.val();
         self.rd_mux.reset.next = self.reset.val();
         self.rd_mux.rq_valid.next = 0.into();
@@ -646,18 +646,22 @@ impl<
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.disp_cpl.rd_valid.val());
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.gather.rd_valid.val());
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(3, self.req_cpl.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(4, self.gather.rd2_valid.val());
         self.rd_mux.rq_addr.next = bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.cmd.rd_addr.val())
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64)
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd_addr.val()) << 128)
-            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.req_tx.rd_addr.val()) << 192);
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.req_tx.rd_addr.val()) << 192)
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd2_addr.val()) << 256);
         self.rd_mux.rq_len.next = bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.cmd.rd_len.val())
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16)
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd_len.val()) << 32)
-            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.req_tx.rd_len.val()) << 48);
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.req_tx.rd_len.val()) << 48)
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd2_len.val()) << 64);
         self.cmd_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
         self.disp_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
         self.gather.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(2);
         self.req_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(3);
+        self.gather.rd2_ready.next = self.rd_mux.rq_ready.val().get_bit(4);
         self.cmd.rd_ready.next = self.cmd_cpl.rq_ready.val();
         self.dispatch.rd_ready.next = self.disp_cpl.rq_ready.val();
         self.req_tx.rd_ready.next = self.req_cpl.rq_ready.val();
@@ -705,6 +709,7 @@ impl<
         self.dispatch.cpl_err.next = self.disp_cpl.cpl_err.val();
         self.dispatch.cpl_last.next = self.disp_cpl.cpl_last.val();
         self.gather.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(2);
+        self.gather.cpl2_valid.next = self.rd_mux.cp_valid.val().get_bit(4);
         self.gather.cpl_data.next = self.rd_mux.cp_data.val();
         self.gather.cpl_err.next = self.rd_mux.cp_err.val();
         self.gather.cpl_last.next = self.rd_mux.cp_last.val();

@@ -498,7 +498,12 @@ impl Top {
                 p("rd_ready", 1, Dir::In),
                 p("rd_addr", 64, Dir::Out),
                 p("rd_len", 16, Dir::Out),
+                p("rd2_valid", 1, Dir::Out),
+                p("rd2_ready", 1, Dir::In),
+                p("rd2_addr", 64, Dir::Out),
+                p("rd2_len", 16, Dir::Out),
                 p("cpl_valid", 1, Dir::In),
+                p("cpl2_valid", 1, Dir::In),
                 p("cpl_data", 8 * k, Dir::In),
                 p("cpl_err", 1, Dir::In),
                 p("cpl_last", 1, Dir::In),
@@ -623,6 +628,7 @@ impl Top {
                 p("addr", 64, Dir::In),
                 p("len", 16, Dir::In),
                 p("can_start", 1, Dir::Out),
+                p("idle", 1, Dir::Out),
                 p("rd_valid", 1, Dir::Out),
                 p("rd_ready", 1, Dir::In),
                 p("rd_addr", 64, Dir::Out),
@@ -1300,7 +1306,9 @@ fn gather_verilog<const D: usize, const K: usize, const N: usize, const A: usize
     u.len.connect();
     u.drop.connect();
     u.rd_ready.connect();
+    u.rd2_ready.connect();
     u.cpl_valid.connect();
+    u.cpl2_valid.connect();
     u.cpl_data.connect();
     u.cpl_err.connect();
     u.cpl_last.connect();

@@ -1,11 +1,12 @@
 //! A packet's payload gathered from a scatter list in RTL (`hdl::host::gather::DmaGather`) against the
 //! model's `qp::walk_sges` as its `req::gather` reads host memory: lists of up to 16 SGEs (some of no
 //! length, at any address and length, some in memory that is not there), payloads of up to a path MTU at
-//! any offset (some past the list's end). The host answers each read after a random latency, its beats with
-//! random bubbles; the consumer takes the stream with random stalls, or drops it (as the requester drops a
-//! failed one). Most gathers start as soon as the block takes one (`reading` low), while the last one's
+//! any offset (some past the list's end). The block's two read ports (a tag each) may each have a read in
+//! flight; the host answers each read after a random latency, its beats with random bubbles, the two tags'
+//! beats interleaved at random (in order within a tag); the consumer takes the stream with random stalls, or
+//! drops it (as the requester drops a failed one). Most gathers start as soon as the block takes one (`reading` low), while the last one's
 //! bytes still stream; the rest once it is idle. Whether each gather fails, the reads it asks for (the
-//! model's pieces, in order) and the bytes it gives compared.
+//! model's pieces) and the bytes it gives compared.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
 
@@ -123,8 +124,11 @@ fn gathered(w: Width) {
     let (reset, start, p_sges, p_count, p_off, p_len) =
         (q("reset"), q("start"), q("sges"), q("count"), q("off"), q("len"));
     let (p_busy, p_reading, p_done, p_err, p_drop) = (q("busy"), q("reading"), q("done"), q("err"), q("drop"));
-    let (rd_valid, rd_ready, rd_addr, rd_len) = (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"));
-    let (cpl_valid, cpl_data, cpl_err, cpl_last) = (q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last"));
+    let ports = [
+        (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"), q("cpl_valid")),
+        (q("rd2_valid"), q("rd2_ready"), q("rd2_addr"), q("rd2_len"), q("cpl2_valid")),
+    ];
+    let (cpl_data, cpl_err, cpl_last) = (q("cpl_data"), q("cpl_err"), q("cpl_last"));
     let (o_data, o_keep, o_last, o_valid, o_ready) =
         (q("out_data"), q("out_keep"), q("out_last"), q("out_valid"), q("out_ready"));
     rtl.set(reset, 1);
@@ -144,36 +148,49 @@ fn gathered(w: Width) {
     // The case being read (started, not done), the cases whose bytes are owed in order, the reads each asked.
     let (mut next, mut reading, mut owed) = (0usize, None::<usize>, VecDeque::<usize>::new());
     let mut reads: Vec<Vec<(u64, usize)>> = vec![Vec::new(); cases.len()];
-    let mut beats: VecDeque<(u64, Beat)> = VecDeque::new();
+    // Each tag's beats to come, in order, with the cycle each is due.
+    let mut beats: [VecDeque<(u64, Beat)>; 2] = [VecDeque::new(), VecDeque::new()];
+    let (mut in_flight, mut both) = ([0usize; 2], 0u64);
     let mut got = Vec::new();
     let (mut host, mut cycle) = (cases[0].host, 0u64);
     loop {
         cycle += 1;
         assert!(cycle < 20_000_000, "the gathers end: seed {seed} (FERRITE_SEED={seed}), width {k}, at case {next}");
         let (latency, bubble, stall) = host;
-        // The host: reads answered after `latency` cycles, a beat a cycle but for the bubbles.
-        let ready = !rng.chance(stall / 2.0);
-        rtl.set(rd_ready, u64::from(ready));
-        if ready && rtl.get(rd_valid) == 1 {
-            let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
-            let n = reading.expect("a read only for a started gather");
-            reads[n].push((a, l));
-            let mut buf = vec![0u8; l.div_ceil(k) * k];
-            let bad = mem.read(a, &mut buf[..l]).is_err();
-            let nb = l.div_ceil(k);
-            for (i, b) in buf.chunks(k).enumerate() {
-                beats.push_back((cycle + latency, (b.to_vec(), bad, i + 1 == nb)));
+        // The host: reads answered after `latency` cycles, a beat a cycle but for the bubbles, from either tag
+        // with beats due.
+        for (t, &(valid, ready_p, addr, len, _)) in ports.iter().enumerate() {
+            let ready = !rng.chance(stall / 2.0);
+            rtl.set(ready_p, u64::from(ready));
+            if ready && rtl.get(valid) == 1 {
+                let (a, l) = (rtl.get(addr), rtl.get(len) as usize);
+                let n = reading.expect("a read only for a started gather");
+                assert_eq!(in_flight[t], 0, "one read in flight a tag: {}", ctx(n));
+                reads[n].push((a, l));
+                let mut buf = vec![0u8; l.div_ceil(k) * k];
+                let bad = mem.read(a, &mut buf[..l]).is_err();
+                let nb = l.div_ceil(k);
+                for (i, b) in buf.chunks(k).enumerate() {
+                    beats[t].push_back((cycle + latency + rng.below(8), (b.to_vec(), bad, i + 1 == nb)));
+                }
+                in_flight[t] = 1;
             }
         }
-        match beats.front() {
-            Some(&(due, _)) if due <= cycle && !rng.chance(bubble) => {
-                let (_, (b, bad, last)) = beats.pop_front().expect("a beat");
-                rtl.set(cpl_valid, 1);
-                rtl.set_bytes(cpl_data, &b);
-                rtl.set(cpl_err, u64::from(bad));
-                rtl.set(cpl_last, u64::from(last));
+        both += u64::from(in_flight == [1, 1]);
+        let due: Vec<usize> = (0..2).filter(|&t| beats[t].front().is_some_and(|&(d, _)| d <= cycle)).collect();
+        for &(.., cpl_valid) in &ports {
+            rtl.set(cpl_valid, 0);
+        }
+        if !due.is_empty() && !rng.chance(bubble) {
+            let t = due[rng.below(due.len() as u64) as usize];
+            let (_, (b, bad, last)) = beats[t].pop_front().expect("a beat");
+            rtl.set(ports[t].4, 1);
+            rtl.set_bytes(cpl_data, &b);
+            rtl.set(cpl_err, u64::from(bad));
+            rtl.set(cpl_last, u64::from(last));
+            if last {
+                in_flight[t] = 0;
             }
-            _ => rtl.set(cpl_valid, 0),
         }
         // The gather read: its verdict; its bytes owed unless it failed or is dropped (only in this cycle).
         rtl.set(p_drop, 0);
@@ -183,7 +200,11 @@ fn gathered(w: Width) {
             assert_eq!(err, !c.good, "whether the gather failed: {}", ctx(n));
             rtl.set(p_drop, u64::from(err || c.drop));
             if c.good {
-                assert_eq!(reads[n], c.pieces, "the reads asked for: {}", ctx(n));
+                let mut asked = reads[n].clone();
+                asked.sort_unstable();
+                let mut pieces = c.pieces.clone();
+                pieces.sort_unstable();
+                assert_eq!(asked, pieces, "the reads asked for: {}", ctx(n));
                 ok += 1;
                 pieces_seen += c.pieces.len();
                 if c.drop {
@@ -237,8 +258,10 @@ fn gathered(w: Width) {
     }
     eprintln!(
         "dma_gather (width {k}): {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} \
-         failed; {overlapped} started while the last one streamed; {cycle} cycles"
+         failed; {overlapped} started while the last one streamed; {both} cycles with both tags' reads in \
+         flight; {cycle} cycles"
     );
     assert!(ok > 2000 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
     assert!(overlapped > 500, "seed {seed}: gathers overlap");
+    assert!(both > 10_000, "seed {seed}: two reads in flight");
 }

@@ -5,7 +5,8 @@
 //! back-pressure, now and then none for a long stretch, so the queue fills and the block must stop taking
 //! reads. Every read must reach the host as started; its first completion beat must be shown with its error
 //! flag the cycle after it came; every good read's bytes must come out whole and in order (lane 0 first, `keep`
-//! covering exactly the bytes, `last` on the final beat); a failed read must leave nothing.
+//! covering exactly the bytes, `last` on the final beat); a failed read must leave one beat, its last, with
+//! no lanes kept.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_stream`.
 
@@ -128,9 +129,8 @@ fn check_width(w: Width, longest: usize) {
             if is_first {
                 shown = Some(bad);
                 let r = host.as_ref().expect("a read in flight");
-                if !bad {
-                    owed.push_back((0..r.len).map(|j| byte(r.addr + j as u64)).collect());
-                }
+                // A failed read owes one beat: its last, with no lanes kept.
+                owed.push_back(if bad { Vec::new() } else { (0..r.len).map(|j| byte(r.addr + j as u64)).collect() });
             }
             if last {
                 let r = host.take().expect("a read in flight");

@@ -15,19 +15,24 @@
 //! before the streamer is free waits for it (`held`), and the reader waits for that packet to go to the
 //! streamer; `busy` is high while any of it is in flight.
 //!
-//! A read is at most `MAX_READ` bytes (a longer piece is read in parts), and is asked for only with room in
-//! the stream's queue (1,024 beats of 8 bytes; 128 of 64) for all of it, so a read waits for the streamer to
-//! make room. Each read costs a DMA round trip (one read is in flight at a time).
+//! A read is at most `MAX_READ` bytes (a longer piece is read in parts). The reads go to two `DmaStream`s in
+//! turn, each a DMA requester of its own (a tag each), so two are in flight at once: the second read's round
+//! trip is hidden behind the first one's beats. Their beats are taken in the order the reads were asked for
+//! (a stream's reads end in a `last` beat, a failed one's too), whatever order the host completes them in. A
+//! read is asked for only with room in its stream's queue (1,024 beats of 8 bytes; 128 of 64) for all of it,
+//! so a read waits for the streamer to make room.
 
 use crate::engine::resp::recv_wqe::{MAX_SGE, SGES_BITS, SGE_BITS};
 use crate::host::stream::DmaStream;
 use crate::kit::*;
 use wire::contract::qpc::recv_sge;
 
-/// The gather of the 8-byte datapath: its reads' 8-byte beats, 1,024 of them queued, `MAX_READ` bytes
-/// kept free for a read.
+/// The gather of the 8-byte datapath: its reads' 8-byte beats, 1,024 of them queued in each stream,
+/// `MAX_READ` bytes kept free for a read. A packet's reads may all but one go to one stream (a long piece
+/// and a short one in turn), so each stream holds a whole packet (4,096 bytes and a part beat a piece)
+/// past the room it keeps.
 pub type DmaGatherW8 = DmaGather<64, 8, 72, 10, 11, { MAX_READ / 8 }>;
-/// The gather of the 64-byte datapath: 128 beats of 64 bytes queued, `MAX_READ` kept free.
+/// The gather of the 64-byte datapath: 128 beats of 64 bytes queued in each stream, `MAX_READ` kept free.
 pub type DmaGatherW64 = DmaGather<512, 64, 576, 7, 8, { MAX_READ / 64 }>;
 
 /// The longest read the gather asks for (its stream's room), at both widths.
@@ -48,13 +53,15 @@ pub struct GatherWalk<const D: usize, const K: usize> {
     pub done: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,
     pub drop: Signal<In, Bit>,
-    /// `DmaStream`'s side: a read's start, and its first beat (with the read's error) and payload beats.
+    /// The streams' side: a read's start (in the stream whose turn it is), each stream's first beat of a
+    /// read (with the read's error), no read in flight in either (`s_quiet`), and the reads' beats in turn.
     pub s_can: Signal<In, Bit>,
+    pub s_quiet: Signal<In, Bit>,
     pub s_start: Signal<Out, Bit>,
     pub s_addr: Signal<Out, Bits<64>>,
     pub s_len: Signal<Out, Bits<16>>,
-    pub s_first: Signal<In, Bit>,
-    pub s_err: Signal<In, Bit>,
+    pub s_first: Signal<In, Bits<2>>,
+    pub s_err: Signal<In, Bits<2>>,
     pub s_data: Signal<In, Bits<D>>,
     pub s_keep: Signal<In, Bits<K>>,
     pub s_last: Signal<In, Bit>,
@@ -113,8 +120,8 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         format!("reg [31:0] g_len [0:{}];", MAX_SGE - 1),
         "reg [7:0] n_sge, j;".into(),
         "reg [31:0] skip, rem;".into(),
-        "// The reader's packet: its reads, their first beats seen, those that failed.".into(),
-        "reg [5:0] pieces, firsts, failed;".into(),
+        "// The reader's packet: its reads, their first beats seen.".into(),
+        "reg [5:0] pieces, firsts;".into(),
         "// The streamer's packet: its reads with beats in the queue, their last beats seen.".into(),
         "reg [5:0] ok_s, lasts;".into(),
         "// A packet read and waiting for the streamer (`held`): its reads with beats, and whether it is dropped.".into(),
@@ -128,7 +135,8 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "wire [31:0] in_sge = cur_len - skip;".into(),
         "wire [31:0] fit = rem < in_sge ? rem : in_sge;".into(),
         format!("wire [31:0] piece = fit < 32'd{MAX_READ} ? fit : 32'd{MAX_READ};"),
-        "wire [5:0] ok = pieces - failed;".into(),
+        "// Every read leaves beats to take, a failed one its last.".into(),
+        "wire [5:0] ok = pieces;".into(),
         format!("// The funnel: up to {} bytes held back (`acc`, `an` of them), a beat's bytes joined above them;", k - 1),
         "// the output beat registered, and the last few bytes of the stream owed as a beat of their own (`tail`).".into(),
         format!("reg [{}:0] acc;\nreg [{}:0] an;\nreg tail;", d - 1, cb - 1),
@@ -166,7 +174,8 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "always @(posedge clock) begin".into(),
         "    done_r <= 1'b0;".into(),
         "    fresh <= 1'b0;".into(),
-        "    if (s_first) begin firsts <= firsts + 6'd1; if (s_err) begin failed <= failed + 6'd1; bad <= 1'b1; end end".into(),
+        "    firsts <= firsts + {5'd0, s_first[0]} + {5'd0, s_first[1]};".into(),
+        "    if (|(s_first & s_err)) bad <= 1'b1;".into(),
         "    if (done_r && drop && held) h_drop <= 1'b1;".into(),
         "    if (o_valid && out_ready) begin".into(),
         "        o_valid <= 1'b0;".into(),
@@ -180,7 +189,7 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         format!("            g_len[il] <= sges[il * {SGE_BITS} + {} -: {n_w}];", n_lsb + n_w - 1),
         "        end".into(),
         format!("        n_sge <= count > 8'd{MAX_SGE} ? 8'd{MAX_SGE} : count;"),
-        "        j <= 8'd0; skip <= off; rem <= len; pieces <= 6'd0; firsts <= 6'd0; failed <= 6'd0; bad <= 1'b0;".into(),
+        "        j <= 8'd0; skip <= off; rem <= len; pieces <= 6'd0; firsts <= 6'd0; bad <= 1'b0;".into(),
         "        rs <= SEEK;".into(),
         "    end".into(),
         "    // Past the SGEs the offset (or the pieces before) used up, and any of no length.".into(),
@@ -195,7 +204,7 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "    end".into(),
         "    // Every piece's read over (its beats all in): done. A packet with bytes in the queue goes to the".into(),
         "    // streamer, or waits for it (`held`); the reader is free for the next once the streamer has it.".into(),
-        "    WAIT: if (s_can && firsts == pieces && !s_first) begin".into(),
+        "    WAIT: if (s_quiet && firsts == pieces && s_first == 2'd0) begin".into(),
         "        done_r <= 1'b1;".into(),
         "        rs <= R_IDLE;".into(),
         "        if (ok != 6'd0 && ss == S_IDLE) begin".into(),
@@ -239,8 +248,8 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
     ]
 }
 
-/// `dma_gather`: `GatherWalk` and the `DmaStream` that reads its pieces, with beats of `K` bytes (`D` bits;
-/// the stream's queue of `2^A` entries of `N = D + K` bits, `M` beats kept free for a read).
+/// `dma_gather`: `GatherWalk` and the two `DmaStream`s that read its pieces in turn, with beats of `K` bytes
+/// (`D` bits; each stream's queue of `2^A` entries of `N = D + K` bits, `M` beats kept free for a read).
 #[derive(LogicBlock, Default)]
 pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32> {
     pub clock: Signal<In, Clock>,
@@ -259,12 +268,18 @@ pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: us
     pub err: Signal<Out, Bit>,
     /// Discard what was read: read in the cycle `done` shows.
     pub drop: Signal<In, Bit>,
-    /// The DMA read port (a requester of `DmaReadMux`) and its completions.
+    /// The streams' DMA read ports (two requesters of `DmaReadMux`, a tag each: `rd_*` and `rd2_*`) and
+    /// their completions (`cpl_valid` the first's, `cpl2_valid` the second's; the rest shared).
     pub rd_valid: Signal<Out, Bit>,
     pub rd_ready: Signal<In, Bit>,
     pub rd_addr: Signal<Out, Bits<64>>,
     pub rd_len: Signal<Out, Bits<16>>,
+    pub rd2_valid: Signal<Out, Bit>,
+    pub rd2_ready: Signal<In, Bit>,
+    pub rd2_addr: Signal<Out, Bits<64>>,
+    pub rd2_len: Signal<Out, Bits<16>>,
     pub cpl_valid: Signal<In, Bit>,
+    pub cpl2_valid: Signal<In, Bit>,
     pub cpl_data: Signal<In, Bits<D>>,
     pub cpl_err: Signal<In, Bit>,
     pub cpl_last: Signal<In, Bit>,
@@ -276,6 +291,10 @@ pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: us
     pub out_ready: Signal<In, Bit>,
     walk: GatherWalk<D, K>,
     stream: DmaStream<D, K, N, A, AP1, M>,
+    stream2: DmaStream<D, K, N, A, AP1, M>,
+    /// The stream the next read goes to, and the one whose beats are taken (the second when set).
+    wi: DFF<Bit>,
+    ri: DFF<Bit>,
 }
 
 impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32> Logic
@@ -283,6 +302,7 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
 {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, wi, ri);
         self.walk.clock.next = self.clock.val();
         self.walk.reset.next = self.reset.val();
         self.walk.start.next = self.start.val();
@@ -296,27 +316,65 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
         self.done.next = self.walk.done.val();
         self.err.next = self.walk.err.val();
 
+        // Reads go to the streams in turn.
         self.stream.clock.next = self.clock.val();
         self.stream.reset.next = self.reset.val();
-        self.stream.start.next = self.walk.s_start.val();
+        self.stream.start.next = self.walk.s_start.val() & !self.wi.q.val();
         self.stream.addr.next = self.walk.s_addr.val();
         self.stream.len.next = self.walk.s_len.val();
+        self.stream2.clock.next = self.clock.val();
+        self.stream2.reset.next = self.reset.val();
+        self.stream2.start.next = self.walk.s_start.val() & self.wi.q.val();
+        self.stream2.addr.next = self.walk.s_addr.val();
+        self.stream2.len.next = self.walk.s_len.val();
         self.walk.s_can.next = self.stream.can_start.val();
+        if self.wi.q.val() {
+            self.walk.s_can.next = self.stream2.can_start.val();
+        }
+        if self.walk.s_start.val() {
+            self.wi.d.next = !self.wi.q.val();
+        }
+        self.walk.s_quiet.next = self.stream.idle.val() & self.stream2.idle.val();
         self.rd_valid.next = self.stream.rd_valid.val();
         self.stream.rd_ready.next = self.rd_ready.val();
         self.rd_addr.next = self.stream.rd_addr.val();
         self.rd_len.next = self.stream.rd_len.val();
+        self.rd2_valid.next = self.stream2.rd_valid.val();
+        self.stream2.rd_ready.next = self.rd2_ready.val();
+        self.rd2_addr.next = self.stream2.rd_addr.val();
+        self.rd2_len.next = self.stream2.rd_len.val();
         self.stream.cpl_valid.next = self.cpl_valid.val();
         self.stream.cpl_data.next = self.cpl_data.val();
         self.stream.cpl_err.next = self.cpl_err.val();
         self.stream.cpl_last.next = self.cpl_last.val();
-        self.walk.s_first.next = self.stream.first.val();
-        self.walk.s_err.next = self.stream.err.val();
+        self.stream2.cpl_valid.next = self.cpl2_valid.val();
+        self.stream2.cpl_data.next = self.cpl_data.val();
+        self.stream2.cpl_err.next = self.cpl_err.val();
+        self.stream2.cpl_last.next = self.cpl_last.val();
+        self.walk.s_first.next =
+            bit_cast::<2, 1>(self.stream.first.val().into()) | (bit_cast::<2, 1>(self.stream2.first.val().into()) << 1);
+        self.walk.s_err.next =
+            bit_cast::<2, 1>(self.stream.err.val().into()) | (bit_cast::<2, 1>(self.stream2.err.val().into()) << 1);
+        // Beats are taken from the streams in turn, a read's whole (up to its `last`) at a time.
         self.walk.s_data.next = self.stream.out_data.val();
         self.walk.s_keep.next = self.stream.out_keep.val();
         self.walk.s_last.next = self.stream.out_last.val();
         self.walk.s_valid.next = self.stream.out_valid.val();
-        self.stream.out_ready.next = self.walk.s_ready.val();
+        if self.ri.q.val() {
+            self.walk.s_data.next = self.stream2.out_data.val();
+            self.walk.s_keep.next = self.stream2.out_keep.val();
+            self.walk.s_last.next = self.stream2.out_last.val();
+            self.walk.s_valid.next = self.stream2.out_valid.val();
+        }
+        self.stream.out_ready.next = self.walk.s_ready.val() & !self.ri.q.val();
+        self.stream2.out_ready.next = self.walk.s_ready.val() & self.ri.q.val();
+        if self.walk.s_ready.val() & self.walk.s_valid.val() & self.walk.s_last.val() {
+            self.ri.d.next = !self.ri.q.val();
+        }
+        if self.reset.val() {
+            self.wi.d.next = false;
+            self.ri.d.next = false;
+        }
         self.out_data.next = self.walk.out_data.val();
         self.out_keep.next = self.walk.out_keep.val();
         self.out_last.next = self.walk.out_last.val();

@@ -4,7 +4,8 @@
 //! from `M` up kept free: room for the longest read, `M` beats) for all of it, since completions cannot be
 //! held back. Its first completion beat is shown the cycle after it came (`first`, with the read's error
 //! flag, `err`; registered, so no path runs from the DMA port to the engine that decides on it); a failed
-//! read's beats are dropped, so it leaves nothing in the queue.
+//! read leaves one beat in the queue, its last, with no lanes kept, so every read ends in a `last` beat
+//! (what reads through several streams in turn need to stay in step).
 
 use crate::bram_queue::BramQueue;
 use crate::kit::*;
@@ -20,6 +21,8 @@ pub struct DmaStream<const D: usize, const K: usize, const N: usize, const A: us
     pub len: Signal<In, Bits<16>>,
     /// No read in flight and room for the longest.
     pub can_start: Signal<Out, Bit>,
+    /// No read in flight.
+    pub idle: Signal<Out, Bit>,
     /// The DMA read port (a requester of `DmaReadMux`) and its completions.
     pub rd_valid: Signal<Out, Bit>,
     pub rd_ready: Signal<In, Bit>,
@@ -71,6 +74,7 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
             addr: Signal::default(),
             len: Signal::default(),
             can_start: Signal::default(),
+            idle: Signal::default(),
             rd_valid: Signal::default(),
             rd_ready: Signal::default(),
             rd_addr: Signal::default(),
@@ -111,6 +115,7 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
     fn update(&mut self) {
         dff_setup!(self, clock, pending, busy, seen, bad, left, at, n, first_q, err_q);
         self.can_start.next = !self.pending.q.val() & !self.busy.q.val() & !self.queue.almost_full.val();
+        self.idle.next = !self.pending.q.val() & !self.busy.q.val();
         if self.start.val() {
             self.pending.d.next = true;
             self.at.d.next = self.addr.val();
@@ -125,7 +130,8 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
             self.busy.d.next = true;
             self.seen.d.next = false;
         }
-        // A completion beat: its lanes up to the bytes left, unless the read failed (its first beat says).
+        // A completion beat: its lanes up to the bytes left, unless the read failed (its first beat says): then
+        // only its last beat, with no lanes.
         self.first_q.d.next = self.cpl_valid.val() & !self.seen.q.val();
         self.err_q.d.next = self.cpl_err.val();
         self.first.next = self.first_q.q.val();
@@ -133,9 +139,10 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
         self.mask.n.next = self.left.q.val();
         self.pack.data.next = self.cpl_data.val();
         self.pack.keep.next = self.mask.keep.val();
-        self.keep_beat.next = self.cpl_valid.val() & !self.bad.q.val();
-        if self.cpl_valid.val() & !self.seen.q.val() {
-            self.keep_beat.next = !self.cpl_err.val();
+        self.keep_beat.next = self.cpl_valid.val();
+        if (self.seen.q.val() & self.bad.q.val()) | (!self.seen.q.val() & self.cpl_err.val()) {
+            self.pack.keep.next = 0.into();
+            self.keep_beat.next = self.cpl_valid.val() & self.cpl_last.val();
         }
         self.queue.clock.next = self.clock.val();
         self.queue.data_in.next = self.pack.joined.val();

@@ -148,11 +148,12 @@ pub struct ReqTx {
     status: DFF<Bits<5>>,
     oldest_at: DFF<Bits<8>>,
     /// The descriptor cache (the model's `KeptDesc`): `desc` holds QP `kept_qpn`'s WQE at SQ counter
-    /// `kept_index`; `hit` when this packet's is that one (no read).
+    /// `kept_index`; `hit` when this packet's is that one (no read): 2 as `Desc` is entered, taken at 1 (the
+    /// window entry at the cursor is read again after `PsnWalk`'s reads, a cycle).
     kept: DFF<Bit>,
     kept_qpn: DFF<Bits<24>>,
     kept_index: DFF<Bits<16>>,
-    hit: DFF<Bit>,
+    hit: DFF<Bits<2>>,
     wake: FetchWake,
     sendable: ReqReady,
     psn_walk: PsnWalk,
@@ -415,7 +416,7 @@ impl Logic for ReqTx {
                             & (self.kept_qpn.q.val() == self.qpn.q.val())
                             & (self.kept_index.q.val() == self.step.index.val())
                         {
-                            self.hit.d.next = true;
+                            self.hit.d.next = 2.into();
                         } else {
                             self.desc.start.next = true;
                             self.kept.d.next = false;
@@ -437,7 +438,7 @@ impl Logic for ReqTx {
                         & (self.kept_qpn.q.val() == self.qpn.q.val())
                         & (self.kept_index.q.val() == self.step.index.val())
                     {
-                        self.hit.d.next = true;
+                        self.hit.d.next = 2.into();
                     } else {
                         self.desc.start.next = true;
                         self.kept.d.next = false;
@@ -447,9 +448,12 @@ impl Logic for ReqTx {
                 }
             }
             ReqTxState::Desc => {
-                // The descriptor read (`desc.done`), or the kept one (`hit`).
-                if self.desc.done.val() | self.hit.q.val() {
-                    self.hit.d.next = false;
+                // The descriptor read (`desc.done`), or the kept one (`hit`) once the entry is in again.
+                if self.hit.q.val() == 2 {
+                    self.hit.d.next = 1.into();
+                }
+                if self.desc.done.val() | (self.hit.q.val() == 1) {
+                    self.hit.d.next = 0.into();
                     if self.step.raw.val() {
                         // The model's `raw::next_frame`: a slot that cannot be read, or inline data of another
                         // length than the entry's, is a protection error.
@@ -460,7 +464,7 @@ impl Logic for ReqTx {
                             self.status.d.next = self.prot_err.val();
                             self.state.d.next = ReqTxState::Fail;
                         }
-                    } else if self.desc.ok.val() | self.hit.q.val() {
+                    } else if self.desc.ok.val() | (self.hit.q.val() == 1) {
                         self.kept.d.next = true;
                         self.g_start.next = true;
                         self.state.d.next = ReqTxState::Gather;
@@ -540,7 +544,7 @@ impl Logic for ReqTx {
         if self.reset.val() {
             self.state.d.next = ReqTxState::Idle;
             self.kept.d.next = false;
-            self.hit.d.next = false;
+            self.hit.d.next = 0.into();
         }
     }
 }
