@@ -261,7 +261,7 @@ fn a_wqe_descriptor_is_kept_across_its_packets() {
     b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
     b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
     let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
-    let mut last_byte = |b: &mut Bench| {
+    let last_byte = |b: &mut Bench| {
         let Effect::Frame(f) = b.nic.apply(0, &tx, &mut b.mem).unwrap() else { panic!("a SEND packet") };
         f[f.len() - 5]
     };
