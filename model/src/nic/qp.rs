@@ -150,8 +150,8 @@ pub struct WqeDesc {
 
 /// The requester's one-entry descriptor cache: the descriptor read for QP `qpn`'s WQE at SQ counter `index`,
 /// used again for that WQE's next packets instead of reading its slot again. Any other WQE's read replaces
-/// it; a raw frame's read, a read that fails or does not parse, and a command that creates or modifies a QP
-/// drop it. A slot rewritten while its WQE is posted (which verbs leave undefined) is seen only by a packet
+/// it; a raw frame's read, a read that fails or does not parse, an inline WQE's read (the hardware gathers
+/// inline bytes from the slot with each packet), and a command that creates or modifies a QP drop it. A slot rewritten while its WQE is posted (which verbs leave undefined) is seen only by a packet
 /// that reads it again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeptDesc {

@@ -94,7 +94,9 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         qp.req.finish(cursor, Some((WcStatus::LocQpOpErr, 0)));
         return None;
     };
-    nic.kept = Some(KeptDesc { qpn, index, desc: desc.clone() });
+    if !matches!(desc.data, WqeData::Inline(_)) {
+        nic.kept = Some(KeptDesc { qpn, index, desc: desc.clone() });
+    }
     let qp = nic.qp_mut(qpn)?;
     let psn = qp.req.cursor_psn;
     let seg = segment(op, flags, len, (first, npkts), psn, pmtu, (desc.remote_va, desc.rkey), qp.req.pkts_since_ackreq);

@@ -8,7 +8,7 @@
 //! records, the GID entry, then the window entry at the cursor (`Rings::window`). A QP that may send has, for
 //! a WQE already started, its first PSN found (`PsnWalk`: the packed context does not keep it), then its SQ
 //! slot read (`SendDesc`) unless its descriptor is the one kept from the last read (the model's `KeptDesc`:
-//! the same QP and SQ counter, no raw frame's read and no QP command since), the packet segmented
+//! the same QP and SQ counter, not inline, no raw frame's read and no QP command since), the packet segmented
 //! (`ReqSeg`) and its headers built (`TxHeaders`), and its
 //! payload gathered (`DmaGather`, shared with the responder's READ responses: the SGEs, or the slot's inline
 //! bytes as one piece). The decision (`decided`, the trace's `Tx` of the requester stream) is taken in the
@@ -154,6 +154,8 @@ pub struct ReqTx {
     kept_qpn: DFF<Bits<24>>,
     kept_index: DFF<Bits<16>>,
     hit: DFF<Bits<2>>,
+    /// `Desc` is entered for a packet (from `Entry` or `Walk`): its descriptor read or the kept one taken.
+    to_desc: Signal<Local, Bit>,
     wake: FetchWake,
     sendable: ReqReady,
     psn_walk: PsnWalk,
@@ -231,6 +233,7 @@ impl ReqTx {
             kept_qpn: DFF::default(),
             kept_index: DFF::default(),
             hit: DFF::default(),
+            to_desc: Signal::default(),
             wake: FetchWake::new(profile),
             sendable: ReqReady::new(profile),
             psn_walk: PsnWalk::new(profile),
@@ -258,6 +261,7 @@ impl Logic for ReqTx {
         self.wake.visit.next = false;
         self.wake.visit_qpn.next = self.qpn.q.val();
         self.wake.clear.next = false;
+        self.to_desc.next = false;
 
         self.step.attr.next = self.attr.val();
         self.step.req.next = self.req.val();
@@ -412,17 +416,7 @@ impl Logic for ReqTx {
                         // A WQE not started yet starts at the requester's next PSN.
                         self.first.d.next = self.step.psn.val();
                         self.state.d.next = ReqTxState::Desc;
-                        if self.kept.q.val()
-                            & (self.kept_qpn.q.val() == self.qpn.q.val())
-                            & (self.kept_index.q.val() == self.step.index.val())
-                        {
-                            self.hit.d.next = 2.into();
-                        } else {
-                            self.desc.start.next = true;
-                            self.kept.d.next = false;
-                            self.kept_qpn.d.next = self.qpn.q.val();
-                            self.kept_index.d.next = self.step.index.val();
-                        }
+                        self.to_desc.next = true;
                     }
                 } else {
                     self.wake.clear.next = true;
@@ -434,17 +428,7 @@ impl Logic for ReqTx {
                 if self.psn_walk.done.val() {
                     self.first.d.next = self.psn_walk.first.val();
                     self.state.d.next = ReqTxState::Desc;
-                    if self.kept.q.val()
-                        & (self.kept_qpn.q.val() == self.qpn.q.val())
-                        & (self.kept_index.q.val() == self.step.index.val())
-                    {
-                        self.hit.d.next = 2.into();
-                    } else {
-                        self.desc.start.next = true;
-                        self.kept.d.next = false;
-                        self.kept_qpn.d.next = self.qpn.q.val();
-                        self.kept_index.d.next = self.step.index.val();
-                    }
+                    self.to_desc.next = true;
                 }
             }
             ReqTxState::Desc => {
@@ -465,7 +449,8 @@ impl Logic for ReqTx {
                             self.state.d.next = ReqTxState::Fail;
                         }
                     } else if self.desc.ok.val() | (self.hit.q.val() == 1) {
-                        self.kept.d.next = true;
+                        // An inline WQE's bytes are read from its slot with each packet: it is not kept.
+                        self.kept.d.next = !self.desc.inline_data.val();
                         self.g_start.next = true;
                         self.state.d.next = ReqTxState::Gather;
                     } else {
@@ -535,6 +520,20 @@ impl Logic for ReqTx {
             }
             _ => {
                 self.state.d.next = ReqTxState::Idle;
+            }
+        }
+        // The packet's descriptor: the kept one if it is this WQE's, else read (and kept once it parses).
+        if self.to_desc.val() {
+            if self.kept.q.val()
+                & (self.kept_qpn.q.val() == self.qpn.q.val())
+                & (self.kept_index.q.val() == self.step.index.val())
+            {
+                self.hit.d.next = 2.into();
+            } else {
+                self.desc.start.next = true;
+                self.kept.d.next = false;
+                self.kept_qpn.d.next = self.qpn.q.val();
+                self.kept_index.d.next = self.step.index.val();
             }
         }
         // A QP's records written by a command: what is kept may be stale.

@@ -278,3 +278,27 @@ fn a_wqe_descriptor_is_kept_across_its_packets() {
     assert_eq!(b.run(op::MODIFY_QP, &a.to_bytes()).0, Status::Ok);
     assert_eq!(last_byte(&mut b), 0x22, "the third packet: read again after the command");
 }
+
+/// An inline WQE's descriptor is not kept: its bytes come from the slot with each packet, so a SEND sent
+/// again after its ACK timer ran out carries what the slot holds then.
+#[test]
+fn an_inline_descriptor_is_not_kept() {
+    let mut b = Bench::new();
+    let q = b.rts_qp();
+    let send = SendCtrlRepr { opcode: SendOp::Send as u8, flags: send_flags::INLINE, len: 40, imm: 0, wr_id: 1 };
+    b.mem.write(q.sq, &send.to_bytes()).unwrap();
+    b.mem.write(q.sq + SEND_DATA as u64, &[0x11; 40]).unwrap();
+    b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+    let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
+    let last_byte = |b: &mut Bench, now| {
+        let Effect::Frame(f) = b.nic.apply(now, &tx, &mut b.mem).unwrap() else { panic!("a SEND") };
+        f[f.len() - 5]
+    };
+    assert_eq!(last_byte(&mut b, 0), 0x11, "the first transmission");
+    b.mem.write(q.sq + SEND_DATA as u64, &[0x22; 40]).unwrap();
+    let due = b.nic.timer_deadline(q.qpn, TimerKind::Ack).expect("the ACK timer armed");
+    let now = tick_start(due);
+    b.nic.apply(now, &Decision::Timer { qpn: q.qpn, timer: TimerKind::Ack }, &mut b.mem).unwrap();
+    assert_eq!(last_byte(&mut b, now), 0x22, "sent again from the slot");
+}
