@@ -118,6 +118,17 @@ fn first_diff(got: &[u8], want: &[u8]) -> Option<(usize, u8, u8)> {
     got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w).map(|(i, (&g, &w))| (i, g, w))
 }
 
+/// Runs the core a cycle at a time until it has decided its first requester packet (within 100,000 cycles).
+fn run_to_first_packet(core: &RtlHandle, ctx: &str) {
+    for cycle in 0.. {
+        if core.requests().0 > 0 {
+            return;
+        }
+        assert!(cycle < 100_000, "{ctx}: the core decided its first packet");
+        core.run(1);
+    }
+}
+
 /// A signaled work request `op` with SGE `sge` (none for an empty one).
 fn wr(wr_id: u64, op: SendOp, sge: Option<Sge>) -> SendWr {
     SendWr {
@@ -1084,13 +1095,7 @@ fn a_report_mid_frame_waits_for_the_frame(width: Width) {
     let mut wr = wr(1, SendOp::RdmaWrite, Some(b.sge(0, 1024)));
     (wr.remote_addr, wr.rkey) = (a.mr.addr, a.mr.rkey);
     b.qps[0].post_send(&wr).expect("a WRITE posted");
-    for cycle in 0.. {
-        if core.requests().0 > 0 {
-            break;
-        }
-        assert!(cycle < 100_000, "the core decided to send the WRITE");
-        core.run(1);
-    }
+    run_to_first_packet(&core, "mid-frame");
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, &r.first), (0, &None), "a report mid-frame, {} decisions", r.events);
     exchange(&w, &core, &b, "mid-frame", |f| vec![f]);
@@ -1114,13 +1119,7 @@ fn a_kept_descriptor_outlives_its_slot(width: Width) {
     let mut wr = wr(1, SendOp::RdmaWrite, Some(b.sge(0, 3072)));
     (wr.remote_addr, wr.rkey) = (a.mr.addr, a.mr.rkey);
     b.qps[0].post_send(&wr).expect("a WRITE of three packets posted");
-    for cycle in 0.. {
-        if core.requests().0 > 0 {
-            break;
-        }
-        assert!(cycle < 100_000, "{ctx}: the core decided the WRITE's first packet");
-        core.run(1);
-    }
+    run_to_first_packet(&core, &ctx);
     let moved = DataSegRepr { addr: b.sge(0x4000, 0).addr, lkey: b.mr.lkey, length: 3072 }.to_bytes();
     b.ctx.backend().dma_write(b.qps[0].sq_slot(0) + SEND_DATA as u64, &moved).expect("the slot rewritten");
     exchange(&w, &core, &b, &ctx, |f| vec![f]);
