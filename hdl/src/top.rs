@@ -628,7 +628,6 @@ impl Top {
                 p("addr", 64, Dir::In),
                 p("len", 16, Dir::In),
                 p("can_start", 1, Dir::Out),
-                p("idle", 1, Dir::Out),
                 p("rd_valid", 1, Dir::Out),
                 p("rd_ready", 1, Dir::In),
                 p("rd_addr", 64, Dir::Out),

@@ -3,15 +3,18 @@
 //! (`qpc::recv_sge` records: an address and a length each), how many there are, the message offset the
 //! payload starts at and its length (at most a path MTU), it walks to the SGE the offset falls in (past any
 //! of no length) and reads the payload piece by piece, each piece the rest of an SGE or of the payload, one
-//! read at a time through `DmaStream`. Once every piece is in (or the list ran out first) it says so for a
-//! cycle (`done`), with `err` if a read failed or the list is shorter than offset plus length (the model's
-//! gather then fails: no packet). The pieces' bytes then come out as one stream (`out_*`: full beats of `K`
+//! read at a time through `DmaStream`. Once every piece's read is answered (its first beat in: whether it
+//! failed is known then) or the list ran out first, it says so for a cycle (`done`), with `err` if a read
+//! failed or the list is shorter than offset plus length (the model's gather then fails: no packet). The
+//! pieces' bytes then come out as one stream, as they arrive (`out_*`: full beats of `K`
 //! bytes from lane 0, the last one's `keep` a prefix), or, with `drop` in the `done` cycle, are discarded. A
 //! payload of no bytes reads nothing and gives no beats. An inline WQE's data is one piece: the slot's
 //! bytes. Generic in the beat (`DmaGatherW8`, `DmaGatherW64`).
 //!
-//! Two packets overlap: the reader takes the next packet's start once the last one is read (`reading` low)
-//! while the streamer still sends that one's bytes, which the queue holds ahead of the next's. A packet read
+//! Two packets overlap: the reader takes the next packet's start once the last one is answered (`reading`
+//! low) while the streamer still sends that one's bytes, which the queue holds ahead of the next's; so the
+//! next packet's reads are asked for while the last one's beats still come in, and no round trip a packet
+//! is spent. A packet read
 //! before the streamer is free waits for it (`held`), and the reader waits for that packet to go to the
 //! streamer; `busy` is high while any of it is in flight.
 //!
@@ -54,9 +57,8 @@ pub struct GatherWalk<const D: usize, const K: usize> {
     pub err: Signal<Out, Bit>,
     pub drop: Signal<In, Bit>,
     /// The streams' side: a read's start (in the stream whose turn it is), each stream's first beat of a
-    /// read (with the read's error), no read in flight in either (`s_quiet`), and the reads' beats in turn.
+    /// read (with the read's error), and the reads' beats in turn.
     pub s_can: Signal<In, Bit>,
-    pub s_quiet: Signal<In, Bit>,
     pub s_start: Signal<Out, Bit>,
     pub s_addr: Signal<Out, Bits<64>>,
     pub s_len: Signal<Out, Bits<16>>,
@@ -202,9 +204,9 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "        if (piece == in_sge) begin j <= j + 8'd1; skip <= 32'd0; end else skip <= skip + piece;".into(),
         "        rs <= SEEK;".into(),
         "    end".into(),
-        "    // Every piece's read over (its beats all in): done. A packet with bytes in the queue goes to the".into(),
-        "    // streamer, or waits for it (`held`); the reader is free for the next once the streamer has it.".into(),
-        "    WAIT: if (s_quiet && firsts == pieces && s_first == 2'd0) begin".into(),
+        "    // Every piece's read answered (its first beat in; more may follow): done. A packet with reads".into(),
+        "    // goes to the streamer, or waits for it (`held`); the reader is free once the streamer has it.".into(),
+        "    WAIT: if (firsts == pieces && s_first == 2'd0) begin".into(),
         "        done_r <= 1'b1;".into(),
         "        rs <= R_IDLE;".into(),
         "        if (ok != 6'd0 && ss == S_IDLE) begin".into(),
@@ -263,7 +265,8 @@ pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: us
     pub busy: Signal<Out, Bit>,
     /// A start now would be lost: a packet is being read, or is read and waits for the streamer.
     pub reading: Signal<Out, Bit>,
-    /// Every piece is in, for a cycle; and whether the gather failed (a read, or the list too short).
+    /// Every piece's read is answered, for a cycle; and whether the gather failed (a read, or the list too
+    /// short).
     pub done: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,
     /// Discard what was read: read in the cycle `done` shows.
@@ -334,7 +337,6 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
         if self.walk.s_start.val() {
             self.wi.d.next = !self.wi.q.val();
         }
-        self.walk.s_quiet.next = self.stream.idle.val() & self.stream2.idle.val();
         self.rd_valid.next = self.stream.rd_valid.val();
         self.stream.rd_ready.next = self.rd_ready.val();
         self.rd_addr.next = self.stream.rd_addr.val();

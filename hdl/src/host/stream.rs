@@ -21,8 +21,6 @@ pub struct DmaStream<const D: usize, const K: usize, const N: usize, const A: us
     pub len: Signal<In, Bits<16>>,
     /// No read in flight and room for the longest.
     pub can_start: Signal<Out, Bit>,
-    /// No read in flight.
-    pub idle: Signal<Out, Bit>,
     /// The DMA read port (a requester of `DmaReadMux`) and its completions.
     pub rd_valid: Signal<Out, Bit>,
     pub rd_ready: Signal<In, Bit>,
@@ -74,7 +72,6 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
             addr: Signal::default(),
             len: Signal::default(),
             can_start: Signal::default(),
-            idle: Signal::default(),
             rd_valid: Signal::default(),
             rd_ready: Signal::default(),
             rd_addr: Signal::default(),
@@ -115,7 +112,6 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
     fn update(&mut self) {
         dff_setup!(self, clock, pending, busy, seen, bad, left, at, n, first_q, err_q);
         self.can_start.next = !self.pending.q.val() & !self.busy.q.val() & !self.queue.almost_full.val();
-        self.idle.next = !self.pending.q.val() & !self.busy.q.val();
         if self.start.val() {
             self.pending.d.next = true;
             self.at.d.next = self.addr.val();
