@@ -146,7 +146,7 @@ pub fn rtl_turn(
     core: &crate::rtl::RtlHandle,
     frames: Vec<Vec<u8>>,
     limit: u64,
-    mut look: impl FnMut(&[u8]),
+    look: impl FnMut(&[u8]),
 ) -> (u64, bool) {
     let start = core.cycles();
     for f in frames {
@@ -154,13 +154,36 @@ pub fn rtl_turn(
     }
     let settled = core.settle(limit);
     let cycles = core.cycles() - start;
+    hand_over(w, core, look);
+    (cycles, settled)
+}
+
+/// `rtl_turn` without waiting for the core to settle: `frames` go into the core's MAC, the core runs
+/// `cycles` cycles (what it is doing carries on at the next call), and what it sent by then, each frame shown
+/// to `look` first, goes into the world. Called in a loop with the world run between, traffic flows both
+/// ways without the core's pipeline draining at every hand-over, as over a link of at most `cycles` delay.
+pub fn rtl_stretch(
+    w: &SharedWorld,
+    core: &crate::rtl::RtlHandle,
+    frames: Vec<Vec<u8>>,
+    cycles: u64,
+    look: impl FnMut(&[u8]),
+) {
+    for f in frames {
+        core.receive(f);
+    }
+    core.run(cycles);
+    hand_over(w, core, look);
+}
+
+/// The frames the core has sent, each shown to `look`, into the world.
+fn hand_over(w: &SharedWorld, core: &crate::rtl::RtlHandle, mut look: impl FnMut(&[u8])) {
     let answers = core.take_sent();
     let mut w = crate::lock_world(w);
     for f in answers {
         look(&f);
         w.inject_external(f);
     }
-    (cycles, settled)
 }
 
 /// Cycles two linked RTL cores run between hand-overs of the frames they sent: the link's delay, at most.
