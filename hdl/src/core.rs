@@ -48,7 +48,7 @@ use crate::engine::resp::tx::RespTx;
 use crate::host::adapt::{CplNarrow, WriteWiden};
 use crate::host::counters::CounterBank;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
-use crate::host::gather::{DmaGather, OneSge, MAX_READ};
+use crate::host::gather::{max_read, DmaGather, OneSge};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
@@ -72,7 +72,7 @@ pub type CoreW8 = Core<
     72,
     10,
     11,
-    { MAX_READ / 8 },
+    { max_read(8) / 8 },
 >;
 /// The 64-byte core: the same with beats of 64 bytes (the control reads and writes through `host::adapt`).
 pub type CoreW64 = Core<
@@ -84,9 +84,9 @@ pub type CoreW64 = Core<
     { RECORDS_LOG2_W64 + 1 },
     INGRESS_LOG2_W64,
     576,
-    7,
     8,
-    { MAX_READ / 64 },
+    9,
+    { max_read(64) / 64 },
 >;
 
 /// The core, generic in its beat (`K` bytes, `D` bits): the RX and TX pipelines' store and record sizes

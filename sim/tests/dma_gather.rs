@@ -11,7 +11,7 @@
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
 
 use hdl::engine::resp::recv_wqe::{MAX_SGE, SGE_BITS};
-use hdl::host::gather::MAX_READ;
+use hdl::host::gather::max_read;
 use hdl::top::Top;
 use hdl::Width;
 use model::hostmem::HostMemory;
@@ -72,7 +72,7 @@ struct Case {
     host: (u64, f64, f64),
 }
 
-fn case(rng: &mut Rng, mem: &HostMemory, region: u64) -> Case {
+fn case(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32) -> Case {
     let count = rng.below(MAX_SGE as u64 + 1) as usize;
     let sges: Vec<Sge> = (0..count)
         .map(|_| {
@@ -106,8 +106,8 @@ fn case(rng: &mut Rng, mem: &HostMemory, region: u64) -> Case {
     let mut pieces = Vec::new();
     let good = walk_sges(&sges, off, len, |addr, a, b| {
         // A piece longer than a read is read in parts.
-        for at in (a..b).step_by(MAX_READ as usize) {
-            pieces.push((addr + (at - a) as u64, (b - at).min(MAX_READ as usize)));
+        for at in (a..b).step_by(max_read as usize) {
+            pieces.push((addr + (at - a) as u64, (b - at).min(max_read as usize)));
         }
         mem.read(addr, &mut want[a..b]).is_ok()
     });
@@ -139,7 +139,7 @@ fn gathered(w: Width) {
     let region = mem.alloc(1 << 16);
     let data: Vec<u8> = (0..1 << 16).map(|_| rng.below(256) as u8).collect();
     mem.write(region, &data).expect("the region written");
-    let cases: Vec<Case> = (0..3000).map(|_| case(&mut rng, &mem, region)).collect();
+    let cases: Vec<Case> = (0..3000).map(|_| case(&mut rng, &mem, region, max_read(k))).collect();
     let ctx = |n: usize| {
         let c = &cases[n];
         format!("seed {seed} (FERRITE_SEED={seed}), width {k}, case {n}: {:x?} off {} len {}", c.sges, c.off, c.len)

@@ -18,7 +18,7 @@
 //! before the streamer is free waits for it (`held`), and the reader waits for that packet to go to the
 //! streamer; `busy` is high while any of it is in flight.
 //!
-//! A read is at most `MAX_READ` bytes (a longer piece is read in parts). The reads go to two `DmaStream`s in
+//! A read is at most `max_read(K)` bytes (a longer piece is read in parts). The reads go to two `DmaStream`s in
 //! turn, each a DMA requester of its own (a tag each), so two are in flight at once: the second read's round
 //! trip is hidden behind the first one's beats. Their beats are taken in the order the reads were asked for
 //! (a stream's reads end in a `last` beat, a failed one's too), whatever order the host completes them in. A
@@ -30,16 +30,25 @@ use crate::host::stream::DmaStream;
 use crate::kit::*;
 use wire::contract::qpc::recv_sge;
 
-/// The gather of the 8-byte datapath: its reads' 8-byte beats, 1,024 of them queued in each stream,
-/// `MAX_READ` bytes kept free for a read. A packet's reads may all but one go to one stream (a long piece
-/// and a short one in turn), so each stream holds a whole packet (4,096 bytes and a part beat a piece)
-/// past the room it keeps.
-pub type DmaGatherW8 = DmaGather<64, 8, 72, 10, 11, { MAX_READ / 8 }>;
-/// The gather of the 64-byte datapath: 128 beats of 64 bytes queued in each stream, `MAX_READ` kept free.
-pub type DmaGatherW64 = DmaGather<512, 64, 576, 7, 8, { MAX_READ / 64 }>;
+/// The gather of the 8-byte datapath: its reads' 8-byte beats, 1,024 of them queued in each stream, a
+/// longest read's bytes (2,048) kept free for a read. A packet's reads may all but one go to one stream (a
+/// long piece and a short one in turn), so each stream holds a whole packet (4,096 bytes and a part beat a
+/// piece) past the room it keeps.
+pub type DmaGatherW8 = DmaGather<64, 8, 72, 10, 11, { max_read(8) / 8 }>;
+/// The gather of the 64-byte datapath: 256 beats of 64 bytes queued in each stream, a longest read's bytes
+/// (4,096) kept free, and a whole packet past them.
+pub type DmaGatherW64 = DmaGather<512, 64, 576, 8, 9, { max_read(64) / 64 }>;
 
-/// The longest read the gather asks for (its stream's room), at both widths.
-pub const MAX_READ: u32 = 2048;
+/// The longest read the gather asks for with beats of `k` bytes (its stream's room): 2,048 bytes at 8, a
+/// whole packet at the largest path MTU (4,096) at 64, where a round trip is two packets' beats and each
+/// stream's one read in flight must carry a packet.
+pub const fn max_read(k: usize) -> u32 {
+    if k >= 64 {
+        4096
+    } else {
+        2048
+    }
+}
 
 /// The walk over the SGEs, the pieces' accounting and the funnel that joins the pieces' bytes.
 #[derive(LogicBlock, Default)]
@@ -136,7 +145,7 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "wire [31:0] cur_len = j < n_sge ? g_len[j[3:0]] : 32'd0;".into(),
         "wire [31:0] in_sge = cur_len - skip;".into(),
         "wire [31:0] fit = rem < in_sge ? rem : in_sge;".into(),
-        format!("wire [31:0] piece = fit < 32'd{MAX_READ} ? fit : 32'd{MAX_READ};"),
+        format!("wire [31:0] piece = fit < 32'd{mr} ? fit : 32'd{mr};", mr = max_read(k)),
         "// Every read leaves beats to take, a failed one its last.".into(),
         "wire [5:0] ok = pieces;".into(),
         format!("// The funnel: up to {} bytes held back (`acc`, `an` of them), a beat's bytes joined above them;", k - 1),
