@@ -1055,6 +1055,9 @@ impl<
         self.gather.count.next = 1.into();
         self.gather.off.next = 0.into();
         self.gather.len.next = bit_cast::<32, 16>(self.resp_tx.rd_len.val());
+        self.gather.claim.next = false;
+        self.gather.tag.next = 0.into();
+        self.gather.msg_end.next = 0.into();
         self.gather.drop.next = self.resp_tx.nil.val();
         if self.req_tx.ctx_busy.val() {
             self.gather.start.next = self.req_tx.g_start.val();
@@ -1062,6 +1065,9 @@ impl<
             self.gather.count.next = self.req_tx.g_count.val();
             self.gather.off.next = self.req_tx.g_off.val();
             self.gather.len.next = self.req_tx.g_len.val();
+            self.gather.claim.next = self.req_tx.g_claim.val();
+            self.gather.tag.next = self.req_tx.g_tag.val();
+            self.gather.msg_end.next = self.req_tx.g_end.val();
             self.gather.drop.next = self.req_tx.g_drop.val();
         }
         // The requester's next packet may be read while the last one's payload still streams.

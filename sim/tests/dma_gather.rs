@@ -1,12 +1,17 @@
 //! A packet's payload gathered from a scatter list in RTL (`hdl::host::gather::DmaGather`) against the
 //! model's `qp::walk_sges` as its `req::gather` reads host memory: lists of up to 16 SGEs (some of no
 //! length, at any address and length, some in memory that is not there), payloads of up to a path MTU at
-//! any offset (some past the list's end). The block's two read ports (a tag each) may each have a read in
-//! flight; the host answers each read after a random latency, its beats with random bubbles, the two tags'
-//! beats interleaved at random (in order within a tag); the consumer takes the stream with random stalls, or
-//! drops it (as the requester drops a failed one). Most gathers start as soon as the block takes one (`reading` low), while the last one's
-//! bytes still stream; the rest once it is idle. Whether each gather fails, the reads it asks for (the
-//! model's pieces) and the bytes it gives compared.
+//! any offset (some past the list's end). Some gathers are single packets; others are a message's packets
+//! in turn (each as long as a path MTU, the last what is left, the message's length at times past the
+//! list's end), which the block reads ahead and each next packet claims; the message is cut into by
+//! another one's packet at times, taken up again, or a packet of it asked for twice, so what was read
+//! ahead is dropped. The block's two read ports (a tag each) may each have a read in flight; the host
+//! answers each read after a random latency, its beats with random bubbles, the two tags' beats
+//! interleaved at random (in order within a tag); the consumer takes the stream with random stalls, or
+//! drops it (as the requester drops a failed one). Most gathers start as soon as the block takes one
+//! (`reading` low), while the last one's bytes still stream; the rest once it is idle. Whether each gather
+//! fails and the bytes it gives are compared; each read asked for must be one of the model's pieces of a
+//! packet of the message last started (of that packet alone for a single one).
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
 
@@ -70,11 +75,49 @@ struct Case {
     overlap: bool,
     /// The host's read latency (cycles) and bubble rate, and the consumer's stall rate while it is read.
     host: (u64, f64, f64),
+    /// The message the packet is of, whether it claims what was read ahead, and how far to read ahead.
+    tag: u32,
+    claim: bool,
+    end: u32,
 }
 
-fn case(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32) -> Case {
+/// The model's pieces of the packet at `off` of `len` bytes (a piece longer than a read in parts), its
+/// bytes, and whether the gather succeeds.
+fn model_gather(
+    mem: &HostMemory,
+    sges: &[Sge],
+    off: u32,
+    len: usize,
+    max_read: u32,
+) -> (bool, Vec<u8>, Vec<(u64, usize)>) {
+    let mut want = vec![0u8; len];
+    let mut pieces = Vec::new();
+    let good = walk_sges(sges, off, len, |addr, a, b| {
+        for at in (a..b).step_by(max_read as usize) {
+            pieces.push((addr + (at - a) as u64, (b - at).min(max_read as usize)));
+        }
+        mem.read(addr, &mut want[a..b]).is_ok()
+    });
+    (good, want, pieces)
+}
+
+/// The reads the block may ask for the packet at `off` of `len` bytes: every piece of its walk, those past
+/// a read that fails too (the block learns of a failure only from the read's first beat).
+fn walk_pieces(sges: &[Sge], off: u32, len: usize, max_read: u32) -> Vec<(u64, usize)> {
+    let mut pieces = Vec::new();
+    walk_sges(sges, off, len, |addr, a, b| {
+        for at in (a..b).step_by(max_read as usize) {
+            pieces.push((addr + (at - a) as u64, (b - at).min(max_read as usize)));
+        }
+        true
+    });
+    pieces
+}
+
+/// A random list of up to 16 SGEs in `region` (some of no length, a few not in memory).
+fn sge_list(rng: &mut Rng, region: u64) -> Vec<Sge> {
     let count = rng.below(MAX_SGE as u64 + 1) as usize;
-    let sges: Vec<Sge> = (0..count)
+    (0..count)
         .map(|_| {
             let length = match rng.below(6) {
                 0 => 0,
@@ -89,7 +132,82 @@ fn case(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32) -> Case {
             };
             Sge { addr, lkey: 0, length }
         })
-        .collect();
+        .collect()
+}
+
+/// The test's gathers, and for each message the reads that may be asked for while it is the last started:
+/// the model's pieces of every packet of it.
+fn cases(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32, n: usize) -> (Vec<Case>, Vec<Vec<(u64, usize)>>) {
+    let (mut out, mut allowed) = (Vec::new(), Vec::new());
+    let host = |rng: &mut Rng| (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
+    let single = |rng: &mut Rng, tag: u32, allowed: &mut Vec<Vec<(u64, usize)>>| {
+        let c = case(rng, mem, region, max_read, tag);
+        allowed.push(walk_pieces(&c.sges, c.off, c.len, max_read));
+        c
+    };
+    while out.len() < n {
+        let tag = allowed.len() as u32;
+        if !rng.chance(0.4) {
+            let c = single(rng, tag, &mut allowed);
+            out.push(c);
+            continue;
+        }
+        // A message's packets in turn.
+        let sges = sge_list(rng, region);
+        let total: u32 = sges.iter().map(|s| s.length).sum();
+        let end = if rng.chance(0.1) { total + 1 + rng.below(100) as u32 } else { total };
+        let plen = [256u32, 512, 1024, 2048, 4096][rng.below(5) as usize];
+        let packets: Vec<(u32, usize)> =
+            (0..end.div_ceil(plen)).map(|i| (i * plen, (end - i * plen).min(plen) as usize)).collect();
+        let mut may = Vec::new();
+        for &(off, len) in &packets {
+            may.extend(walk_pieces(&sges, off, len, max_read));
+        }
+        allowed.push(may);
+        let mut i = if rng.chance(0.2) { rng.below(packets.len().max(1) as u64) as usize } else { 0 };
+        let mut first = true;
+        while i < packets.len() && out.len() < n {
+            let (off, len) = packets[i];
+            let (good, want, pieces) = model_gather(mem, &sges, off, len, max_read);
+            let claim = !first || rng.chance(0.2);
+            let end = if rng.chance(0.95) { end } else { 0 };
+            let (drop, overlap, h) = (good && rng.chance(0.05), rng.chance(0.8), host(rng));
+            out.push(Case {
+                sges: sges.clone(),
+                off,
+                len,
+                good,
+                want,
+                pieces,
+                drop,
+                overlap,
+                host: h,
+                tag,
+                claim,
+                end,
+            });
+            first = false;
+            if rng.chance(0.05) {
+                // Another message's packet cuts in; this one's next packet comes after it.
+                let c = single(rng, allowed.len() as u32, &mut allowed);
+                out.push(c);
+            } else if rng.chance(0.03) {
+                // The same packet asked for again.
+                continue;
+            }
+            if rng.chance(0.03) {
+                break;
+            }
+            i += 1;
+        }
+    }
+    out.truncate(n);
+    (out, allowed)
+}
+
+/// A single packet's gather: its list, offset and length, no read ahead.
+fn case(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32, tag: u32) -> Case {
+    let sges = sge_list(rng, region);
     let total: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
     let off = match rng.below(4) {
         0 => 0,
@@ -101,19 +219,23 @@ fn case(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32) -> Case {
         1 => 1 + rng.below(4096) as usize,
         _ => (total.saturating_sub(u64::from(off)) as usize).min(1 + rng.below(4096) as usize),
     } + usize::from(rng.chance(0.05));
-    // The model: the pieces and the bytes, or the gather's failure.
-    let mut want = vec![0u8; len];
-    let mut pieces = Vec::new();
-    let good = walk_sges(&sges, off, len, |addr, a, b| {
-        // A piece longer than a read is read in parts.
-        for at in (a..b).step_by(max_read as usize) {
-            pieces.push((addr + (at - a) as u64, (b - at).min(max_read as usize)));
-        }
-        mem.read(addr, &mut want[a..b]).is_ok()
-    });
+    let (good, want, pieces) = model_gather(mem, &sges, off, len, max_read);
     let drop = good && rng.chance(0.1);
     let host = (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
-    Case { sges, off, len, good, want, pieces, drop, overlap: rng.chance(0.7), host }
+    Case {
+        sges,
+        off,
+        len,
+        good,
+        want,
+        pieces,
+        drop,
+        overlap: rng.chance(0.7),
+        host,
+        tag,
+        claim: rng.chance(0.1),
+        end: 0,
+    }
 }
 
 fn gathered(w: Width) {
@@ -124,6 +246,7 @@ fn gathered(w: Width) {
     let (reset, start, p_sges, p_count, p_off, p_len) =
         (q("reset"), q("start"), q("sges"), q("count"), q("off"), q("len"));
     let (p_busy, p_reading, p_done, p_err, p_drop) = (q("busy"), q("reading"), q("done"), q("err"), q("drop"));
+    let (p_claim, p_tag, p_end) = (q("claim"), q("tag"), q("msg_end"));
     let ports = [
         (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"), q("cpl_valid")),
         (q("rd2_valid"), q("rd2_ready"), q("rd2_addr"), q("rd2_len"), q("cpl2_valid")),
@@ -139,7 +262,7 @@ fn gathered(w: Width) {
     let region = mem.alloc(1 << 16);
     let data: Vec<u8> = (0..1 << 16).map(|_| rng.below(256) as u8).collect();
     mem.write(region, &data).expect("the region written");
-    let cases: Vec<Case> = (0..3000).map(|_| case(&mut rng, &mem, region, max_read(k))).collect();
+    let (cases, allowed) = cases(&mut rng, &mem, region, max_read(k), 4000);
     let ctx = |n: usize| {
         let c = &cases[n];
         format!("seed {seed} (FERRITE_SEED={seed}), width {k}, case {n}: {:x?} off {} len {}", c.sges, c.off, c.len)
@@ -147,7 +270,12 @@ fn gathered(w: Width) {
     let (mut ok, mut failed, mut dropped, mut overlapped, mut pieces_seen, mut bytes) = (0u32, 0u32, 0u32, 0u32, 0, 0);
     // The case being read (started, not done), the cases whose bytes are owed in order, the reads each asked.
     let (mut next, mut reading, mut owed) = (0usize, None::<usize>, VecDeque::<usize>::new());
-    let mut reads: Vec<Vec<(u64, usize)>> = vec![Vec::new(); cases.len()];
+    // The cycle and message of each start; each port's read offered and not yet taken; reads asked for
+    // while no gather was started (ahead).
+    let mut starts: Vec<(u64, u32)> = Vec::new();
+    let (mut offered, mut ahead) = ([false; 2], 0u32);
+    // Reads offered since the last start; packets of bytes whose every read was asked for before their start.
+    let (mut since_start, mut claimed) = (0u32, 0u32);
     // Each tag's beats to come, in order, with the cycle each is due.
     let mut beats: [VecDeque<(u64, Beat)>; 2] = [VecDeque::new(), VecDeque::new()];
     let (mut in_flight, mut both) = ([0usize; 2], 0u64);
@@ -162,11 +290,25 @@ fn gathered(w: Width) {
         for (t, &(valid, ready_p, addr, len, _)) in ports.iter().enumerate() {
             let ready = !rng.chance(stall / 2.0);
             rtl.set(ready_p, u64::from(ready));
+            if rtl.get(valid) == 1 && !offered[t] {
+                // A read asked for the cycle before it is offered, of the message started last by then
+                // (a start holds reads back in its cycle).
+                offered[t] = true;
+                let (a, l) = (rtl.get(addr), rtl.get(len) as usize);
+                let of = |c: u64| starts.iter().rev().find(|&&(at, _)| at <= c).map(|&(_, tag)| tag);
+                let tags: Vec<u32> = (1..=3).filter_map(|back| of(cycle.saturating_sub(back))).collect();
+                assert!(
+                    tags.iter().any(|&tag| allowed[tag as usize].contains(&(a, l))),
+                    "a read of {l} bytes at {a:#x} is a piece of a packet of message {tags:?}: seed {seed} \
+                     (FERRITE_SEED={seed}), width {k}, cycle {cycle}, after case {next}"
+                );
+                ahead += u32::from(reading.is_none());
+                since_start += u32::from(reading.is_some());
+            }
             if ready && rtl.get(valid) == 1 {
                 let (a, l) = (rtl.get(addr), rtl.get(len) as usize);
-                let n = reading.expect("a read only for a started gather");
-                assert_eq!(in_flight[t], 0, "one read in flight a tag: {}", ctx(n));
-                reads[n].push((a, l));
+                offered[t] = false;
+                assert_eq!(in_flight[t], 0, "one read in flight a tag: seed {seed}, width {k}, cycle {cycle}");
                 let mut buf = vec![0u8; l.div_ceil(k) * k];
                 let bad = mem.read(a, &mut buf[..l]).is_err();
                 let nb = l.div_ceil(k);
@@ -200,12 +342,8 @@ fn gathered(w: Width) {
             assert_eq!(err, !c.good, "whether the gather failed: {}", ctx(n));
             rtl.set(p_drop, u64::from(err || c.drop));
             if c.good {
-                let mut asked = reads[n].clone();
-                asked.sort_unstable();
-                let mut pieces = c.pieces.clone();
-                pieces.sort_unstable();
-                assert_eq!(asked, pieces, "the reads asked for: {}", ctx(n));
                 ok += 1;
+                claimed += u32::from(c.len > 0 && since_start == 0);
                 pieces_seen += c.pieces.len();
                 if c.drop {
                     dropped += 1;
@@ -227,7 +365,12 @@ fn gathered(w: Width) {
                 rtl.set(p_count, c.sges.len() as u64);
                 rtl.set(p_off, u64::from(c.off));
                 rtl.set(p_len, c.len as u64);
+                rtl.set(p_claim, u64::from(c.claim));
+                rtl.set(p_tag, u64::from(c.tag));
+                rtl.set(p_end, u64::from(c.end));
                 rtl.set(start, 1);
+                starts.push((cycle, c.tag));
+                since_start = 0;
                 host = c.host;
                 reading = Some(next);
                 next += 1;
@@ -259,9 +402,10 @@ fn gathered(w: Width) {
     eprintln!(
         "dma_gather (width {k}): {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} \
          failed; {overlapped} started while the last one streamed; {both} cycles with both tags' reads in \
-         flight; {cycle} cycles"
+         flight; {ahead} reads asked for ahead, {claimed} packets read wholly ahead; {cycle} cycles"
     );
-    assert!(ok > 2000 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
+    assert!(ahead > 500 && claimed > 200, "seed {seed}: packets read ahead and claimed");
+    assert!(ok > 2500 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
     assert!(overlapped > 500, "seed {seed}: gathers overlap");
     assert!(both > 10_000, "seed {seed}: two reads in flight");
 }

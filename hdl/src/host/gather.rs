@@ -11,18 +11,23 @@
 //! payload of no bytes reads nothing and gives no beats. An inline WQE's data is one piece: the slot's
 //! bytes. Generic in the beat (`DmaGatherW8`, `DmaGatherW64`).
 //!
-//! Two packets overlap: the reader takes the next packet's start once the last one is answered (`reading`
-//! low) while the streamer still sends that one's bytes, which the queue holds ahead of the next's; so the
-//! next packet's reads are asked for while the last one's beats still come in, and no round trip a packet
-//! is spent. A packet read
-//! before the streamer is free waits for it (`held`), and the reader waits for that packet to go to the
-//! streamer; `busy` is high while any of it is in flight.
+//! Packets overlap. The reader takes the next start once the last packet is answered (`reading` low)
+//! while the streamer still sends the packets before, kept in order in a short list, so a packet's reads
+//! go out while the last one's beats still come in. And it reads ahead: after a packet of a message that
+//! goes on (`msg_end`), the next `READ_AHEAD` packets' pieces (each as long as the first, the last what is
+//! left) are asked for before anyone asks for them, so at 64 bytes, where a round trip is two packets'
+//! beats, a packet's bytes are in when its turn comes. A start that names the next packet read ahead
+//! (`claim`, the same `tag`, offset and length) takes it; any other drops all that was read ahead, whose
+//! beats the streamer then discards. Each stream's read in flight is marked with its packet's number, so
+//! first beats that come out of order across the streams count to the right packet; a dropped packet's
+//! read still in flight has its first beat passed over. `busy` is high while anything asked for is in
+//! flight.
 //!
 //! A read is at most `max_read(K)` bytes (a longer piece is read in parts). The reads go to two `DmaStream`s in
 //! turn, each a DMA requester of its own (a tag each), so two are in flight at once: the second read's round
 //! trip is hidden behind the first one's beats. Their beats are taken in the order the reads were asked for
 //! (a stream's reads end in a `last` beat, a failed one's too), whatever order the host completes them in. A
-//! read is asked for only with room in its stream's queue (1,024 beats of 8 bytes; 128 of 64) for all of it,
+//! read is asked for only with room in its stream's queue (1,024 beats of 8 bytes; 256 of 64) for all of it,
 //! so a read waits for the streamer to make room.
 
 use crate::engine::resp::recv_wqe::{MAX_SGE, SGES_BITS, SGE_BITS};
@@ -60,14 +65,18 @@ pub struct GatherWalk<const D: usize, const K: usize> {
     pub count: Signal<In, Bits<8>>,
     pub off: Signal<In, Bits<32>>,
     pub len: Signal<In, Bits<32>>,
+    pub claim: Signal<In, Bit>,
+    pub tag: Signal<In, Bits<32>>,
+    pub msg_end: Signal<In, Bits<32>>,
     pub busy: Signal<Out, Bit>,
     pub reading: Signal<Out, Bit>,
     pub done: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,
     pub drop: Signal<In, Bit>,
-    /// The streams' side: a read's start (in the stream whose turn it is), each stream's first beat of a
-    /// read (with the read's error), and the reads' beats in turn.
+    /// The streams' side: a read's start (in the stream whose turn it is, the second when `s_turn`), each
+    /// stream's first beat of a read (with the read's error), and the reads' beats in turn.
     pub s_can: Signal<In, Bit>,
+    pub s_turn: Signal<In, Bit>,
     pub s_start: Signal<Out, Bit>,
     pub s_addr: Signal<Out, Bits<64>>,
     pub s_len: Signal<Out, Bits<16>>,
@@ -110,6 +119,9 @@ impl<const D: usize, const K: usize> Logic for GatherWalk<D, K> {
     }
 }
 
+/// Packets the reader may read ahead of the one the requester asked for.
+pub const READ_AHEAD: u32 = 2;
+
 /// The Verilog body of `GatherWalk` with beats of `k` bytes.
 pub fn walk_verilog(k: usize) -> Vec<String> {
     assert!(k.is_power_of_two() && k >= 8);
@@ -122,32 +134,56 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
     assert_eq!(l.width() as usize, SGE_BITS);
     let f = |n: &str| l.slice(n).map(|(lsb, w)| (lsb as usize, w as usize)).expect("an SGE field");
     let ((a_lsb, a_w), (n_lsb, n_w)) = (f("addr"), f("length"));
-    vec![
-        "localparam R_IDLE = 2'd0, SEEK = 2'd1, ISSUE = 2'd2, WAIT = 2'd3;".to_string(),
+    let mut v = vec![
+        "localparam R_IDLE = 2'd0, SEEK = 2'd1, ISSUE = 2'd2;".to_string(),
         "localparam S_IDLE = 2'd0, STREAM = 2'd1, DRAIN = 2'd2;".into(),
-        "// The reader (`rs`: the walk and its reads) and the streamer (`ss`: the funnel), one packet each.".into(),
+        "// The reader (`rs`: the walk and its reads) and the streamer (`ss`: the funnel).".into(),
         "reg [1:0] rs, ss;".into(),
         format!("reg [63:0] g_addr [0:{}];", MAX_SGE - 1),
         format!("reg [31:0] g_len [0:{}];", MAX_SGE - 1),
         "reg [7:0] n_sge, j;".into(),
         "reg [31:0] skip, rem;".into(),
-        "// The reader's packet: its reads, their first beats seen.".into(),
-        "reg [5:0] pieces, firsts;".into(),
-        "// The streamer's packet: its reads with beats in the queue, their last beats seen.".into(),
-        "reg [5:0] ok_s, lasts;".into(),
-        "// A packet read and waiting for the streamer (`held`): its reads with beats, and whether it is dropped.".into(),
-        "reg held, h_drop;".into(),
-        "reg [5:0] h_ok;".into(),
-        "// The streamer's packet is the one `done` shows this cycle (it went straight to the streamer).".into(),
-        "reg fresh;".into(),
-        "reg bad, done_r;".into(),
+        "// Packets by a number of 2 bits: reads asked for, first beats seen, failed, every read asked for;".into(),
+        "// offset and length. The asked-for packet (`ps`, awaited while `p_on`), those read ahead after it".into(),
+        "// up to `ts`, the one being read (`iseq`).".into(),
+        "reg [5:0] pcs [0:3];\nreg [5:0] fst [0:3];\nreg [3:0] bd, isd;".into(),
+        "reg [31:0] poff [0:3];\nreg [31:0] plen [0:3];".into(),
+        "reg [1:0] ps, ts, iseq;\nreg p_on;".into(),
+        "// The read ahead: the message it follows (`a_tag`), its end, the packets' length, the next one's offset."
+            .into(),
+        "reg [31:0] a_tag, a_end, a_plen, a_off;\nreg a_ok;".into(),
+        "// Each stream's read waiting for its first beat, the packet it is of, and a first beat to pass over".into(),
+        "// (its packet was dropped, its number may be another's now).".into(),
+        "reg [1:0] infl, stale;\nreg [1:0] own0, own1;".into(),
+        "// Packets for the streamer, in order: reads with beats in the queues, and whether they are dropped.".into(),
+        "reg [6:0] l_cnt [0:3];\nreg [3:0] l_drop;\nreg [1:0] lh, lt;\nreg [2:0] ln;".into(),
+        "// The streamer's packet: its reads, their last beats seen.".into(),
+        "reg [6:0] ok_s, lasts;".into(),
+        "reg done_r, err_r;\nreg [5:0] d_cnt;".into(),
         "integer il;".into(),
         "wire [31:0] cur_len = j < n_sge ? g_len[j[3:0]] : 32'd0;".into(),
         "wire [31:0] in_sge = cur_len - skip;".into(),
         "wire [31:0] fit = rem < in_sge ? rem : in_sge;".into(),
         format!("wire [31:0] piece = fit < 32'd{mr} ? fit : 32'd{mr};", mr = max_read(k)),
-        "// Every read leaves beats to take, a failed one its last.".into(),
-        "wire [5:0] ok = pieces;".into(),
+        "// First beats counted, each to its read's packet.".into(),
+        "wire c0 = s_first[0] && !stale[0];\nwire c1 = s_first[1] && !stale[1];".into(),
+    ];
+    for q in 0..4 {
+        v.push(format!("wire [1:0] inc{q} = {{1'b0, c0 && own0 == 2'd{q}}} + {{1'b0, c1 && own1 == 2'd{q}}};"));
+    }
+    v.extend([
+        "wire [1:0] inc_ps = ps == 2'd0 ? inc0 : ps == 2'd1 ? inc1 : ps == 2'd2 ? inc2 : inc3;".to_string(),
+        "wire [1:0] a_n = ts - ps;\nwire [1:0] nx = ps + 2'd1;\nwire [1:0] nx2 = ps + 2'd2;\nwire [1:0] nt = ts + 2'd1;".into(),
+        "wire [5:0] a_sum = (a_n >= 2'd1 ? pcs[nx] : 6'd0) + (a_n >= 2'd2 ? pcs[nx2] : 6'd0);".into(),
+        "// The start asks for the packet read ahead next: the same message (its descriptor kept), offset and length.".into(),
+        "wire hit = claim && a_n != 2'd0 && a_tag == tag && poff[nx] == off && plen[nx] == len;".into(),
+        "wire [31:0] a_left = a_end - a_off;".into(),
+        "wire [31:0] a_len = a_left < a_plen ? a_left : a_plen;".into(),
+        format!("wire ahead = a_ok && a_off < a_end && a_n < 2'd{READ_AHEAD};"),
+        "wire p_done = p_on && isd[ps] && fst[ps] == pcs[ps] && inc_ps == 2'd0 && ln != 3'd4;".into(),
+        "wire push_d = done_r && d_cnt != 6'd0;".into(),
+        "wire push_a = start && !hit && a_sum != 6'd0;".into(),
+        "wire pop = ss == S_IDLE && ln != 3'd0;".into(),
         format!("// The funnel: up to {} bytes held back (`acc`, `an` of them), a beat's bytes joined above them;", k - 1),
         "// the output beat registered, and the last few bytes of the stream owed as a beat of their own (`tail`).".into(),
         format!("reg [{}:0] acc;\nreg [{}:0] an;\nreg tail;", d - 1, cb - 1),
@@ -158,24 +194,22 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         format!("wire [{}:0] kd = s_data & {{{}}};", d - 1, lanes.join(", ")),
         format!("wire [{}:0] joined = {{{d}'d0, acc}} | ({{{d}'d0, kd}} << {{an, 3'd0}});", 2 * d - 1),
         format!("wire [{cb}:0] tot = {{1'b0, an}} + {{1'b0, m}};"),
-        "wire final_beat = s_last && lasts + 6'd1 == ok_s;".into(),
+        "wire final_beat = s_last && lasts + 7'd1 == ok_s;".into(),
         format!(
             "function [{}:0] prefix(input [{cb}:0] n); prefix = n >= {}'d{k} ? {{{k}{{1'b1}}}} : ({k}'d1 << n[{}:0]) - {k}'d1; endfunction",
             k - 1,
             cb + 1,
             lk - 1
         ),
-        "// The packet `done` shows is dropped: read only in that cycle.".into(),
-        "wire cut = fresh && drop;".into(),
         "// Beats are taken up to the packet's last read's last beat; the next packet's follow in the queue.".into(),
         "wire more = lasts != ok_s;".into(),
-        "wire take = ss == STREAM && !cut && more && s_valid && !tail && (!o_valid || out_ready);".into(),
+        "wire take = ss == STREAM && more && s_valid && !tail && (!o_valid || out_ready);".into(),
         "always @(*) begin".into(),
-        "    busy = rs != R_IDLE || ss != S_IDLE || held;".into(),
-        "    reading = rs != R_IDLE || held;".into(),
+        "    busy = p_on || done_r || ss != S_IDLE || ln != 3'd0;".into(),
+        "    reading = p_on || done_r || ln >= 3'd2;".into(),
         "    done = done_r;".into(),
-        "    err = bad;".into(),
-        "    s_start = rs == ISSUE && s_can;".into(),
+        "    err = err_r;".into(),
+        "    s_start = rs == ISSUE && s_can && !start;".into(),
         "    s_addr = g_addr[j[3:0]] + {32'd0, skip};".into(),
         "    s_len = piece[15:0];".into(),
         "    s_ready = take || ss == DRAIN;".into(),
@@ -184,54 +218,76 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "wire unused_piece = ^piece[31:16];".into(),
         "always @(posedge clock) begin".into(),
         "    done_r <= 1'b0;".into(),
-        "    fresh <= 1'b0;".into(),
-        "    firsts <= firsts + {5'd0, s_first[0]} + {5'd0, s_first[1]};".into(),
-        "    if (|(s_first & s_err)) bad <= 1'b1;".into(),
-        "    if (done_r && drop && held) h_drop <= 1'b1;".into(),
+        "    fst[0] <= fst[0] + {4'd0, inc0}; fst[1] <= fst[1] + {4'd0, inc1};".into(),
+        "    fst[2] <= fst[2] + {4'd0, inc2}; fst[3] <= fst[3] + {4'd0, inc3};".into(),
+        "    if (c0 && s_err[0]) bd[own0] <= 1'b1;".into(),
+        "    if (c1 && s_err[1]) bd[own1] <= 1'b1;".into(),
+        "    if (s_first[0]) begin infl[0] <= 1'b0; stale[0] <= 1'b0; end".into(),
+        "    if (s_first[1]) begin infl[1] <= 1'b0; stale[1] <= 1'b0; end".into(),
+        "    if (s_start) begin".into(),
+        "        pcs[iseq] <= pcs[iseq] + 6'd1; infl[s_turn] <= 1'b1;".into(),
+        "        if (s_turn) own1 <= iseq; else own0 <= iseq;".into(),
+        "    end".into(),
         "    if (o_valid && out_ready) begin".into(),
         "        o_valid <= 1'b0;".into(),
         "        if (o_last) ss <= S_IDLE;".into(),
         "        if (tail) begin o_valid <= 1'b1; o_data <= acc; o_keep <= prefix({1'b0, an}); o_last <= 1'b1; tail <= 1'b0; end".into(),
         "    end".into(),
+        "    // The reader: the packet being read piece by piece, then the next one ahead while there is one.".into(),
         "    case (rs)".into(),
-        "    R_IDLE: if (start) begin".into(),
+        "    R_IDLE: if (ahead) begin".into(),
+        "        ts <= nt; iseq <= nt; pcs[nt] <= 6'd0; fst[nt] <= 6'd0; bd[nt] <= 1'b0; isd[nt] <= 1'b0;".into(),
+        "        poff[nt] <= a_off; plen[nt] <= a_len; rem <= a_len; a_off <= a_off + a_len; rs <= SEEK;".into(),
+        "    end".into(),
+        "    // Past the SGEs the offset (or the pieces before) used up, and any of no length.".into(),
+        "    SEEK: if (rem == 32'd0) begin".into(),
+        "        isd[iseq] <= 1'b1;".into(),
+        "        if (ahead) begin".into(),
+        "            ts <= nt; iseq <= nt; pcs[nt] <= 6'd0; fst[nt] <= 6'd0; bd[nt] <= 1'b0; isd[nt] <= 1'b0;".into(),
+        "            poff[nt] <= a_off; plen[nt] <= a_len; rem <= a_len; a_off <= a_off + a_len;".into(),
+        "        end else rs <= R_IDLE;".into(),
+        "    end else if (j >= n_sge) begin".into(),
+        "        // The list is shorter than the packet: it fails, and nothing is read ahead after it.".into(),
+        "        bd[iseq] <= 1'b1; isd[iseq] <= 1'b1; a_ok <= 1'b0; rs <= R_IDLE;".into(),
+        "    end else if (skip >= cur_len) begin skip <= skip - cur_len; j <= j + 8'd1; end".into(),
+        "    else rs <= ISSUE;".into(),
+        "    ISSUE: if (s_can && !start) begin".into(),
+        "        rem <= rem - piece;".into(),
+        "        if (piece == in_sge) begin j <= j + 8'd1; skip <= 32'd0; end else skip <= skip + piece;".into(),
+        "        rs <= SEEK;".into(),
+        "    end".into(),
+        "    default: rs <= R_IDLE;".into(),
+        "    endcase".into(),
+        "    // A start takes the packet read ahead next, or drops what was read ahead and reads its own.".into(),
+        "    // A start that takes it says how far to read ahead now (not past its message; 0: no further).".into(),
+        "    if (start && hit) begin ps <= nx; p_on <= 1'b1; a_end <= msg_end; end".into(),
+        "    else if (start) begin".into(),
+        "        stale[0] <= infl[0] && !s_first[0]; stale[1] <= infl[1] && !s_first[1];".into(),
         format!("        for (il = 0; il < {MAX_SGE}; il = il + 1) begin"),
         format!("            g_addr[il] <= sges[il * {SGE_BITS} + {} -: {a_w}];", a_lsb + a_w - 1),
         format!("            g_len[il] <= sges[il * {SGE_BITS} + {} -: {n_w}];", n_lsb + n_w - 1),
         "        end".into(),
         format!("        n_sge <= count > 8'd{MAX_SGE} ? 8'd{MAX_SGE} : count;"),
-        "        j <= 8'd0; skip <= off; rem <= len; pieces <= 6'd0; firsts <= 6'd0; bad <= 1'b0;".into(),
-        "        rs <= SEEK;".into(),
+        "        j <= 8'd0; skip <= off; rem <= len;".into(),
+        "        ps <= nx; ts <= nx; iseq <= nx; pcs[nx] <= 6'd0; fst[nx] <= 6'd0; bd[nx] <= 1'b0; isd[nx] <= 1'b0;".into(),
+        "        p_on <= 1'b1; rs <= SEEK;".into(),
+        "        a_tag <= tag; a_end <= msg_end; a_plen <= len; a_off <= off + len; a_ok <= len != 32'd0;".into(),
         "    end".into(),
-        "    // Past the SGEs the offset (or the pieces before) used up, and any of no length.".into(),
-        "    SEEK: if (rem == 32'd0) rs <= WAIT;".into(),
-        "    else if (j >= n_sge) begin bad <= 1'b1; rs <= WAIT; end".into(),
-        "    else if (skip >= cur_len) begin skip <= skip - cur_len; j <= j + 8'd1; end".into(),
-        "    else rs <= ISSUE;".into(),
-        "    ISSUE: if (s_can) begin".into(),
-        "        pieces <= pieces + 6'd1; rem <= rem - piece;".into(),
-        "        if (piece == in_sge) begin j <= j + 8'd1; skip <= 32'd0; end else skip <= skip + piece;".into(),
-        "        rs <= SEEK;".into(),
+        "    // Every read of the asked-for packet answered (its first beat in; more may follow): done. The".into(),
+        "    // packet goes to the streamer's list the cycle after, kept or dropped (`drop`, read then).".into(),
+        "    if (p_done) begin done_r <= 1'b1; err_r <= bd[ps]; d_cnt <= pcs[ps]; p_on <= 1'b0; end".into(),
+        "    if (push_d || push_a) begin".into(),
+        "        l_cnt[lt] <= push_d ? {1'b0, d_cnt} : {1'b0, a_sum}; l_drop[lt] <= push_d ? drop : 1'b1; lt <= lt + 2'd1;".into(),
         "    end".into(),
-        "    // Every piece's read answered (its first beat in; more may follow): done. A packet with reads".into(),
-        "    // goes to the streamer, or waits for it (`held`); the reader is free once the streamer has it.".into(),
-        "    WAIT: if (firsts == pieces && s_first == 2'd0) begin".into(),
-        "        done_r <= 1'b1;".into(),
-        "        rs <= R_IDLE;".into(),
-        "        if (ok != 6'd0 && ss == S_IDLE) begin".into(),
-        format!("            ss <= STREAM; ok_s <= ok; lasts <= 6'd0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0; fresh <= 1'b1;"),
-        "        end else if (ok != 6'd0) begin held <= 1'b1; h_ok <= ok; h_drop <= 1'b0; end".into(),
-        "    end".into(),
-        "    default: rs <= R_IDLE;".into(),
-        "    endcase".into(),
+        "    if (pop) lh <= lh + 2'd1;".into(),
+        "    ln <= ln + {2'd0, push_d || push_a} - {2'd0, pop};".into(),
         "    case (ss)".into(),
-        "    S_IDLE: if (held) begin".into(),
-        "        ss <= h_drop || (done_r && drop) ? DRAIN : STREAM;".into(),
-        format!("        ok_s <= h_ok; lasts <= 6'd0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0; held <= 1'b0;"),
+        "    S_IDLE: if (ln != 3'd0) begin".into(),
+        "        ss <= l_drop[lh] ? DRAIN : STREAM;".into(),
+        format!("        ok_s <= l_cnt[lh]; lasts <= 7'd0; acc <= {d}'d0; an <= {cb}'d0; tail <= 1'b0;"),
         "    end".into(),
-        "    STREAM: if (cut) ss <= DRAIN;".into(),
-        "    else if (take) begin".into(),
-        "        if (s_last) lasts <= lasts + 6'd1;".into(),
+        "    STREAM: if (take) begin".into(),
+        "        if (s_last) lasts <= lasts + 7'd1;".into(),
         format!("        if (tot >= {}'d{k} || final_beat) begin", cb + 1),
         format!("            o_valid <= 1'b1; o_data <= joined[{}:0]; o_keep <= prefix(tot);", d - 1),
         format!("            o_last <= final_beat && tot <= {}'d{k};", cb + 1),
@@ -246,17 +302,18 @@ pub fn walk_verilog(k: usize) -> Vec<String> {
         "    end".into(),
         "    // The packet's beats discarded, up to its last read's last beat (the next packet's follow).".into(),
         "    DRAIN: if (s_valid) begin".into(),
-        "        if (s_last) lasts <= lasts + 6'd1;".into(),
-        "        if (s_last && lasts + 6'd1 == ok_s) ss <= S_IDLE;".into(),
+        "        if (s_last) lasts <= lasts + 7'd1;".into(),
+        "        if (s_last && lasts + 7'd1 == ok_s) ss <= S_IDLE;".into(),
         "    end".into(),
         "    default: ss <= S_IDLE;".into(),
         "    endcase".into(),
         "    if (reset) begin".into(),
-        "        rs <= R_IDLE; ss <= S_IDLE; held <= 1'b0; fresh <= 1'b0; done_r <= 1'b0; o_valid <= 1'b0; tail <= 1'b0;".into(),
-        "        bad <= 1'b0;".into(),
+        "        rs <= R_IDLE; ss <= S_IDLE; p_on <= 1'b0; ts <= ps; a_ok <= 1'b0; infl <= 2'd0; stale <= 2'd0;".into(),
+        "        lh <= 2'd0; lt <= 2'd0; ln <= 3'd0; done_r <= 1'b0; o_valid <= 1'b0; tail <= 1'b0;".into(),
         "    end".into(),
         "end".into(),
-    ]
+    ]);
+    v
 }
 
 /// `dma_gather`: `GatherWalk` and the two `DmaStream`s that read its pieces in turn, with beats of `K` bytes
@@ -270,9 +327,17 @@ pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: us
     pub count: Signal<In, Bits<8>>,
     pub off: Signal<In, Bits<32>>,
     pub len: Signal<In, Bits<32>>,
-    /// From a start to the stream's last beat taken (or dropped).
+    /// The packet is of the message the last start's was (`tag` names it: the same SGEs), which may have
+    /// been read ahead; and the message's length, up to which the packets after this one (each as long as
+    /// it, the last what is left) are read ahead. A start of another message, another offset or length, or
+    /// without `claim` drops what was read ahead.
+    pub claim: Signal<In, Bit>,
+    pub tag: Signal<In, Bits<32>>,
+    pub msg_end: Signal<In, Bits<32>>,
+    /// From a start to the stream's last beat taken (or dropped); what is read ahead and not asked for does
+    /// not count.
     pub busy: Signal<Out, Bit>,
-    /// A start now would be lost: a packet is being read, or is read and waits for the streamer.
+    /// A start now would be lost: a packet is being read, or two wait for the streamer.
     pub reading: Signal<Out, Bit>,
     /// Every piece's read is answered, for a cycle; and whether the gather failed (a read, or the list too
     /// short).
@@ -322,7 +387,11 @@ impl<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: 
         self.walk.count.next = self.count.val();
         self.walk.off.next = self.off.val();
         self.walk.len.next = self.len.val();
+        self.walk.claim.next = self.claim.val();
+        self.walk.tag.next = self.tag.val();
+        self.walk.msg_end.next = self.msg_end.val();
         self.walk.drop.next = self.drop.val();
+        self.walk.s_turn.next = self.wi.q.val();
         self.busy.next = self.walk.busy.val();
         self.reading.next = self.walk.reading.val();
         self.done.next = self.walk.done.val();

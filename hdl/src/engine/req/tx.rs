@@ -11,7 +11,8 @@
 //! the same QP and SQ counter, not inline, no raw frame's read and no QP command since), the packet segmented
 //! (`ReqSeg`) and its headers built (`TxHeaders`), and its
 //! payload gathered (`DmaGather`, shared with the responder's READ responses: the SGEs, or the slot's inline
-//! bytes as one piece). The decision (`decided`, the trace's `Tx` of the requester stream) is taken in the
+//! bytes as one piece; a packet taking the kept descriptor claims what the gather read ahead along the
+//! message, which it reads only while no other QP waits to send). The decision (`decided`, the trace's `Tx` of the requester stream) is taken in the
 //! cycle the TX pipeline takes the packet's record: `qp_req` written back (`ReqStep`) and the entry marked
 //! started. A slot that cannot be read or parsed again (LocQpOpErr), or a payload that cannot be gathered
 //! (LocProtErr, its bytes dropped), sends nothing (`nil`): the entry is finished with that error, `oldest`
@@ -120,6 +121,13 @@ pub struct ReqTx {
     pub g_count: Signal<Out, Bits<8>>,
     pub g_off: Signal<Out, Bits<32>>,
     pub g_len: Signal<Out, Bits<32>>,
+    /// The packet is the next of the message the last gather was of (its descriptor kept), which the gather
+    /// may have read ahead; the message (`g_tag`: the QP and the WQE's SQ counter) and how far to read ahead
+    /// along it (`g_end`: its length, or 0 when another QP waits to send and the next visit is not this
+    /// QP's, or the data is not read from SGEs).
+    pub g_claim: Signal<Out, Bit>,
+    pub g_tag: Signal<Out, Bits<32>>,
+    pub g_end: Signal<Out, Bits<32>>,
     pub g_busy: Signal<In, Bit>,
     pub g_done: Signal<In, Bit>,
     pub g_err: Signal<In, Bit>,
@@ -209,6 +217,9 @@ impl ReqTx {
             g_count: Signal::default(),
             g_off: Signal::default(),
             g_len: Signal::default(),
+            g_claim: Signal::default(),
+            g_tag: Signal::default(),
+            g_end: Signal::default(),
             g_busy: Signal::default(),
             g_done: Signal::default(),
             g_err: Signal::default(),
@@ -356,6 +367,12 @@ impl Logic for ReqTx {
         self.g_count.next = self.step.g_count.val();
         self.g_off.next = self.step.g_off.val();
         self.g_len.next = self.step.g_len.val();
+        self.g_claim.next = (self.hit.q.val() == 1) & !self.step.raw.val();
+        self.g_tag.next = (bit_cast::<32, 24>(self.qpn.q.val()) << 16) | bit_cast::<32, 16>(self.step.index.val());
+        self.g_end.next = 0.into();
+        if self.wake.pick.val() == self.qpn.q.val() {
+            self.g_end.next = self.step.g_end.val();
+        }
         self.meta.next = self.step.meta.val();
 
         self.req_we.next = false;
@@ -619,6 +636,8 @@ pub struct ReqStep {
     pub g_count: Signal<Out, Bits<8>>,
     pub g_off: Signal<Out, Bits<32>>,
     pub g_len: Signal<Out, Bits<32>>,
+    /// The message's length, up to which the gather may read ahead (0 for a raw frame or inline data).
+    pub g_end: Signal<Out, Bits<32>>,
     pub meta: Signal<Out, Bits<{ meta::BITS }>>,
     /// The packet's PSN is one sent before (behind `high_psn`).
     pub retransmit: Signal<Out, Bit>,
@@ -681,6 +700,7 @@ impl ReqStep {
             g_count: Signal::default(),
             g_off: Signal::default(),
             g_len: Signal::default(),
+            g_end: Signal::default(),
             meta: Signal::default(),
             retransmit: Signal::default(),
             profile: Param(profile),
@@ -720,6 +740,7 @@ impl Logic for ReqStep {
         self.g_count.connect();
         self.g_off.connect();
         self.g_len.connect();
+        self.g_end.connect();
         self.meta.connect();
         self.retransmit.connect();
     }
@@ -867,6 +888,7 @@ pub fn step_verilog(p: &Profile) -> Vec<String> {
         "    g_count = inline ? 8'd1 : count;".into(),
         "    g_off = is_raw ? 32'd0 : off;".into(),
         "    g_len = is_raw ? wlen : {16'd0, payload_len};".into(),
+        format!("    g_end = is_raw || inline ? 32'd0 : {};", w("len")),
         "    meta = hdr;".into(),
         flag("solicited", "solicited"),
         flag("has_reth", "has_reth"),
