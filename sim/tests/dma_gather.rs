@@ -81,24 +81,29 @@ struct Case {
     end: u32,
 }
 
-/// The model's pieces of the packet at `off` of `len` bytes (a piece longer than a read in parts), its
-/// bytes, and whether the gather succeeds.
-fn model_gather(
+/// The gather of the packet at `off` of `len` bytes of `sges`, of message `tag`: the model's verdict, bytes
+/// and pieces (a piece longer than a read in parts); dropped (if good) and started early by the chances
+/// given, the host's pace at random.
+fn packet(
+    rng: &mut Rng,
     mem: &HostMemory,
-    sges: &[Sge],
-    off: u32,
-    len: usize,
+    sges: Vec<Sge>,
+    (off, len): (u32, usize),
     max_read: u32,
-) -> (bool, Vec<u8>, Vec<(u64, usize)>) {
+    (tag, claim, end): (u32, bool, u32),
+    (drop, overlap): (f64, f64),
+) -> Case {
     let mut want = vec![0u8; len];
     let mut pieces = Vec::new();
-    let good = walk_sges(sges, off, len, |addr, a, b| {
+    let good = walk_sges(&sges, off, len, |addr, a, b| {
         for at in (a..b).step_by(max_read as usize) {
             pieces.push((addr + (at - a) as u64, (b - at).min(max_read as usize)));
         }
         mem.read(addr, &mut want[a..b]).is_ok()
     });
-    (good, want, pieces)
+    let drop = good && rng.chance(drop);
+    let host = (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
+    Case { sges, off, len, good, want, pieces, drop, overlap: rng.chance(overlap), host, tag, claim, end }
 }
 
 /// The reads the block may ask for the packet at `off` of `len` bytes: every piece of its walk, those past
@@ -139,7 +144,6 @@ fn sge_list(rng: &mut Rng, region: u64) -> Vec<Sge> {
 /// the model's pieces of every packet of it.
 fn cases(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32, n: usize) -> (Vec<Case>, Vec<Vec<(u64, usize)>>) {
     let (mut out, mut allowed) = (Vec::new(), Vec::new());
-    let host = |rng: &mut Rng| (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
     let single = |rng: &mut Rng, tag: u32, allowed: &mut Vec<Vec<(u64, usize)>>| {
         let c = case(rng, mem, region, max_read, tag);
         allowed.push(walk_pieces(&c.sges, c.off, c.len, max_read));
@@ -168,24 +172,9 @@ fn cases(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32, n: usize) 
         let mut first = true;
         while i < packets.len() && out.len() < n {
             let (off, len) = packets[i];
-            let (good, want, pieces) = model_gather(mem, &sges, off, len, max_read);
             let claim = !first || rng.chance(0.2);
             let end = if rng.chance(0.95) { end } else { 0 };
-            let (drop, overlap, h) = (good && rng.chance(0.05), rng.chance(0.8), host(rng));
-            out.push(Case {
-                sges: sges.clone(),
-                off,
-                len,
-                good,
-                want,
-                pieces,
-                drop,
-                overlap,
-                host: h,
-                tag,
-                claim,
-                end,
-            });
+            out.push(packet(rng, mem, sges.clone(), (off, len), max_read, (tag, claim, end), (0.05, 0.8)));
             first = false;
             if rng.chance(0.05) {
                 // Another message's packet cuts in; this one's next packet comes after it.
@@ -219,23 +208,8 @@ fn case(rng: &mut Rng, mem: &HostMemory, region: u64, max_read: u32, tag: u32) -
         1 => 1 + rng.below(4096) as usize,
         _ => (total.saturating_sub(u64::from(off)) as usize).min(1 + rng.below(4096) as usize),
     } + usize::from(rng.chance(0.05));
-    let (good, want, pieces) = model_gather(mem, &sges, off, len, max_read);
-    let drop = good && rng.chance(0.1);
-    let host = (1 + rng.below(40), [0.0, 0.3][rng.below(2) as usize], rng.below(3) as f64 * 0.3);
-    Case {
-        sges,
-        off,
-        len,
-        good,
-        want,
-        pieces,
-        drop,
-        overlap: rng.chance(0.7),
-        host,
-        tag,
-        claim: rng.chance(0.1),
-        end: 0,
-    }
+    let claim = rng.chance(0.1);
+    packet(rng, mem, sges, (off, len), max_read, (tag, claim, 0), (0.1, 0.7))
 }
 
 fn gathered(w: Width) {
