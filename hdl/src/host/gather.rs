@@ -11,8 +11,9 @@
 //! payload of no bytes reads nothing and gives no beats. An inline WQE's data is one piece: the slot's
 //! bytes. Generic in the beat (`DmaGatherW8`, `DmaGatherW64`).
 //!
-//! Packets overlap. The reader takes the next start once the last packet is answered (`reading` low)
-//! while the streamer still sends the packets before, kept in order in a short list, so a packet's reads
+//! Packets overlap. The reader takes the next start once the last packet is answered and fewer than two
+//! wait for the streamer (`reading` low), while the streamer still sends the packets before, kept in order
+//! in a short list, so a packet's reads
 //! go out while the last one's beats still come in. And it reads ahead: after a packet of a message that
 //! goes on (`msg_end`), the next `READ_AHEAD` packets' pieces (each as long as the first, the last what is
 //! left) are asked for before anyone asks for them, so at 64 bytes, where a round trip is two packets'
@@ -38,7 +39,8 @@ use wire::contract::qpc::recv_sge;
 /// The gather of the 8-byte datapath: its reads' 8-byte beats, 1,024 of them queued in each stream, a
 /// longest read's bytes (2,048) kept free for a read. A packet's reads may all but one go to one stream (a
 /// long piece and a short one in turn), so each stream holds a whole packet (4,096 bytes and a part beat a
-/// piece) past the room it keeps.
+/// piece) past the room it keeps: the packet being read can always be read. Packets read ahead wait in the
+/// queues too, and only hold further reads back until the streamer takes them.
 pub type DmaGatherW8 = DmaGather<64, 8, 72, 10, 11, { max_read(8) / 8 }>;
 /// The gather of the 64-byte datapath: 256 beats of 64 bytes queued in each stream, a longest read's bytes
 /// (4,096) kept free, and a whole packet past them.
@@ -337,7 +339,7 @@ pub struct DmaGather<const D: usize, const K: usize, const N: usize, const A: us
     /// From a start to the stream's last beat taken (or dropped); what is read ahead and not asked for does
     /// not count.
     pub busy: Signal<Out, Bit>,
-    /// A start now would be lost: a packet is being read, or two wait for the streamer.
+    /// Wait before a start: a packet is being read, or two wait for the streamer (the list's room).
     pub reading: Signal<Out, Bit>,
     /// Every piece's read is answered, for a cycle; and whether the gather failed (a read, or the list too
     /// short).

@@ -122,7 +122,8 @@ pub struct ReqTx {
     pub g_off: Signal<Out, Bits<32>>,
     pub g_len: Signal<Out, Bits<32>>,
     /// The packet is the next of the message the last gather was of (its descriptor kept), which the gather
-    /// may have read ahead; the message (`g_tag`: the QP and the WQE's SQ counter) and how far to read ahead
+    /// may have read ahead; the message (`g_tag`: the QP number's low 16 bits and the WQE's SQ counter; the
+    /// claim also needs the kept descriptor, whose QP number is whole) and how far to read ahead
     /// along it (`g_end`: its length, or 0 when another QP waits to send and the next visit is not this
     /// QP's, or the data is not read from SGEs).
     pub g_claim: Signal<Out, Bit>,
