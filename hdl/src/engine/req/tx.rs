@@ -125,7 +125,7 @@ pub struct ReqTx {
     /// may have read ahead; the message (`g_tag`: the QP number's low 16 bits and the WQE's SQ counter; the
     /// claim also needs the kept descriptor, whose QP number is whole) and how far to read ahead
     /// along it (`g_end`: its length, or 0 when another QP waits to send and the next visit is not this
-    /// QP's, or the data is not read from SGEs).
+    /// QP's, when the packet is sent again, or when the data is not read from SGEs).
     pub g_claim: Signal<Out, Bit>,
     pub g_tag: Signal<Out, Bits<32>>,
     pub g_end: Signal<Out, Bits<32>>,
@@ -371,7 +371,9 @@ impl Logic for ReqTx {
         self.g_claim.next = (self.hit.q.val() == 1) & !self.step.raw.val();
         self.g_tag.next = (bit_cast::<32, 24>(self.qpn.q.val()) << 16) | bit_cast::<32, 16>(self.step.index.val());
         self.g_end.next = 0.into();
-        if self.wake.pick.val() == self.qpn.q.val() {
+        // Not while sending packets again: those after it may have been sent already, and the WQE may
+        // complete before what was read ahead of them is asked for.
+        if (self.wake.pick.val() == self.qpn.q.val()) & !self.step.retransmit.val() {
             self.g_end.next = self.step.g_end.val();
         }
         self.meta.next = self.step.meta.val();
