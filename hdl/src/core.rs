@@ -15,8 +15,8 @@
 //! at a time, and neither while a command is between its lookup and its commit.
 //!
 //! The DMA read port is shared by tag (`DmaReadMux`): the command unit's mailbox reads are tag 0
-//! (`cmd::MAILBOX_TAG`), the dispatch's WQE reads tag 1, the transmit payload's gather tags 2 and 4 (a read
-//! in flight in each of its streams), the requester's slot reads tag 3. The DMA write port is shared: the command unit's beats go first, the dispatch's
+//! (`cmd::MAILBOX_TAG`), the dispatch's WQE reads tag 1, the transmit payload's gather tags 2 and 4, and 5
+//! and 6 at 64 bytes (a read in flight in each of its streams), the requester's slot reads tag 3. The DMA write port is shared: the command unit's beats go first, the dispatch's
 //! (payload, CQEs, EQEs) when it has none.
 //!
 //! The core is generic in its beat (`CoreW8`, `CoreW64`): the MAC's beats, the DMA ports, the RX and TX
@@ -48,7 +48,7 @@ use crate::engine::resp::tx::RespTx;
 use crate::host::adapt::{CplNarrow, WriteWiden};
 use crate::host::counters::CounterBank;
 use crate::host::dma::{DmaReadMux, MAX_REQUESTERS};
-use crate::host::gather::{max_read, DmaGather, OneSge};
+use crate::host::gather::{max_read, streams, DmaGather, OneSge, MAX_STREAMS};
 use crate::host::mmio::{DeviceInfo, Mmio, ADDR_BITS};
 use crate::kit::*;
 use crate::rx::ingress::RxIngress;
@@ -73,6 +73,7 @@ pub type CoreW8 = Core<
     10,
     11,
     { max_read(8) / 8 },
+    { streams(8) },
 >;
 /// The 64-byte core: the same with beats of 64 bytes (the control reads and writes through `host::adapt`).
 pub type CoreW64 = Core<
@@ -87,10 +88,12 @@ pub type CoreW64 = Core<
     8,
     9,
     { max_read(64) / 64 },
+    { streams(64) },
 >;
 
 /// The core, generic in its beat (`K` bytes, `D` bits): the RX and TX pipelines' store and record sizes
-/// (`SL`, `RL`), the MAC boundary's FIFO (`IL`) and the gather's stream (`GN`, `GA`, `GM`) of that width.
+/// (`SL`, `RL`), the MAC boundary's FIFO (`IL`) and the gather's streams (`GN`, `GA`, `GM` each, `GS` of them)
+/// of that width.
 #[derive(LogicBlock)]
 pub struct Core<
     const D: usize,
@@ -104,6 +107,7 @@ pub struct Core<
     const GA: usize,
     const GA1: usize,
     const GM: u32,
+    const GS: usize,
 > {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -259,7 +263,7 @@ pub struct Core<
     wake: FetchWake,
     req_tx: ReqTx,
     timers: TimerScan,
-    gather: DmaGather<D, K, GN, GA, GA1, GM>,
+    gather: DmaGather<D, K, GN, GA, GA1, GM, GS>,
     one_sge: OneSge,
     tx: Tx<D, K, SL, SL1, RL, RL1>,
     events: CoreEvents,
@@ -280,7 +284,8 @@ impl<
         const GA: usize,
         const GA1: usize,
         const GM: u32,
-    > Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM>
+        const GS: usize,
+    > Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM, GS>
 {
     pub fn new(info: DeviceInfo) -> Self {
         assert_eq!(D, 8 * K);
@@ -387,7 +392,7 @@ impl<
             gid_valid: Signal::default(),
             mac: Signal::default(),
             mmio: Mmio::new(info),
-            rd_mux: DmaReadMux::new(5),
+            rd_mux: DmaReadMux::new(3 + GS),
             cmd_cpl: CplNarrow::default(),
             disp_cpl: CplNarrow::default(),
             req_cpl: CplNarrow::default(),
@@ -545,7 +550,8 @@ impl<
         const GA: usize,
         const GA1: usize,
         const GM: u32,
-    > Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM>
+        const GS: usize,
+    > Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM, GS>
 {
     /// Marks the inputs as driven from outside (the top's ports).
     pub fn connect_inputs(&mut self) {
@@ -589,7 +595,8 @@ impl<
         const GA: usize,
         const GA1: usize,
         const GM: u32,
-    > Logic for Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM>
+        const GS: usize,
+    > Logic for Core<D, K, SL, SL1, RL, RL1, IL, GN, GA, GA1, GM, GS>
 {
     #[hdl_gen]
     fn update(&mut self) {
@@ -638,30 +645,32 @@ impl<
         self.cmd.start.next = self.mmio.cmd_start.val();
         self.cmd.mb_iova.next = self.mmio.cmd_mailbox.val();
         // The DMA read port, by tag: the command unit (0), the dispatch's WQE reads (1), the transmit payload's
-        // gather (2 and 4, its two streams), the requester's slot reads (3).
+        // gather (2, 4, and 5 and 6 for four streams: a tag a stream), the requester's slot reads (3).
         self.rd_mux.clock.next = self.clock.val();
         self.rd_mux.reset.next = self.reset.val();
         self.rd_mux.rq_valid.next = 0.into();
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(0, self.cmd_cpl.rd_valid.val());
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(1, self.disp_cpl.rd_valid.val());
-        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.gather.rd_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(2, self.gather.rd_valid.val().get_bit(0));
         self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(3, self.req_cpl.rd_valid.val());
-        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(4, self.gather.rd2_valid.val());
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(4, self.gather.rd_valid.val().get_bit(1));
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(5, self.gather.rd_valid.val().get_bit(2));
+        self.rd_mux.rq_valid.next = self.rd_mux.rq_valid.val().replace_bit(6, self.gather.rd_valid.val().get_bit(3));
         self.rd_mux.rq_addr.next = bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.cmd.rd_addr.val())
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.dispatch.rd_addr.val()) << 64)
-            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd_addr.val()) << 128)
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd_addr.val().get_bits::<64>(0)) << 128)
             | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.req_tx.rd_addr.val()) << 192)
-            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 64>(self.gather.rd2_addr.val()) << 256);
+            | (bit_cast::<{ 64 * MAX_REQUESTERS }, 192>(self.gather.rd_addr.val().get_bits::<192>(64)) << 256);
         self.rd_mux.rq_len.next = bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.cmd.rd_len.val())
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.dispatch.rd_len.val()) << 16)
-            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd_len.val()) << 32)
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd_len.val().get_bits::<16>(0)) << 32)
             | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.req_tx.rd_len.val()) << 48)
-            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 16>(self.gather.rd2_len.val()) << 64);
+            | (bit_cast::<{ 16 * MAX_REQUESTERS }, 48>(self.gather.rd_len.val().get_bits::<48>(16)) << 64);
         self.cmd_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(0);
         self.disp_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(1);
-        self.gather.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(2);
+        self.gather.rd_ready.next = bit_cast::<MAX_STREAMS, 1>(self.rd_mux.rq_ready.val().get_bits::<1>(2))
+            | (bit_cast::<MAX_STREAMS, 3>(self.rd_mux.rq_ready.val().get_bits::<3>(4)) << 1);
         self.req_cpl.rd_ready.next = self.rd_mux.rq_ready.val().get_bit(3);
-        self.gather.rd2_ready.next = self.rd_mux.rq_ready.val().get_bit(4);
         self.cmd.rd_ready.next = self.cmd_cpl.rq_ready.val();
         self.dispatch.rd_ready.next = self.disp_cpl.rq_ready.val();
         self.req_tx.rd_ready.next = self.req_cpl.rq_ready.val();
@@ -708,8 +717,8 @@ impl<
         self.dispatch.cpl_data.next = self.disp_cpl.cpl_data.val();
         self.dispatch.cpl_err.next = self.disp_cpl.cpl_err.val();
         self.dispatch.cpl_last.next = self.disp_cpl.cpl_last.val();
-        self.gather.cpl_valid.next = self.rd_mux.cp_valid.val().get_bit(2);
-        self.gather.cpl2_valid.next = self.rd_mux.cp_valid.val().get_bit(4);
+        self.gather.cpl_valid.next = bit_cast::<MAX_STREAMS, 1>(self.rd_mux.cp_valid.val().get_bits::<1>(2))
+            | (bit_cast::<MAX_STREAMS, 3>(self.rd_mux.cp_valid.val().get_bits::<3>(4)) << 1);
         self.gather.cpl_data.next = self.rd_mux.cp_data.val();
         self.gather.cpl_err.next = self.rd_mux.cp_err.val();
         self.gather.cpl_last.next = self.rd_mux.cp_last.val();

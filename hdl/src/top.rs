@@ -2,6 +2,7 @@
 //! the port list the simulation binds to.
 
 use crate::crc::CrcEngine;
+use crate::host::gather::MAX_STREAMS;
 use crate::kit::*;
 use crate::Width;
 
@@ -497,16 +498,11 @@ impl Top {
                 p("done", 1, Dir::Out),
                 p("err", 1, Dir::Out),
                 p("drop", 1, Dir::In),
-                p("rd_valid", 1, Dir::Out),
-                p("rd_ready", 1, Dir::In),
-                p("rd_addr", 64, Dir::Out),
-                p("rd_len", 16, Dir::Out),
-                p("rd2_valid", 1, Dir::Out),
-                p("rd2_ready", 1, Dir::In),
-                p("rd2_addr", 64, Dir::Out),
-                p("rd2_len", 16, Dir::Out),
-                p("cpl_valid", 1, Dir::In),
-                p("cpl2_valid", 1, Dir::In),
+                p("rd_valid", MAX_STREAMS, Dir::Out),
+                p("rd_ready", MAX_STREAMS, Dir::In),
+                p("rd_addr", 64 * MAX_STREAMS, Dir::Out),
+                p("rd_len", 16 * MAX_STREAMS, Dir::Out),
+                p("cpl_valid", MAX_STREAMS, Dir::In),
                 p("cpl_data", 8 * k, Dir::In),
                 p("cpl_err", 1, Dir::In),
                 p("cpl_last", 1, Dir::In),
@@ -1296,8 +1292,16 @@ fn widen_verilog<const D: usize, const K: usize>(mut u: crate::host::adapt::Writ
 }
 
 /// `dma_gather`'s Verilog at a width.
-fn gather_verilog<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32>(
-    mut u: crate::host::gather::DmaGather<D, K, N, A, AP1, M>,
+fn gather_verilog<
+    const D: usize,
+    const K: usize,
+    const N: usize,
+    const A: usize,
+    const AP1: usize,
+    const M: u32,
+    const S: usize,
+>(
+    mut u: crate::host::gather::DmaGather<D, K, N, A, AP1, M, S>,
 ) -> String {
     u.clock.connect();
     u.reset.connect();
@@ -1308,9 +1312,7 @@ fn gather_verilog<const D: usize, const K: usize, const N: usize, const A: usize
     u.len.connect();
     u.drop.connect();
     u.rd_ready.connect();
-    u.rd2_ready.connect();
     u.cpl_valid.connect();
-    u.cpl2_valid.connect();
     u.cpl_data.connect();
     u.cpl_err.connect();
     u.cpl_last.connect();

@@ -5,9 +5,9 @@
 //! in turn (each as long as a path MTU, the last what is left, the message's length at times past the
 //! list's end), which the block reads ahead and each next packet claims; the message is cut into by
 //! another one's packet at times, taken up again, or a packet of it asked for twice, so what was read
-//! ahead is dropped. The block's two read ports (a tag each) may each have a read in flight; the host
-//! answers each read after a random latency, its beats with random bubbles, the two tags' beats
-//! interleaved at random (in order within a tag); the consumer takes the stream with random stalls, or
+//! ahead is dropped. The block's read ports (a tag a stream: 2 at 8 bytes, 4 at 64) may each have a read
+//! in flight; the host answers each read after a random latency, its beats with random bubbles, the
+//! tags' beats interleaved at random (in order within a tag); the consumer takes the stream with random stalls, or
 //! drops it (as the requester drops a failed one). Most gathers start as soon as the block takes one
 //! (`reading` low), while the last one's bytes still stream; the rest once it is idle. Whether each gather
 //! fails and the bytes it gives are compared; each read asked for must be one of the model's pieces of a
@@ -16,7 +16,7 @@
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
 
 use hdl::engine::resp::recv_wqe::{MAX_SGE, SGE_BITS};
-use hdl::host::gather::max_read;
+use hdl::host::gather::{max_read, streams};
 use hdl::top::Top;
 use hdl::Width;
 use model::hostmem::HostMemory;
@@ -221,10 +221,9 @@ fn gathered(w: Width) {
         (q("reset"), q("start"), q("sges"), q("count"), q("off"), q("len"));
     let (p_busy, p_reading, p_done, p_err, p_drop) = (q("busy"), q("reading"), q("done"), q("err"), q("drop"));
     let (p_claim, p_tag, p_end) = (q("claim"), q("tag"), q("msg_end"));
-    let ports = [
-        (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"), q("cpl_valid")),
-        (q("rd2_valid"), q("rd2_ready"), q("rd2_addr"), q("rd2_len"), q("cpl2_valid")),
-    ];
+    let (rd_valid, rd_ready, rd_addr, rd_len, cpl_valid) =
+        (q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len"), q("cpl_valid"));
+    let n = streams(k);
     let (cpl_data, cpl_err, cpl_last) = (q("cpl_data"), q("cpl_err"), q("cpl_last"));
     let (o_data, o_keep, o_last, o_valid, o_ready) =
         (q("out_data"), q("out_keep"), q("out_last"), q("out_valid"), q("out_ready"));
@@ -247,12 +246,12 @@ fn gathered(w: Width) {
     // The cycle and message of each start; each port's read offered and not yet taken; reads asked for
     // while no gather was started (ahead).
     let mut starts: Vec<(u64, u32)> = Vec::new();
-    let (mut offered, mut ahead) = ([false; 2], 0u32);
+    let (mut offered, mut ahead) = (vec![false; n], 0u32);
     // Reads offered since the last start; packets of bytes whose every read was asked for before their start.
     let (mut since_start, mut claimed) = (0u32, 0u32);
     // Each tag's beats to come, in order, with the cycle each is due.
-    let mut beats: [VecDeque<(u64, Beat)>; 2] = [VecDeque::new(), VecDeque::new()];
-    let (mut in_flight, mut both) = ([0usize; 2], 0u64);
+    let mut beats: Vec<VecDeque<(u64, Beat)>> = vec![VecDeque::new(); n];
+    let (mut in_flight, mut all) = (vec![false; n], 0u64);
     let mut got = Vec::new();
     let (mut host, mut cycle) = (cases[0].host, 0u64);
     loop {
@@ -261,14 +260,20 @@ fn gathered(w: Width) {
         let (latency, bubble, stall) = host;
         // The host: reads answered after `latency` cycles, a beat a cycle but for the bubbles, from either tag
         // with beats due.
-        for (t, &(valid, ready_p, addr, len, _)) in ports.iter().enumerate() {
+        let valid = rtl.get(rd_valid);
+        assert_eq!(valid >> n, 0, "only the block's {n} streams read: seed {seed}, width {k}, cycle {cycle}");
+        let (addrs, lens) = (rtl.get_bytes(rd_addr), rtl.get_bytes(rd_len));
+        let mut ready_bits = 0;
+        for t in 0..n {
             let ready = !rng.chance(stall / 2.0);
-            rtl.set(ready_p, u64::from(ready));
-            if rtl.get(valid) == 1 && !offered[t] {
+            ready_bits |= u64::from(ready) << t;
+            let valid = valid >> t & 1 == 1;
+            let a = u64::from_le_bytes(addrs[8 * t..8 * t + 8].try_into().expect("an address"));
+            let l = usize::from(u16::from_le_bytes([lens[2 * t], lens[2 * t + 1]]));
+            if valid && !offered[t] {
                 // A read asked for the cycle before it is offered, of the message started last by then
                 // (a start holds reads back in its cycle).
                 offered[t] = true;
-                let (a, l) = (rtl.get(addr), rtl.get(len) as usize);
                 let of = |c: u64| starts.iter().rev().find(|&&(at, _)| at <= c).map(|&(_, tag)| tag);
                 let tags: Vec<u32> = (1..=3).filter_map(|back| of(cycle.saturating_sub(back))).collect();
                 assert!(
@@ -279,33 +284,31 @@ fn gathered(w: Width) {
                 ahead += u32::from(reading.is_none());
                 since_start += u32::from(reading.is_some());
             }
-            if ready && rtl.get(valid) == 1 {
-                let (a, l) = (rtl.get(addr), rtl.get(len) as usize);
+            if ready && valid {
                 offered[t] = false;
-                assert_eq!(in_flight[t], 0, "one read in flight a tag: seed {seed}, width {k}, cycle {cycle}");
+                assert!(!in_flight[t], "one read in flight a tag: seed {seed}, width {k}, cycle {cycle}");
                 let mut buf = vec![0u8; l.div_ceil(k) * k];
                 let bad = mem.read(a, &mut buf[..l]).is_err();
                 let nb = l.div_ceil(k);
                 for (i, b) in buf.chunks(k).enumerate() {
                     beats[t].push_back((cycle + latency + rng.below(8), (b.to_vec(), bad, i + 1 == nb)));
                 }
-                in_flight[t] = 1;
+                in_flight[t] = true;
             }
         }
-        both += u64::from(in_flight == [1, 1]);
-        let due: Vec<usize> = (0..2).filter(|&t| beats[t].front().is_some_and(|&(d, _)| d <= cycle)).collect();
-        for &(.., cpl_valid) in &ports {
-            rtl.set(cpl_valid, 0);
-        }
+        rtl.set(rd_ready, ready_bits);
+        all += u64::from(in_flight.iter().all(|&f| f));
+        let due: Vec<usize> = (0..n).filter(|&t| beats[t].front().is_some_and(|&(d, _)| d <= cycle)).collect();
+        rtl.set(cpl_valid, 0);
         if !due.is_empty() && !rng.chance(bubble) {
             let t = due[rng.below(due.len() as u64) as usize];
             let (_, (b, bad, last)) = beats[t].pop_front().expect("a beat");
-            rtl.set(ports[t].4, 1);
+            rtl.set(cpl_valid, 1 << t);
             rtl.set_bytes(cpl_data, &b);
             rtl.set(cpl_err, u64::from(bad));
             rtl.set(cpl_last, u64::from(last));
             if last {
-                in_flight[t] = 0;
+                in_flight[t] = false;
             }
         }
         // The gather read: its verdict; its bytes owed unless it failed or is dropped (only in this cycle).
@@ -375,11 +378,11 @@ fn gathered(w: Width) {
     }
     eprintln!(
         "dma_gather (width {k}): {ok} gathered ({pieces_seen} pieces, {bytes} bytes; {dropped} dropped), {failed} \
-         failed; {overlapped} started while the last one streamed; {both} cycles with both tags' reads in \
+         failed; {overlapped} started while the last one streamed; {all} cycles with all {n} tags' reads in \
          flight; {ahead} reads asked for ahead, {claimed} packets read wholly ahead; {cycle} cycles"
     );
     assert!(ahead > 500 && claimed > 200, "seed {seed}: packets read ahead and claimed");
     assert!(ok > 2500 && failed > 100 && dropped > 100, "seed {seed}: every outcome met often");
     assert!(overlapped > 500, "seed {seed}: gathers overlap");
-    assert!(both > 10_000, "seed {seed}: two reads in flight");
+    assert!(all > 10_000, "seed {seed}: a read in flight in every stream");
 }
