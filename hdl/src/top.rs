@@ -53,6 +53,9 @@ pub enum Top {
     /// The walk for a window entry's first PSN on its own (`engine::req::window::PsnWalk`), with
     /// `engine_profile`.
     PsnWalk,
+    /// The walk for where go-back-N restarts on its own (`engine::req::window::RewindWalk`), with
+    /// `engine_profile`.
+    RewindWalk,
     /// Which QPs may have a send WQE to fetch, on its own (`engine::req::window::FetchWake`), with
     /// `engine_profile`.
     FetchWake,
@@ -112,7 +115,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 36] = [
+    pub const ALL: [Top; 37] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -132,6 +135,7 @@ impl Top {
         Top::AckStep,
         Top::OldestWalk,
         Top::PsnWalk,
+        Top::RewindWalk,
         Top::FetchWake,
         Top::TimerScan,
         Top::DmaGather,
@@ -197,6 +201,7 @@ impl Top {
             | Top::AckStep
             | Top::OldestWalk
             | Top::PsnWalk
+            | Top::RewindWalk
             | Top::FetchWake
             | Top::TimerScan
             | Top::EqeWrite
@@ -235,6 +240,7 @@ impl Top {
             Top::AckStep => "ack_step".into(),
             Top::OldestWalk => "oldest_walk".into(),
             Top::PsnWalk => "psn_walk".into(),
+            Top::RewindWalk => "rewind_walk".into(),
             Top::FetchWake => "fetch_wake".into(),
             Top::TimerScan => "timer_scan".into(),
             Top::DmaGather => format!("dma_gather_w{}", w.bytes()),
@@ -558,6 +564,22 @@ impl Top {
                 p("r_entry", crate::engine::req::ready::WQE_BITS, Dir::In),
                 p("done", 1, Dir::Out),
                 p("first", 24, Dir::Out),
+            ],
+            Top::RewindWalk => vec![
+                p("clock", 1, Dir::In),
+                p("reset", 1, Dir::In),
+                p("start", 1, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("base", 16, Dir::In),
+                p("from", 8, Dir::In),
+                p("count", 8, Dir::In),
+                p("psn", 24, Dir::In),
+                p("target", 24, Dir::In),
+                p("r_slot", 8, Dir::Out),
+                p("r_entry", crate::engine::req::ready::WQE_BITS, Dir::In),
+                p("done", 1, Dir::Out),
+                p("cursor", 8, Dir::Out),
+                p("cursor_psn", 24, Dir::Out),
             ],
             Top::OldestWalk => vec![
                 p("clock", 1, Dir::In),
@@ -1048,6 +1070,21 @@ impl Top {
                 u.from.connect();
                 u.count.connect();
                 u.psn.connect();
+                u.r_entry.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RewindWalk, _) => {
+                let mut u = crate::engine::req::window::RewindWalk::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.start.connect();
+                u.attr.connect();
+                u.base.connect();
+                u.from.connect();
+                u.count.connect();
+                u.psn.connect();
+                u.target.connect();
                 u.r_entry.connect();
                 u.connect_all();
                 generate_verilog(&u)

@@ -26,8 +26,9 @@ fn nak_status(code: u8) -> WcStatus {
     }
 }
 
-/// Restarts sending at `psn` (go-back-N).
-fn rewind(qp: &mut Qp, psn: Psn) {
+/// Restarts sending at `psn` (go-back-N): the cursor goes to the first unfinished WQE from `oldest` on that
+/// holds `psn` or is not started yet (the RTL's `RewindWalk` is checked against it).
+pub fn rewind(qp: &mut Qp, psn: Psn) {
     let r = &mut qp.req;
     let from = r.oldest;
     let idx = (from..r.wqes.len()).find(|&i| {
