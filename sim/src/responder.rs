@@ -1,15 +1,17 @@
 //! Random responder contexts and the requests a requester would send them, for the tests of the responder's
 //! blocks against the model: QP contexts as the model holds them (state, access, path MTU, the RQ's counters,
 //! the responder's context and queue), MR tables with live, stale and unknown keys, and request frames near
-//! the QP's ePSN, half of them what the requester would send next.
+//! the QP's ePSN, half of them what the requester would send next; and requesters' windows of send WQEs,
+//! for the walks over them.
 
 use model::nic::dcqcn::Rp;
 use model::nic::mr::{Mr, MrTable};
-use model::nic::qp::{Qp, RecvCtx, RespItem, RespState};
+use model::nic::qp::{Qp, RecvCtx, RespItem, RespState, SendWqe};
 use model::rng::Rng;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::mr_entry;
 use wire::contract::verbs::{access, QpState};
+use wire::contract::wqe::SendOp;
 use wire::ext::{AethRepr, AtomicEthRepr, RethRepr};
 use wire::layout::{Bits, Packer};
 use wire::opcode::Transport;
@@ -92,6 +94,47 @@ impl Mrs {
             _ => (rng.below(1 << 12) as u32, None),
         }
     }
+}
+
+/// A window of `count` random send WQEs in `q` ending at a random SQ consumer counter, with a random next
+/// PSN: every send operation, lengths of none to 1 MiB, the first `started` of them started (their first
+/// PSNs are derived from `qp_req.psn` when the context is unpacked, as the RTL derives them) and about a
+/// third of those finished.
+pub fn random_window(rng: &mut Rng, q: &mut Qp, count: usize, started: usize) {
+    let ops: Vec<SendOp> = (0..16u8).filter_map(SendOp::from_u8).collect();
+    q.sq.ci = rng.next_u64() as u16;
+    q.req.psn = Psn::new(rng.next_u64() as u32);
+    let ci = q.sq.ci;
+    q.req.wqes = (0..count)
+        .map(|i| {
+            let op = ops[rng.below(ops.len() as u64) as usize];
+            let len = match rng.below(4) {
+                0 => 0,
+                1 => 1 + rng.below(4096) as u32,
+                _ => rng.below(1 << 20) as u32,
+            };
+            SendWqe {
+                index: ci.wrapping_sub((count - i) as u16),
+                op,
+                flags: 0,
+                len,
+                first_psn: (i < started).then_some(Psn::new(0)),
+                npkts: 0,
+                acked: i < started && rng.chance(0.3),
+                error: None,
+            }
+        })
+        .collect();
+}
+
+/// The window RAM of one QP as `Rings::window` holds it: the packed entries (`packed.wqes`, entry 0 at SQ
+/// counter `base`) in slots of the counter modulo `slots`, the rest zero.
+pub fn window_ram(wqes: &[Bits], base: u16, slots: usize) -> Vec<Vec<u8>> {
+    let mut ram = vec![vec![0u8; 8]; slots];
+    for (i, w) in wqes.iter().enumerate() {
+        ram[usize::from(base.wrapping_add(i as u16)) % slots] = bytes_of(w);
+    }
+    ram
 }
 
 /// A random QP, mostly able to receive, with a random responder context.

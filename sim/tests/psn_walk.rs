@@ -9,12 +9,10 @@
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::context::{pack, unpack};
-use model::nic::qp::SendWqe;
 use model::rng::Rng;
-use sim::responder::{bytes_of, random_qp};
+use sim::responder::{bytes_of, random_qp, random_window, window_ram};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
-use wire::contract::wqe::SendOp;
 use wire::Psn;
 
 fn seed() -> u64 {
@@ -27,7 +25,6 @@ fn the_walk_finds_an_entrys_first_psn_as_the_model_does() {
     let p = Top::engine_profile();
     let c = qp_context(&p);
     let per_qp = p.wqe_window as usize;
-    let ops: Vec<SendOp> = (0..16u8).filter_map(SendOp::from_u8).collect();
     let mut rtl = Sim::new(Top::PsnWalk, Width::W8);
     let q = |n| rtl.port(n);
     let (reset, p_start, p_attr, p_base, p_from) = (q("reset"), q("start"), q("attr"), q("base"), q("from"));
@@ -42,38 +39,14 @@ fn the_walk_finds_an_entrys_first_psn_as_the_model_does() {
         let mut qp = random_qp(&mut rng, &p);
         let count = rng.below(per_qp as u64 + 1) as usize;
         let started = rng.below(count as u64 + 1) as usize;
-        qp.sq.ci = rng.next_u64() as u16;
-        qp.req.psn = Psn::new(rng.next_u64() as u32);
-        qp.req.wqes = (0..count)
-            .map(|i| {
-                let op = ops[rng.below(ops.len() as u64) as usize];
-                let len = match rng.below(4) {
-                    0 => 0,
-                    1 => 1 + rng.below(4096) as u32,
-                    _ => rng.below(1 << 20) as u32,
-                };
-                SendWqe {
-                    index: qp.sq.ci.wrapping_sub((count - i) as u16),
-                    op,
-                    flags: 0,
-                    len,
-                    first_psn: (i < started).then_some(Psn::new(0)),
-                    npkts: 0,
-                    acked: rng.chance(0.3),
-                    error: None,
-                }
-            })
-            .collect();
+        random_window(&mut rng, &mut qp, count, started);
         let from = rng.below(count as u64 + 1) as usize;
         let packed = pack(&qp, &c, 0).expect("the QP packs");
         let back = unpack(&packed, &c, qp.qpn, 0).expect("the QP unpacks");
         let want = back.req.wqes.get(from).and_then(|w| w.first_psn).unwrap_or(back.req.psn);
         started_from += u32::from(from < started);
         let base = qp.sq.ci.wrapping_sub(count as u16);
-        let mut ram = vec![vec![0u8; 8]; per_qp];
-        for (i, w) in packed.wqes.iter().enumerate() {
-            ram[usize::from(base.wrapping_add(i as u16)) % per_qp] = bytes_of(w);
-        }
+        let ram = window_ram(&packed.wqes, base, per_qp);
         let ctx = format!(
             "seed {seed} (FERRITE_SEED={seed}), case {n}: {count} entries ({started} started), from {from}: {:?}",
             qp.req
