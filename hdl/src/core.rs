@@ -16,8 +16,9 @@
 //!
 //! The DMA read port is shared by tag (`DmaReadMux`): the command unit's mailbox reads are tag 0
 //! (`cmd::MAILBOX_TAG`), the dispatch's WQE reads tag 1, the transmit payload's gather tags 2 and 4, and 5
-//! and 6 at 64 bytes (a read in flight in each of its streams), the requester's slot reads tag 3. The DMA write port is shared: the command unit's beats go first, the dispatch's
-//! (payload, CQEs, EQEs) when it has none.
+//! and 6 at 64 bytes (a read in flight in each of its streams), the requester's slot reads tag 3. The DMA
+//! write port is shared: the command unit's beats go first, the dispatch's (payload, CQEs, EQEs) when it
+//! has none.
 //!
 //! The core is generic in its beat (`CoreW8`, `CoreW64`): the MAC's beats, the DMA ports, the RX and TX
 //! pipelines, the payload's placement, scatter and gather and the CQE and EQE writes are `K` bytes wide; the

@@ -15,22 +15,22 @@
 //! wait for the streamer (`reading` low), while the streamer still sends the packets before, kept in order
 //! in a short list, so a packet's reads go out while the last one's beats still come in; the streamer
 //! goes from a packet's last beat straight to the next packet's first (unless the last leaves a beat of
-//! its own to send), so packets stream with no gap between them. And it reads ahead: after a packet of a message that
-//! goes on (`msg_end`), the next `read_ahead(K)` packets' pieces (each as long as the first, the last what is
-//! left) are asked for before anyone asks for them, so at 64 bytes, where a round trip is two packets'
-//! beats, a packet's bytes are in when its turn comes. A start that names the next packet read ahead
-//! (`claim`, the same `tag`, offset and length) takes it; any other drops all that was read ahead, whose
-//! beats the streamer then discards. Each stream's read in flight is marked with its packet's number, so
-//! first beats that come out of order across the streams count to the right packet; a dropped packet's
-//! read still in flight has its first beat passed over. `busy` is high while anything asked for is in
-//! flight.
+//! its own to send), so packets stream with no gap between them. And it reads ahead: after a packet of a
+//! message that goes on (`msg_end`), the next `read_ahead(K)` packets' pieces (each as long as the first,
+//! the last what is left) are asked for before anyone asks for them, so at 64 bytes, where a round trip is
+//! two packets' beats, a packet's bytes are in when its turn comes. A start that names the next packet
+//! read ahead (`claim`, the same `tag`, offset and length) takes it; any other drops all that was read
+//! ahead, whose beats the streamer then discards. Each stream's read in flight is marked with its
+//! packet's number, so first beats that come out of order across the streams count to the right packet;
+//! a dropped packet's read still in flight has its first beat passed over. `busy` is high while anything
+//! asked for is in flight.
 //!
 //! A read is at most `max_read(K)` bytes (a longer piece is read in parts). The reads go to `streams(K)`
 //! `DmaStream`s in turn (2 at 8 bytes, 4 at 64), each a DMA requester of its own (a tag each), so as many
-//! are in flight at once: the next reads' round trips are hidden behind the first one's beats. Their beats are taken in the order the reads were asked for
-//! (a stream's reads end in a `last` beat, a failed one's too), whatever order the host completes them in. A
-//! read is asked for only with room in its stream's queue (1,024 beats of 8 bytes; 256 of 64) for all of it,
-//! so a read waits for the streamer to make room.
+//! are in flight at once: the next reads' round trips are hidden behind the first one's beats. Their beats
+//! are taken in the order the reads were asked for (a stream's reads end in a `last` beat, a failed one's
+//! too), whatever order the host completes them in. A read is asked for only with room in its stream's
+//! queue (1,024 beats of 8 bytes; 256 of 64) for all of it, so a read waits for the streamer to make room.
 
 use crate::engine::resp::recv_wqe::{MAX_SGE, SGES_BITS, SGE_BITS};
 use crate::host::stream::DmaStream;
