@@ -15,13 +15,19 @@ fn main() {
     if clippy() {
         return;
     }
+    // FST tracing only in a build that asks for it (`--features waves`): without it the models carry no
+    // change tracking and the glue's trace calls do nothing.
+    let waves = std::env::var_os("CARGO_FEATURE_WAVES").is_some();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let root = PathBuf::from(std::env::var("DEP_VERILATED_RT_ROOT").unwrap_or_else(|_| "/usr/share/verilator".into()));
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let vlt = manifest.join("../hdl/verilator.vlt");
     let vlt_text = std::fs::read_to_string(&vlt).unwrap();
     let inc = root.join("include");
-    let mut glue = String::from("#include \"ferrite-sim/cpp/model.h\"\n#include \"verilated.h\"\n#include \"verilated_fst_c.h\"\n#include <string>\n");
+    let mut glue = String::from("#include \"ferrite-sim/cpp/model.h\"\n#include \"verilated.h\"\n#include <string>\n");
+    if waves {
+        glue.push_str("#include \"verilated_fst_c.h\"\n");
+    }
     let mut factory = String::new();
     let mut build = cxx_build::bridge("src/ffi.rs");
     let mut libs = Vec::new();
@@ -36,17 +42,17 @@ fn main() {
             // since it was last built.
             let stamp = out.join(format!("{name}.built"));
             let key = format!(
-                "{}\n{vlt_text}\n// ----\n{text}",
+                "{} waves={waves}\n{vlt_text}\n// ----\n{text}",
                 std::env::var("DEP_VERILATED_RT_DEFINES").unwrap_or_default()
             );
             let fresh =
                 std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) && out.join(format!("lib{lib}.a")).exists();
             if !fresh {
-                stale.push(Stale { name: name.clone(), text, key, stamp, mdir: mdir.clone(), lib: lib.clone() });
+                stale.push(Stale { name: name.clone(), text, key, stamp, mdir: mdir.clone(), lib: lib.clone(), waves });
             }
             libs.push(lib);
             build.include(&mdir);
-            glue_for(&mut glue, &name, &top.ports(w));
+            glue_for(&mut glue, &name, &top.ports(w), waves);
             writeln!(factory, "    if (n == \"{name}\") return std::make_unique<Model_{name}>();").unwrap();
         }
     }
@@ -73,6 +79,8 @@ struct Stale {
     stamp: PathBuf,
     mdir: PathBuf,
     lib: String,
+    /// Verilated with FST tracing.
+    waves: bool,
 }
 
 /// Lints, Verilates and compiles the stale models, as many at once as cargo gives the build jobs (each
@@ -99,7 +107,9 @@ fn build_model(m: &Stale, out: &std::path::Path, vlt: &std::path::Path, inc: &st
     let _ = std::fs::remove_dir_all(&m.mdir);
     run(Command::new("verilator")
         .args(["--cc", "--top-module", "top", "--prefix", &format!("V{}", m.name)])
-        .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", "--Mdir"])
+        .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal"])
+        .args(m.waves.then_some("--trace-fst"))
+        .arg("--Mdir")
         .arg(&m.mdir)
         .arg(vlt)
         .arg(&v));
@@ -147,15 +157,33 @@ fn run(cmd: &mut Command) {
     }
 }
 
-/// The C++ class putting `V{name}` behind `ferrite::Model`.
-fn glue_for(s: &mut String, name: &str, ports: &[Port]) {
+/// The C++ class putting `V{name}` behind `ferrite::Model`; with `waves`, its FST trace too.
+fn glue_for(s: &mut String, name: &str, ports: &[Port], waves: bool) {
     let cls = format!("V{name}");
     writeln!(s, "#include \"{cls}.h\"").unwrap();
     writeln!(s, "namespace ferrite {{\nclass Model_{name} : public Model {{").unwrap();
-    writeln!(s, "    std::unique_ptr<VerilatedContext> ctx;\n    std::unique_ptr<{cls}> m;\n    std::unique_ptr<VerilatedFstC> tfp;").unwrap();
-    writeln!(s, "public:\n    Model_{name}() : ctx(new VerilatedContext), m(new {cls}(ctx.get(), \"top\")) {{ ctx->traceEverOn(true); }}").unwrap();
-    writeln!(s, "    ~Model_{name}() override {{ if (tfp) tfp->close(); m->final(); }}").unwrap();
+    writeln!(s, "    std::unique_ptr<VerilatedContext> ctx;\n    std::unique_ptr<{cls}> m;").unwrap();
+    if waves {
+        writeln!(s, "    std::unique_ptr<VerilatedFstC> tfp;").unwrap();
+    }
+    let ever_on = if waves { " ctx->traceEverOn(true); " } else { " " };
+    writeln!(
+        s,
+        "public:\n    Model_{name}() : ctx(new VerilatedContext), m(new {cls}(ctx.get(), \"top\")) {{{ever_on}}}"
+    )
+    .unwrap();
+    writeln!(s, "    ~Model_{name}() override {{ trace_close(); m->final(); }}").unwrap();
     writeln!(s, "    void eval() override {{ m->eval(); }}").unwrap();
+    // One clock cycle in one call: the falling edge, then the rising one, each settled (and dumped).
+    if ports.iter().any(|p| p.name == "clock") {
+        writeln!(
+            s,
+            "    void tick(uint64_t t, bool dump) override {{ m->clock = 0; m->eval(); if (dump) trace_dump(t); m->clock = 1; m->eval(); if (dump) trace_dump(t + 1); }}"
+        )
+        .unwrap();
+    } else {
+        writeln!(s, "    void tick(uint64_t, bool) override {{ m->eval(); }}").unwrap();
+    }
     writeln!(
         s,
         "    void set_port(uint32_t port, rust::Slice<const uint32_t> w) override {{\n        switch (port) {{"
@@ -174,9 +202,15 @@ fn glue_for(s: &mut String, name: &str, ports: &[Port]) {
         writeln!(s, "        case {i}: {} break;", read_out(p)).unwrap();
     }
     writeln!(s, "        default: break;\n        }}\n    }}").unwrap();
-    writeln!(s, "    void trace_open(rust::Str path) override {{ tfp.reset(new VerilatedFstC); m->trace(tfp.get(), 99); tfp->open(std::string(path).c_str()); }}").unwrap();
-    writeln!(s, "    void trace_dump(uint64_t t) override {{ if (tfp) tfp->dump(t); }}").unwrap();
-    writeln!(s, "    void trace_close() override {{ if (tfp) {{ tfp->close(); tfp.reset(); }} }}").unwrap();
+    if waves {
+        writeln!(s, "    bool trace_open(rust::Str path) override {{ tfp.reset(new VerilatedFstC); m->trace(tfp.get(), 99); tfp->open(std::string(path).c_str()); return true; }}").unwrap();
+        writeln!(s, "    void trace_dump(uint64_t t) {{ if (tfp) tfp->dump(t); }}").unwrap();
+        writeln!(s, "    void trace_close() override {{ if (tfp) {{ tfp->close(); tfp.reset(); }} }}").unwrap();
+    } else {
+        writeln!(s, "    bool trace_open(rust::Str) override {{ return false; }}").unwrap();
+        writeln!(s, "    void trace_dump(uint64_t) {{}}").unwrap();
+        writeln!(s, "    void trace_close() override {{}}").unwrap();
+    }
     writeln!(s, "}};\n}}").unwrap();
 }
 

@@ -11,11 +11,12 @@ class Model {
 public:
     virtual ~Model() {}
     virtual void eval() = 0;
+    // One clock cycle: `clock` low, settle, high, settle; each half dumped at `time`, `time + 1` when `dump`.
+    virtual void tick(uint64_t time, bool dump) = 0;
     virtual void set_port(uint32_t port, rust::Slice<const uint32_t> words) = 0;
     virtual void get_port(uint32_t port, rust::Slice<uint32_t> words) const = 0;
-    // FST waves: open a file, dump at a time (in clock half-periods), close.
-    virtual void trace_open(rust::Str path) = 0;
-    virtual void trace_dump(uint64_t time) = 0;
+    // FST waves: open a file (false when the build has no tracing; `tick` dumps to it), close.
+    virtual bool trace_open(rust::Str path) = 0;
     virtual void trace_close() = 0;
 };
 

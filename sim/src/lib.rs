@@ -1,7 +1,10 @@
 //! ferrite `sim`: the hdl tops, Verilated and driven cycle by cycle from Rust.
 //!
-//! `Sim` owns one model: named ports, `tick` for one clock cycle, opt-in FST waves (`FERRITE_WAVES=1`
-//! writes `target/waves/<top>_<n>.fst`). `stream` has the stream driver and monitor with seeded bubbles.
+//! `Sim` owns one model: named ports, `tick` for one clock cycle, opt-in FST waves. Tracing is compiled in
+//! only with the `waves` feature (`cargo test --features waves`, `cargo run --features waves`; the models
+//! run faster without it); then `FERRITE_WAVES=1` writes the whole run to `target/waves/<top>_<n>.fst`, and
+//! `FERRITE_WAVES=<from>:<to>` only cycles `from` to `to` (a lockstep mismatch names such a window).
+//! `stream` has the stream driver and monitor with seeded bubbles.
 
 mod ffi;
 // The Verilator runtime the models link against (a dependency nothing in Rust names is not linked).
@@ -17,16 +20,19 @@ pub mod stream;
 use cxx::UniquePtr;
 use hdl::top::{Dir, Port, Top};
 use hdl::Width;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A Verilated top.
 pub struct Sim {
     model: UniquePtr<ffi::bridge::Model>,
     ports: Vec<Port>,
-    /// The clock port; none for a combinational top (`eval` only).
-    clock: Option<usize>,
+    /// Whether the top has a clock (a combinational top is only `eval`ed).
+    clocked: bool,
     /// Half clock periods since the start.
     time: u64,
+    /// The cycles dumped to the FST file, when one is open.
+    waves: Option<Range<u64>>,
     pub name: String,
 }
 
@@ -36,6 +42,36 @@ pub struct Sim {
 unsafe impl Send for Sim {}
 
 static WAVE_FILES: AtomicUsize = AtomicUsize::new(0);
+static WAVES_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The cycles `FERRITE_WAVES` asks to be dumped (`waves_window`); a value it does not take is reported once.
+fn waves_asked() -> Option<Range<u64>> {
+    let v = std::env::var("FERRITE_WAVES").ok()?;
+    let window = waves_window(&v);
+    if window.as_ref().is_err() && !WAVES_WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!("waves: FERRITE_WAVES={v} is neither 0, 1 nor <from>:<to> (cycles); no waves written");
+    }
+    window.ok().flatten()
+}
+
+/// The cycles a `FERRITE_WAVES` value names: `1` all of them, `<from>:<to>` cycles `from` to `to`, `0` or
+/// nothing none; `Err` for anything else.
+fn waves_window(v: &str) -> Result<Option<Range<u64>>, ()> {
+    match v.split_once(':') {
+        None if v == "1" => Ok(Some(0..u64::MAX)),
+        None if v == "0" || v.is_empty() => Ok(None),
+        None => Err(()),
+        Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
+            (Ok(a), Ok(b)) if a <= b => Ok(Some(a..b.saturating_add(1))),
+            _ => Err(()),
+        },
+    }
+}
+
+/// The command that writes waves for cycles `from..=to` of a run (a mismatch's report names it).
+pub fn waves_hint(from: u64, to: u64) -> String {
+    format!("FERRITE_WAVES={from}:{to} with `--features waves` writes the waves around it")
+}
 
 impl Sim {
     /// Instantiates `top` at width `w`. Panics if this build has no such model (a build script bug).
@@ -43,17 +79,24 @@ impl Sim {
         let name = top.name(w);
         let mut model = ffi::bridge::new_model(&name);
         assert!(!model.is_null(), "no Verilated model {name} in this build");
-        if std::env::var("FERRITE_WAVES").is_ok_and(|v| v == "1") {
+        let mut waves = waves_asked();
+        if waves.is_some() {
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/waves");
             let _ = std::fs::create_dir_all(&dir);
             let n = WAVE_FILES.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("{name}_{n}.fst"));
-            model.pin_mut().trace_open(&path.to_string_lossy());
-            eprintln!("waves: {}", path.display());
+            if model.pin_mut().trace_open(&path.to_string_lossy()) {
+                eprintln!("waves: {}", path.display());
+            } else {
+                waves = None;
+                if !WAVES_WARNED.swap(true, Ordering::Relaxed) {
+                    eprintln!("waves: this build has no tracing; build with `--features waves` for FERRITE_WAVES");
+                }
+            }
         }
         let ports = top.ports(w);
-        let clock = ports.iter().position(|p| p.name == "clock");
-        let mut s = Sim { model, ports, clock, time: 0, name };
+        let clocked = ports.iter().any(|p| p.name == "clock");
+        let mut s = Sim { model, ports, clocked, time: 0, waves, name };
         s.model.pin_mut().eval();
         s
     }
@@ -111,15 +154,10 @@ impl Sim {
     /// One clock cycle: inputs set before the call are sampled at the rising edge. Panics on a top with no
     /// clock (a testbench bug: a combinational top is `eval`ed).
     pub fn tick(&mut self) {
-        let clock = self.clock.unwrap_or_else(|| panic!("{} has no clock", self.name));
-        self.set(clock, 0);
-        self.model.pin_mut().eval();
-        self.model.pin_mut().trace_dump(self.time);
-        self.time += 1;
-        self.set(clock, 1);
-        self.model.pin_mut().eval();
-        self.model.pin_mut().trace_dump(self.time);
-        self.time += 1;
+        assert!(self.clocked, "{} has no clock", self.name);
+        let dump = self.waves.as_ref().is_some_and(|w| w.contains(&self.cycles()));
+        self.model.pin_mut().tick(self.time, dump);
+        self.time += 2;
     }
 
     /// Clock cycles run so far.
@@ -131,5 +169,21 @@ impl Sim {
 impl Drop for Sim {
     fn drop(&mut self) {
         self.model.pin_mut().trace_close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::waves_window;
+
+    #[test]
+    fn waves_windows() {
+        assert_eq!(waves_window("1"), Ok(Some(0..u64::MAX)));
+        assert_eq!(waves_window("0"), Ok(None));
+        assert_eq!(waves_window("120:300"), Ok(Some(120..301)));
+        assert_eq!(waves_window("7:7"), Ok(Some(7..8)));
+        for bad in ["yes", "2", "300:120", "a:5", "5:"] {
+            assert_eq!(waves_window(bad), Err(()), "{bad}");
+        }
     }
 }

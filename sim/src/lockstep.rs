@@ -10,6 +10,9 @@ use model::nic::{NicConfig, Output};
 use std::sync::{Arc, Mutex};
 use wire::contract::cmd::{MAILBOX_LEN, OUT, OUT_HDR};
 
+/// Cycles before the previous check that a mismatch's waves window starts at.
+const WAVES_BEFORE: u64 = 1_000;
+
 /// Bytes of a command's output as the mailbox holds it (from `OUT` to the end).
 const OUT_LEN: usize = MAILBOX_LEN - OUT;
 
@@ -53,6 +56,8 @@ pub struct Lockstep {
     /// Events of the trace already followed, and the follower's outputs already compared.
     events_done: usize,
     outputs_done: usize,
+    /// The cycle of the last check: what the next one finds happened after it.
+    checked_at: u64,
     report: Report,
 }
 
@@ -64,6 +69,7 @@ impl Lockstep {
             follower: Follower::new(cfg),
             events_done: 0,
             outputs_done: 0,
+            checked_at: 0,
             report: Report::default(),
         }
     }
@@ -71,13 +77,14 @@ impl Lockstep {
     /// Follows what was recorded since the last check and compares the outputs; `cycle` names the moment
     /// in the report.
     pub fn check(&mut self, cycle: u64) {
+        let since = std::mem::replace(&mut self.checked_at, cycle);
         let chunk = lock(&self.log).take();
         let base = self.events_done;
         self.events_done += chunk.events.len();
         let decisions = match self.follower.follow(&chunk) {
             Ok(n) => n,
             Err(r) => {
-                self.note(cycle, format!("the model refused event {}: {r}", base + r.event));
+                self.note(since, cycle, format!("the model refused event {}: {r}", base + r.event));
                 return;
             }
         };
@@ -87,14 +94,17 @@ impl Lockstep {
         self.outputs_done = self.follower.outputs().len();
         let want: Vec<(usize, Output)> = chunk.outputs.iter().map(|(i, o)| (base + i, normal(o))).collect();
         for m in compare(&want, &got) {
-            self.note(cycle, describe(&m));
+            self.note(since, cycle, describe(&m));
         }
     }
 
-    fn note(&mut self, cycle: u64, what: String) {
+    /// A mismatch found at `cycle`, from what happened after cycle `since` (with the waves that show it).
+    fn note(&mut self, since: u64, cycle: u64, what: String) {
         self.report.mismatches += 1;
         if self.report.first.is_none() {
-            self.report.first = Some(format!("cycle {cycle}: {what}"));
+            // The decision may have been taken a little before the last check (its outputs after it).
+            let from = since.saturating_sub(WAVES_BEFORE);
+            self.report.first = Some(format!("cycle {cycle}: {what} ({})", crate::waves_hint(from, cycle)));
         }
     }
 
@@ -171,7 +181,10 @@ mod tests {
         l.check(2);
         assert_eq!(l.report().mismatches, 1);
         assert!(
-            l.report().first.as_deref().is_some_and(|f| f.starts_with("cycle 2") && f.contains("0x11")),
+            l.report()
+                .first
+                .as_deref()
+                .is_some_and(|f| f.starts_with("cycle 2") && f.contains("0x11") && f.contains("FERRITE_WAVES=0:2 ")),
             "{:?}",
             l.report()
         );
