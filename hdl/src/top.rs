@@ -612,7 +612,6 @@ impl Top {
                 p("mr", crate::engine::cmd::exec::MR_BITS, Dir::In),
                 p("done", 1, Dir::Out),
                 p("entry", crate::engine::req::ready::WQE_BITS, Dir::Out),
-                p("wr_id", 64, Dir::Out),
             ],
             Top::SendDesc => vec![
                 p("clock", 1, Dir::In),

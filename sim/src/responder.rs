@@ -122,6 +122,7 @@ pub fn random_window(rng: &mut Rng, q: &mut Qp, count: usize, started: usize) {
                 npkts: 0,
                 acked: i < started && rng.chance(0.3),
                 error: None,
+                wr_id: rng.next_u64(),
             }
         })
         .collect();

@@ -74,6 +74,7 @@ fn an_ack_steps_over_an_entry_as_the_model_does() {
             npkts: if started { npkts } else { 0 },
             acked: rng.chance(0.15),
             error: None,
+            wr_id: rng.next_u64(),
         };
         let last = first.add(npkts - 1);
         let psn = match rng.below(3) {

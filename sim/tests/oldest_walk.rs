@@ -50,6 +50,7 @@ fn the_walk_finds_the_oldest_unfinished_entry_as_the_model_does() {
                 npkts: 0,
                 acked: rng.chance(finished),
                 error: None,
+                wr_id: rng.next_u64(),
             })
             .collect();
         let from = rng.below(count as u64 + 1) as usize;

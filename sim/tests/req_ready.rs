@@ -54,6 +54,7 @@ fn a_qp_is_ready_to_send_as_the_model_finds_it() {
                     npkts: 0,
                     acked: i < started && rng.chance(0.3),
                     error: None,
+                    wr_id: rng.next_u64(),
                 }
             })
             .collect();
@@ -78,7 +79,11 @@ fn a_qp_is_ready_to_send_as_the_model_finds_it() {
         let packed = pack(&qp, &c, 0).expect("the QP packs");
         rtl.set_bytes(p_attr, &bytes_of(&packed.attr));
         rtl.set_bytes(p_req, &bytes_of(&packed.req));
-        let entry = packed.wqes.get(qp.req.cursor).map(bytes_of).unwrap_or_else(|| vec![0xff; 8]);
+        let entry = packed
+            .wqes
+            .get(qp.req.cursor)
+            .map(bytes_of)
+            .unwrap_or_else(|| vec![0xff; hdl::engine::req::ready::WQE_BITS / 8]);
         rtl.set_bytes(p_wqe, &entry);
         rtl.eval();
         let got = rtl.get(p_ready) == 1;

@@ -32,8 +32,8 @@
 //! scan, `DupRead`'s `hit`) when there is room, never executed again. A positive ACK a QP's requester
 //! sent for is the completer's (`AckWalk`, the model's `comp::on_ack`): the WQEs it covers finished,
 //! `comp_psn`, the retry counters and the ACK timer moved on (the decision), then the finished WQEs popped
-//! from the window's front one at a time (`RetirePop`), each signaled or failed one's control segment read
-//! for its `wr_id` and its CQE posted (`Retire`), a failed one taking the QP to ERR; the context port is
+//! from the window's front one at a time (`RetirePop`), each signaled or failed one's CQE posted with the
+//! `wr_id` its window entry kept from the fetch (`Retire`), a failed one taking the QP to ERR; the context port is
 //! held until the last CQE is out. A NAK, a READ response or an atomic ACK walks the window the same way
 //! through the PSN before it (a reserved AETH through nothing); `RespPlan` then says what is left: data
 //! placed (a READ response in sequence, an atomic ACK: `RespMatch`), the oldest WQE failed (a fatal NAK,
@@ -55,7 +55,7 @@
 //!
 //! When nothing else wants the context port (no frame waiting, the transmit side idle), the dispatch runs
 //! the flush of QPs in ERR, the model's `flush_one`, one step at a time (`FlushPick`): it scans the QPs,
-//! reading each one's contexts, and a QP with a WQE left has its control segment read (the WQE port), its
+//! reading each one's contexts, and a QP with a WQE left in a ring has its control segment read (the WQE port), its
 //! consumer counter (or the receive in progress) written back and a WR_FLUSH_ERR CQE posted, with its
 //! event, as a receive's (the trace's `Flush` decision). The scan runs once a QP enters ERR (`err_in`: a
 //! MODIFY_QP or a fatal NAK) and stops after a pass that found no QP flushing, so a WQE posted to a QP in ERR
@@ -108,7 +108,6 @@ use crate::rx::meta::{self, Verdict};
 use wire::contract::eqe::EventKind;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::TICK_BITS;
-use wire::contract::wqe::SendCtrlRepr;
 use wire::ext::syndrome;
 use wire::ext::AtomicAckEthRepr;
 
@@ -200,8 +199,7 @@ pub enum DispatchState {
     FlushLook,
     /// Its contexts in: whether it has a WQE to flush (`FlushPick`).
     FlushCtx,
-    /// A WQE's control segment being read: the flush step's WQE, or the front entry a retire pops (its CQE's
-    /// `wr_id`).
+    /// The control segment of a WQE a flush step completes from its ring (the SQ's or the RQ's).
     CtrlRead,
     /// It is in: the counter written back and the CQE posted.
     FlushExec,
@@ -508,7 +506,6 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     dup_read_act: Constant<Bits<4>>,
     atomic_act: Constant<Bits<4>>,
     dup_atomic_act: Constant<Bits<4>>,
-    ctrl_len: Constant<Bits<16>>,
     remote_access: Constant<Bits<8>>,
 }
 
@@ -708,7 +705,6 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             dup_read_act: Constant::new(u64::from(action::DUP_READ).into()),
             atomic_act: Constant::new(u64::from(action::ATOMIC).into()),
             dup_atomic_act: Constant::new(u64::from(action::DUP_ATOMIC).into()),
-            ctrl_len: Constant::new((SendCtrlRepr::LEN as u64).into()),
             remote_access: Constant::new(u64::from(syndrome::NAK_REMOTE_ACCESS).into()),
         }
     }
@@ -1001,9 +997,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.retire.attr.next = self.attr.val();
         self.retire.wqe.next = self.wqe_fetch.entry.val();
         self.retire.index.next = self.sq_fetch.index.val();
-        self.retire.wr_id.next = self.wqe_fetch.wr_id.val();
-        // The completer: an ACK's walk over the window, then the front's retire (its entry, SQ counter and
-        // `wr_id` into `Retire`).
+        // The completer: an ACK's walk over the window, then the front's retire (its entry, with the `wr_id`
+        // the fetch kept, and its SQ counter into `Retire`).
         self.ack.clock.next = self.clock.val();
         self.ack.reset.next = self.reset.val();
         self.ack.start.next = false;
@@ -1064,12 +1059,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.pop.attr.next = self.attr.val();
         self.pop.req.next = self.req.val();
         self.pop.front.next = self.win_r.val();
-        self.pop.hdr.next = self.hdr.q.val();
-        self.pop.hdr_err.next = self.hdr_err.q.val();
         if self.comp.q.val() {
             self.retire.wqe.next = self.win_r.val();
             self.retire.index.next = self.pop.index.val();
-            self.retire.wr_id.next = self.pop.wr_id.val();
         }
         self.win_we.next = false;
         self.win_w_slot.next = self.sq_fetch.slot.val();
@@ -1714,10 +1706,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
                 if self.walk.done.val() {
+                    // The front's CQE carries the `wr_id` its entry kept: nothing to read.
                     self.oldest_at.d.next = self.walk.at.val();
-                    self.rd_sent.d.next = false;
-                    self.hdr_err.d.next = false;
-                    self.state.d.next = DispatchState::CtrlRead;
+                    self.state.d.next = DispatchState::FlushExec;
                 }
             }
             DispatchState::FetchLook => {
@@ -1775,11 +1766,6 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.rd_valid.next = !self.rd_sent.q.val() & !self.drain.val();
                 self.rd_addr.next = self.pick.rd_addr.val();
                 self.rd_len.next = self.pick.rd_len.val();
-                if self.comp.q.val() {
-                    self.win_r_slot.next = self.pop.slot.val();
-                    self.rd_addr.next = self.pop.rd_addr.val();
-                    self.rd_len.next = self.ctrl_len.val();
-                }
                 if self.rd_ready.val() {
                     self.rd_sent.d.next = true;
                 }
@@ -1789,9 +1775,6 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     self.hdr_err.d.next = self.hdr_err.q.val() | self.cpl_err.val();
                     if self.cpl_last.val() {
                         self.state.d.next = DispatchState::FlushExec;
-                        if self.comp.q.val() {
-                            self.state.d.next = DispatchState::RetExec;
-                        }
                     }
                 }
             }
@@ -1887,14 +1870,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
                 self.win_r_slot.next = self.pop.slot.val();
-                self.rd_sent.d.next = false;
-                self.hdr_err.d.next = false;
                 self.state.d.next = DispatchState::Idle;
                 if self.pop.due.val() {
                     self.state.d.next = DispatchState::RetExec;
-                    if self.retire.post.val() {
-                        self.state.d.next = DispatchState::CtrlRead;
-                    }
                 }
             }
             DispatchState::RetExec => {

@@ -1,7 +1,8 @@
 //! `FlushPick`: one step of the flush of a QP in ERR, the model's `flush_pending` and `flush_one`, as one
 //! combinational table. The dispatch runs the steps when it has nothing else to do (`engine::dispatch`): it
-//! reads a QP's contexts, asks this block what is left to flush, fetches the WQE's first 16 bytes (`rd_addr`)
-//! and, with them in `hdr`, writes back the counter and posts the CQE this block makes.
+//! reads a QP's contexts, asks this block what is left to flush, fetches a ring's WQE's first 16 bytes
+//! (`rd_addr`) and, with them in `hdr`, writes back the counter and posts the CQE this block makes (a WQE in
+//! the window needs no read: its entry kept its `wr_id`).
 //!
 //! Order, as the model's: the send WQEs in the requester's window (the front popped, finished first: a
 //! READ or atomic it had started gives back its place, and `oldest`, which the caller's walk gives, moves
@@ -193,11 +194,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             a("sq_log_stride")
         ),
         format!(
-            "wire [63:0] win_addr = {} + ({{48'd0, front_at & ((16'd1 << sq_ls) - 16'd1)}} << {});",
-            a("sq_iova"),
-            a("sq_log_stride")
-        ),
-        format!(
             "wire [15:0] rq_slot = w == 3'd{} ? recv_slot : rq_slot_of_ci;\nwire [63:0] rq_addr = {} + ({{48'd0, rq_slot}} << {});",
             what::RECV,
             a("rq_iova"),
@@ -226,7 +222,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         format!("    default: send_wc = 8'd{};", SendOp::Send.wc_opcode() as u8),
         "    endcase".into(),
         "end".into(),
-        "wire [63:0] wr_id_c = (is_sq || is_win) ? send_id : recv_id;".into(),
+        format!("wire [63:0] wr_id_c = is_win ? {} : is_sq ? send_id : recv_id;", fe("wr_id")),
         "wire [31:0] qp_num = {8'd0, qpn};".into(),
         format!(
             "wire [15:0] wqe_index = is_win ? front_at : is_sq ? sq_ci_q : w == 3'd{} ? recv_at : rq_ci_q;",
@@ -269,7 +265,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "always @(*) begin".to_string(),
         "    flushing = flush_on;".into(),
         "    what = w;".into(),
-        "    rd_addr = is_win ? win_addr : is_sq ? sq_addr : rq_addr;".into(),
+        "    rd_addr = is_sq ? sq_addr : rq_addr;".into(),
         "    win_base = front_at;".into(),
         format!("    walk_from = (oldest == {wb}'d0) ? 8'd1 : {{{}'d0, oldest}};", 8 - wb),
         format!("    win_count = {{{}'d0, wqes}};", 8 - wb),

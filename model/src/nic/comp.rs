@@ -3,7 +3,7 @@
 //! completes what is left).
 
 use super::qp::{Qp, SendWqe, Sge, WqeData};
-use super::req::{read_desc, read_wr_id};
+use super::req::read_desc;
 use super::timer::{ack_timeout_ticks, tick_of, ticks_for_ns, Tick};
 use super::{Nic, Side};
 use crate::hostmem::Dma;
@@ -203,8 +203,8 @@ impl Nic {
         }
     }
 
-    /// Retires finished WQEs from the front of the window, writing CQEs in SQ order (each WQE's `wr_id` read
-    /// from its slot again). A failed WQE moves the QP to ERR.
+    /// Retires finished WQEs from the front of the window, writing CQEs in SQ order (each with the `wr_id`
+    /// its fetch kept). A failed WQE moves the QP to ERR.
     pub(super) fn retire(&mut self, qpn: u32, mem: &mut dyn Dma) {
         loop {
             let Some(qp) = self.qp_mut(qpn) else { return };
@@ -217,9 +217,8 @@ impl Nic {
             let cqn = qp.send_cqn;
             let failed = status != WcStatus::Success;
             if signaled || failed {
-                let wr_id = read_wr_id(qp, w.index, mem);
                 let cqe = CqeRepr {
-                    wr_id,
+                    wr_id: w.wr_id,
                     byte_len: if w.op.is_atomic() { 8 } else { w.len },
                     qp_num: qpn,
                     wqe_index: w.index,
@@ -446,6 +445,7 @@ mod tests {
     use crate::nic::qp::SendWqe;
     use crate::nic::timer::{tick_start, TICK_PS};
     use crate::nic::Decision;
+    use wire::contract::cmd::Status;
     use wire::contract::regs::doorbell;
     use wire::contract::verbs::RNR_TIMER_NS;
     use wire::contract::verbs::{QpState, WcStatus};
@@ -475,6 +475,28 @@ mod tests {
         let c = b.cqe(&q, 1);
         assert_eq!((c.wr_id, c.status, c.wqe_index), (0x78, WcStatus::WrFlushErr as u8, 1));
         assert!(!b.nic.flush_pending(q.qpn));
+    }
+
+    /// A WQE in the window completes with the `wr_id` its fetch read: a slot written again afterwards (the
+    /// driver owns it only once the WQE completes) does not change the CQE.
+    #[test]
+    fn a_fetched_wqe_completes_with_the_wr_id_its_fetch_read() {
+        let mut b = Bench::new();
+        let q = b.rts_qp();
+        let slot = |wr_id| {
+            let mut slot = [0u8; 128];
+            let ctrl = SendCtrlRepr { opcode: SendOp::Send as u8, flags: send_flags::SIGNALED, len: 0, imm: 0, wr_id };
+            ctrl.write_to(&mut slot).unwrap();
+            slot
+        };
+        b.mem.write(q.sq, &slot(0x91)).unwrap();
+        b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
+        b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+        b.mem.write(q.sq, &slot(0x92)).unwrap();
+        assert_eq!(b.modify(q.qpn, QpState::Err), Status::Ok);
+        b.nic.apply(0, &Decision::Flush { qpn: q.qpn }, &mut b.mem).unwrap();
+        let c = b.cqe(&q, 0);
+        assert_eq!((c.wr_id, c.status), (0x91, WcStatus::WrFlushErr as u8));
     }
 
     /// An RNR NAK arms the wait at its tick plus the NAK's delay in whole ticks, rounded up, plus one: the
@@ -513,6 +535,7 @@ mod tests {
             npkts,
             acked: false,
             error: None,
+            wr_id: 0,
         };
         r.push(wqe(SendOp::RdmaWrite, None, 2));
         r.start(0, 2);

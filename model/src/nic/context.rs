@@ -343,6 +343,7 @@ fn pack_wqe(w: &SendWqe, c: &QpContext) -> R<Bits> {
     put("error_valid", u128::from(w.error.is_some()))?;
     put("status", w.error.map_or(0, |x| x.0 as u8).into())?;
     put("vendor_err", w.error.map_or(0, |x| x.1).into())?;
+    put("wr_id", w.wr_id.into())?;
     p.finish().map_err(e)
 }
 
@@ -362,6 +363,7 @@ fn unpack_wqe(b: &Bits, c: &QpContext, index: u16) -> R<(SendWqe, bool)> {
         npkts: 0,
         acked,
         error: valid.then(|| (WcStatus::from_u8(status), vendor)),
+        wr_id: g("wr_id")?,
     };
     Ok((w, started))
 }
@@ -586,6 +588,7 @@ mod tests {
             npkts,
             acked,
             error,
+            wr_id: 0xFEDC_BA98_7654_3210 ^ u64::from(index),
         };
         let r = &mut q.req;
         r.wqes.extend([

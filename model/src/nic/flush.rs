@@ -1,12 +1,12 @@
 //! Flush: a QP in ERR completes every outstanding WQE with WR_FLUSH_ERR, in the background, one WQE per
 //! `Flush` decision, so a long flush never holds up a command, a doorbell or another QP. Order: the send
 //! WQEs in the window, then those still in the SQ, then the receive WQE a SEND was filling, then the RQ;
-//! WQEs posted to the QP while it is in ERR are flushed the same way. Each WQE's `wr_id` is read from its
-//! slot. A MODIFY_QP to RESET meanwhile drops what the flush has not completed yet, as IBTA's RESET removes
-//! WQEs without completions: an application that wants every completion polls them before the RESET.
+//! WQEs posted to the QP while it is in ERR are flushed the same way. A WQE in the window completes with the
+//! `wr_id` its fetch kept; one still in the SQ, or a receive WQE, has its `wr_id` read from its slot. A
+//! MODIFY_QP to RESET meanwhile drops what the flush has not completed yet, as IBTA's RESET removes WQEs
+//! without completions: an application that wants every completion polls them before the RESET.
 
 use super::qp::Qp;
-use super::req::read_wr_id;
 use super::Nic;
 use crate::hostmem::Dma;
 use wire::contract::cqe::CqeRepr;
@@ -63,8 +63,7 @@ pub fn flush_next(qpn: u32, qp: &mut Qp, mem: &dyn Dma) -> Option<(u32, CqeRepr)
     if !qp.req.wqes.is_empty() {
         qp.req.finish(0, None);
         let w = qp.req.pop()?;
-        let wr_id = read_wr_id(qp, w.index, mem);
-        return Some((send_cqn, flushed(wr_id, w.index, w.op.wc_opcode(), 0)));
+        return Some((send_cqn, flushed(w.wr_id, w.index, w.op.wc_opcode(), 0)));
     }
     if qp.sq.pending() > 0 && qp.sq.sane() {
         let index = qp.sq.ci;

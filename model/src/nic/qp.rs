@@ -177,6 +177,8 @@ pub struct SendWqe {
     pub acked: bool,
     /// Completion status when the WQE failed, with the vendor syndrome.
     pub error: Option<(WcStatus, u8)>,
+    /// Its `wr_id`, from its control segment at the fetch (0 when the slot could not be read), for its CQE.
+    pub wr_id: u64,
 }
 
 impl SendWqe {
@@ -863,6 +865,7 @@ mod tests {
             npkts,
             acked: false,
             error: None,
+            wr_id: 0,
         }
     }
 

@@ -208,16 +208,6 @@ pub fn segment(
     }
 }
 
-/// The `wr_id` of the WQE in SQ slot `index`, from its control segment alone (a malformed WQE has one too);
-/// 0 when the slot cannot be read.
-pub(super) fn read_wr_id(qp: &Qp, index: u16, mem: &dyn Dma) -> u64 {
-    let mut ctrl = [0u8; SendCtrlRepr::LEN];
-    match mem.dma_read(qp.sq.addr(index), &mut ctrl) {
-        Ok(()) => SendCtrlRepr::from_bytes(&ctrl).map_or(0, |c| c.wr_id),
-        Err(_) => 0,
-    }
-}
-
 /// Reads the descriptor of the WQE in SQ slot `index` again.
 pub(super) fn read_desc(qp: &Qp, index: u16, mem: &dyn Dma) -> Option<WqeDesc> {
     let mut buf = vec![0u8; 1usize << qp.sq.log_stride];
@@ -314,6 +304,7 @@ pub fn decode_send_wqe(mrs: &MrTable, p: &Profile, index: u16, buf: &[u8], read_
         npkts: 0,
         acked: false,
         error: None,
+        wr_id: if read_ok { ctrl.wr_id } else { 0 },
     };
     let checked = if read_ok {
         parse_send_slot(buf, p.max_sge, p.max_inline)

@@ -247,6 +247,7 @@ fn the_checks_catch_a_broken_state() {
             npkts: 0,
             acked: false,
             error: None,
+            wr_id: 0,
         });
     }
     assert!(b.nic.check_invariants().unwrap_err().contains("the WQE window holds 9"));

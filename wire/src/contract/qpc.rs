@@ -153,6 +153,8 @@ pub fn qp_context(p: &Profile) -> QpContext {
             ("error_valid", 1),
             ("status", 5),
             ("vendor_err", 8),
+            // Kept from the fetch for the WQE's CQE, so the completer does not read its slot again.
+            ("wr_id", 64),
         ],
     );
     let resp = Layout::new(
@@ -321,10 +323,10 @@ mod tests {
         assert!(bits_per_qp(&Profile::board()) < bits_per_qp(&Profile::large()));
     }
 
-    /// The board profile's tables fit in 64 of the LFE5U-45F's 108 DP16KD.
+    /// The board profile's tables fit in 72 of the LFE5U-45F's 108 DP16KD (the window's `wr_id`s take 7).
     #[test]
     fn the_board_profile_fits_its_block_ram_budget() {
         let n = blocks(&Profile::board(), Bram::Dp16kd);
-        assert!(n <= 64, "{n} DP16KD");
+        assert!(n <= 72, "{n} DP16KD");
     }
 }

@@ -13,8 +13,8 @@
 //!   behind `comp_psn` (the model's `complete_to` goes back to it). A READ response or an atomic ACK
 //!   acknowledges every PSN before its own (`through`); `held`, `held_first` and `comp_psn` give the entry
 //!   the walk stopped at for `RespMatch`.
-//! - `RetirePop` (combinational): the window's front entry, whether it is finished, its SQ counter and the
-//!   address of its slot (for its `wr_id`), and `qp_req` with it popped.
+//! - `RetirePop` (combinational): the window's front entry, whether it is finished, its SQ counter, and
+//!   `qp_req` with it popped.
 //!
 //! Not built yet: the rewind and the gap's retry (`retry_gap`), which lossless runs never need.
 
@@ -23,10 +23,9 @@ use crate::engine::comp::ack_step::AckStep;
 use crate::engine::req::ready::WQE_BITS;
 use crate::engine::req::window::{ack_deadline, window_base, PsnWalk};
 use crate::kit::*;
-use crate::record::{be_get, build, slice, width};
+use crate::record::{build, slice, width};
 use wire::contract::profile::Profile;
 use wire::contract::qpc::{qp_context, TICK_BITS};
-use wire::contract::wqe::SendCtrlRepr;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum AckWalkState {
@@ -364,23 +363,17 @@ pub fn fin_verilog(p: &Profile) -> Vec<String> {
 
 /// The front of a QP's window leaving it (`comp::retire`'s pop), as generated Verilog (combinational): from
 /// the QP's `qp_attr` and `qp_req` and the front entry (read at `slot`), whether it is finished (`due`) and
-/// failed, its SQ counter (`index`), its slot's address (`rd_addr`, where its control segment is read: the
-/// `wr_id`, 0 when the read failed, as the model's `read_wr_id`) and `qp_req` after the pop (one entry
-/// fewer, the cursor and `oldest` one back, not below 0).
+/// failed, its SQ counter (`index`) and `qp_req` after the pop (one entry fewer, the cursor and `oldest` one
+/// back, not below 0).
 #[derive(LogicBlock, Default)]
 pub struct RetirePop {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub req: Signal<In, Bits<REQ_BITS>>,
     pub front: Signal<In, Bits<WQE_BITS>>,
-    /// The front's control segment as read (16 bytes, byte 0 lowest), and whether the read failed.
-    pub hdr: Signal<In, Bits<128>>,
-    pub hdr_err: Signal<In, Bit>,
     pub slot: Signal<Out, Bits<8>>,
     pub due: Signal<Out, Bit>,
     pub failed: Signal<Out, Bit>,
-    pub wr_id: Signal<Out, Bits<64>>,
     pub index: Signal<Out, Bits<16>>,
-    pub rd_addr: Signal<Out, Bits<64>>,
     pub req_next: Signal<Out, Bits<REQ_BITS>>,
     profile: Param<Profile>,
 }
@@ -400,9 +393,7 @@ impl Logic for RetirePop {
         self.slot.connect();
         self.due.connect();
         self.failed.connect();
-        self.wr_id.connect();
         self.index.connect();
-        self.rd_addr.connect();
         self.req_next.connect();
     }
 
@@ -414,16 +405,12 @@ impl Logic for RetirePop {
 /// The Verilog body of `RetirePop` for profile `p`.
 pub fn pop_verilog(p: &Profile) -> Vec<String> {
     let c = qp_context(p);
-    let (al, rl, wl) = (&c.attr, &c.req, &c.wqe);
-    let a = |n: &str| slice(al, "attr", n);
+    let (rl, wl) = (&c.req, &c.wqe);
     let r = |n: &str| slice(rl, "req", n);
     let wb = width(rl, "wqes");
     let dec = |n: &str| format!("{0} == {wb}'d0 ? {wb}'d0 : {0} - {wb}'d1", r(n));
     let mut v = window_base(&c, "attr", "req");
-    v.extend([
-        format!("wire [15:0] ring = sq_base & ((16'd1 << {}) - 16'd1);", a("sq_log_size")),
-        "wire unused_in = ^attr ^ ^req ^ ^front ^ ^hdr;".into(),
-    ]);
+    v.extend(["wire unused_in = ^attr ^ ^req ^ ^front;".into()]);
     let (rd, req_e) = build(rl, "req", "rp", |name, _| match name {
         "wqes" => Some(format!("{} - {wb}'d1", r("wqes"))),
         "cursor" | "oldest" => Some(dec(name)),
@@ -435,9 +422,7 @@ pub fn pop_verilog(p: &Profile) -> Vec<String> {
         "    slot = sq_base[7:0];".into(),
         format!("    due = nwqes != {wb}'d0 && {};", slice(wl, "front", "acked")),
         format!("    failed = {};", slice(wl, "front", "error_valid")),
-        format!("    wr_id = hdr_err ? 64'd0 : {};", be_get("hdr", SendCtrlRepr::FIELDS, 0, "wr_id").0),
         "    index = sq_base;".into(),
-        format!("    rd_addr = {} + ({{48'd0, ring}} << {});", a("sq_iova"), a("sq_log_stride")),
         format!("    req_next = {{{}'d0, {req_e}}};", REQ_BITS - rl.width() as usize),
         "end".into(),
     ]);

@@ -1,9 +1,8 @@
 //! `Retire`: the completion of one finished entry leaving the front of the requester's window, the model's
 //! `comp::retire` for that entry, as generated Verilog (combinational). In: the QP (its number and
-//! `qp_attr` record: `sig_all` and the send CQ), the window entry (`sq_wqe`), its SQ counter and the
-//! `wr_id` of its control segment (0 when the slot could not be read, as the model's `read_wr_id` has it).
+//! `qp_attr` record: `sig_all` and the send CQ), the window entry (`sq_wqe`) and its SQ counter.
 //! Out: whether a CQE is posted (the WQE was signaled, or failed: the QP then enters ERR), the CQ and the
-//! CQE: the WQE's `wr_id`, its byte count (an atomic's 8, else the message's
+//! CQE: the `wr_id` the entry kept from the fetch, its byte count (an atomic's 8, else the message's
 //! length), QP number and SQ counter, the completion opcode of its operation, and its status and vendor
 //! syndrome.
 
@@ -22,7 +21,6 @@ pub struct Retire {
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub wqe: Signal<In, Bits<WQE_BITS>>,
     pub index: Signal<In, Bits<16>>,
-    pub wr_id: Signal<In, Bits<64>>,
     pub post: Signal<Out, Bit>,
     pub cqn: Signal<Out, Bits<16>>,
     pub cqe: Signal<Out, Bits<CQE_BITS>>,
@@ -71,6 +69,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             SendOp::AtomicFetchAdd as u8
         ),
         format!("wire [31:0] byte_len = is_atomic ? 32'd8 : {};", e("len")),
+        format!("wire [63:0] wr_id = {};", e("wr_id")),
         "wire [31:0] qp_num = {8'd0, qpn};".into(),
         "reg [7:0] wc_op;".into(),
         "always @(*) begin".into(),

@@ -16,7 +16,7 @@ use wire::contract::verbs::QpState;
 use wire::contract::wqe::{send_flags, SendOp};
 
 /// Port width of a window entry (`sq_wqe`, zero-extended; checked when generated).
-pub const WQE_BITS: usize = 64;
+pub const WQE_BITS: usize = 128;
 
 #[derive(LogicBlock, Default)]
 pub struct ReqReady {

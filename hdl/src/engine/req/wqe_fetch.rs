@@ -8,7 +8,8 @@
 //! message's length, and for a WQE that fails the status it completes with, in the model's order: the read
 //! failed or the opcode is unknown (LocQpOpErr); inline data longer than the slot, than `max_inline`, or on
 //! a READ or atomic, or more SGEs than the slot or `max_sge` holds (LocLenErr); an SGE its MR refuses
-//! (LocProtErr); more than 2^31 bytes, or an atomic's data not 8 (LocLenErr). It stays until the next start.
+//! (LocProtErr); more than 2^31 bytes, or an atomic's data not 8 (LocLenErr); and the WQE's `wr_id` (0 when
+//! the read failed), which its CQE carries. It stays until the next start.
 //!
 //! It decides once the WQE's own fields are in: its control segment and, unless its data is inline, its
 //! SGEs (a WQE with one SGE in a 128-byte slot: 8 beats, not 16). The rest of the read is taken and dropped
@@ -51,10 +52,8 @@ pub struct WqeFetch {
     pub mr_index: Signal<Out, Bits<24>>,
     pub mr: Signal<In, Bits<MR_BITS>>,
     pub done: Signal<Out, Bit>,
-    /// The window entry (`qpc::sq_wqe`, zero-extended), and the WQE's `wr_id` (0 when the read failed, as
-    /// the model's `read_wr_id` reads it).
+    /// The window entry (`qpc::sq_wqe`, zero-extended).
     pub entry: Signal<Out, Bits<WQE_BITS>>,
-    pub wr_id: Signal<Out, Bits<64>>,
     profile: Param<Profile>,
 }
 
@@ -77,7 +76,6 @@ impl Logic for WqeFetch {
         self.mr_index.connect();
         self.done.connect();
         self.entry.connect();
-        self.wr_id.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -177,6 +175,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
             "started" | "vendor_err" => "0".into(),
             "acked" | "error_valid" => "failed".into(),
             "status" => "fail".into(),
+            "wr_id" => "err ? 64'd0 : id_r".into(),
             other => panic!("sq_wqe has no field {other} to fill"),
         })
     });
@@ -190,7 +189,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    mr_index = in_key[31:8];".into(),
         "    done = st == DONE;".into(),
         format!("    entry = {{{}'d0, {e}}};", WQE_BITS - wl.width() as usize),
-        "    wr_id = err ? 64'd0 : id_r;".into(),
         "end".into(),
         "always @(posedge clock) begin".into(),
         "    // An SGE whose key arrived last cycle meets its MR entry (one of no length is not checked).".into(),

@@ -14,7 +14,17 @@ use wire::Psn;
 
 /// A window entry for `qp`'s requester: a zero-length SEND not sent yet.
 fn fake_wqe(index: u16) -> SendWqe {
-    SendWqe { index, op: SendOp::Send, flags: 0, len: 0, first_psn: None, npkts: 0, acked: false, error: None }
+    SendWqe {
+        index,
+        op: SendOp::Send,
+        flags: 0,
+        len: 0,
+        first_psn: None,
+        npkts: 0,
+        acked: false,
+        error: None,
+        wr_id: 0,
+    }
 }
 
 /// `q`'s responder owes a plain ACK.
