@@ -11,7 +11,7 @@ use wire::layout::Bram;
 /// A hardware profile by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
 pub enum ProfileName {
-    /// 256 QPs, contexts in at most 64 DP16KD of the first target board (LFE5U-45F).
+    /// 256 QPs, contexts in at most 72 DP16KD of the first target board (LFE5U-45F).
     #[default]
     Board,
     /// 16K QPs, a 100G-class part.

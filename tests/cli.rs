@@ -499,7 +499,7 @@ fn perf_refuses_a_link_rate_it_cannot_run() {
 }
 
 /// `ferrite profile`: each profile's limits, its QP context bits and the block RAM of its tables; the board
-/// profile's within 64 DP16KD.
+/// profile's within its budget (`BOARD_DP16KD_BUDGET`).
 #[test]
 fn profile_reports_limits_context_bits_and_block_ram() {
     let (ok, b, out) = ferrite_json(&["profile", "board", "--json"]);
@@ -509,7 +509,7 @@ fn profile_reports_limits_context_bits_and_block_ram() {
         (Some(256), Some(4), Some(4))
     );
     let dp16kd = b["dp16kd"].as_u64().unwrap();
-    assert!(dp16kd <= 64, "{dp16kd} DP16KD");
+    assert!(dp16kd <= wire::contract::qpc::BOARD_DP16KD_BUDGET, "{dp16kd} DP16KD");
     let tables = b["tables"].as_array().unwrap();
     let sum: u64 = tables.iter().map(|t| t["dp16kd"].as_u64().unwrap()).sum();
     assert_eq!(sum, dp16kd, "the total is the tables'");

@@ -39,7 +39,7 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The first target board (Colorlight i9, LFE5U-45F): 256 QPs, contexts in at most 64 of its 108 DP16KD.
+    /// The first target board (Colorlight i9, LFE5U-45F): 256 QPs, contexts in at most 72 of its 108 DP16KD.
     pub const fn board() -> Profile {
         Profile {
             name: "board",
