@@ -925,11 +925,12 @@ fn a_receive_whose_mr_goes_away_mid_message_completes_in_error(width: Width) {
     lockstep_clean(&core, &format!("seed {seed:#x}"));
 }
 
-/// A QP in ERR completes what it holds with WR_FLUSH_ERR, in the model's order, each WQE's `wr_id` read
-/// from its slot: QP 0 (moved to ERR by MODIFY_QP) its send WQEs (a SEND, an RDMA WRITE, never sent: the
+/// A QP in ERR completes what it holds with WR_FLUSH_ERR, in the model's order, each with its WQE's
+/// `wr_id`: QP 0 (moved to ERR by MODIFY_QP) its send WQEs (a SEND, an RDMA WRITE, never sent: the
 /// core has no requester yet), then its receives; QP 1 (moved to ERR with a SEND half received) the receive
 /// that SEND was filling, then the next; a receive posted to QP 0 in ERR is flushed too. The armed CQ raises
-/// its completion event; the host stalls at random throughout. In lockstep, the contexts the model's after.
+/// its completion event; the host stalls at random throughout. The flush scan then ends, and a receive
+/// posted to QP 0 afterwards starts it again. In lockstep, the contexts the model's after.
 fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err(width: Width) {
     let seed = seed();
     let (w, a, core, b) = hosts(width, seed, 2, QpCap::default(), ConnectOpts::default());
@@ -1000,6 +1001,17 @@ fn a_qp_in_err_flushes_its_work_requests_with_wr_flush_err(width: Width) {
     assert_eq!(core.flushes(), 8, "seed {seed:#x}: a flush step a WQE");
     assert_eq!(b.ctx.get_cq_event(100_000).expect("the event queue read"), Some(b.cq.cqn), "seed {seed:#x}");
     assert!(b.cq.wait(1, 1_000_000).expect("polled").is_empty(), "seed {seed:#x}: nothing more");
+    // The scan has ended (its last pass flushed nothing); a receive posted to QP 0, still in ERR, starts it
+    // again, and it ends again once that receive is flushed.
+    let scanning = || core.peek("trace_flush_idle") == 0;
+    assert!(!scanning(), "seed {seed:#x}: the flush scan ends once a pass flushes nothing");
+    recv(0, 0x14);
+    let got = b.cq.wait(1, 1_000_000).expect("the RTL host's completions");
+    let got: Vec<_> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(got, [(0x14, WcStatus::WrFlushErr)], "seed {seed:#x}: a receive posted in ERR, flushed");
+    assert_eq!(core.flushes(), 9, "seed {seed:#x}: one more flush step");
+    core.run(10_000);
+    assert!(!scanning(), "seed {seed:#x}: the flush scan ends again");
     for q in [0, 1] {
         core.context_agrees(b.qps[q].qpn).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
     }

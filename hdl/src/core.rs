@@ -169,12 +169,13 @@ pub struct Core<
     pub tx_ctrl: Signal<Out, Bit>,
     pub trace_ctrl_idle: Signal<Out, Bit>,
     /// The decision trace: a command completed this cycle (the model's `Decision::Command`); a received
-    /// frame decided (`Decision::Rx`); the dispatch idle (no frame in hand, no write left); the write beat
-    /// on the DMA port is payload of QP `trace_wr_qpn`'s responder (its completer's with `trace_wr_comp`: a
-    /// READ response's or an atomic ACK's).
+    /// frame decided (`Decision::Rx`); the dispatch idle (no frame in hand, no write left); the flush scan
+    /// not running; the write beat on the DMA port is payload of QP `trace_wr_qpn`'s responder (its
+    /// completer's with `trace_wr_comp`: a READ response's or an atomic ACK's).
     pub trace_cmd: Signal<Out, Bit>,
     pub trace_rx: Signal<Out, Bit>,
     pub trace_rx_idle: Signal<Out, Bit>,
+    pub trace_flush_idle: Signal<Out, Bit>,
     pub trace_wr_data: Signal<Out, Bit>,
     pub trace_wr_qpn: Signal<Out, Bits<24>>,
     pub trace_wr_comp: Signal<Out, Bit>,
@@ -344,6 +345,7 @@ impl<
             trace_cmd: Signal::default(),
             trace_rx: Signal::default(),
             trace_rx_idle: Signal::default(),
+            trace_flush_idle: Signal::default(),
             trace_wr_data: Signal::default(),
             trace_wr_qpn: Signal::default(),
             trace_flush: Signal::default(),
@@ -487,6 +489,7 @@ pub fn ports(w: crate::Width) -> Vec<Port> {
         p("trace_cmd", 1, Out),
         p("trace_rx", 1, Out),
         p("trace_rx_idle", 1, Out),
+        p("trace_flush_idle", 1, Out),
         p("trace_wr_data", 1, Out),
         p("trace_wr_qpn", 24, Out),
         p("trace_wr_comp", 1, Out),
@@ -764,6 +767,7 @@ impl<
         self.trace_flush.next = self.dispatch.flushed.val();
         self.trace_flush_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_rx_idle.next = self.dispatch.idle.val();
+        self.trace_flush_idle.next = self.dispatch.flush_idle.val();
 
         self.exec.clock.next = self.clock.val();
         self.exec.reset.next = self.reset.val();
@@ -972,6 +976,7 @@ impl<
         self.exec.rs_sq_ci_we.next = self.dispatch.sq_ci_we.val();
         self.exec.rs_sq_ci.next = self.dispatch.sq_ci.val();
         self.dispatch.err_in.next = self.exec.entered_err.val() | self.resp_tx.err.val() | self.dispatch.err_we.val();
+        self.dispatch.wqe_posted.next = self.exec.wqe_posted.val();
         // Fetch visits and flush steps wait for both transmit sides to have nothing to do (a flush scan runs
         // while a QP is in ERR, and would otherwise keep the port from the requester).
         self.dispatch.tx_idle.next = self.resp_tx.idle.val() & self.req_tx.idle.val();

@@ -397,7 +397,6 @@ impl Top {
                     p("walk_from", 8, Dir::Out),
                     p("win_count", 8, Dir::Out),
                     p("hdr", 128, Dir::In),
-                    p("flushing", 1, Dir::Out),
                     p("what", 3, Dir::Out),
                     p("rd_addr", 64, Dir::Out),
                     p("rd_len", 16, Dir::Out),

@@ -55,11 +55,12 @@
 //!
 //! When nothing else wants the context port (no frame waiting, the transmit side idle), the dispatch runs
 //! the flush of QPs in ERR, the model's `flush_one`, one step at a time (`FlushPick`): it scans the QPs,
-//! reading each one's contexts, and a QP with a WQE left in a ring has its control segment read (the WQE port), its
-//! consumer counter (or the receive in progress) written back and a WR_FLUSH_ERR CQE posted, with its
-//! event, as a receive's (the trace's `Flush` decision). The scan runs once a QP enters ERR (`err_in`: a
-//! MODIFY_QP or a fatal NAK) and stops after a pass that found no QP flushing, so a WQE posted to a QP in ERR
-//! is flushed too and a NIC with none costs nothing.
+//! reading each one's contexts, and a QP with a WQE left has it completed: one in a ring has its control
+//! segment read (the WQE port) and its consumer counter (or the receive in progress) written back, one in
+//! the window is popped; a WR_FLUSH_ERR CQE is posted, with its event, as a receive's (the trace's `Flush`
+//! decision). The scan runs once a QP enters ERR (`err_in`: a MODIFY_QP or a fatal NAK) and stops after a
+//! pass that flushed nothing; an SQ or RQ doorbell after a QP has entered ERR (`wqe_posted`) starts it
+//! again, so a WQE posted to a QP in ERR is flushed too, and a NIC with no QP in ERR costs nothing.
 //!
 //! When no frame is waiting and the transmit side is idle, it also fetches send WQEs into the requesters'
 //! windows, the model's `fetch_send_wqe` (the trace's `FetchSq` decision): it visits a QP `FetchWake` says
@@ -353,6 +354,11 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     pub unhandled: Signal<Out, Bits<32>>,
     /// A QP entered ERR this cycle (a command or a fatal NAK): the flush scan runs.
     pub err_in: Signal<In, Bit>,
+    /// A QP's SQ or RQ doorbell was taken this cycle: once a QP has entered ERR, the scan runs again (the
+    /// WQE may be one to flush).
+    pub wqe_posted: Signal<In, Bit>,
+    /// The flush scan is not running.
+    pub flush_idle: Signal<Out, Bit>,
     /// The responder's transmit side wants nothing of the context port (the scan lets it go first).
     pub tx_idle: Signal<In, Bit>,
     /// A transmit side waits for the context port (`ReqTx::want`, `RespTx::want`).
@@ -408,11 +414,13 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// An EQE's beats are owed, and then the interrupt.
     owe_eqe: DFF<Bit>,
     owe_irq: DFF<Bit>,
-    /// The flush: the step in hand is one (not a frame); the scan runs (a QP in ERR was seen or entered ERR
-    /// since the last pass began) and the QP it is at; a QP was flushing in this pass; the WQE's control
-    /// segment as it comes in, its read failed, its request taken.
+    /// The flush: the step in hand is one (not a frame); the scan runs (a QP entered ERR, or a WQE was
+    /// posted after one had, or the last pass flushed something) and the QP it is at; a WQE was flushed in
+    /// this pass (or the scan was started again meanwhile); a QP has entered ERR since reset; the WQE's
+    /// control segment as it comes in, its read failed, its request taken.
     flush: DFF<Bit>,
     flush_on: DFF<Bit>,
+    err_seen: DFF<Bit>,
     /// The turns the next frame has given a fetch visit or a transmit side that waits for the port: two at
     /// most (a transmit side held off by something else, such as the other side, must not stop the
     /// frames), so a steady stream of frames cannot hold them off. Reset leaves none for the first frame.
@@ -593,6 +601,8 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             eqe_lost: Signal::default(),
             unhandled: Signal::default(),
             err_in: Signal::default(),
+            wqe_posted: Signal::default(),
+            flush_idle: Signal::default(),
             tx_idle: Signal::default(),
             tx_wants: Signal::default(),
             sq_ci_we: Signal::default(),
@@ -630,6 +640,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             owe_irq: DFF::default(),
             flush: DFF::default(),
             flush_on: DFF::default(),
+            err_seen: DFF::default(),
             waited: DFF::default(),
             flush_seen: DFF::default(),
             scan: DFF::default(),
@@ -727,6 +738,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             owe_irq,
             flush,
             flush_on,
+            err_seen,
             waited,
             flush_seen,
             scan,
@@ -1211,6 +1223,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.claim.next = false;
         self.drain.next = self.recv_wqe.busy.val() | self.wqe_fetch.busy.val() | self.rrun.rd_open.val();
         self.idle.next = false;
+        self.flush_idle.next = !self.flush_on.q.val();
         self.decided.next = false;
         match self.state.q.val() {
             DispatchState::Idle => {
@@ -1676,20 +1689,21 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
                 if self.pick.what.val() == self.pick_none.val() {
-                    // Nothing left here: on to the next QP. A pass that saw no QP flushing ends the scan.
+                    // Nothing left here: on to the next QP. A pass that flushed nothing ends the scan.
                     self.state.d.next = DispatchState::Idle;
                     if self.scan.q.val() == self.last_qp.val() {
                         self.scan.d.next = 0.into();
-                        self.flush_on.d.next = self.flush_seen.q.val() | self.pick.flushing.val();
+                        self.flush_on.d.next = self.flush_seen.q.val();
                         self.flush_seen.d.next = false;
                     } else {
                         self.scan.d.next = self.scan.q.val() + 1;
-                        self.flush_seen.d.next = self.flush_seen.q.val() | self.pick.flushing.val();
                     }
                 } else if self.pick.what.val() == self.pick_win.val() {
                     // The front's entry read now (the walk, idle, points the port at it).
+                    self.flush_seen.d.next = true;
                     self.state.d.next = DispatchState::FlushFront;
                 } else {
+                    self.flush_seen.d.next = true;
                     self.rd_sent.d.next = false;
                     self.hdr_err.d.next = false;
                     self.state.d.next = DispatchState::CtrlRead;
@@ -1936,9 +1950,12 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.ev_qp_fatal.d.next = self.cqe_wr.qp_fatal.val();
         }
         self.raw.next = self.decided.val() & (self.rx_route.route.val() == self.raw_route.val());
-        if self.err_in.val() {
+        if self.err_in.val() | (self.wqe_posted.val() & self.err_seen.q.val()) {
             self.flush_on.d.next = true;
             self.flush_seen.d.next = true;
+        }
+        if self.err_in.val() {
+            self.err_seen.d.next = true;
         }
         if self.reset.val() {
             self.state.d.next = DispatchState::Idle;
@@ -1948,6 +1965,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.flush.d.next = false;
             self.fetch.d.next = false;
             self.flush_on.d.next = false;
+            self.err_seen.d.next = false;
             self.waited.d.next = 2.into();
             self.flush_seen.d.next = false;
             self.scan.d.next = 0.into();

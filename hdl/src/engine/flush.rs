@@ -80,8 +80,6 @@ pub struct FlushPick {
     pub win_count: Signal<Out, Bits<8>>,
     /// The WQE's first `HDR_BYTES` bytes (byte `i` at bits `8i+7:8i`), zeros when the read failed.
     pub hdr: Signal<In, Bits<128>>,
-    /// The QP is flushing (whatever is left).
-    pub flushing: Signal<Out, Bit>,
     /// What the step does (`what`), and the read of its WQE's control segment.
     pub what: Signal<Out, Bits<3>>,
     pub rd_addr: Signal<Out, Bits<64>>,
@@ -112,7 +110,6 @@ impl Logic for FlushPick {
     }
 
     fn connect(&mut self) {
-        self.flushing.connect();
         self.what.connect();
         self.rd_addr.connect();
         self.rd_len.connect();
@@ -263,7 +260,6 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let cq_pad = |n: &str| format!("{{{}'d0, {}}}", 16 - width(al, n), a(n));
     v.extend([
         "always @(*) begin".to_string(),
-        "    flushing = flush_on;".into(),
         "    what = w;".into(),
         "    rd_addr = is_sq ? sq_addr : rq_addr;".into(),
         "    win_base = front_at;".into(),

@@ -177,6 +177,8 @@ pub struct CmdExec {
     pub sq_rung_qpn: Signal<Out, Bits<24>>,
     pub qp_cmd: Signal<Out, Bit>,
     pub qp_cmd_qpn: Signal<Out, Bits<24>>,
+    /// A QP's SQ or RQ doorbell taken this cycle (a WQE posted to a QP in ERR is the flush's).
+    pub wqe_posted: Signal<Out, Bit>,
     profile: Param<Profile>,
 }
 
@@ -210,6 +212,7 @@ impl Logic for CmdExec {
         self.sq_rung_qpn.connect();
         self.qp_cmd.connect();
         self.qp_cmd_qpn.connect();
+        self.wqe_posted.connect();
         self.qp_valid.connect();
         self.qp_attr.connect();
         self.qp_req.connect();
@@ -1059,7 +1062,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w(format!("always @(*) rs_req = {{{}'d0, rs_req_full}};", REQ_BITS - rl.width() as usize));
     w(format!("wire unused_req_next = ^rs_req_next[{}:{rw}];", REQ_BITS - 1));
     w(format!(
-        "always @(*) begin sq_rung = db_sq; sq_rung_qpn = {{{0}'d0, db_qpn}}; qp_cmd = qp_cmd_we; qp_cmd_qpn = {{{0}'d0, qp_cmd_at}}; end",
+        "always @(*) begin sq_rung = db_sq; sq_rung_qpn = {{{0}'d0, db_qpn}}; qp_cmd = qp_cmd_we; qp_cmd_qpn = {{{0}'d0, qp_cmd_at}}; wqe_posted = db_sq || db_rq; end",
         24 - qa
     ));
     w("always @(*) begin rs_attr = rs_attr_full; rs_gid = gid_tab[rs_gid_index]; rs_gid_valid = gid_valid_r[rs_gid_index]; end".into());
