@@ -181,6 +181,24 @@ pub struct SendWqe {
     pub wr_id: u64,
 }
 
+#[cfg(test)]
+impl SendWqe {
+    /// A window entry for tests: a zero-length SEND at SQ counter `index`, not sent yet.
+    pub(crate) fn unsent(index: u16) -> SendWqe {
+        SendWqe {
+            index,
+            op: SendOp::Send,
+            flags: 0,
+            len: 0,
+            first_psn: None,
+            npkts: 0,
+            acked: false,
+            error: None,
+            wr_id: 0,
+        }
+    }
+}
+
 impl SendWqe {
     pub fn last_psn(&self) -> Option<Psn> {
         self.first_psn.map(|f| f.add(self.npkts.saturating_sub(1)))

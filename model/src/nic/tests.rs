@@ -238,17 +238,7 @@ fn the_checks_catch_a_broken_state() {
     for _ in 0..=w {
         let index = qp.sq.ci;
         qp.sq.ci = index.wrapping_add(1);
-        qp.req.push(qp::SendWqe {
-            index,
-            op: wire::contract::wqe::SendOp::Send,
-            flags: 0,
-            len: 0,
-            first_psn: None,
-            npkts: 0,
-            acked: false,
-            error: None,
-            wr_id: 0,
-        });
+        qp.req.push(qp::SendWqe::unsent(index));
     }
     assert!(b.nic.check_invariants().unwrap_err().contains("the WQE window holds 9"));
     b.nic.qp_mut(q).unwrap().req = qp::ReqState::default();

@@ -12,21 +12,6 @@ use wire::contract::wqe::{send_flags, SendCtrlRepr, SendOp, SEND_DATA};
 use wire::ext::AethRepr;
 use wire::Psn;
 
-/// A window entry for `qp`'s requester: a zero-length SEND not sent yet.
-fn fake_wqe(index: u16) -> SendWqe {
-    SendWqe {
-        index,
-        op: SendOp::Send,
-        flags: 0,
-        len: 0,
-        first_psn: None,
-        npkts: 0,
-        acked: false,
-        error: None,
-        wr_id: 0,
-    }
-}
-
 /// `q`'s responder owes a plain ACK.
 fn owe_ack(b: &mut Bench, q: u32) {
     b.nic.qp_mut(q).unwrap().resp.ack = Some((Psn::new(5), AethRepr { syndrome: 0x1F, msn: 0 }));
@@ -49,7 +34,7 @@ fn fetchable_says_why_not() {
     assert_eq!(b.nic.fetchable(q), Ok(()));
     let qp = b.nic.qp_mut(q).unwrap();
     for i in 0..w {
-        qp.req.push(fake_wqe(i));
+        qp.req.push(SendWqe::unsent(i));
     }
     qp.sq.ci = w;
     assert_eq!(b.nic.fetchable(q), Err("its WQE window is full"), "one more posted, the window full");
@@ -74,7 +59,7 @@ fn ready_picks_go_round_from_the_qp_asked_for() {
     for &q in &qs {
         owe_ack(&mut b, q);
     }
-    b.nic.qp_mut(qs[1]).unwrap().req.push(fake_wqe(0));
+    b.nic.qp_mut(qs[1]).unwrap().req.push(SendWqe::unsent(0));
     let resp = |qpn| TxPick::Qp { qpn, stream: Stream::Responder };
     let req = |qpn| TxPick::Qp { qpn, stream: Stream::Requester };
     assert_eq!(b.nic.ready_picks(0, qs[1]), [resp(qs[1]), req(qs[1]), resp(qs[2]), resp(qs[0])]);
@@ -113,7 +98,7 @@ fn next_paced_is_the_pacers_first_tick_with_credit() {
     assert_eq!(b.nic.next_paced(now), None, "held, but nothing to send");
     owe_ack(&mut b, q);
     assert_eq!(b.nic.next_paced(now), None, "held, and an ACK owed: ACKs are not paced");
-    b.nic.qp_mut(q).unwrap().req.push(fake_wqe(0));
+    b.nic.qp_mut(q).unwrap().req.push(SendWqe::unsent(0));
     assert_eq!(b.nic.next_paced(now), Some(tick_start(t)), "the requester held to tick {t}");
     assert_eq!(b.nic.next_paced(tick_start(t)), None, "let go at tick {t}");
     b.nic.qp_mut(q).unwrap().attrs.sgid_index = 3;
