@@ -5,14 +5,16 @@
 //! `--rtl-requester` the roles turn round: the core fetches the WQEs, gathers their payload and sends, the
 //! model answers. Time is the core's: its clock cycles from each turn's first frame in (or doorbell) to its
 //! last frame out (the model's turnaround is not counted), at the core's clock. As the requester of WRITEs
-//! and SENDs the core runs on in stretches of `STRETCH_CYCLES` instead, the model's answers handed over
-//! between them, so its pipeline keeps streaming as its ACKs come back (a turn that waits for the core to
-//! settle would drain it each time the window of `MAX_UNACKED_PSNS` fills, which a link does not). With
-//! lockstep (the default) the model follows every decision of the core and every output is compared.
+//! and SENDs the core runs on in stretches of at most `STRETCH_CYCLES` instead, the model's answers handed
+//! over between them, so its pipeline keeps streaming as its ACKs come back (a turn that waits for the core
+//! to settle would drain it each time the window of `MAX_UNACKED_PSNS` fills, which a link does not); a
+//! stretch ends early once the core is quiet, as the rest of it would only wait for answers the model
+//! already has (the last ACK's, say). With lockstep (the default) the model follows every decision of the
+//! core and every output is compared.
 
 use crate::perf::{pattern, report, wr_for, Outcome, PerfArgs, PerfReport, DEPTH};
 use crate::Error;
-use driver::pair::{connect, open_host, open_host_on, rtl_stretch, rtl_turn, run_external};
+use driver::pair::{connect, open_host, open_host_on, rtl_turn, run_external};
 use driver::rtl::RtlBackend;
 use driver::{shared, ConnectOpts, QpCap, RecvWr, Sge, WcStatus};
 use model::net::{LinkConfig, World};
@@ -27,8 +29,10 @@ const TURN_CYCLES: u64 = 200_000_000;
 /// end of a burst is sent again after it. Turns without traffic before the run counts as stalled: past it.
 const ACK_TIMEOUT: u8 = 12;
 const IDLE_TURNS: u32 = 32;
-/// The cycles the core runs between hand-overs when it sends the payload (about 2 us at 125 MHz): the ACKs'
-/// delay at most, far short of the 64 packets between AckReqs.
+/// The most cycles the core runs between hand-overs when it sends the payload (about 2 us at 125 MHz): the
+/// ACKs' delay at most while it sends, far short of the 64 packets between AckReqs. A stretch in which it goes
+/// quiet (nothing left to send until answers come) ends there, so its wait for the model's answers is not
+/// counted.
 const STRETCH_CYCLES: u64 = 256;
 
 /// What the RTL core's run adds to the report.
@@ -156,9 +160,9 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
         if stretch {
             // The core sends on while the model answers: its ACKs come back within a stretch, as over a link,
             // and the core's pipeline does not drain each time its window of unacknowledged PSNs fills.
-            rtl_stretch(&world, &core, frames, STRETCH_CYCLES, |_| had_frames = true);
-            cycles += STRETCH_CYCLES;
-            busy = if had_frames || core.quiet() { 0 } else { busy + STRETCH_CYCLES };
+            let (c, settled) = rtl_turn(&world, &core, frames, STRETCH_CYCLES, |_| had_frames = true);
+            cycles += c;
+            busy = if had_frames || settled { 0 } else { busy + c };
             if busy > TURN_CYCLES {
                 errors.push(format!("the core sent nothing for {TURN_CYCLES} cycles"));
             }
@@ -169,12 +173,6 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             }
             cycles += c;
         }
-        if args.rtl.rtl_requester && !had_frames && core.quiet() {
-            // Nothing came in or went out: the core's ACK timers run for the turn's time (its cycles count).
-            let wait = TURN_PS / 1000 / u64::from(info.ns_per_cycle);
-            core.run(wait);
-            cycles += wait;
-        }
         {
             // The answers reach the requester; what it sends next waits for the next turn.
             let mut w = driver::lock_world(&world);
@@ -182,6 +180,13 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
             w.run_until(until);
         }
         let wcs = a.cq.poll(64 * args.qps as usize)?;
+        if args.rtl.rtl_requester && !had_frames && wcs.is_empty() && core.quiet() {
+            // Nothing came in, went out or completed: the core's ACK timers run for the turn's time (its
+            // cycles count). A completion the last stretch wrote is taken first, not a turn later.
+            let wait = TURN_PS / 1000 / u64::from(info.ns_per_cycle);
+            core.run(wait);
+            cycles += wait;
+        }
         idle = if had_frames || !wcs.is_empty() || busy != 0 { 0 } else { idle + 1 };
         if idle >= IDLE_TURNS {
             errors.push(format!("stalled after {completed} of {total} completions"));

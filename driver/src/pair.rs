@@ -158,24 +158,6 @@ pub fn rtl_turn(
     (cycles, settled)
 }
 
-/// `rtl_turn` without waiting for the core to settle: `frames` go into the core's MAC, the core runs
-/// `cycles` cycles (what it is doing carries on at the next call), and what it sent by then, each frame shown
-/// to `look` first, goes into the world. Called in a loop with the world run between, traffic flows both
-/// ways without the core's pipeline draining at every hand-over, as over a link of at most `cycles` delay.
-pub fn rtl_stretch(
-    w: &SharedWorld,
-    core: &crate::rtl::RtlHandle,
-    frames: Vec<Vec<u8>>,
-    cycles: u64,
-    look: impl FnMut(&[u8]),
-) {
-    for f in frames {
-        core.receive(f);
-    }
-    core.run(cycles);
-    hand_over(w, core, look);
-}
-
 /// The frames the core has sent, each shown to `look`, into the world.
 fn hand_over(w: &SharedWorld, core: &crate::rtl::RtlHandle, mut look: impl FnMut(&[u8])) {
     let answers = core.take_sent();

@@ -1128,7 +1128,43 @@ fn a_kept_descriptor_outlives_its_slot(width: Width) {
     assert_eq!(a.buf.read(0, 3072).expect("the target"), old, "{ctx}: the WRITE's bytes, from the kept SGE");
 }
 
+/// The next WQE's fetch does not wait for the message before it to be sent: its slot is read while the
+/// requester streams (the context port left to it), and the window entry committed between two of its
+/// packets, the contexts read again. Two WRITEs of 16 packets posted together (at 64 B a packet takes 17
+/// beats, so 16 outlast a DMA round trip): the second is fetched before the first has sent its last packet,
+/// and both complete, the model following every decision.
+fn the_next_wqe_is_fetched_while_a_message_streams(width: Width) {
+    let seed = seed();
+    let (w, a, core, b) = hosts(width, 16, seed, 1, BUF, 0, &ConnectOpts::default());
+    core.set_bubbles(seed, 0.3);
+    let ctx = format!("seed {seed:#x}");
+    const LEN: u64 = 16 * 1024;
+    let src: Vec<u8> = (0..2 * LEN).map(|i| (i % 253) as u8).collect();
+    b.buf.write(0, &src).expect("the source");
+    let write = |i: u64| {
+        let mut wr = wr(i, SendOp::RdmaWrite, Some(b.sge(LEN * i, LEN as u32)));
+        (wr.remote_addr, wr.rkey) = (a.mr.addr + LEN * i, a.mr.rkey);
+        wr
+    };
+    b.qps[0].post_send_list(&[write(0), write(1)]).unwrap_or_else(|e| panic!("{ctx}: posted: {e:?}"));
+    for cycle in 0.. {
+        if core.fetches() == 2 {
+            break;
+        }
+        assert!(cycle < 200_000, "{ctx}: both WQEs fetched");
+        core.run(1);
+    }
+    let sent = core.requests().0;
+    assert!(sent < 16, "{ctx}: the second WRITE fetched after {sent} of the first's 16 packets, before its last");
+    exchange(&w, &core, &b, &ctx, |f| vec![f]);
+    let got: Vec<(u64, WcStatus)> = b.cq.poll(4).expect("completions").iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(got, vec![(0, WcStatus::Success), (1, WcStatus::Success)], "{ctx}: both WRITEs completed");
+    assert_eq!(a.buf.read(0, 2 * LEN as usize).expect("the target"), src, "{ctx}: both WRITEs landed");
+    followed(&core, &ctx, 32 + core.frames(), "32 packets and their ACKs");
+}
+
 at_both_widths!(
+    the_next_wqe_is_fetched_while_a_message_streams,
     a_kept_descriptor_outlives_its_slot,
     a_report_mid_frame_waits_for_the_frame,
     a_raw_packet_qp_sends_beside_rc_writes,

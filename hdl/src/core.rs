@@ -857,6 +857,9 @@ impl<
         self.wake.clear.next = self.dispatch.wake_clear.val();
         self.dispatch.wake_any.next = self.wake.any.val();
         self.dispatch.wake_pick.next = self.wake.pick.val();
+        self.wake.at_qpn.next = self.req_tx.tx_qpn.val();
+        self.dispatch.at_alone.next = self.wake.at_alone.val();
+        self.dispatch.at_qpn.next = self.req_tx.tx_qpn.val();
         self.trace_fetch.next = self.dispatch.fetched.val();
         self.trace_fetch_qpn.next = self.dispatch.wr_qpn.val();
         self.trace_fetch_idle.next = !self.wake.any.val();
@@ -977,8 +980,9 @@ impl<
         self.exec.rs_sq_ci.next = self.dispatch.sq_ci.val();
         self.dispatch.err_in.next = self.exec.entered_err.val() | self.resp_tx.err.val() | self.dispatch.err_we.val();
         self.dispatch.wqe_posted.next = self.exec.wqe_posted.val();
-        // Fetch visits and flush steps wait for both transmit sides to have nothing to do (a flush scan runs
-        // while a QP is in ERR, and would otherwise keep the port from the requester).
+        // Flush steps and fetch visits wait for both transmit sides to have nothing to do (a flush scan would
+        // otherwise keep the port from the requester), except a fetch for the QP the requester is at when no
+        // other QP is awake, whose read leaves the port to them.
         self.dispatch.tx_idle.next = self.resp_tx.idle.val() & self.req_tx.idle.val();
         // Between frames, a transmit side that waits for the port gets it (`RxDispatch`'s turn); the
         // requester's next packet only once the last one's payload has streamed (its visit may start earlier,
@@ -1090,7 +1094,7 @@ impl<
         self.req_tx.g_done.next = self.gather.done.val();
         self.req_tx.g_err.next = self.gather.err.val();
         self.resp_tx.rd_can.next = !self.gather.busy.val();
-        self.resp_tx.wr_quiet.next = self.dispatch.idle.val();
+        self.resp_tx.wr_quiet.next = self.dispatch.wr_quiet.val();
         self.resp_tx.rd_first.next = self.gather.done.val();
         self.resp_tx.rd_err.next = self.gather.err.val();
         self.tx.pay_data.next = self.gather.out_data.val();

@@ -549,6 +549,8 @@ impl Top {
                 p("clear", 1, Dir::In),
                 p("any", 1, Dir::Out),
                 p("pick", 24, Dir::Out),
+                p("at_qpn", 24, Dir::In),
+                p("at_alone", 1, Dir::Out),
             ],
             Top::PsnWalk => vec![
                 p("clock", 1, Dir::In),
@@ -1055,6 +1057,7 @@ impl Top {
                 u.visit.connect();
                 u.visit_qpn.connect();
                 u.clear.connect();
+                u.at_qpn.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

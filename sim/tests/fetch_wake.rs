@@ -2,9 +2,10 @@
 //! rules the dispatch relies on, held by a reference here: an SQ doorbell or a command wakes its QP; a visit
 //! that finds nothing puts its QP to sleep unless a doorbell or command for it came since the visit began
 //! (in the visit's first cycle included: the visit read the QP's counters before it landed); the QP to visit
-//! next is the first awake after the last visited, wrapping round. Random doorbells, commands and visits
-//! (the visits the dispatch makes: of the QP offered, a few cycles each, most finding nothing) for 200,000
-//! cycles, `any` and `pick` compared every cycle.
+//! next is the first awake after the last visited, wrapping round; `at_alone` says whether the QP `at_qpn`
+//! names (the requester's) is the only one awake. Random doorbells, commands and visits (the visits the dispatch makes:
+//! of the QP offered, a few cycles each, most finding nothing) for 200,000 cycles, `any`, `pick` and `at_alone`
+//! (of a random QP) compared every cycle.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test fetch_wake`.
 
@@ -25,6 +26,7 @@ fn qps_wake_sleep_and_take_turns_as_the_dispatch_needs() {
     let q = |name| rtl.port(name);
     let (reset, rung, rung_qpn, cmd, cmd_qpn) = (q("reset"), q("rung"), q("rung_qpn"), q("cmd"), q("cmd_qpn"));
     let (visit, visit_qpn, clear, any, pick) = (q("visit"), q("visit_qpn"), q("clear"), q("any"), q("pick"));
+    let (at_qpn, at_alone) = (q("at_qpn"), q("at_alone"));
     rtl.set(reset, 1);
     rtl.tick();
     rtl.set(reset, 0);
@@ -33,7 +35,7 @@ fn qps_wake_sleep_and_take_turns_as_the_dispatch_needs() {
     let (mut awake, mut last, mut dirty) = (vec![false; n], 0usize, false);
     // The visit in hand: its QP and the cycles left until it decides.
     let mut visiting: Option<(usize, u32)> = None;
-    let (mut picks, mut kept, mut slept) = (0u32, 0u32, 0u32);
+    let (mut picks, mut kept, mut slept, mut alone_at, mut shared_at) = (0u32, 0u32, 0u32, 0u32, 0u32);
     for cycle in 0..200_000u32 {
         let ctx = format!("seed {seed} (FERRITE_SEED={seed}), cycle {cycle}");
         let want_any = awake.iter().any(|&a| a);
@@ -42,6 +44,16 @@ fn qps_wake_sleep_and_take_turns_as_the_dispatch_needs() {
         if let Some(p) = want_pick {
             assert_eq!(rtl.get(pick) as usize, p, "the next QP to visit: {ctx} ({awake:?}, last {last})");
         }
+        // The QP asked about: an awake one most of the time (the only one, when one is).
+        let nq = match want_pick {
+            Some(p) if rng.chance(0.8) => p,
+            _ => rng.below(n as u64) as usize,
+        };
+        rtl.set(at_qpn, nq as u64);
+        rtl.eval();
+        let alone = awake[nq] && awake.iter().filter(|&&a| a).count() == 1;
+        assert_eq!(rtl.get(at_alone) == 1, alone, "at_alone, of QP {nq}: {ctx} ({awake:?})");
+        (alone_at, shared_at) = (alone_at + u32::from(alone), shared_at + u32::from(awake[nq] && !alone));
         // This cycle's inputs: doorbells and commands for QPs near the one visited (the race), a visit's
         // start or end.
         let near = |rng: &mut Rng| match visiting {
@@ -96,6 +108,12 @@ fn qps_wake_sleep_and_take_turns_as_the_dispatch_needs() {
             awake[qp] = true;
         }
     }
-    eprintln!("fetch_wake: {picks} visits, {slept} QPs put to sleep, {kept} kept awake by a wake-up during the visit");
-    assert!(picks > 10_000 && slept > 1000 && kept > 100, "seed {seed}: every case met often");
+    eprintln!(
+        "fetch_wake: {picks} visits, {slept} QPs put to sleep, {kept} kept awake by a wake-up during the visit, \
+         QP at_qpn awake alone {alone_at} cycles, with others {shared_at}"
+    );
+    assert!(
+        picks > 10_000 && slept > 1000 && kept > 100 && alone_at > 1000 && shared_at > 1000,
+        "seed {seed}: every case met often"
+    );
 }

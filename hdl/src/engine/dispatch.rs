@@ -62,16 +62,20 @@
 //! pass that flushed nothing; an SQ or RQ doorbell after a QP has entered ERR (`wqe_posted`) starts it
 //! again, so a WQE posted to a QP in ERR is flushed too, and a NIC with no QP in ERR costs nothing.
 //!
-//! When no frame is waiting and the transmit side is idle, it also fetches send WQEs into the requesters'
+//! When no frame is waiting (or one has waited its turns), it also fetches send WQEs into the requesters'
 //! windows, the model's `fetch_send_wqe` (the trace's `FetchSq` decision): it visits a QP `FetchWake` says
-//! may have one (an SQ doorbell or a command since its last visit found none), reads its contexts, and if
-//! `SqFetch` says it may fetch, reads and checks the WQE (`WqeFetch`, on the DMA read and MR ports) and
-//! writes the window entry, `qp_req` and the SQ consumer counter; a WQE that fails into an empty window
-//! retires at once (`Retire`: its CQE, the QP to ERR). The flush empties a QP's window first (its front
+//! may have one (an SQ doorbell or a command since its last visit found none; while the transmit sides are
+//! busy, only the QP the requester's is at, and only while no other QP is awake, so that it streams one
+//! QP's messages back to back and no QP waits on another's), reads its contexts, and if
+//! `SqFetch` says it may fetch, reads and checks the WQE (`WqeFetch`, on the DMA read and MR ports) while
+//! the transmit sides have the context port (a message streams on while the next WQE is read), then takes
+//! the port again, reads the contexts again and, if the QP may still fetch that WQE, writes the window
+//! entry, `qp_req` and the SQ consumer counter; a WQE that fails into an empty window retires at once
+//! (`Retire`: its CQE, the QP to ERR). The flush empties a QP's window first (its front
 //! entry read, `OldestWalk` finding the oldest unfinished entry behind it).
 //!
-//! Between its context reads and its write-back (`ctx_busy`, which spans a WQE's fetch) no command may look
-//! up or commit; a command
+//! Between its context reads and its write-back (`ctx_busy`, which spans a WQE's fetch and its read) no
+//! command may look up or commit; a command
 //! between its lookup and its commit, or the responder's transmit side holding the context port (`hold`),
 //! keeps a new frame from starting. Each side's decision then
 //! sees the other's whole, as the model applies them one after another.
@@ -214,8 +218,10 @@ pub enum DispatchState {
     FetchLook,
     /// Its contexts in: whether it may fetch (`SqFetch`).
     FetchCtx,
-    /// The send WQE being read and checked (`WqeFetch`).
+    /// The send WQE being read and checked (`WqeFetch`), the context port left to the transmit sides.
     FetchRead,
+    /// It is in: the context port awaited, to read the QP's contexts again (`FetchLook`) and commit.
+    FetchWait,
     /// It is in: the window entry, `qp_req` and the SQ counter written (or, failed into an empty window,
     /// its CQE posted and the QP to ERR).
     FetchExec,
@@ -266,6 +272,9 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     pub claim: Signal<Out, Bit>,
     /// No frame in hand and no write beat left to go.
     pub idle: Signal<Out, Bit>,
+    /// No write beat left to go and none decided until the context port is taken again: idle, or a fetch's
+    /// WQE being read (a READ response's payload read may start, its responder holding the port).
+    pub wr_quiet: Signal<Out, Bit>,
     /// The context ports (`CmdExec`'s `rs_*`).
     pub qp_index: Signal<Out, Bits<24>>,
     pub qp_valid: Signal<In, Bit>,
@@ -386,6 +395,12 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// nothing to fetch.
     pub wake_any: Signal<In, Bit>,
     pub wake_pick: Signal<In, Bits<24>>,
+    /// QP `at_qpn`, the one the requester's transmit side is at, is the only QP awake: its next WQE may be
+    /// fetched while that side streams. With another QP awake the fetch waits for the transmit sides to be
+    /// idle, as the window of the QP in hand drains: no QP keeps the others from their turn, and the
+    /// requester stays with one QP's messages while its descriptor and read-ahead serve them.
+    pub at_alone: Signal<In, Bit>,
+    pub at_qpn: Signal<In, Bits<24>>,
     pub wake_visit: Signal<Out, Bit>,
     pub wake_clear: Signal<Out, Bit>,
     /// The decision trace: QP `wr_qpn`'s next send WQE fetched into its window this cycle (the model's
@@ -437,6 +452,10 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// The step in hand is a fetch visit; a window flush's front entry and the oldest unfinished entry's
     /// index behind it.
     fetch: DFF<Bit>,
+    /// A fetch visit's WQE is in (`WqeFetch`'s entry), read from SQ counter `fetch_index`: the contexts read
+    /// again decide whether it is still the one to commit.
+    fetch_have: DFF<Bit>,
+    fetch_index: DFF<Bits<16>>,
     front: DFF<Bits<WQE_BITS>>,
     oldest_at: DFF<Bits<8>>,
     /// A CQ overrun's events owed: the CQ error (of the CQ posted to), the QP's fatal event (of QP `qpn`);
@@ -538,6 +557,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             ctx_busy: Signal::default(),
             claim: Signal::default(),
             idle: Signal::default(),
+            wr_quiet: Signal::default(),
             qp_index: Signal::default(),
             qp_valid: Signal::default(),
             attr: Signal::default(),
@@ -619,6 +639,8 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             win_r: Signal::default(),
             wake_any: Signal::default(),
             wake_pick: Signal::default(),
+            at_alone: Signal::default(),
+            at_qpn: Signal::default(),
             wake_visit: Signal::default(),
             wake_clear: Signal::default(),
             fetched: Signal::default(),
@@ -649,6 +671,8 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             rd_sent: DFF::default(),
             drain: Signal::default(),
             fetch: DFF::default(),
+            fetch_have: DFF::default(),
+            fetch_index: DFF::default(),
             front: DFF::default(),
             oldest_at: DFF::default(),
             ev_cq_err: DFF::default(),
@@ -746,6 +770,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             hdr_err,
             rd_sent,
             fetch,
+            fetch_have,
+            fetch_index,
             front,
             oldest_at,
             ev_cq_err,
@@ -1223,6 +1249,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.claim.next = false;
         self.drain.next = self.recv_wqe.busy.val() | self.wqe_fetch.busy.val() | self.rrun.rd_open.val();
         self.idle.next = false;
+        self.wr_quiet.next = (self.state.q.val() == DispatchState::Idle)
+            | (self.state.q.val() == DispatchState::FetchRead)
+            | (self.state.q.val() == DispatchState::FetchWait);
         self.flush_idle.next = !self.flush_on.q.val();
         self.decided.next = false;
         match self.state.q.val() {
@@ -1260,15 +1289,17 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     // Another holder has the port.
                 } else if self.meta_valid.val()
                     & !self.waited.q.val().get_bit(1)
-                    & self.wake_any.val()
-                    & self.tx_idle.val()
+                    & ((self.wake_any.val() & self.tx_idle.val()) | self.at_alone.val())
                 {
                     // A frame waits, and so does a send WQE's fetch: the visit first.
                     self.waited.d.next = self.waited.q.val() + 1;
                     self.claim.next = true;
                     self.flush.d.next = false;
                     self.fetch.d.next = true;
-                    self.qpn.d.next = self.wake_pick.val();
+                    self.qpn.d.next = self.at_qpn.val();
+                    if self.tx_idle.val() {
+                        self.qpn.d.next = self.wake_pick.val();
+                    }
                     self.state.d.next = DispatchState::FetchLook;
                 } else if self.meta_valid.val() & !self.waited.q.val().get_bit(1) & self.tx_wants.val() {
                     // A frame waits, and so does a transmit side: the port is left free for it.
@@ -1283,12 +1314,16 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                         self.flush.d.next = false;
                         self.fetch.d.next = false;
                         self.state.d.next = DispatchState::Look;
-                    } else if self.wake_any.val() & self.tx_idle.val() {
-                        // No frame, the transmit side idle: a fetch visit of the next QP awake.
+                    } else if (self.wake_any.val() & self.tx_idle.val()) | self.at_alone.val() {
+                        // No frame: a fetch visit of the next QP awake, or while the transmit sides are
+                        // busy of the requester's QP when no other is awake (its read leaves them the port).
                         self.claim.next = true;
                         self.flush.d.next = false;
                         self.fetch.d.next = true;
-                        self.qpn.d.next = self.wake_pick.val();
+                        self.qpn.d.next = self.at_qpn.val();
+                        if self.tx_idle.val() {
+                            self.qpn.d.next = self.wake_pick.val();
+                        }
                         self.state.d.next = DispatchState::FetchLook;
                     } else if self.flush_on.q.val() & self.tx_idle.val() {
                         // Nothing else wants the port: a flush step at the QP the scan is at.
@@ -1728,14 +1763,25 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             DispatchState::FetchLook => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                self.wake_visit.next = true;
+                self.wake_visit.next = !self.fetch_have.q.val();
                 self.state.d.next = DispatchState::FetchCtx;
             }
             DispatchState::FetchCtx => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                if self.sq_fetch.fetchable.val() {
+                self.fetch_have.d.next = false;
+                if self.fetch_have.q.val() {
+                    // The contexts read again: the WQE read is committed if the QP may still fetch it (a
+                    // transmit side may have moved the QP to ERR meanwhile); otherwise it is dropped and the
+                    // QP, still awake, visited again.
+                    if self.sq_fetch.fetchable.val() & (self.sq_fetch.index.val() == self.fetch_index.q.val()) {
+                        self.state.d.next = DispatchState::FetchExec;
+                    } else {
+                        self.state.d.next = DispatchState::Idle;
+                    }
+                } else if self.sq_fetch.fetchable.val() {
                     self.wqe_fetch.start.next = true;
+                    self.fetch_index.d.next = self.sq_fetch.index.val();
                     self.state.d.next = DispatchState::FetchRead;
                 } else {
                     self.wake_clear.next = true;
@@ -1743,14 +1789,28 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 }
             }
             DispatchState::FetchRead => {
+                // The context port is the transmit sides' while the WQE is read; no command commits
+                // (`ctx_busy`), so only they can change the QP, and only what the contexts read again show.
                 self.ctx_busy.next = true;
-                self.claim.next = true;
                 self.rd_valid.next = self.wqe_fetch.rd_valid.val();
                 self.rd_addr.next = self.wqe_fetch.rd_addr.val();
                 self.rd_len.next = self.wqe_fetch.rd_len.val();
                 self.mr_index.next = self.wqe_fetch.mr_index.val();
                 if self.wqe_fetch.done.val() {
-                    self.state.d.next = DispatchState::FetchExec;
+                    self.fetch_have.d.next = true;
+                    self.state.d.next = DispatchState::FetchWait;
+                }
+            }
+            DispatchState::FetchWait => {
+                self.ctx_busy.next = true;
+                if self.retire_req.val() {
+                    // The requester hands over a failed front, holding the port until it is retired: the
+                    // WQE read is dropped (the QP stays awake) and the retire taken first.
+                    self.fetch_have.d.next = false;
+                    self.state.d.next = DispatchState::Idle;
+                } else if !self.hold.val() {
+                    self.claim.next = true;
+                    self.state.d.next = DispatchState::FetchLook;
                 }
             }
             DispatchState::FetchExec => {
@@ -1964,6 +2024,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.owe_eqe.d.next = false;
             self.flush.d.next = false;
             self.fetch.d.next = false;
+            self.fetch_have.d.next = false;
             self.flush_on.d.next = false;
             self.err_seen.d.next = false;
             self.waited.d.next = 2.into();

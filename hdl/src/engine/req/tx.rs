@@ -166,6 +166,8 @@ pub struct ReqTx {
     /// `Desc` is entered for a packet (from `Entry` or `Walk`): its descriptor read or the kept one taken.
     to_desc: Signal<Local, Bit>,
     wake: FetchWake,
+    /// Whether the QP in hand is the only one awake: the dispatch's `FetchWake` says so of its own.
+    wake_at: Spare<1>,
     sendable: ReqReady,
     psn_walk: PsnWalk,
     oldest_walk: OldestWalk,
@@ -247,6 +249,7 @@ impl ReqTx {
             hit: DFF::default(),
             to_desc: Signal::default(),
             wake: FetchWake::new(profile),
+            wake_at: Spare::default(),
             sendable: ReqReady::new(profile),
             psn_walk: PsnWalk::new(profile),
             oldest_walk: OldestWalk::new(profile),
@@ -272,6 +275,8 @@ impl Logic for ReqTx {
         self.wake.cmd_qpn.next = self.cmd_qpn.val();
         self.wake.visit.next = false;
         self.wake.visit_qpn.next = self.qpn.q.val();
+        self.wake.at_qpn.next = self.qpn.q.val();
+        self.wake_at.bits.next = self.wake.at_alone.val().into();
         self.wake.clear.next = false;
         self.to_desc.next = false;
 

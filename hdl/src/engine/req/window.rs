@@ -425,6 +425,9 @@ pub struct FetchWake {
     /// A QP is awake, and the next to visit: the first awake after the last visited, round robin.
     pub any: Signal<Out, Bit>,
     pub pick: Signal<Out, Bits<24>>,
+    /// Whether QP `at_qpn` (the one the requester's transmit side is at) is the only QP awake.
+    pub at_qpn: Signal<In, Bits<24>>,
+    pub at_alone: Signal<Out, Bit>,
     profile: Param<Profile>,
 }
 
@@ -442,6 +445,7 @@ impl Logic for FetchWake {
     fn connect(&mut self) {
         self.any.connect();
         self.pick.connect();
+        self.at_alone.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -458,7 +462,8 @@ pub fn fetch_wake_verilog(p: &Profile) -> Vec<String> {
         format!("reg [{}:0] last;", qa - 1),
         "reg dirty;".into(),
         format!("wire [{0}:0] rq = rung_qpn[{0}:0];\nwire [{0}:0] cq = cmd_qpn[{0}:0];\nwire [{0}:0] vq = visit_qpn[{0}:0];", qa - 1),
-        format!("wire unused_qpn = ^rung_qpn[23:{qa}] ^ ^cmd_qpn[23:{qa}] ^ ^visit_qpn[23:{qa}];"),
+        format!("wire [{0}:0] nq = at_qpn[{0}:0];", qa - 1),
+        format!("wire unused_qpn = ^rung_qpn[23:{qa}] ^ ^cmd_qpn[23:{qa}] ^ ^visit_qpn[23:{qa}] ^ ^at_qpn[23:{qa}];"),
         "wire hit = (rung && rq == vq) || (cmd && cq == vq);".into(),
         format!("wire [{0}:0] above = ~(({1}'d2 << last) - {1}'d1);", n - 1, n),
         format!("wire [{}:0] n_hi = ~(want & above);\nwire [{}:0] n_all = ~want;", n - 1, n - 1),
@@ -469,6 +474,7 @@ pub fn fetch_wake_verilog(p: &Profile) -> Vec<String> {
     v.extend([
         "always @(*) begin".to_string(),
         format!("    any = {f_all};"),
+        format!("    at_alone = want == ({n}'d1 << nq);"),
         format!("    pick = {{{}'d0, {f_hi} ? {i_hi} : {i_all}}};", 24 - qa),
         "end".into(),
         "always @(posedge clock) begin".into(),
