@@ -449,6 +449,10 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     // needed (those blocks decide before their read's end), on the port every read of the dispatch shares:
     // no read is offered, and no beat taken as another's, until they are in.
     drain: Signal<Local, Bit>,
+    /// A fetch visit may start, and of which QP: the next awake with both transmit sides idle, or while they
+    /// are busy the requester's QP when no other is awake (its read leaves them the port).
+    fetch_may: Signal<Local, Bit>,
+    fetch_qpn: Signal<Local, Bits<24>>,
     /// The step in hand is a fetch visit; a window flush's front entry and the oldest unfinished entry's
     /// index behind it.
     fetch: DFF<Bit>,
@@ -670,6 +674,8 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             hdr_err: DFF::default(),
             rd_sent: DFF::default(),
             drain: Signal::default(),
+            fetch_may: Signal::default(),
+            fetch_qpn: Signal::default(),
             fetch: DFF::default(),
             fetch_have: DFF::default(),
             fetch_index: DFF::default(),
@@ -1248,6 +1254,11 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.ctx_busy.next = false;
         self.claim.next = false;
         self.drain.next = self.recv_wqe.busy.val() | self.wqe_fetch.busy.val() | self.rrun.rd_open.val();
+        self.fetch_may.next = (self.wake_any.val() & self.tx_idle.val()) | self.at_alone.val();
+        self.fetch_qpn.next = self.at_qpn.val();
+        if self.tx_idle.val() {
+            self.fetch_qpn.next = self.wake_pick.val();
+        }
         self.idle.next = false;
         self.wr_quiet.next = (self.state.q.val() == DispatchState::Idle)
             | (self.state.q.val() == DispatchState::FetchRead)
@@ -1287,19 +1298,13 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                     self.state.d.next = DispatchState::TmrLook;
                 } else if self.hold.val() {
                     // Another holder has the port.
-                } else if self.meta_valid.val()
-                    & !self.waited.q.val().get_bit(1)
-                    & ((self.wake_any.val() & self.tx_idle.val()) | self.at_alone.val())
-                {
+                } else if self.meta_valid.val() & !self.waited.q.val().get_bit(1) & self.fetch_may.val() {
                     // A frame waits, and so does a send WQE's fetch: the visit first.
                     self.waited.d.next = self.waited.q.val() + 1;
                     self.claim.next = true;
                     self.flush.d.next = false;
                     self.fetch.d.next = true;
-                    self.qpn.d.next = self.at_qpn.val();
-                    if self.tx_idle.val() {
-                        self.qpn.d.next = self.wake_pick.val();
-                    }
+                    self.qpn.d.next = self.fetch_qpn.val();
                     self.state.d.next = DispatchState::FetchLook;
                 } else if self.meta_valid.val() & !self.waited.q.val().get_bit(1) & self.tx_wants.val() {
                     // A frame waits, and so does a transmit side: the port is left free for it.
@@ -1314,16 +1319,12 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                         self.flush.d.next = false;
                         self.fetch.d.next = false;
                         self.state.d.next = DispatchState::Look;
-                    } else if (self.wake_any.val() & self.tx_idle.val()) | self.at_alone.val() {
-                        // No frame: a fetch visit of the next QP awake, or while the transmit sides are
-                        // busy of the requester's QP when no other is awake (its read leaves them the port).
+                    } else if self.fetch_may.val() {
+                        // No frame: a fetch visit.
                         self.claim.next = true;
                         self.flush.d.next = false;
                         self.fetch.d.next = true;
-                        self.qpn.d.next = self.at_qpn.val();
-                        if self.tx_idle.val() {
-                            self.qpn.d.next = self.wake_pick.val();
-                        }
+                        self.qpn.d.next = self.fetch_qpn.val();
                         self.state.d.next = DispatchState::FetchLook;
                     } else if self.flush_on.q.val() & self.tx_idle.val() {
                         // Nothing else wants the port: a flush step at the QP the scan is at.
