@@ -116,11 +116,13 @@ pub struct Monitor {
     ready: bool,
     cur: Vec<u8>,
     pub frames: Vec<Vec<u8>>,
+    /// Cycles in which the bus had no beat in the middle of a frame (a MAC would underrun).
+    pub pauses: u64,
 }
 
 impl Monitor {
     pub fn new(ports: StreamPorts, seed: u64, stall: f64) -> Self {
-        Monitor { ports, rng: Rng::new(seed), stall, ready: true, cur: Vec::new(), frames: Vec::new() }
+        Monitor { ports, rng: Rng::new(seed), stall, ready: true, cur: Vec::new(), frames: Vec::new(), pauses: 0 }
     }
 
     /// Sets `ready` for the coming edge.
@@ -133,7 +135,11 @@ impl Monitor {
 
     /// Samples the bus (after `Sim::eval`, before `Sim::tick`); a transferred beat is kept.
     pub fn sample(&mut self, sim: &Sim) {
-        if !self.ready || sim.get(self.ports.valid) == 0 {
+        if sim.get(self.ports.valid) == 0 {
+            self.pauses += u64::from(!self.cur.is_empty());
+            return;
+        }
+        if !self.ready {
             return;
         }
         let data = sim.get_bytes(self.ports.data);

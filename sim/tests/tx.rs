@@ -46,8 +46,9 @@ fn raw(rng: &mut Rng, len: usize) -> Case {
     Case { meta, payload, want }
 }
 
-/// Sends the records and payloads of `cases`; returns the frames that came out.
-fn run(sim: &mut Sim, lanes: usize, cases: &[Case], seed: u64, bubble: f64, stall: f64) -> Vec<Vec<u8>> {
+/// Sends the records and payloads of `cases`; returns the frames that came out, and the cycles the output
+/// paused in the middle of a frame (a MAC would underrun: there must be none).
+fn run(sim: &mut Sim, lanes: usize, cases: &[Case], seed: u64, bubble: f64, stall: f64) -> (Vec<Vec<u8>>, u64) {
     let (meta_p, meta_v, meta_r) = (sim.port("meta"), sim.port("meta_valid"), sim.port("meta_ready"));
     let mut pay = Driver::new(StreamPorts::find(sim, "pay_", true), lanes, seed, bubble);
     let mut mon = Monitor::new(StreamPorts::find(sim, "out_", true), seed ^ 1, stall);
@@ -74,7 +75,7 @@ fn run(sim: &mut Sim, lanes: usize, cases: &[Case], seed: u64, bubble: f64, stal
         mon.sample(sim);
         sim.tick();
     }
-    std::mem::take(&mut mon.frames)
+    (std::mem::take(&mut mon.frames), mon.pauses)
 }
 
 fn check_width(w: Width, cases: u32) {
@@ -97,8 +98,9 @@ fn check_width(w: Width, cases: u32) {
                 }
             })
             .collect();
-        let got = run(&mut sim.borrow_mut(), lanes, &cases, seed, f64::from(b) * 0.2, f64::from(s) * 0.2);
+        let (got, pauses) = run(&mut sim.borrow_mut(), lanes, &cases, seed, f64::from(b) * 0.2, f64::from(s) * 0.2);
         prop_assert_eq!(got.len(), cases.len(), "frames out (width {})", lanes);
+        prop_assert_eq!(pauses, 0, "cycles without a beat mid-frame (width {})", lanes);
         for (i, (c, got)) in cases.iter().zip(&got).enumerate() {
             prop_assert_eq!(got, &c.want, "frame {} (width {})", i, lanes);
         }
@@ -130,8 +132,9 @@ fn fill_store(w: Width) {
     let total: usize = frames.iter().map(Vec::len).sum();
     assert!(total > hdl::top::max_frame(w) * 3 / 2, "the batch must overfill the store");
     let cases: Vec<Case> = frames.iter().cloned().map(roce).collect();
-    let got = run(&mut sim, lanes, &cases, 7, 0.0, 0.9);
+    let (got, pauses) = run(&mut sim, lanes, &cases, 7, 0.0, 0.9);
     assert_eq!(got.len(), frames.len(), "frames out (width {lanes})");
+    assert_eq!(pauses, 0, "cycles without a beat mid-frame (width {lanes})");
     for (i, (want, got)) in frames.iter().zip(&got).enumerate() {
         assert_eq!(got, want, "frame {i} (width {lanes})");
     }

@@ -5,7 +5,10 @@
 //! frame's header while this one is assembled) with the payload funnel-shifted in behind it, pad and a
 //! four-byte ICRC placeholder as zeros; each beat is registered, then goes into the frame store and through
 //! the ICRC lanes (`rx::lanes`: two registered steps, covering up to the placeholder), registered again, into
-//! the CRC engine. Egress: a stored frame goes out once its ICRC is known, with the ICRC written over the placeholder.
+//! the CRC engine. Egress: a stored frame goes out with the ICRC written over the placeholder: once its ICRC is
+//! known, or, for a frame whose ICRC starts at least `EARLY_BEATS` beats in, as soon as it is stored whole (the
+//! ICRC comes a fixed number of cycles after the frame's last beat is stored, fewer than those beats take to
+//! go out, so no beat ever waits for it: the stream never pauses mid-frame).
 //! A raw frame (a record with verdict `NotRoce`: the payload is the frame) goes the same way, with no header,
 //! zeros to the Ethernet minimum and no ICRC written: its length queue entry says so (bit 16).
 
@@ -126,9 +129,23 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
     ob: DFF<Bits<16>>,
     ins: IcrcInsert<D, K>,
     omask: LaneMask<K>,
+    // The beat needs the ICRC (its bytes reach past `flen - 4`; a frame's last beat pops it); the frame may
+    // start before its ICRC is known.
+    ob_end: Signal<Local, Bits<16>>,
+    need_x: Signal<Local, Bit>,
+    early: Signal<Local, Bit>,
+    icrc_bytes: Constant<Bits<16>>,
+    early_bytes: Constant<Bits<16>>,
     have: Signal<Local, Bit>,
     send: Signal<Local, Bit>,
 }
+
+/// A frame whose ICRC starts this many beats in (or later) goes out once stored whole, before its ICRC is
+/// known. Counted from the cycle the frame's last beat is assembled: its first beat can leave 2 cycles
+/// later, and the ICRC is in its queue's register after 12 cycles at 8 bytes and 15 at 64 (two lane steps,
+/// a register, the CRC engine's 6 or 9, the queue and its prefetch), so 13 beats would do; 16 leave a
+/// margin. `sim/tests/tx.rs` fails on any pause mid-frame (with 8 it does).
+pub const EARLY_BEATS: u64 = 16;
 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default
     for Tx<D, K, A, AP1, Q, QP1>
@@ -223,6 +240,11 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
             ob: DFF::default(),
             ins: IcrcInsert::default(),
             omask: LaneMask::default(),
+            ob_end: Signal::default(),
+            need_x: Signal::default(),
+            early: Signal::default(),
+            icrc_bytes: Constant::new(4u64.into()),
+            early_bytes: Constant::new((EARLY_BEATS * K as u64 + 4).into()),
             have: Signal::default(),
             send: Signal::default(),
         }
@@ -396,10 +418,15 @@ impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: 
         self.xq_p.in_data.next = self.xq.data_out.val();
         self.xq_p.in_empty.next = self.xq.empty.val();
         self.xq.read.next = self.xq_p.in_read.val();
-        self.have.next = self.lq_p.out_valid.val() & self.xq_p.out_valid.val() & self.sd.out_valid.val();
+        self.o_flen.next = self.lq_p.out_data.val().get_bits::<16>(0);
+        self.ob_end.next = (self.ob.q.val() + 1) << self.lane_shift.val();
+        self.need_x.next = (self.ob_end.val() + self.icrc_bytes.val()) > self.o_flen.val();
+        self.early.next = (self.ob.q.val() != 0) | (self.o_flen.val() >= self.early_bytes.val());
+        self.have.next = self.lq_p.out_valid.val()
+            & self.sd.out_valid.val()
+            & (self.xq_p.out_valid.val() | (!self.need_x.val() & self.early.val()));
         self.ins.data.next = self.sd.out_data.val();
         self.ins.beat.next = self.ob.q.val();
-        self.o_flen.next = self.lq_p.out_data.val().get_bits::<16>(0);
         // A raw frame has no ICRC: a length of 0 puts none of it in any beat.
         self.ins.flen.next = self.o_flen.val();
         if self.lq_p.out_data.val().get_bit(16) {
