@@ -267,6 +267,11 @@ impl RtlHandle {
         crate::verbs::lock(&self.0).fetches
     }
 
+    /// The DMA reads the core has asked for so far that start at `addr` (e.g. an SQ slot's).
+    pub fn reads_at(&self, addr: u64) -> u64 {
+        crate::verbs::lock(&self.0).reads_at(addr)
+    }
+
     /// For each receive CQE, the cycles from its frame's last beat in to its first write beat
     /// (`CoreSim::rx_to_cqe`).
     pub fn rx_to_cqe(&self) -> Vec<u64> {

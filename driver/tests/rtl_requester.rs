@@ -1128,6 +1128,51 @@ fn a_kept_descriptor_outlives_its_slot(width: Width) {
     assert_eq!(a.buf.read(0, 3072).expect("the target"), old, "{ctx}: the WRITE's bytes, from the kept SGE");
 }
 
+/// A WQE fetched while the requester keeps no descriptor and is idle gives it its descriptor (the fetch's
+/// read taken as its own, `FetchSq` with `primed`): the WRITE's first packet reads no slot, so the slot is
+/// read once for its three packets, and a slot rewritten once the WQE is fetched (its SGE moved to other
+/// bytes; what verbs leave undefined) changes nothing the WRITE sends, the model keeping the fetched
+/// descriptor too. Twice: after the first WRITE's last packet nothing is kept, so the second WRITE's fetch
+/// primes the requester again. Without the priming a first packet reads the slot again and sends the other
+/// bytes.
+fn a_fetch_gives_the_requester_its_descriptor(width: Width) {
+    use wire::contract::wqe::{DataSegRepr, SEND_DATA};
+    let seed = seed();
+    let (w, a, core, b) = hosts(width, 16, seed, 1, BUF, 0, &ConnectOpts::default());
+    core.set_bubbles(seed, 0.3);
+    const LEN: u64 = 3072;
+    for i in 0..2u64 {
+        let ctx = format!("seed {seed:#x}, WRITE {i}");
+        let old: Vec<u8> = (0..LEN).map(|j| (j % 241) as u8 ^ i as u8).collect();
+        let at = (LEN * i) as usize;
+        b.buf.write(at, &old).expect("the source");
+        b.buf.write(0x4000, &[0xEE; LEN as usize]).expect("the other bytes");
+        a.buf.write(at, &[0; LEN as usize]).expect("the target cleared");
+        let mut wr = wr(i, SendOp::RdmaWrite, Some(b.sge(LEN * i, LEN as u32)));
+        (wr.remote_addr, wr.rkey) = (a.mr.addr + LEN * i, a.mr.rkey);
+        b.qps[0].post_send(&wr).expect("a WRITE of three packets posted");
+        for cycle in 0.. {
+            if core.fetches() == i + 1 {
+                break;
+            }
+            assert!(cycle < 100_000, "{ctx}: the WRITE fetched");
+            core.run(1);
+        }
+        assert_eq!(core.requests().0, 3 * i, "{ctx}: no packet of it yet as the fetch commits");
+        let slot = b.qps[0].sq_slot(i as u16);
+        let moved = DataSegRepr { addr: b.sge(0x4000, 0).addr, lkey: b.mr.lkey, length: LEN as u32 }.to_bytes();
+        b.ctx.backend().dma_write(slot + SEND_DATA as u64, &moved).expect("the slot rewritten");
+        exchange(&w, &core, &b, &ctx, |f| vec![f]);
+        assert_eq!(core.requests().0, 3 * (i + 1), "{ctx}: three packets");
+        assert_eq!(core.reads_at(slot), 1, "{ctx}: the slot read by the fetch alone");
+        let got = a.buf.read(at, LEN as usize).expect("the target");
+        assert_eq!(got, old, "{ctx}: the WRITE's bytes, from the fetched SGE");
+        let done: Vec<u64> = b.cq.poll(2).expect("completions").iter().map(|c| c.wr_id).collect();
+        assert_eq!(done, vec![i], "{ctx}: completed");
+    }
+    followed(&core, &format!("seed {seed:#x}"), 8, "six packets and their ACKs");
+}
+
 /// The next WQE's fetch does not wait for the message before it to be sent: its slot is read while the
 /// requester streams (the context port left to it), and the window entry committed between two of its
 /// packets, the contexts read again. Two WRITEs of 16 packets posted together (at 64 B a packet takes 17
@@ -1164,6 +1209,7 @@ fn the_next_wqe_is_fetched_while_a_message_streams(width: Width) {
 }
 
 at_both_widths!(
+    a_fetch_gives_the_requester_its_descriptor,
     the_next_wqe_is_fetched_while_a_message_streams,
     a_kept_descriptor_outlives_its_slot,
     a_report_mid_frame_waits_for_the_frame,

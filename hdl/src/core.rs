@@ -208,6 +208,8 @@ pub struct Core<
     /// one that failed into an empty window posted with it); no QP is awake for a fetch.
     pub trace_fetch: Signal<Out, Bit>,
     pub trace_fetch_qpn: Signal<Out, Bits<24>>,
+    /// With `trace_fetch`: the requester took the fetch's read as its descriptor read (`primed`).
+    pub trace_fetch_primed: Signal<Out, Bit>,
     pub trace_fetch_idle: Signal<Out, Bit>,
     /// QP `trace_req_qpn`'s requester stream decided this cycle (`Decision::Tx`); with `trace_req_nil` it sends
     /// nothing (its WQE failed as the packet was built). Its frame leaves after every frame decided before it.
@@ -366,6 +368,7 @@ impl<
             trace_tx_idle: Signal::default(),
             trace_fetch: Signal::default(),
             trace_fetch_qpn: Signal::default(),
+            trace_fetch_primed: Signal::default(),
             trace_fetch_idle: Signal::default(),
             trace_req: Signal::default(),
             trace_req_qpn: Signal::default(),
@@ -510,6 +513,7 @@ pub fn ports(w: crate::Width) -> Vec<Port> {
         p("trace_tx_idle", 1, Out),
         p("trace_fetch", 1, Out),
         p("trace_fetch_qpn", 24, Out),
+        p("trace_fetch_primed", 1, Out),
         p("trace_fetch_idle", 1, Out),
         p("trace_req", 1, Out),
         p("trace_req_qpn", 24, Out),
@@ -862,6 +866,7 @@ impl<
         self.dispatch.at_qpn.next = self.req_tx.tx_qpn.val();
         self.trace_fetch.next = self.dispatch.fetched.val();
         self.trace_fetch_qpn.next = self.dispatch.wr_qpn.val();
+        self.trace_fetch_primed.next = self.req_tx.primed.val();
         self.trace_fetch_idle.next = !self.wake.any.val();
         // The requester's transmit side: woken by a fetch or a command on the QP; the timers' tick from the
         // device's time (1,024 ns a tick).
@@ -872,6 +877,17 @@ impl<
         self.dispatch.retire_qpn.next = self.req_tx.qp_index.val();
         self.req_tx.retire_take.next = self.dispatch.retire_take.val();
         self.req_tx.fetched_qpn.next = self.dispatch.wr_qpn.val();
+        // The fetch's read, for the requester's `SendDesc` to take as its own, and its commit.
+        self.req_tx.snoop_go.next = self.dispatch.fetch_go.val();
+        self.req_tx.snoop_qpn.next = self.dispatch.wr_qpn.val();
+        self.req_tx.snoop_index.next = self.dispatch.fetch_go_index.val();
+        self.req_tx.snoop_valid.next = self.dispatch.fetch_cpl.val();
+        self.req_tx.snoop_data.next = self.disp_cpl.cpl_data.val();
+        self.req_tx.snoop_err.next = self.disp_cpl.cpl_err.val();
+        self.req_tx.snoop_last.next = self.disp_cpl.cpl_last.val();
+        self.req_tx.commit.next = self.dispatch.fetched.val();
+        self.req_tx.commit_qpn.next = self.dispatch.wr_qpn.val();
+        self.req_tx.commit_index.next = self.dispatch.fetched_index.val();
         self.req_tx.cmd.next = self.exec.qp_cmd.val();
         self.req_tx.cmd_qpn.next = self.exec.qp_cmd_qpn.val();
         self.req_tx.qp_valid.next = self.exec.rs_qp_valid.val();

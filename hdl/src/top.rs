@@ -618,6 +618,8 @@ impl Top {
                 p("clock", 1, Dir::In),
                 p("reset", 1, Dir::In),
                 p("start", 1, Dir::In),
+                p("snoop", 1, Dir::In),
+                p("cut", 1, Dir::In),
                 p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
                 p("index", 16, Dir::In),
                 p("busy", 1, Dir::Out),
@@ -1123,6 +1125,8 @@ impl Top {
                 u.clock.connect();
                 u.reset.connect();
                 u.start.connect();
+                u.snoop.connect();
+                u.cut.connect();
                 u.attr.connect();
                 u.index.connect();
                 u.rd_ready.connect();

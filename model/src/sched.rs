@@ -135,7 +135,9 @@ impl Sched {
             for qpn in fetch {
                 while nic.fetchable(qpn).is_ok() && self.ready(Wait::Fetch(qpn), dma_ps(128), now) {
                     self.waits.remove(&Wait::Fetch(qpn));
-                    apply(nic, mem, now, Decision::FetchSq { qpn }, trace);
+                    // The requester takes the fetch's read as its descriptor read whenever it keeps none.
+                    let primed = nic.keeps_no_descriptor();
+                    apply(nic, mem, now, Decision::FetchSq { qpn, primed }, trace);
                     did = true;
                 }
             }

@@ -14,7 +14,7 @@ use model::follow::lock;
 use model::nic::timer::TimerKind;
 use model::nic::{Decision, NicConfig, Output, Side, Stream, TxPick};
 use model::{Dma, HostMemory};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use wire::contract::cmd::{MAILBOX_LEN, OUT_HDR};
 
 /// A DMA read the host is answering.
@@ -89,6 +89,7 @@ struct Ports {
     trace_tx_idle: usize,
     trace_fetch: usize,
     trace_fetch_qpn: usize,
+    trace_fetch_primed: usize,
     trace_timer: usize,
     trace_timer_qpn: usize,
     trace_timer_rnr: usize,
@@ -194,6 +195,8 @@ pub struct CoreSim {
     pub cqes_written: u64,
     /// Completion beats given to a read while an older read was unfinished (other tags overtaking).
     pub reordered: u64,
+    /// DMA reads asked for so far, by their first address.
+    reads_at: HashMap<u64, u64>,
     /// For each receive CQE, the cycles from its frame's last beat in to the CQE's first write beat.
     pub rx_to_cqe: Vec<u64>,
     /// The cycle of an SQ doorbell written to an idle core (nothing coming in, going out or to fetch), until
@@ -283,6 +286,7 @@ impl CoreSim {
             trace_tx_idle: q("trace_tx_idle"),
             trace_fetch: q("trace_fetch"),
             trace_fetch_qpn: q("trace_fetch_qpn"),
+            trace_fetch_primed: q("trace_fetch_primed"),
             trace_timer: q("trace_timer"),
             trace_timer_qpn: q("trace_timer_qpn"),
             trace_timer_rnr: q("trace_timer_rnr"),
@@ -328,6 +332,7 @@ impl CoreSim {
             cqe_bytes: Vec::new(),
             cqes_written: 0,
             reordered: 0,
+            reads_at: HashMap::new(),
             rx_to_cqe: Vec::new(),
             doorbell_at: None,
             doorbell_to_tx: Vec::new(),
@@ -423,6 +428,11 @@ impl CoreSim {
         self.sim.get_bytes(self.sim.port(name))
     }
 
+    /// The DMA reads asked for so far that start at `addr`.
+    pub fn reads_at(&self, addr: u64) -> u64 {
+        self.reads_at.get(&addr).copied().unwrap_or(0)
+    }
+
     /// Clock cycles so far.
     pub fn cycles(&self) -> u64 {
         self.sim.cycles()
@@ -451,6 +461,7 @@ impl CoreSim {
                 let opcode = if err { 0 } else { u16::from_be_bytes([data[0], data[1]]) };
                 self.seen = CmdSeen { mailbox: addr, opcode, unreadable: err, tail: vec![0; MAILBOX_LEN - OUT_HDR] };
             }
+            *self.reads_at.entry(addr).or_default() += 1;
             self.reads.push_back(Read { due: now + self.dma_latency, data, err, tag, beat: 0 });
         }
         if wr_ready && self.sim.get(p.wr_valid) == 1 {
@@ -528,7 +539,8 @@ impl CoreSim {
         let done = self.sim.get(p.trace_cmd) == 1;
         let decided = self.sim.get(p.trace_rx) == 1;
         let flushed = (self.sim.get(p.trace_flush) == 1).then(|| self.sim.get(p.trace_flush_qpn) as u32);
-        let fetched = (self.sim.get(p.trace_fetch) == 1).then(|| self.sim.get(p.trace_fetch_qpn) as u32);
+        let fetched = (self.sim.get(p.trace_fetch) == 1)
+            .then(|| (self.sim.get(p.trace_fetch_qpn) as u32, self.sim.get(p.trace_fetch_primed) == 1));
         let timer = (self.sim.get(p.trace_timer) == 1).then(|| {
             let kind = if self.sim.get(p.trace_timer_rnr) == 1 { TimerKind::Rnr } else { TimerKind::Ack };
             (self.sim.get(p.trace_timer_qpn) as u32, kind)
@@ -640,9 +652,9 @@ impl CoreSim {
             self.record(Decision::Flush { qpn }, Vec::new());
             self.check_due = true;
         }
-        if let Some(qpn) = fetched {
+        if let Some((qpn, primed)) = fetched {
             self.fetches += 1;
-            self.record(Decision::FetchSq { qpn }, Vec::new());
+            self.record(Decision::FetchSq { qpn, primed }, Vec::new());
             self.check_due = true;
         }
         if let Some((qpn, timer)) = timer {

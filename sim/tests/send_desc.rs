@@ -4,7 +4,9 @@
 //! past the slot and past the list the RTL keeps (`max_sge`), SGEs of no length; reads that fail. The read
 //! asked for must be the model's (the whole slot), and what the packet needs (the immediate, the remote
 //! address and key, the atomic operands, the inline data's place and length or the SGEs of nonzero length)
-//! the model's, with random back-pressure on the read request and bubbles in its completion.
+//! the model's, with random back-pressure on the read request and bubbles in its completion. One slot in
+//! four is taken from another's read of it (`snoop`: no read asked, the beats given), and one in eight
+//! starts after a snoop of other bytes is cut short (`cut`, with the start): the outcome is the same.
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test send_desc`.
 
@@ -42,7 +44,7 @@ fn descriptors_are_read_again_as_the_model_reads_them() {
     let mut rtl = Sim::new(Top::SendDesc, Width::W8);
     let q = |n| rtl.port(n);
     let (reset, start, attr, index_p, done) = (q("reset"), q("start"), q("attr"), q("index"), q("done"));
-    let busy = q("busy");
+    let (busy, snoop, cut) = (q("busy"), q("snoop"), q("cut"));
     let [rd_valid, rd_ready, rd_addr, rd_len] = [q("rd_valid"), q("rd_ready"), q("rd_addr"), q("rd_len")];
     let [cpl_valid, cpl_data, cpl_err, cpl_last] = [q("cpl_valid"), q("cpl_data"), q("cpl_err"), q("cpl_last")];
     let [ok_p, imm, va, rkey, swap_add, compare] = [q("ok"), q("imm"), q("va"), q("rkey"), q("swap_add"), q("compare")];
@@ -96,10 +98,49 @@ fn descriptors_are_read_again_as_the_model_reads_them() {
         let packed = pack(&qp, &c, 0).expect("the QP packs");
         rtl.set_bytes(attr, &bytes_of(&packed.attr));
         rtl.set(index_p, u64::from(index));
+        let beats_of = |bytes: &[u8], fail: bool| -> Vec<(u64, bool, bool)> {
+            let l = bytes.len();
+            // A failed read flags every beat (`hdl::host::dma`).
+            bytes
+                .chunks(8)
+                .enumerate()
+                .map(|(j, b)| (u64::from_le_bytes(b.try_into().expect("8 bytes")), (j + 1) * 8 >= l, fail))
+                .collect()
+        };
+        let mode = rng.below(8);
+        if mode == 0 {
+            // A snoop of other bytes, cut short after a few of its beats by this slot's start.
+            let mut other = vec![0u8; stride];
+            rng.fill(&mut other);
+            rtl.set(snoop, 1);
+            rtl.set(start, 1);
+            rtl.tick();
+            rtl.set(snoop, 0);
+            rtl.set(start, 0);
+            for (d, last, err) in beats_of(&other, false).into_iter().take(rng.below(4) as usize) {
+                rtl.set(cpl_data, d);
+                rtl.set(cpl_last, u64::from(last));
+                rtl.set(cpl_err, u64::from(err));
+                rtl.set(cpl_valid, 1);
+                rtl.tick();
+            }
+            rtl.set(cpl_valid, 0);
+            rtl.set(cut, 1);
+        }
+        let snooped = mode >= 6;
+        rtl.set(snoop, u64::from(snooped));
         rtl.set(start, 1);
         rtl.tick();
         rtl.set(start, 0);
+        rtl.set(snoop, 0);
+        rtl.set(cut, 0);
         let (mut asked, mut beats, mut waited) = (None, Vec::<(u64, bool, bool)>::new(), 0);
+        if snooped {
+            // Another's read of the slot: its beats come with no read asked for.
+            beats = beats_of(&bytes, fail);
+            asked = Some(qp.sq.addr(index));
+            *outcomes.entry("snooped").or_default() += 1;
+        }
         // Done seen: then the rest of the read comes in, `busy` holding until its last beat is taken.
         let mut decided = false;
         loop {
@@ -124,15 +165,11 @@ fn descriptors_are_read_again_as_the_model_reads_them() {
             } else {
                 decided = rtl.get(done) == 1;
             }
+            assert!(!(snooped && rtl.get(rd_valid) == 1), "{}: a read asked for while snooping", ctx());
             if rtl.get(rd_valid) == 1 && ready {
                 let (a, l) = (rtl.get(rd_addr), rtl.get(rd_len) as usize);
                 assert_eq!((a, l), (qp.sq.addr(index), stride), "{}: the read asked for is the whole slot", ctx());
-                // A failed read flags every beat (`hdl::host::dma`).
-                beats = bytes
-                    .chunks(8)
-                    .enumerate()
-                    .map(|(j, b)| (u64::from_le_bytes(b.try_into().expect("8 bytes")), (j + 1) * 8 >= l, fail))
-                    .collect();
+                beats = beats_of(&bytes, fail);
                 asked = Some(a);
             }
             rtl.tick();
@@ -169,7 +206,7 @@ fn descriptors_are_read_again_as_the_model_reads_them() {
         rtl.tick();
     }
     eprintln!("send_desc: {slots} slots: {outcomes:?}");
-    for k in ["inline", "SGEs", "malformed", "read failed"] {
+    for k in ["inline", "SGEs", "malformed", "read failed", "snooped"] {
         assert!(outcomes.get(k).copied().unwrap_or(0) > slots / 50, "seed {seed}: too few {k}");
     }
 }

@@ -406,6 +406,14 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     /// The decision trace: QP `wr_qpn`'s next send WQE fetched into its window this cycle (the model's
     /// `FetchSq`; a failed one fetched into an empty window retires at once, its CQE posted with it).
     pub fetched: Signal<Out, Bit>,
+    /// With `fetched`: the SQ counter of the WQE fetched.
+    pub fetched_index: Signal<Out, Bits<16>>,
+    /// A fetch visit starts QP `wr_qpn`'s WQE read at SQ counter `fetch_go_index` this cycle, and the read's
+    /// completion beats (`fetch_cpl`, with the port's data, error and last), for the requester's `SendDesc`
+    /// to take as its own (`ReqTx`'s snoop).
+    pub fetch_go: Signal<Out, Bit>,
+    pub fetch_go_index: Signal<Out, Bits<16>>,
+    pub fetch_cpl: Signal<Out, Bit>,
     /// The completer moved QP `wr_qpn`'s requester on (an ACK's decision, or an entry popped off its window):
     /// it may send, or fetch, again.
     pub comp_wake: Signal<Out, Bit>,
@@ -648,6 +656,10 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             wake_visit: Signal::default(),
             wake_clear: Signal::default(),
             fetched: Signal::default(),
+            fetched_index: Signal::default(),
+            fetch_go: Signal::default(),
+            fetch_go_index: Signal::default(),
+            fetch_cpl: Signal::default(),
             comp_wake: Signal::default(),
             tm_fire: Signal::default(),
             tm_qpn: Signal::default(),
@@ -1118,6 +1130,10 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.wake_visit.next = false;
         self.wake_clear.next = false;
         self.fetched.next = false;
+        self.fetched_index.next = self.fetch_index.q.val();
+        self.fetch_go_index.next = self.sq_fetch.index.val();
+        // The only read on the port while the fetch's is open (nothing else is offered while it drains).
+        self.fetch_cpl.next = self.cpl_valid.val() & self.wqe_fetch.busy.val();
         self.retire_take.next = false;
         self.tm_take.next = false;
         self.timer_fired.next = false;
@@ -2034,6 +2050,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             self.ev_cq_err.d.next = false;
             self.ev_qp_fatal.d.next = false;
         }
+        self.fetch_go.next = self.wqe_fetch.start.val();
     }
 }
 

@@ -467,7 +467,7 @@ mod tests {
             b.mem.write(q.sq + 128 * i as u64, &slot).unwrap();
         }
         b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 2);
-        b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+        b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
         let c = b.cqe(&q, 0);
         assert_eq!((c.wr_id, c.status, c.wqe_index), (0x77, WcStatus::LocQpOpErr as u8, 0));
         assert_eq!(b.nic.qp(q.qpn).map(|x| x.state), Some(QpState::Err));
@@ -491,7 +491,7 @@ mod tests {
         };
         b.mem.write(q.sq, &slot(0x91)).unwrap();
         b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
-        b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+        b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
         b.mem.write(q.sq, &slot(0x92)).unwrap();
         assert_eq!(b.modify(q.qpn, QpState::Err), Status::Ok);
         b.nic.apply(0, &Decision::Flush { qpn: q.qpn }, &mut b.mem).unwrap();

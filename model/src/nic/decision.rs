@@ -44,8 +44,9 @@ pub enum Decision {
     MmioRead { off: u32 },
     /// The command unit ran the command its doorbell started.
     Command,
-    /// The fetch unit brought QP `qpn`'s next send WQE into its window.
-    FetchSq { qpn: u32 },
+    /// The fetch unit brought QP `qpn`'s next send WQE into its window; with `primed` the requester took the
+    /// read as its descriptor read too (legal only while it keeps none; `KeptDesc`).
+    FetchSq { qpn: u32, primed: bool },
     /// The transmit scheduler picked a stream with something to send.
     Tx(TxPick),
     /// A frame was accepted at ingress.
@@ -62,7 +63,8 @@ impl std::fmt::Display for Decision {
             Decision::MmioWrite { off, val } => write!(f, "MMIO write {val:#x} to {off:#x}"),
             Decision::MmioRead { off } => write!(f, "MMIO read of {off:#x}"),
             Decision::Command => write!(f, "command run"),
-            Decision::FetchSq { qpn } => write!(f, "SQ fetch for QP {qpn:#x}"),
+            Decision::FetchSq { qpn, primed: false } => write!(f, "SQ fetch for QP {qpn:#x}"),
+            Decision::FetchSq { qpn, primed: true } => write!(f, "SQ fetch for QP {qpn:#x}, its descriptor kept"),
             Decision::Tx(TxPick::Control) => write!(f, "transmit from the control queue"),
             Decision::Tx(TxPick::Qp { qpn, stream }) => write!(f, "transmit from QP {qpn:#x}'s {stream:?}"),
             Decision::Rx(frame) => write!(f, "receive of a {}-byte frame", frame.len()),
@@ -144,9 +146,9 @@ impl Nic {
                 self.exec_command(mem);
                 Effect::None
             }
-            Decision::FetchSq { qpn } => {
+            Decision::FetchSq { qpn, primed } => {
                 self.fetchable(*qpn).map_err(|r| illegal(r.into()))?;
-                self.fetch_send_wqe(*qpn, mem);
+                self.fetch_send_wqe(*qpn, *primed, mem).map_err(|r| illegal(r.into()))?;
                 self.retire(*qpn, mem);
                 Effect::None
             }
@@ -227,7 +229,7 @@ impl Nic {
             return;
         }
         let qpns: Vec<u32> = match d {
-            Decision::FetchSq { qpn } | Decision::Timer { qpn, .. } | Decision::Flush { qpn } => vec![*qpn],
+            Decision::FetchSq { qpn, .. } | Decision::Timer { qpn, .. } | Decision::Flush { qpn } => vec![*qpn],
             Decision::Tx(TxPick::Qp { qpn, .. }) => vec![*qpn],
             Decision::Rx(f) => wire::parse_headers(f).map(|h| vec![h.hdr.bth.dest_qp]).unwrap_or_default(),
             Decision::Command => self.cmd.qpn.into_iter().collect(),
@@ -246,6 +248,11 @@ impl Nic {
     /// A command is waiting for the command unit.
     pub fn command_pending(&self) -> bool {
         self.cmd.busy
+    }
+
+    /// The requester keeps no descriptor (`KeptDesc`): a fetch may give it one (`FetchSq` with `primed`).
+    pub fn keeps_no_descriptor(&self) -> bool {
+        self.kept.is_none()
     }
 
     /// Whether the fetch unit may bring QP `qpn`'s next send WQE into its window, or why not.

@@ -151,7 +151,9 @@ pub struct WqeDesc {
 /// The requester's one-entry descriptor cache: the descriptor read for QP `qpn`'s WQE at SQ counter `index`,
 /// used again for that WQE's next packets instead of reading its slot again. Any other WQE's read replaces
 /// it; a raw frame's read, a read that fails or does not parse, an inline WQE's read (the hardware gathers
-/// inline bytes from the slot with each packet), and a command that creates or modifies a QP drop it. A slot rewritten while its WQE is posted (which verbs leave undefined) is seen only by a packet
+/// inline bytes from the slot with each packet), the WQE's last packet and a command that creates or
+/// modifies a QP drop it. With none kept, a WQE's fetch may give it (`Decision::FetchSq` with `primed`), so
+/// that WQE's first packet reads no slot. A slot rewritten while its WQE is posted (which verbs leave undefined) is seen only by a packet
 /// that reads it again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeptDesc {

@@ -121,6 +121,10 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         nic.qp_mut(qpn)?.req.finish(cursor, Some((WcStatus::LocProtErr, 0)));
         return None;
     };
+    if seg.last_of_wqe {
+        // Nothing is kept past a WQE's last packet: the next WQE's fetch may give its descriptor (`primed`).
+        nic.kept = None;
+    }
     let qp = nic.qp_mut(qpn)?;
     qp.req.cursor_psn = seg.next_psn;
     if seg.last_of_wqe {
@@ -276,17 +280,28 @@ impl Nic {
     }
 
     /// Reads the next posted send WQE of `qpn` into the window, validating it; a bad WQE is kept with its
-    /// error so it completes in SQ order.
-    pub(super) fn fetch_send_wqe(&mut self, qpn: u32, mem: &mut dyn Dma) {
-        let Some(qp) = self.qp(qpn) else { return };
+    /// error so it completes in SQ order. With `primed` the requester takes the read as its descriptor read
+    /// (the hardware's `SendDesc` given the fetch's beats): legal only while it keeps no descriptor; the
+    /// WQE's is kept if the slot parses and its data is not inline, as `next_frame` would keep it.
+    pub(super) fn fetch_send_wqe(&mut self, qpn: u32, primed: bool, mem: &mut dyn Dma) -> Result<(), &'static str> {
+        if primed && self.kept.is_some() {
+            return Err("the fetch's read taken as a descriptor read while one is kept");
+        }
+        let Some(qp) = self.qp(qpn) else { return Ok(()) };
         let index = qp.sq.ci;
         let mut buf = vec![0u8; 1usize << qp.sq.log_stride];
         let read_ok = mem.dma_read(qp.sq.addr(index), &mut buf).is_ok();
         let w = decode_send_wqe(&self.mrs, &self.cfg.profile, index, &buf, read_ok, qp.pdn);
-        let Some(qp) = self.qp_mut(qpn) else { return };
+        if primed {
+            let desc = read_ok.then(|| desc_of_slot(&buf)).flatten();
+            self.kept =
+                desc.filter(|d| !matches!(d.data, WqeData::Inline(_))).map(|desc| KeptDesc { qpn, index, desc });
+        }
+        let Some(qp) = self.qp_mut(qpn) else { return Ok(()) };
         qp.sq.ci = qp.sq.ci.wrapping_add(1);
         qp.req.push(w);
         self.count(Counter::sq_wqes);
+        Ok(())
     }
 }
 

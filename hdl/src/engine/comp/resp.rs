@@ -612,6 +612,9 @@ impl Logic for RespRun {
         self.desc.clock.next = self.clock.val();
         self.desc.reset.next = self.reset.val();
         self.desc.start.next = false;
+        // Its own reads only.
+        self.desc.snoop.next = false;
+        self.desc.cut.next = false;
         self.desc.attr.next = self.attr.val();
         self.desc.index.next = self.fin.index.val();
         self.rd_valid.next = self.desc.rd_valid.val();

@@ -14,6 +14,11 @@
 //! is inline (a WQE with one SGE in a 128-byte slot: 8 beats, not 16). The rest of the read is taken and
 //! dropped while `busy` holds (`open`), so a start waits for `busy` to fall; a failed read is flagged from
 //! its first beat (`host::dma`).
+//!
+//! With `snoop` at its start it asks for no read: the beats given are another's read of the same slot (the
+//! dispatch's fetch of the WQE, the model's `Decision::FetchSq` with `primed`), taken as if its own. `cut`
+//! ends whatever it is doing, its read's beats still to come included (they are no longer given to it); a
+//! start in the same cycle is taken.
 
 use crate::engine::cmd::exec::ATTR_BITS;
 use crate::engine::resp::recv_wqe::{beat_field, SGES_BITS, SGE_BITS};
@@ -32,6 +37,10 @@ pub struct SendDesc {
     pub reset: Signal<In, Bit>,
     /// Read the WQE at SQ counter `index` of the QP whose `qp_attr` is `attr` (taken while not `busy`).
     pub start: Signal<In, Bit>,
+    /// With `start`: the slot is read by another, whose beats are given as this block's (no read asked).
+    pub snoop: Signal<In, Bit>,
+    /// Ends what it does, a read's beats to come included (those are not given to it any more).
+    pub cut: Signal<In, Bit>,
     pub attr: Signal<In, Bits<ATTR_BITS>>,
     pub index: Signal<In, Bits<16>>,
     pub busy: Signal<Out, Bit>,
@@ -182,14 +191,17 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "end".into(),
         "always @(posedge clock) begin".into(),
         "    if (cpl_valid && cpl_last) open <= 1'b0;".into(),
-        "    case (st)".into(),
-        "    IDLE: if (start) begin".into(),
+        "    if (cut) begin st <= IDLE; open <= 1'b0; end".into(),
+        "    if (start && (st == IDLE || cut)) begin".into(),
         "        addr_r <= wqe_addr;".into(),
         "        len_r <= 16'd1 << log_stride;".into(),
         "        beat <= 16'd0; num_r <= 16'd0; opc <= 8'd0; flg <= 8'd0; err <= 1'b0;".into(),
         "        kept <= 8'd0;".into(),
-        "        st <= REQ;".into(),
-        "    end".into(),
+        "        // Another's read: its beats are this block's from now (none has come yet).".into(),
+        "        st <= snoop ? DATA : REQ;".into(),
+        "        open <= snoop;".into(),
+        "    end else if (!cut) case (st)".into(),
+        "    IDLE: ;".into(),
         "    REQ: if (rd_ready) begin st <= DATA; open <= 1'b1; end".into(),
         "    DATA: if (cpl_valid) begin".into(),
         "        err <= err | cpl_err;".into(),

@@ -8,7 +8,11 @@
 //! records, the GID entry, then the window entry at the cursor (`Rings::window`). A QP that may send has, for
 //! a WQE already started, its first PSN found (`PsnWalk`: the packed context does not keep it), then its SQ
 //! slot read (`SendDesc`) unless its descriptor is the one kept from the last read (the model's `KeptDesc`:
-//! the same QP and SQ counter, not inline, no raw frame's read and no QP command since), the packet segmented
+//! the same QP and SQ counter, not inline, no raw frame's read and no QP command since; nothing is kept once
+//! a WQE's last packet is sent). With nothing kept and the requester idle as the dispatch starts a WQE's fetch,
+//! `SendDesc` takes the fetch's read as its own (`snoop`): committed with the fetch (`primed`, the trace's
+//! `FetchSq` with `primed`), its descriptor is kept, so the WQE's first packet reads no slot; a visit that
+//! needs `SendDesc` meanwhile cuts the snoop short (`cut`). The packet segmented
 //! (`ReqSeg`) and its headers built (`TxHeaders`), and its
 //! payload gathered (`DmaGather`, shared with the responder's READ responses: the SGEs, or the slot's inline
 //! bytes as one piece; a packet taking the kept descriptor claims what the gather read ahead along the
@@ -81,6 +85,21 @@ pub struct ReqTx {
     pub fetched_qpn: Signal<In, Bits<24>>,
     pub cmd: Signal<In, Bit>,
     pub cmd_qpn: Signal<In, Bits<24>>,
+    /// The dispatch starts the fetch of QP `snoop_qpn`'s WQE at SQ counter `snoop_index` (the engines'
+    /// context port gives its `qp_attr` this cycle); the fetch read's completion beats (`snoop_valid`, ...).
+    pub snoop_go: Signal<In, Bit>,
+    pub snoop_qpn: Signal<In, Bits<24>>,
+    pub snoop_index: Signal<In, Bits<16>>,
+    pub snoop_valid: Signal<In, Bit>,
+    pub snoop_data: Signal<In, Bits<64>>,
+    pub snoop_err: Signal<In, Bit>,
+    pub snoop_last: Signal<In, Bit>,
+    /// The dispatch commits QP `commit_qpn`'s fetch of SQ counter `commit_index` (the trace's `FetchSq`).
+    pub commit: Signal<In, Bit>,
+    pub commit_qpn: Signal<In, Bits<24>>,
+    pub commit_index: Signal<In, Bits<16>>,
+    /// With `commit`: the fetch's read was taken as the descriptor read (the trace's `primed`).
+    pub primed: Signal<Out, Bit>,
     /// The context port is another's this cycle, or another wants it.
     pub hold: Signal<In, Bit>,
     /// Holding the context port.
@@ -163,6 +182,17 @@ pub struct ReqTx {
     kept_qpn: DFF<Bits<24>>,
     kept_index: DFF<Bits<16>>,
     hit: DFF<Bits<2>>,
+    /// A fetch's read given to `SendDesc` (`snooping`: its beats routed there until its last; `snoop_run`:
+    /// `SendDesc` not done with it yet) for QP `sn_qpn`'s WQE at `sn_index`; `sn_have` once done (`sn_ok`: it
+    /// parses, not inline), until a start of `SendDesc`'s own.
+    snooping: DFF<Bit>,
+    snoop_run: DFF<Bit>,
+    sn_qpn: DFF<Bits<24>>,
+    sn_index: DFF<Bits<16>>,
+    sn_have: DFF<Bit>,
+    sn_ok: DFF<Bit>,
+    /// `SendDesc` is started for a packet or a raw frame this cycle (a snoop cut short).
+    own_start: Signal<Local, Bit>,
     /// `Desc` is entered for a packet (from `Entry` or `Walk`): its descriptor read or the kept one taken.
     to_desc: Signal<Local, Bit>,
     wake: FetchWake,
@@ -188,6 +218,17 @@ impl ReqTx {
             fetched_qpn: Signal::default(),
             cmd: Signal::default(),
             cmd_qpn: Signal::default(),
+            snoop_go: Signal::default(),
+            snoop_qpn: Signal::default(),
+            snoop_index: Signal::default(),
+            snoop_valid: Signal::default(),
+            snoop_data: Signal::default(),
+            snoop_err: Signal::default(),
+            snoop_last: Signal::default(),
+            commit: Signal::default(),
+            commit_qpn: Signal::default(),
+            commit_index: Signal::default(),
+            primed: Signal::default(),
             hold: Signal::default(),
             ctx_busy: Signal::default(),
             idle: Signal::default(),
@@ -247,6 +288,13 @@ impl ReqTx {
             kept_qpn: DFF::default(),
             kept_index: DFF::default(),
             hit: DFF::default(),
+            snooping: DFF::default(),
+            snoop_run: DFF::default(),
+            sn_qpn: DFF::default(),
+            sn_index: DFF::default(),
+            sn_have: DFF::default(),
+            sn_ok: DFF::default(),
+            own_start: Signal::default(),
             to_desc: Signal::default(),
             wake: FetchWake::new(profile),
             wake_at: Spare::default(),
@@ -267,6 +315,7 @@ impl Logic for ReqTx {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, qpn, first, status, oldest_at, kept, kept_qpn, kept_index, hit);
+        dff_setup!(self, clock, snooping, snoop_run, sn_qpn, sn_index, sn_have, sn_ok);
         self.wake.clock.next = self.clock.val();
         self.wake.reset.next = self.reset.val();
         self.wake.rung.next = self.fetched.val();
@@ -332,6 +381,9 @@ impl Logic for ReqTx {
         self.desc.clock.next = self.clock.val();
         self.desc.reset.next = self.reset.val();
         self.desc.start.next = false;
+        self.desc.snoop.next = false;
+        self.desc.cut.next = false;
+        self.own_start.next = false;
         self.desc.attr.next = self.attr.val();
         self.desc.index.next = self.step.index.val();
         self.rd_valid.next = self.desc.rd_valid.val();
@@ -342,6 +394,13 @@ impl Logic for ReqTx {
         self.desc.cpl_data.next = self.cpl_data.val();
         self.desc.cpl_err.next = self.cpl_err.val();
         self.desc.cpl_last.next = self.cpl_last.val();
+        if self.snooping.q.val() {
+            self.desc.cpl_valid.next = self.snoop_valid.val();
+            self.desc.cpl_data.next = self.snoop_data.val();
+            self.desc.cpl_err.next = self.snoop_err.val();
+            self.desc.cpl_last.next = self.snoop_last.val();
+        }
+        self.primed.next = false;
 
         self.seg.attr.next = self.attr.val();
         self.seg.op.next = self.step.op.val();
@@ -401,8 +460,15 @@ impl Logic for ReqTx {
                 self.idle.next = !self.wake.any.val();
                 // A visit waits for the gather and for the last descriptor read's beats (`SendDesc` decides
                 // before its read's end).
-                self.want.next = self.wake.any.val() & !self.g_busy.val() & !self.desc.busy.val();
-                if self.wake.any.val() & !self.hold.val() & !self.g_busy.val() & !self.desc.busy.val() {
+                // A snoop does not hold it: a visit that needs `SendDesc` cuts it short.
+                self.want.next = self.wake.any.val()
+                    & !self.g_busy.val()
+                    & (!self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val());
+                if self.wake.any.val()
+                    & !self.g_busy.val()
+                    & (!self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val())
+                    & !self.hold.val()
+                {
                     self.qpn.d.next = self.wake.pick.val();
                     self.state.d.next = ReqTxState::Look;
                 }
@@ -429,6 +495,7 @@ impl Logic for ReqTx {
                         self.state.d.next = ReqTxState::Idle;
                     } else if self.step.raw_send.val() {
                         self.desc.start.next = true;
+                        self.own_start.next = true;
                         self.state.d.next = ReqTxState::Desc;
                     } else {
                         self.state.d.next = ReqTxState::Fail;
@@ -512,6 +579,10 @@ impl Logic for ReqTx {
                     self.req_we.next = true;
                     self.win_we.next = true;
                     self.decided.next = true;
+                    // The WQE's last packet: nothing is kept after it (the model's `next_frame`).
+                    if self.seg.last.val() & !self.step.raw.val() {
+                        self.kept.d.next = false;
+                    }
                     self.retransmit.next = self.step.retransmit.val() & !self.step.raw.val();
                     self.state.d.next = ReqTxState::Idle;
                     if self.step.raw.val() {
@@ -556,19 +627,67 @@ impl Logic for ReqTx {
                 self.hit.d.next = 2.into();
             } else {
                 self.desc.start.next = true;
+                self.own_start.next = true;
                 self.kept.d.next = false;
                 self.kept_qpn.d.next = self.qpn.q.val();
                 self.kept_index.d.next = self.step.index.val();
             }
         }
+        // The fetch's read taken as the descriptor read: with nothing kept, the requester idle and `SendDesc`
+        // free as the fetch starts. Its beats go to `SendDesc` until the read's last.
+        if self.snooping.q.val() & self.snoop_valid.val() & self.snoop_last.val() {
+            self.snooping.d.next = false;
+        }
+        if self.snoop_run.q.val() & self.desc.done.val() {
+            self.snoop_run.d.next = false;
+            self.sn_have.d.next = true;
+            self.sn_ok.d.next = self.desc.ok.val() & !self.desc.inline_data.val();
+        }
+        if self.snoop_go.val() {
+            self.sn_have.d.next = false;
+            self.desc.index.next = self.snoop_index.val();
+            if !self.kept.q.val() & !self.desc.busy.val() & (self.state.q.val() == ReqTxState::Idle) {
+                self.desc.start.next = true;
+                self.desc.snoop.next = true;
+                self.snooping.d.next = true;
+                self.snoop_run.d.next = true;
+                self.sn_qpn.d.next = self.snoop_qpn.val();
+                self.sn_index.d.next = self.snoop_index.val();
+            }
+        }
+        // `SendDesc` started for the requester's own read: a snoop is cut short, and what it gave is gone.
+        if self.own_start.val() {
+            self.desc.cut.next = self.snooping.q.val() | self.snoop_run.q.val();
+            self.snooping.d.next = false;
+            self.snoop_run.d.next = false;
+            self.sn_have.d.next = false;
+        }
+        // The fetch committed: what its read gave is kept (if it parses and is not inline), as if read for the
+        // WQE's first packet.
+        if self.commit.val()
+            & self.sn_have.q.val()
+            & !self.kept.q.val()
+            & (self.sn_qpn.q.val() == self.commit_qpn.val())
+            & (self.sn_index.q.val() == self.commit_index.val())
+        {
+            self.primed.next = true;
+            self.sn_have.d.next = false;
+            self.kept.d.next = self.sn_ok.q.val();
+            self.kept_qpn.d.next = self.sn_qpn.q.val();
+            self.kept_index.d.next = self.sn_index.q.val();
+        }
         // A QP's records written by a command: what is kept may be stale.
         if self.cmd.val() {
             self.kept.d.next = false;
+            self.sn_have.d.next = false;
         }
         if self.reset.val() {
             self.state.d.next = ReqTxState::Idle;
             self.kept.d.next = false;
             self.hit.d.next = 0.into();
+            self.snooping.d.next = false;
+            self.snoop_run.d.next = false;
+            self.sn_have.d.next = false;
         }
     }
 }

@@ -168,7 +168,7 @@ fn a_raw_wqe_rewritten_after_its_fetch_fails_cleanly() {
     b.mem.write(q.sq, &ctrl(64).to_bytes()).unwrap();
     b.mem.write(q.sq + SEND_DATA as u64, &frame).unwrap();
     b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
-    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
     b.mem.write(q.sq, &ctrl(60).to_bytes()).unwrap();
     let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Raw });
     assert_eq!(b.nic.apply(0, &tx, &mut b.mem), Ok(Effect::None));
@@ -186,7 +186,7 @@ fn a_sent_frame_charges_the_pacer_its_wire_bytes() {
     let send = SendCtrlRepr { opcode: SendOp::Send as u8, flags: send_flags::SIGNALED, len: 0, imm: 0, wr_id: 1 };
     b.mem.write(q.sq, &send.to_bytes()).unwrap();
     b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
-    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
     let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
     let Effect::Frame(f) = b.nic.apply(0, &tx, &mut b.mem).unwrap() else { panic!("a SEND") };
     assert_eq!(b.nic.qp(q.qpn).unwrap().rp.bytes as usize, f.len() + super::super::WIRE_OVERHEAD);
@@ -254,7 +254,7 @@ fn a_wqe_descriptor_is_kept_across_its_packets() {
     b.mem.write(q.sq, &send.to_bytes()).unwrap();
     b.mem.write(q.sq + SEND_DATA as u64, &sge(old, keys[0])).unwrap();
     b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
-    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
     let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
     let last_byte = |b: &mut Bench| {
         let Effect::Frame(f) = b.nic.apply(0, &tx, &mut b.mem).unwrap() else { panic!("a SEND packet") };
@@ -284,7 +284,7 @@ fn an_inline_descriptor_is_not_kept() {
     b.mem.write(q.sq, &send.to_bytes()).unwrap();
     b.mem.write(q.sq + SEND_DATA as u64, &[0x11; 40]).unwrap();
     b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 1);
-    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn }, &mut b.mem).unwrap();
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
     let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
     let last_byte = |b: &mut Bench, now| {
         let Effect::Frame(f) = b.nic.apply(now, &tx, &mut b.mem).unwrap() else { panic!("a SEND") };
