@@ -727,19 +727,17 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         assert!(v["lockstep_events"].as_u64().unwrap() >= packets, "every packet a decision followed: {out}");
         assert!(v["doorbell_to_tx_cycles_max"].as_u64().is_some_and(|c| c > 0), "{out}");
     }
-    // A doorbell to an idle core: its WQE fetch, slot read and payload read are three DMA round trips, which
-    // `--dma-latency-ns` sets.
+    // A doorbell to an idle core: its WQE fetch (whose read the requester takes as its descriptor read) and
+    // its payload read are two DMA round trips, which `--dma-latency-ns` sets.
     let lat = |ns: &str| {
         let args = ["perf", "write", "--backend", "rtl", "--rtl-requester", "--size", "64", "--iters", "1"];
         let (ok, v, out) = ferrite_json(&[&args[..], &["--dma-latency-ns", ns, "--json"]].concat());
         assert!(ok && v["lockstep_mismatches"] == 0, "{out}");
         v["doorbell_to_tx_cycles_max"].as_u64().expect("a doorbell timed")
     };
-    // The fetch decides on the WQE's first 8 beats of 16; the other 8 take the completion channel while the
-    // descriptor's read is answered at once, not while it waits out a round trip.
     let rounds = lat("500") - lat("0");
-    let trips = 3 * (500 / 8 - 1);
-    assert!((trips - 8..=trips).contains(&rounds), "three round trips of 62 cycles, less the one left: {rounds}");
+    let trips = 2 * (500 / 8 - 1);
+    assert!((trips - 8..=trips).contains(&rounds), "two round trips of 62 cycles: {rounds}");
     // Bursts of 16: a later burst's doorbell meets the ACKs of the one before coming in; between two of
     // them the WQE's fetch and the transmit side have the context port (the dispatch's turn), so its first
     // packet leaves within a few ACKs' time: 240 cycles at most, where the ACKs all went first before.

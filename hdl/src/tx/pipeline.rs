@@ -141,10 +141,11 @@ pub struct Tx<const D: usize, const K: usize, const A: usize, const AP1: usize, 
 }
 
 /// A frame whose ICRC starts this many beats in (or later) goes out once stored whole, before its ICRC is
-/// known. Counted from the cycle the frame's last beat is assembled: its first beat can leave 2 cycles
-/// later, and the ICRC is in its queue's register after 12 cycles at 8 bytes and 15 at 64 (two lane steps,
-/// a register, the CRC engine's 6 or 9, the queue and its prefetch), so 13 beats would do; 16 leave a
-/// margin. `sim/tests/tx.rs` fails on any pause mid-frame (with 8 it does).
+/// known. The ICRC reaches its queue's output a fixed number of cycles after the frame's last beat is
+/// assembled (two lane steps, a register, the CRC engine: 6 cycles at 8 bytes, 9 at 64, the queue and its
+/// prefetch), and the frame's first beat leaves 2 cycles after that beat at the earliest, so the beats before
+/// the ICRC's cover the wait. `sim/tests/tx.rs` fails on any pause mid-frame: with 8 its 64-byte case does
+/// (the 8-byte one passes); 16 covers both widths with a margin.
 pub const EARLY_BEATS: u64 = 16;
 
 impl<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize> Default
