@@ -876,17 +876,15 @@ impl<
         self.dispatch.retire_req.next = self.req_tx.retire_req.val();
         self.dispatch.retire_qpn.next = self.req_tx.qp_index.val();
         self.req_tx.retire_take.next = self.dispatch.retire_take.val();
-        self.req_tx.fetched_qpn.next = self.dispatch.wr_qpn.val();
+        self.req_tx.fetch_qpn.next = self.dispatch.wr_qpn.val();
         // The fetch's read, for the requester's `SendDesc` to take as its own, and its commit.
         self.req_tx.snoop_go.next = self.dispatch.fetch_go.val();
-        self.req_tx.snoop_qpn.next = self.dispatch.wr_qpn.val();
         self.req_tx.snoop_index.next = self.dispatch.fetch_go_index.val();
         self.req_tx.snoop_valid.next = self.dispatch.fetch_cpl.val();
         self.req_tx.snoop_data.next = self.disp_cpl.cpl_data.val();
         self.req_tx.snoop_err.next = self.disp_cpl.cpl_err.val();
         self.req_tx.snoop_last.next = self.disp_cpl.cpl_last.val();
         self.req_tx.commit.next = self.dispatch.fetched.val();
-        self.req_tx.commit_qpn.next = self.dispatch.wr_qpn.val();
         self.req_tx.commit_index.next = self.dispatch.fetched_index.val();
         self.req_tx.cmd.next = self.exec.qp_cmd.val();
         self.req_tx.cmd_qpn.next = self.exec.qp_cmd_qpn.val();

@@ -162,6 +162,13 @@ pub struct KeptDesc {
     pub desc: WqeDesc,
 }
 
+impl KeptDesc {
+    /// What is kept of a descriptor read for QP `qpn`'s WQE at `index`: nothing if its data is inline.
+    pub fn of(qpn: u32, index: u16, desc: WqeDesc) -> Option<Self> {
+        (!matches!(desc.data, WqeData::Inline(_))).then_some(KeptDesc { qpn, index, desc })
+    }
+}
+
 /// A send WQE in the requester's window: fetched, not yet completed. Its transport state only; the rest is
 /// in its SQ slot (`WqeDesc`).
 #[derive(Debug, Clone, PartialEq, Eq)]

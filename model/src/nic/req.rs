@@ -94,9 +94,7 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
         qp.req.finish(cursor, Some((WcStatus::LocQpOpErr, 0)));
         return None;
     };
-    if !matches!(desc.data, WqeData::Inline(_)) {
-        nic.kept = Some(KeptDesc { qpn, index, desc: desc.clone() });
-    }
+    nic.kept = KeptDesc::of(qpn, index, desc.clone());
     let qp = nic.qp_mut(qpn)?;
     let psn = qp.req.cursor_psn;
     let seg = segment(op, flags, len, (first, npkts), psn, pmtu, (desc.remote_va, desc.rkey), qp.req.pkts_since_ackreq);
@@ -294,8 +292,7 @@ impl Nic {
         let w = decode_send_wqe(&self.mrs, &self.cfg.profile, index, &buf, read_ok, qp.pdn);
         if primed {
             let desc = read_ok.then(|| desc_of_slot(&buf)).flatten();
-            self.kept =
-                desc.filter(|d| !matches!(d.data, WqeData::Inline(_))).map(|desc| KeptDesc { qpn, index, desc });
+            self.kept = desc.and_then(|desc| KeptDesc::of(qpn, index, desc));
         }
         let Some(qp) = self.qp_mut(qpn) else { return Ok(()) };
         qp.sq.ci = qp.sq.ci.wrapping_add(1);

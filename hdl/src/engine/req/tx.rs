@@ -80,23 +80,22 @@ pub enum ReqTxState {
 pub struct ReqTx {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// Wake-ups: a WQE fetched into QP `fetched_qpn`'s window, a command on QP `cmd_qpn`.
+    /// The QP of the dispatch's WQE fetch: the one `fetched`, `snoop_go` and `commit` name.
+    pub fetch_qpn: Signal<In, Bits<24>>,
+    /// Wake-ups: a WQE fetched into QP `fetch_qpn`'s window, a command on QP `cmd_qpn`.
     pub fetched: Signal<In, Bit>,
-    pub fetched_qpn: Signal<In, Bits<24>>,
     pub cmd: Signal<In, Bit>,
     pub cmd_qpn: Signal<In, Bits<24>>,
-    /// The dispatch starts the fetch of QP `snoop_qpn`'s WQE at SQ counter `snoop_index` (the engines'
+    /// The dispatch starts the fetch of QP `fetch_qpn`'s WQE at SQ counter `snoop_index` (the engines'
     /// context port gives its `qp_attr` this cycle); the fetch read's completion beats (`snoop_valid`, ...).
     pub snoop_go: Signal<In, Bit>,
-    pub snoop_qpn: Signal<In, Bits<24>>,
     pub snoop_index: Signal<In, Bits<16>>,
     pub snoop_valid: Signal<In, Bit>,
     pub snoop_data: Signal<In, Bits<64>>,
     pub snoop_err: Signal<In, Bit>,
     pub snoop_last: Signal<In, Bit>,
-    /// The dispatch commits QP `commit_qpn`'s fetch of SQ counter `commit_index` (the trace's `FetchSq`).
+    /// The dispatch commits QP `fetch_qpn`'s fetch of SQ counter `commit_index` (the trace's `FetchSq`).
     pub commit: Signal<In, Bit>,
-    pub commit_qpn: Signal<In, Bits<24>>,
     pub commit_index: Signal<In, Bits<16>>,
     /// With `commit`: the fetch's read was taken as the descriptor read (the trace's `primed`).
     pub primed: Signal<Out, Bit>,
@@ -193,6 +192,8 @@ pub struct ReqTx {
     sn_ok: DFF<Bit>,
     /// `SendDesc` is started for a packet or a raw frame this cycle (a snoop cut short).
     own_start: Signal<Local, Bit>,
+    /// `SendDesc` can be started for a visit: free, or busy only with a snoop (which the visit cuts short).
+    desc_free: Signal<Local, Bit>,
     /// `Desc` is entered for a packet (from `Entry` or `Walk`): its descriptor read or the kept one taken.
     to_desc: Signal<Local, Bit>,
     wake: FetchWake,
@@ -215,18 +216,16 @@ impl ReqTx {
             clock: Signal::default(),
             reset: Signal::default(),
             fetched: Signal::default(),
-            fetched_qpn: Signal::default(),
+            fetch_qpn: Signal::default(),
             cmd: Signal::default(),
             cmd_qpn: Signal::default(),
             snoop_go: Signal::default(),
-            snoop_qpn: Signal::default(),
             snoop_index: Signal::default(),
             snoop_valid: Signal::default(),
             snoop_data: Signal::default(),
             snoop_err: Signal::default(),
             snoop_last: Signal::default(),
             commit: Signal::default(),
-            commit_qpn: Signal::default(),
             commit_index: Signal::default(),
             primed: Signal::default(),
             hold: Signal::default(),
@@ -295,6 +294,7 @@ impl ReqTx {
             sn_have: DFF::default(),
             sn_ok: DFF::default(),
             own_start: Signal::default(),
+            desc_free: Signal::default(),
             to_desc: Signal::default(),
             wake: FetchWake::new(profile),
             wake_at: Spare::default(),
@@ -319,7 +319,7 @@ impl Logic for ReqTx {
         self.wake.clock.next = self.clock.val();
         self.wake.reset.next = self.reset.val();
         self.wake.rung.next = self.fetched.val();
-        self.wake.rung_qpn.next = self.fetched_qpn.val();
+        self.wake.rung_qpn.next = self.fetch_qpn.val();
         self.wake.cmd.next = self.cmd.val();
         self.wake.cmd_qpn.next = self.cmd_qpn.val();
         self.wake.visit.next = false;
@@ -384,6 +384,7 @@ impl Logic for ReqTx {
         self.desc.snoop.next = false;
         self.desc.cut.next = false;
         self.own_start.next = false;
+        self.desc_free.next = !self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val();
         self.desc.attr.next = self.attr.val();
         self.desc.index.next = self.step.index.val();
         self.rd_valid.next = self.desc.rd_valid.val();
@@ -461,14 +462,8 @@ impl Logic for ReqTx {
                 // A visit waits for the gather and for the last descriptor read's beats (`SendDesc` decides
                 // before its read's end).
                 // A snoop does not hold it: a visit that needs `SendDesc` cuts it short.
-                self.want.next = self.wake.any.val()
-                    & !self.g_busy.val()
-                    & (!self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val());
-                if self.wake.any.val()
-                    & !self.g_busy.val()
-                    & (!self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val())
-                    & !self.hold.val()
-                {
+                self.want.next = self.wake.any.val() & !self.g_busy.val() & self.desc_free.val();
+                if self.wake.any.val() & !self.g_busy.val() & self.desc_free.val() & !self.hold.val() {
                     self.qpn.d.next = self.wake.pick.val();
                     self.state.d.next = ReqTxState::Look;
                 }
@@ -651,7 +646,7 @@ impl Logic for ReqTx {
                 self.desc.snoop.next = true;
                 self.snooping.d.next = true;
                 self.snoop_run.d.next = true;
-                self.sn_qpn.d.next = self.snoop_qpn.val();
+                self.sn_qpn.d.next = self.fetch_qpn.val();
                 self.sn_index.d.next = self.snoop_index.val();
             }
         }
@@ -667,7 +662,7 @@ impl Logic for ReqTx {
         if self.commit.val()
             & self.sn_have.q.val()
             & !self.kept.q.val()
-            & (self.sn_qpn.q.val() == self.commit_qpn.val())
+            & (self.sn_qpn.q.val() == self.fetch_qpn.val())
             & (self.sn_index.q.val() == self.commit_index.val())
         {
             self.primed.next = true;

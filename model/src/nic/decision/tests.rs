@@ -297,3 +297,39 @@ fn an_inline_descriptor_is_not_kept() {
     b.nic.apply(now, &Decision::Timer { qpn: q.qpn, timer: TimerKind::Ack }, &mut b.mem).unwrap();
     assert_eq!(last_byte(&mut b, now), 0x22, "sent again from the slot");
 }
+
+/// A fetch may give the requester its WQE's descriptor (`primed`) only while it keeps none: the first packet
+/// then reads no slot (a slot rewritten after the fetch is not seen), and a second primed fetch while that
+/// descriptor is kept is illegal, where one not primed is not.
+#[test]
+fn a_primed_fetch_keeps_its_descriptor_and_only_while_none_is_kept() {
+    use wire::contract::wqe::DataSegRepr;
+    let mut b = Bench::new();
+    let q = b.rts_qp();
+    let old = b.mem.alloc(2 * 64);
+    let new = old + 64;
+    b.mem.write(old, &[0x11; 64]).unwrap();
+    b.mem.write(new, &[0x22; 64]).unwrap();
+    let pdn = b.nic.qp(q.qpn).unwrap().pdn;
+    let mr = RegMrRepr { pdn, access: 0, iova: old, length: 2 * 64 };
+    let lkey = RegMrOutRepr::from_bytes(&b.run(op::REG_MR, &mr.to_bytes()).1).unwrap().lkey;
+    let stride = 1u64 << b.nic.qp(q.qpn).unwrap().sq.log_stride;
+    let send = SendCtrlRepr { opcode: SendOp::Send as u8, flags: 0, len: 1, imm: 0, wr_id: 1 };
+    let sge = |addr| DataSegRepr { addr, lkey, length: 64 }.to_bytes();
+    for slot in 0..3 {
+        b.mem.write(q.sq + slot * stride, &send.to_bytes()).unwrap();
+        b.mem.write(q.sq + slot * stride + SEND_DATA as u64, &sge(old)).unwrap();
+    }
+    b.nic.mmio_write(doorbell::qp(q.qpn, doorbell::QP_SQ_PI), 3);
+    assert!(b.nic.keeps_no_descriptor());
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: true }, &mut b.mem).unwrap();
+    assert!(!b.nic.keeps_no_descriptor(), "the fetched slot's descriptor kept");
+    let again = b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: true }, &mut b.mem);
+    assert!(again.is_err_and(|e| e.reason.contains("while one is kept")), "primed while one is kept");
+    b.nic.apply(0, &Decision::FetchSq { qpn: q.qpn, primed: false }, &mut b.mem).unwrap();
+    b.mem.write(q.sq + SEND_DATA as u64, &sge(new)).unwrap();
+    let tx = Decision::Tx(TxPick::Qp { qpn: q.qpn, stream: Stream::Requester });
+    let Effect::Frame(f) = b.nic.apply(0, &tx, &mut b.mem).unwrap() else { panic!("a SEND") };
+    assert_eq!(f[f.len() - 5], 0x11, "the first packet sends the fetched descriptor's bytes, reading no slot");
+    assert!(b.nic.keeps_no_descriptor(), "nothing kept past the WQE's last packet");
+}
