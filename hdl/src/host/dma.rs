@@ -79,7 +79,9 @@ impl<const D: usize> Logic for DmaReadMux<D> {
     }
 }
 
-/// The Verilog body of `DmaReadMux` for `n` requesters.
+/// The Verilog body of `DmaReadMux` for `n` requesters. The round robin and the selects are written out as
+/// constant cases: yosys makes a divider of a `%` by a non-power of two and a barrel shifter of a variable
+/// `+:` offset (12,273 LUT4 and 6,254 carries for five requesters, where the cases take a few hundred).
 pub fn verilog(n: usize) -> Vec<String> {
     let m = MAX_REQUESTERS;
     let mut v = vec![
@@ -88,21 +90,39 @@ pub fn verilog(n: usize) -> Vec<String> {
         "reg waiting;".into(),
         "reg [2:0] g;".into(),
         "reg any;".into(),
-        "integer k;".into(),
-        "// Round robin: the first valid requester after the last granted.".into(),
+        "// Round robin: the first valid requester after the last granted (itself last).".into(),
         "always @(*) begin".into(),
-        "    // The loop's index set on every path too (else synthesis keeps it in a latch).".into(),
-        "    g = last_g; any = 1'b0; k = 0;".into(),
-        "    if (waiting) begin g = last_g; any = 1'b1; end".into(),
-        "    else begin".into(),
-        format!("        for (k = {n}; k >= 1; k = k - 1)"),
-        format!("            if (rq_valid[(last_g + k) % {n}]) begin g = (last_g + k) % {n}; any = 1'b1; end"),
-        "    end".into(),
+        "    g = last_g; any = 1'b0;".into(),
+        "    if (waiting) any = 1'b1;".into(),
+        "    else case (last_g)".into(),
+    ];
+    for lg in 0..n {
+        let label = if lg + 1 == n { "default".to_string() } else { format!("3'd{lg}") };
+        let chain: Vec<String> = (1..=n)
+            .map(|k| (lg + k) % n)
+            .map(|i| format!("if (rq_valid[{i}]) begin g = 3'd{i}; any = 1'b1; end"))
+            .collect();
+        v.push(format!("        {label}: {}", chain.join(" else ")));
+    }
+    v.extend([
+        "    endcase".to_string(),
         "end".into(),
         "always @(*) begin".into(),
         "    rd_valid = any;".into(),
-        "    rd_addr = rq_addr[g * 64 +: 64];".into(),
-        "    rd_len = rq_len[g * 16 +: 16];".into(),
+        "    case (g)".into(),
+    ]);
+    for i in 0..n {
+        let label = if i + 1 == n { "default".to_string() } else { format!("3'd{i}") };
+        v.push(format!(
+            "        {label}: begin rd_addr = rq_addr[{}:{}]; rd_len = rq_len[{}:{}]; end",
+            64 * i + 63,
+            64 * i,
+            16 * i + 15,
+            16 * i
+        ));
+    }
+    v.extend([
+        "    endcase".to_string(),
         "    rd_tag = {5'd0, g};".into(),
         format!("    rq_ready = {m}'d0;"),
         "    rq_ready[g] = any && rd_ready;".into(),
@@ -117,7 +137,7 @@ pub fn verilog(n: usize) -> Vec<String> {
         "    waiting <= any && !rd_ready;".into(),
         "    if (reset) begin last_g <= 3'd0; waiting <= 1'b0; end".into(),
         "end".into(),
-    ];
+    ]);
     if n < m {
         // Requesters past `n` are not there: their inputs are not looked at (Verilator's `*unused*` names).
         v.push(format!(
