@@ -1,6 +1,7 @@
 //! The metadata record the RX parser emits for every frame: one flat bit vector, fields packed from bit 0
 //! in `FIELDS` order. Extended headers travel as their raw bytes (layout: `wire::ext`'s `FIELDS`), with a
-//! presence bit each. `Meta` packs and unpacks it by name, for the testbench and the CLI.
+//! presence bit each, in slots of one union (`ext_slot`) read and written by the header's name. `Meta`
+//! packs and unpacks it by name, for the testbench and the CLI.
 
 use wire::roce::Layer;
 
@@ -139,19 +140,15 @@ pub const FIELDS: &[(&str, usize)] = &[
     ("ack_req", 1),
     ("psn", 24),
     ("has_deth", 1),
-    ("deth", 64),
     ("has_reth", 1),
-    ("reth", 128),
     ("has_atomic_eth", 1),
-    ("atomic_eth", 224),
     ("has_aeth", 1),
-    ("aeth", 32),
     ("has_atomic_ack_eth", 1),
-    ("atomic_ack_eth", 64),
     ("has_immdt", 1),
-    ("immdt", 32),
     ("has_ieth", 1),
-    ("ieth", 32),
+    // The extended headers a frame carries, each in its slot of this union (`ext_slot`; by name, as
+    // fields of their own): zeros where none is.
+    ("ext", EXT_BITS),
     // Frame offset of the first payload byte, and payload length without pad.
     ("payload_off", 16),
     ("payload_len", 16),
@@ -160,6 +157,30 @@ pub const FIELDS: &[(&str, usize)] = &[
     // side leaves it 0.
     ("frame_len", 16),
 ];
+
+/// The extended headers' union: the longest one (the AtomicETH). Headers one opcode carries together have
+/// slots apart; the others share bits.
+pub const EXT_BITS: usize = 224;
+
+/// Where extended header `name` sits in the union (bits from its low end): the lowest offset clear of the
+/// headers placed before it (in `EXT` order) that some opcode carries with it. Panics on an unknown name
+/// or a union too short (a `wire` table this record does not fit: a generator bug).
+pub fn ext_slot(name: &str) -> usize {
+    let bit_of = |n: &str| EXT.iter().find(|e| e.0 == n).map(|e| e.1);
+    let bit = bit_of(name).unwrap_or_else(|| panic!("no extended header {name}"));
+    let mut placed: Vec<(u16, usize, usize)> = Vec::new();
+    for &(n, b, len) in &EXT {
+        let with = |other: u16| wire::opcode::TABLE.iter().flatten().any(|i| i.has(b) && i.has(other));
+        let clear = |at: usize| placed.iter().all(|&(o, lo, w)| !with(o) || at + 8 * len <= lo || lo + w <= at);
+        let at = (0..=EXT_BITS - 8 * len).step_by(8).find(|&at| clear(at));
+        let at = at.unwrap_or_else(|| panic!("extended header {n} finds no slot in {EXT_BITS} bits"));
+        if b == bit {
+            return at;
+        }
+        placed.push((b, at, 8 * len));
+    }
+    unreachable!("{name} is in EXT")
+}
 
 /// Total bits of the record.
 pub const BITS: usize = {
@@ -174,6 +195,9 @@ pub const BITS: usize = {
 
 /// (lsb, bits) of field `name`. Panics on an unknown name (a generator or testbench bug).
 pub fn field(name: &str) -> (usize, usize) {
+    if let Some(&(_, _, len)) = EXT.iter().find(|e| e.0 == name) {
+        return (field("ext").0 + ext_slot(name), 8 * len);
+    }
     let mut lsb = 0;
     for &(n, bits) in FIELDS {
         if n == name {
@@ -298,12 +322,11 @@ impl Meta {
 impl std::fmt::Debug for Meta {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("Meta");
-        for &(n, bits) in FIELDS {
-            if bits <= 128 {
-                d.field(n, &format_args!("{:#x}", self.get(n)));
-            } else {
-                d.field(n, &format_args!("{:02x?}", self.get_bytes(n)));
-            }
+        for &(n, _) in FIELDS.iter().filter(|f| f.0 != "ext") {
+            d.field(n, &format_args!("{:#x}", self.get(n)));
+        }
+        for (n, _, _) in EXT.iter().filter(|e| self.get(&format!("has_{}", e.0)) != 0) {
+            d.field(n, &format_args!("{:02x?}", self.get_bytes(n)));
         }
         d.finish()
     }
@@ -347,5 +370,31 @@ mod tests {
         for (name, _, len) in EXT {
             assert_eq!(field(name).1, 8 * len, "{name}");
         }
+    }
+
+    /// Every header in the union; those an opcode carries together in bits apart, so a record holds all of
+    /// a frame's headers at once.
+    #[test]
+    fn the_extended_headers_share_a_union_apart_where_an_opcode_carries_two() {
+        let (ext, bits) = field("ext");
+        assert_eq!(bits, EXT_BITS);
+        assert_eq!(BITS, 870, "the record: 576 bits of slots became a union of {EXT_BITS}");
+        for info in wire::opcode::TABLE.iter().flatten() {
+            let present: Vec<_> = EXT.iter().filter(|e| info.has(e.1)).map(|e| field(e.0)).collect();
+            for (k, &(lo, n)) in present.iter().enumerate() {
+                assert!(lo >= ext && lo + n <= ext + EXT_BITS, "{info:?}: inside the union");
+                for &(lo2, n2) in &present[k + 1..] {
+                    assert!(lo + n <= lo2 || lo2 + n2 <= lo, "{info:?}: two headers overlap");
+                }
+            }
+        }
+        let mut m = Meta::default();
+        m.set_bytes("reth", &[0x11; 16]);
+        m.set_bytes("immdt", &[0x22; 4]);
+        assert_eq!(
+            (m.get_bytes("reth"), m.get_bytes("immdt")),
+            (vec![0x11; 16], vec![0x22; 4]),
+            "WRITE with immediate"
+        );
     }
 }
