@@ -7,6 +7,7 @@
 //! every stream block carries two const generics, data bits `D` and byte lanes `K`, checked `D == 8 * K` at
 //! construction; `Width` names the two widths we build (8 and 64 bytes).
 
+pub mod bit_table;
 pub mod bram_queue;
 pub mod core;
 pub mod crc;

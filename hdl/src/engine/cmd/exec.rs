@@ -32,6 +32,7 @@
 //! every QP and MR entry through the lookup port before the lookup, as the model looks, rather than keeping
 //! counts (their multiplexers were most of the unit's LUTs).
 
+use crate::bit_table::{self, Port};
 use crate::engine::comp::timer::{self, TIMER_LANES};
 use crate::engine::flush::{ring_left, ERR_CLEARS_REQ, ERR_CLEARS_RESP};
 use crate::engine::req::ready::WQE_BITS;
@@ -853,9 +854,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("always @(*) quiet = !sweep && !clr_qp && !clr_cq && !scan_on && !scan_start && !ref_on && !ref_seen;".into());
     w("always @(posedge clock) begin".into());
     w("    if (reset) begin".into());
-    w("        mac_r <= 48'd0; gid_valid_r <= 16'd0; pd_valid <= 0; cq_valid <= 0; mr_valid <= 0; qp_valid_r <= 0;"
-        .into());
-    w(format!("        eq_ent <= {cw}'d0; qp_active <= 0;"));
+    w(format!("        mac_r <= 48'd0; gid_valid_r <= 16'd0; eq_ent <= {cw}'d0;"));
     w(format!("        sweep <= 1'b1; sweep_idx <= {sb}'d0; clr_qp <= 1'b0; clr_cq <= 1'b0;"));
     w("    end else begin".into());
     w(format!("        if (ev_eq_we) eq_ent[{}] <= ev_eq_pi;", range(&cql, "pi")));
@@ -874,26 +873,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         "    16'h{:x}: begin gid_valid_r[i_gid_index[3:0]] <= i_gid_valid != 8'd0; gid_tab[i_gid_index[3:0]] <= {{i_gid_gid_hi, i_gid_gid_lo}}; end",
         op::SET_GID
     ));
-    w(format!("    16'h{:x}: pd_valid[pd_free] <= 1'b1;", op::ALLOC_PD));
-    w(format!("    16'h{:x}: pd_valid[i_obj_id[{}:0]] <= 1'b0;", op::DEALLOC_PD, pda - 1));
-    w(format!("    16'h{:x}: mr_valid[mr_free] <= 1'b1;", op::REG_MR));
-    w(format!("    16'h{:x}: mr_valid[key_idx[{}:0]] <= 1'b0;", op::DEREG_MR, mra - 1));
-    w(format!("    16'h{:x}: cq_valid[cq_free] <= 1'b1;", op::CREATE_CQ));
     w(format!("    16'h{:x}: eq_ent <= new_cq;", op::CREATE_EQ));
-    w(format!(
-        "    16'h{:x}: begin cq_valid[i_obj_id[{1}:0]] <= 1'b0; clr_cq <= 1'b1; clr_cqn <= i_obj_id[{1}:0]; end",
-        op::DESTROY_CQ,
-        cqa - 1
-    ));
-    w(format!(
-        "    16'h{:x}: begin qp_active[qp_sel] <= !to_reset; if (to_reset) begin clr_qp <= 1'b1; clr_qpn <= qp_sel; end end",
-        op::MODIFY_QP
-    ));
-    w(format!("    16'h{:x}: begin qp_valid_r[qp_free] <= 1'b1; qp_active[qp_free] <= 1'b0; end", op::CREATE_QP));
-    w(format!("    16'h{:x}: begin", op::DESTROY_QP));
-    w("        qp_valid_r[qp_sel] <= 1'b0; qp_active[qp_sel] <= 1'b0;".into());
-    w("        clr_qp <= 1'b1; clr_qpn <= qp_sel;".into());
-    w("    end\n    default: ;\n    endcase\nend".into());
+    w(format!("    16'h{:x}: begin clr_cq <= 1'b1; clr_cqn <= i_obj_id[{}:0]; end", op::DESTROY_CQ, cqa - 1));
+    w(format!("    16'h{:x}: if (to_reset) begin clr_qp <= 1'b1; clr_qpn <= qp_sel; end", op::MODIFY_QP));
+    w(format!("    16'h{:x}: begin clr_qp <= 1'b1; clr_qpn <= qp_sel; end", op::DESTROY_QP));
+    w("    default: ;\n    endcase\nend".into());
 
     w("// The RAMs' write ports, one each (a block RAM's): the commands' writes and the engines' never fall in".into());
     w("// the same cycle (the core keeps the engines out of a command's lookup-to-commit window). No reset: a".into());
@@ -942,13 +926,65 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("// A fatal NAK's move to ERR (the model's `enter_err`: state ERR, flushing, the ACK and RNR timers".into());
     w("// stopped) is a mark of its own, read with the records, which the QP's next command write folds in.".into());
     w(format!("reg [{}:0] err_mark;", p.max_qp - 1));
-    w("always @(posedge clock) begin".into());
-    w("    if (reset) err_mark <= 0;".into());
-    w("    else begin".into());
-    w("        if (qp_cmd_we) err_mark[qp_cmd_at] <= 1'b0;".into());
-    w(format!("        if (rs_err_we) err_mark[rs_resp_qpn[{}:0]] <= 1'b1;", qa - 1));
-    w("    end".into());
-    w("end".into());
+    let at_rs = format!("qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]", qa - 1);
+    bit_table::write_ports(
+        "err_mark",
+        p.max_qp,
+        qa,
+        &[Port { en: "qp_cmd_we || rs_err_we", at: &at_rs, d: "!qp_cmd_we" }],
+    )
+    .into_iter()
+    .for_each(&mut w);
+    // The objects' valid bits, and the QPs that take doorbells (valid, not in RESET): each written by the
+    // commands that make, change or end its objects, one a cycle.
+    let is = |o: u16| format!("opcode == 16'h{o:x}");
+    let (alloc, dealloc) = (is(op::ALLOC_PD), is(op::DEALLOC_PD));
+    let pd_at = format!("{alloc} ? pd_free : i_obj_id[{}:0]", pda - 1);
+    bit_table::write_ports(
+        "pd_valid",
+        p.max_pd,
+        pda,
+        &[Port { en: &format!("apply && ({alloc} || {dealloc})"), at: &pd_at, d: &alloc }],
+    )
+    .into_iter()
+    .for_each(&mut w);
+    let (reg, dereg) = (is(op::REG_MR), is(op::DEREG_MR));
+    bit_table::write_ports(
+        "mr_valid",
+        p.max_mr,
+        mra,
+        &[Port { en: &format!("apply && ({reg} || {dereg})"), at: "mr_sel", d: &reg }],
+    )
+    .into_iter()
+    .for_each(&mut w);
+    let (create, destroy) = (is(op::CREATE_CQ), is(op::DESTROY_CQ));
+    bit_table::write_ports(
+        "cq_valid",
+        p.max_cq,
+        cqa,
+        &[Port { en: &format!("apply && ({create} || {destroy})"), at: "cq_cmd_at", d: &create }],
+    )
+    .into_iter()
+    .for_each(&mut w);
+    let (create, modify, destroy) = (is(op::CREATE_QP), is(op::MODIFY_QP), is(op::DESTROY_QP));
+    bit_table::write_ports(
+        "qp_valid_r",
+        p.max_qp,
+        qa,
+        &[Port { en: &format!("apply && ({create} || {destroy})"), at: "qp_cmd_at", d: &create }],
+    )
+    .into_iter()
+    .for_each(&mut w);
+    let active_d = format!("{modify} && !to_reset");
+    let active_en = format!("apply && ({create} || {modify} || {destroy})");
+    bit_table::write_ports(
+        "qp_active",
+        p.max_qp,
+        qa,
+        &[Port { en: &active_en, at: &format!("{create} ? qp_free : qp_sel"), d: &active_d }],
+    )
+    .into_iter()
+    .for_each(&mut w);
     w("// The QPs a received frame that is not RoCEv2 may go to: a bit a QP, written with its `qp_attr` (a raw".into());
     w("// QP in RTR, RTS or SQD, not flushing), read with its valid bit and its ERR mark; the lowest one set.".into());
     let raw_rx = |rec: &str| {
@@ -964,10 +1000,9 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     };
     w(format!("wire raw_rx_w = qp_cmd_new ? ({}) : ({});", raw_rx("new_attr"), raw_rx("mod_attr")));
     w(format!("reg [{}:0] raw_rx;", p.max_qp - 1));
-    w("always @(posedge clock) begin".into());
-    w("    if (reset) raw_rx <= 0;".into());
-    w("    else if (qp_cmd_we) raw_rx[qp_cmd_at] <= raw_rx_w;".into());
-    w("end".into());
+    bit_table::write_ports("raw_rx", p.max_qp, qa, &[Port { en: "qp_cmd_we", at: "qp_cmd_at", d: "raw_rx_w" }])
+        .into_iter()
+        .for_each(&mut w);
     w(format!("wire [{}:0] raw_can = raw_rx & qp_valid_r & ~err_mark;", p.max_qp - 1));
     w("always @(*) begin".into());
     w("    raw_any = |raw_can;".into());

@@ -18,6 +18,7 @@
 //! - `FetchWake`: which QPs may have a WQE to fetch (an SQ doorbell, or a command on the QP, since their last
 //!   visit found none), and the next to visit, round robin.
 
+use crate::bit_table::{self, Port};
 use crate::engine::cmd::exec::first_clear;
 use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::engine::flush::ring_left;
@@ -479,11 +480,19 @@ pub fn fetch_wake_verilog(p: &Profile) -> Vec<String> {
         "end".into(),
         "always @(posedge clock) begin".into(),
         "    if (visit) begin dirty <= hit; last <= vq; end else if (hit) dirty <= 1'b1;".into(),
-        "    if (clear && !dirty && !hit) want[vq] <= 1'b0;".into(),
-        "    if (rung) want[rq] <= 1'b1;".into(),
-        "    if (cmd) want[cq] <= 1'b1;".into(),
-        "    if (reset) begin want <= 0; last <= 0; dirty <= 1'b0; end".into(),
+        "    if (reset) begin last <= 0; dirty <= 1'b0; end".into(),
         "end".into(),
     ]);
+    // A QP's bit: cleared by a visit that found it with nothing to do, set by a fetch or a command (which win).
+    v.extend(bit_table::write_ports(
+        "want",
+        n,
+        qa,
+        &[
+            Port { en: "clear && !dirty && !hit", at: "vq", d: "1'b0" },
+            Port { en: "rung", at: "rq", d: "1'b1" },
+            Port { en: "cmd", at: "cq", d: "1'b1" },
+        ],
+    ));
     v
 }

@@ -21,6 +21,7 @@
 
 use super::queue::{slot_bits, ITEM_BITS};
 use super::read::ReadStep;
+use crate::bit_table::{self, Port};
 use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
 use crate::engine::headers::TxHeaders;
 use crate::kit::*;
@@ -396,7 +397,7 @@ pub fn owed_verilog(p: &Profile) -> Vec<String> {
     let s = |n: &str| slice(&c.resp, "wb_resp", n);
     let n = u64::from(p.max_qp).next_power_of_two();
     let qa = n.trailing_zeros().max(1) as usize;
-    vec![
+    let mut v = vec![
         format!("reg [{}:0] ring [0:{}];", qa - 1, n - 1),
         format!("reg [{}:0] queued;", n - 1),
         format!("reg [{qa}:0] wp, rp;"),
@@ -412,11 +413,19 @@ pub fn owed_verilog(p: &Profile) -> Vec<String> {
         format!("    valid = wp != rp;\n    head = {{{}'d0, ring[rp[{}:0]]}};", 24 - qa, qa - 1),
         "end".into(),
         "always @(posedge clock) begin".into(),
-        format!("    if (pop && valid) begin queued[head[{}:0]] <= 1'b0; rp <= rp + 1'b1; end", qa - 1),
-        format!("    if (take) begin ring[wp[{}:0]] <= q; queued[q] <= 1'b1; wp <= wp + 1'b1; end", qa - 1),
-        format!("    if (reset) begin wp <= {}'d0; rp <= {}'d0; queued <= {n}'d0; end", qa + 1, qa + 1),
+        "    if (pop && valid) rp <= rp + 1'b1;".into(),
+        format!("    if (take) begin ring[wp[{}:0]] <= q; wp <= wp + 1'b1; end", qa - 1),
+        format!("    if (reset) begin wp <= {}'d0; rp <= {}'d0; end", qa + 1, qa + 1),
         "end".into(),
-    ]
+    ];
+    let head_q = format!("head[{}:0]", qa - 1);
+    v.extend(bit_table::write_ports(
+        "queued",
+        n as u32,
+        qa as u32,
+        &[Port { en: "pop && valid", at: &head_q, d: "1'b0" }, Port { en: "take", at: "q", d: "1'b1" }],
+    ));
+    v
 }
 
 /// The next response of the QP in hand: whether an ACK or NAK sends now (`go`: an RC QP, not flushing, its
