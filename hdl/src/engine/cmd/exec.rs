@@ -926,65 +926,42 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("// A fatal NAK's move to ERR (the model's `enter_err`: state ERR, flushing, the ACK and RNR timers".into());
     w("// stopped) is a mark of its own, read with the records, which the QP's next command write folds in.".into());
     w(format!("reg [{}:0] err_mark;", p.max_qp - 1));
-    let at_rs = format!("qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]", qa - 1);
-    bit_table::write_ports(
-        "err_mark",
-        p.max_qp,
-        qa,
-        &[Port { en: "qp_cmd_we || rs_err_we", at: &at_rs, d: "!qp_cmd_we" }],
-    )
-    .into_iter()
-    .for_each(&mut w);
-    // The objects' valid bits, and the QPs that take doorbells (valid, not in RESET): each written by the
-    // commands that make, change or end its objects, one a cycle.
+    // The ERR marks; the objects' valid bits; the QPs that take doorbells (valid, not in RESET). Each table is
+    // written by the commands that make, change or end its entries (or a fatal NAK), one a cycle.
     let is = |o: u16| format!("opcode == 16'h{o:x}");
-    let (alloc, dealloc) = (is(op::ALLOC_PD), is(op::DEALLOC_PD));
-    let pd_at = format!("{alloc} ? pd_free : i_obj_id[{}:0]", pda - 1);
-    bit_table::write_ports(
-        "pd_valid",
-        p.max_pd,
-        pda,
-        &[Port { en: &format!("apply && ({alloc} || {dealloc})"), at: &pd_at, d: &alloc }],
-    )
-    .into_iter()
-    .for_each(&mut w);
-    let (reg, dereg) = (is(op::REG_MR), is(op::DEREG_MR));
-    bit_table::write_ports(
-        "mr_valid",
-        p.max_mr,
-        mra,
-        &[Port { en: &format!("apply && ({reg} || {dereg})"), at: "mr_sel", d: &reg }],
-    )
-    .into_iter()
-    .for_each(&mut w);
-    let (create, destroy) = (is(op::CREATE_CQ), is(op::DESTROY_CQ));
-    bit_table::write_ports(
-        "cq_valid",
-        p.max_cq,
-        cqa,
-        &[Port { en: &format!("apply && ({create} || {destroy})"), at: "cq_cmd_at", d: &create }],
-    )
-    .into_iter()
-    .for_each(&mut w);
-    let (create, modify, destroy) = (is(op::CREATE_QP), is(op::MODIFY_QP), is(op::DESTROY_QP));
-    bit_table::write_ports(
-        "qp_valid_r",
-        p.max_qp,
-        qa,
-        &[Port { en: &format!("apply && ({create} || {destroy})"), at: "qp_cmd_at", d: &create }],
-    )
-    .into_iter()
-    .for_each(&mut w);
-    let active_d = format!("{modify} && !to_reset");
-    let active_en = format!("apply && ({create} || {modify} || {destroy})");
-    bit_table::write_ports(
-        "qp_active",
-        p.max_qp,
-        qa,
-        &[Port { en: &active_en, at: &format!("{create} ? qp_free : qp_sel"), d: &active_d }],
-    )
-    .into_iter()
-    .for_each(&mut w);
+    let cmd = |ops: &[u16]| format!("apply && ({})", ops.iter().map(|&o| is(o)).collect::<Vec<_>>().join(" || "));
+    let tables: [(&str, u32, u32, String, String, String); 6] = [
+        (
+            "err_mark",
+            p.max_qp,
+            qa,
+            "qp_cmd_we || rs_err_we".into(),
+            format!("qp_cmd_we ? qp_cmd_at : rs_resp_qpn[{}:0]", qa - 1),
+            "!qp_cmd_we".into(),
+        ),
+        (
+            "pd_valid",
+            p.max_pd,
+            pda,
+            cmd(&[op::ALLOC_PD, op::DEALLOC_PD]),
+            format!("{} ? pd_free : i_obj_id[{}:0]", is(op::ALLOC_PD), pda - 1),
+            is(op::ALLOC_PD),
+        ),
+        ("mr_valid", p.max_mr, mra, cmd(&[op::REG_MR, op::DEREG_MR]), "mr_sel".into(), is(op::REG_MR)),
+        ("cq_valid", p.max_cq, cqa, cmd(&[op::CREATE_CQ, op::DESTROY_CQ]), "cq_cmd_at".into(), is(op::CREATE_CQ)),
+        ("qp_valid_r", p.max_qp, qa, cmd(&[op::CREATE_QP, op::DESTROY_QP]), "qp_cmd_at".into(), is(op::CREATE_QP)),
+        (
+            "qp_active",
+            p.max_qp,
+            qa,
+            cmd(&[op::CREATE_QP, op::MODIFY_QP, op::DESTROY_QP]),
+            format!("{} ? qp_free : qp_sel", is(op::CREATE_QP)),
+            format!("{} && !to_reset", is(op::MODIFY_QP)),
+        ),
+    ];
+    for (name, entries, at_bits, en, at, d) in &tables {
+        bit_table::write_ports(name, *entries, *at_bits, &[Port { en, at, d }]).into_iter().for_each(&mut w);
+    }
     w("// The QPs a received frame that is not RoCEv2 may go to: a bit a QP, written with its `qp_attr` (a raw".into());
     w("// QP in RTR, RTS or SQD, not flushing), read with its valid bit and its ERR mark; the lowest one set.".into());
     let raw_rx = |rec: &str| {
