@@ -256,15 +256,15 @@ fn options(c: &Case, role: &str) -> Vec<&'static str> {
 fn guest_tool(c: &Case, role_ferrite: &str) -> String {
     match c.tool {
         Tool::Pingpong => format!(
-            "ibv_rc_pingpong -d rxe0 -g 1 -m {} -s {} -n {} -p {}",
+            "ibv_rc_pingpong -d rxe0 -g $gidx -m {} -s {} -n {} -p {}",
             c.mtu,
             c.size.unwrap_or(0),
             c.iters.unwrap_or(0),
             c.tcp_port
         ),
-        // -x 1: the IPv4 RoCEv2 GID; -F: no failure over the guest's CPU frequency readings.
+        // -x: the IPv4 RoCEv2 GID (`gid_index_script`); -F: no failure over the guest's CPU frequency readings.
         Tool::Perftest(bin, op) => {
-            let mut t = format!("{bin} -d rxe0 -x 1 -F -m {}", c.mtu);
+            let mut t = format!("{bin} -d rxe0 -x $gidx -F -m {}", c.mtu);
             if let Some(size) = c.size.filter(|_| op != "atomic") {
                 t += &format!(" -s {size}");
             }
@@ -283,13 +283,35 @@ fn guest_tool(c: &Case, role_ferrite: &str) -> String {
 /// level, so the console shows it), three seconds into the case, before its tool starts.
 const STAGED_STALL: &str = "<2>virtio_net virtio0 eth0: NETDEV WATCHDOG: transmit queue 0 timed out (staged)";
 
+/// Shell that waits (up to 10 s) for rxe's GID table to hold the guest's address as a RoCEv2 GID and sets
+/// `gidx` to its index. The index depends on the order the kernel's address events came in: the IPv6
+/// link-local default GIDs may come first (indices 0 and 1) or after the IPv4 ones, most often when the host
+/// is loaded.
+fn gid_index_script() -> String {
+    let ip: std::net::Ipv4Addr = GUEST_IP.parse().expect("GUEST_IP is an IPv4 address");
+    let o = ip.octets();
+    let mapped = format!("0000:0000:0000:0000:0000:ffff:{:02x}{:02x}:{:02x}{:02x}", o[0], o[1], o[2], o[3]);
+    let port = "/sys/class/infiniband/rxe0/ports/1";
+    format!(
+        "gidx=''; n=0\nwhile [ -z \"$gidx\" ] && [ $n -lt 100 ]; do\n\
+         \x20   for i in 0 1 2 3 4 5 6 7; do\n\
+         \x20       if [ \"$(cat {port}/gids/$i 2>/dev/null)\" = {mapped} ] && \
+         [ \"$(cat {port}/gid_attrs/types/$i 2>/dev/null)\" = 'RoCE v2' ]; then gidx=$i; fi\n\
+         \x20   done\n\
+         \x20   [ -n \"$gidx\" ] || sleep 0.1; n=$((n + 1))\n\
+         done\n\
+         echo \"GUEST: RoCEv2 GID of {GUEST_IP} at index ${{gidx:-none}}\"\n"
+    )
+}
+
 /// The guest's script for one role: set up rxe, then run each case's other half in order, printing
 /// `CASE <name> rc=<code>` after each; in case `stall`, first the watchdog's line (`STAGED_STALL`).
 fn guest_script(role_ferrite: &str, cases: &[Case], stall: Option<&str>) -> String {
     let mut s = format!(
         "ip link set eth0 mtu {GUEST_MTU} up\nip addr add {GUEST_IP}/24 dev eth0\n\
-         rdma link add rxe0 type rxe netdev eth0\nsleep 0.5\n"
+         rdma link add rxe0 type rxe netdev eth0\n"
     );
+    s += &gid_index_script();
     // While ferrite's first case runs: the NIC itself answers ARP and ping.
     let _ =
         writeln!(s, "ping -c 3 -w 20 {FERRITE_IP} > /tmp/out 2>&1; rc=$?; cat /tmp/out; echo \"CASE {PING} rc=$rc\"");
@@ -725,6 +747,24 @@ mod tests {
         assert!(!closing_race(Some(4), "not json"));
     }
 
+    /// The guest's tools take the index of its IPv4 RoCEv2 GID found in rxe's table, never a fixed one: the
+    /// table's order varies with the kernel's address events.
+    #[test]
+    fn the_guest_finds_its_gid_index_before_any_tool_runs() {
+        let all = cases(0.0);
+        for role in ["client", "server"] {
+            let script = guest_script(role, &all, None);
+            let found = script.find("gid_attrs/types/$i").expect("the GID index looked up");
+            let first_tool = script.find(" -d rxe0 ").expect("a tool");
+            assert!(found < first_tool, "{role}: looked up before the first tool");
+            assert!(script.contains("= 0000:0000:0000:0000:0000:ffff:0a00:0002 ]"), "{role}: 10.0.0.2, IPv4-mapped");
+            for c in &all {
+                let tool = guest_tool(c, role);
+                assert!(tool.contains(" -g $gidx ") || tool.contains(" -x $gidx "), "{}: {tool}", c.name);
+            }
+        }
+    }
+
     #[test]
     fn the_matrix_covers_every_tool_at_both_mtus_with_and_without_loss() {
         let all = cases(0.01);
@@ -746,11 +786,14 @@ mod tests {
             }
         }
         let ib = all.iter().find(|c| c.name == "ib_atomic_bw-mtu1024-8B-loss0.01").expect("atomic case");
-        assert_eq!(guest_tool(ib, "server"), format!("ib_atomic_bw -d rxe0 -x 1 -F -m 1024 -n 200 -p {}", ib.tcp_port));
+        assert_eq!(
+            guest_tool(ib, "server"),
+            format!("ib_atomic_bw -d rxe0 -x $gidx -F -m 1024 -n 200 -p {}", ib.tcp_port)
+        );
         let all_sizes = all.iter().find(|c| c.name == "ib_write_bw-all").expect("-a case");
         assert_eq!(
             guest_tool(all_sizes, "client"),
-            format!("ib_write_bw -d rxe0 -x 1 -F -m 1024 -n 5 -a -p {}", all_sizes.tcp_port)
+            format!("ib_write_bw -d rxe0 -x $gidx -F -m 1024 -n 5 -a -p {}", all_sizes.tcp_port)
         );
         let past = all.iter().find(|c| c.name == "ib_write_bw-past-the-buffer").expect("failing case");
         assert!(guest_tool(past, "server").contains(" -s 1048576"), "the guest as client writes past the buffer");
