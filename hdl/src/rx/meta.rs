@@ -158,9 +158,19 @@ pub const FIELDS: &[(&str, usize)] = &[
     ("frame_len", 16),
 ];
 
-/// The extended headers' union: the longest one (the AtomicETH). Headers one opcode carries together have
-/// slots apart; the others share bits.
-pub const EXT_BITS: usize = 224;
+/// The extended headers' union: as long as the longest one (the AtomicETH's 28 bytes). Headers one opcode
+/// carries together have slots apart; the others share bits.
+pub const EXT_BITS: usize = {
+    let mut most = 0;
+    let mut i = 0;
+    while i < EXT.len() {
+        if EXT[i].2 > most {
+            most = EXT[i].2;
+        }
+        i += 1;
+    }
+    8 * most
+};
 
 /// Where extended header `name` sits in the union (bits from its low end): the lowest offset clear of the
 /// headers placed before it (in `EXT` order) that some opcode carries with it. Panics on an unknown name
