@@ -319,6 +319,15 @@ impl Stack {
         self.sockets.remove(c.0);
     }
 
+    /// Runs the stack until the peer has acknowledged every byte sent on `c`, or `timeout_ns` pass (an
+    /// error). Once this returns, what was sent no longer depends on this host staying up: `close` alone
+    /// gives up after its own timeout, and a last segment that was lost, or that the peer was slow to
+    /// acknowledge, is then never sent again.
+    pub fn flush(&mut self, c: &TcpConn, timeout_ns: u64) -> Result<(), Error> {
+        self.until(timeout_ns, |s| s.sockets.get::<tcp::Socket>(c.0).send_queue() == 0)
+            .map_err(|_| Error::Timeout("TCP: the peer's acknowledgement of everything sent"))
+    }
+
     /// The MAC `ip` was last heard from, if it was: after a TCP exchange with a peer, the peer's.
     pub fn mac_of(&self, ip: [u8; 4]) -> Option<[u8; 6]> {
         self.dev.neighbors.get(&ip).copied()

@@ -190,3 +190,41 @@ fn tcp_through_the_nics() {
     assert!(b_raw >= 2, "B's stack heard A through its raw packet QP");
     assert_eq!(s.errors(), 0);
 }
+
+/// `flush` holds a host until its peer has acknowledged everything sent: here the peer runs its NIC but
+/// not its stack for 3 s after connecting (a host busy in its RDMA loop, longer than `close`'s wait), and
+/// A's `flush` still returns only after the peer came back, with the message delivered.
+#[test]
+fn tcp_flush_returns_only_once_the_peer_has_everything() {
+    let (sa, sb) = sockets();
+    let attach = |i: usize, sock: UdpSocket| {
+        let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), i as u64));
+        let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
+        let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
+        let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();
+        (h, stack)
+    };
+    let (resumed_tx, resumed_rx) = std::sync::mpsc::channel();
+    let b = std::thread::spawn(move || {
+        let (h, mut s) = attach(1, sb);
+        let c = s.connect([10, 0, 0, 1], 18516, 5_000_000_000).unwrap();
+        // B's NIC runs (what B's stack posted leaves, what arrives lands), its stack does not.
+        let busy = std::time::Instant::now();
+        while busy.elapsed() < Duration::from_secs(3) {
+            h.ctx.backend().progress();
+        }
+        resumed_tx.send(std::time::Instant::now()).unwrap();
+        let got = s.recv(&c, 4, 5_000_000_000).unwrap();
+        s.close(c, 1_000_000_000);
+        got
+    });
+    let (_h, mut s) = attach(0, sa);
+    let c = s.accept(18516, 10_000_000_000).unwrap();
+    s.send(&c, b"keys", 5_000_000_000).unwrap();
+    s.flush(&c, 10_000_000_000).expect("B acknowledged everything");
+    let returned = std::time::Instant::now();
+    s.close(c, 1_000_000_000);
+    let resumed = resumed_rx.recv().unwrap();
+    assert!(returned > resumed, "flush returned {:?} before B ran its stack again", resumed - returned);
+    assert_eq!(&b.join().unwrap()[..], b"keys");
+}

@@ -217,6 +217,8 @@ impl<'a> Session<'a> {
         self.keys(mine)?;
         let t = self.timeout_ns;
         let c = self.conn.take().ok_or(Error::Network("perftest exchange already closed"))?;
+        // The peer's tool must have these keys before this side goes; "done" is read by no tool.
+        self.stack.flush(&c, t)?;
         self.stack.send(&c, DONE, t)?;
         self.stack.close(c, 1_000_000_000);
         Ok(())
