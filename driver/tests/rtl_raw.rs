@@ -26,6 +26,8 @@ const PEER: [u8; 6] = [0x52, 0x54, 0, 0, 0, 9];
 const ME: [u8; 4] = [10, 0, 0, 2];
 const ME2: [u8; 4] = [10, 0, 0, 3];
 const OTHER: [u8; 4] = [10, 0, 0, 4];
+/// The last four bytes of the NIC's GID that is not IPv4-mapped: not one of its addresses.
+const NOT_V4: [u8; 4] = [10, 0, 0, 5];
 const PEER_IP: [u8; 4] = [10, 0, 0, 9];
 const LIMIT: u64 = 1_000_000;
 
@@ -90,6 +92,7 @@ fn requests() -> Vec<(&'static str, Vec<u8>, bool)> {
         ("ARP for the first address", req(ME), true),
         ("ARP for the second address", req(ME2), true),
         ("ARP for another address", req(OTHER), false),
+        ("ARP for the end of a GID that is not IPv4-mapped", req(NOT_V4), false),
         ("an ARP reply", arp_reply, false),
         ("ARP, tagged", tagged(&req(ME), 0xa064), true),
         ("ARP of another hardware type", htype, false),
@@ -117,7 +120,9 @@ fn open(width: Width) -> (Context, driver::rtl::RtlHandle) {
     let ctx = Context::open(Box::new(rtl)).expect("the RTL core opens");
     ctx.set_port_mac(MAC).expect("the MAC set");
     ctx.set_gid(0, wire::ipv6::gid_from_ipv4(ME)).expect("a GID");
-    ctx.set_gid(1, [0xfe; 16]).expect("a GID that is not IPv4");
+    let mut link_local = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    link_local[12..].copy_from_slice(&NOT_V4);
+    ctx.set_gid(1, link_local).expect("a GID that is not IPv4");
     ctx.set_gid(2, wire::ipv6::gid_from_ipv4(ME2)).expect("a GID");
     (ctx, core)
 }
@@ -156,10 +161,10 @@ fn the_core_answers_arp_and_ping_for_its_addresses(width: Width) {
     assert_eq!(ctx.counter(Counter::ctrl_drop_full), 0);
     assert_eq!(ctx.counter(Counter::tx_frames) - base[1], arps + echoes);
     assert_eq!(ctx.counter(Counter::tx_bytes) - base[2], bytes);
-    // Not answered, routed as not RoCEv2: ARP for another address, a reply, another hardware type, the long
+    // Not answered, routed as not RoCEv2: ARP for other addresses (two), a reply, another hardware type, the long
     // ping, a bad ICMP or IP checksum (the parser reads no further than the protocol of an IPv4 packet that
     // is not UDP), a fragment, another address's ping, the experimental frame.
-    assert_eq!(ctx.counter(Counter::rx_drop_not_roce) - base[0], 9);
+    assert_eq!(ctx.counter(Counter::rx_drop_not_roce) - base[0], 10);
     let r = core.lockstep_report().expect("lockstep is on");
     assert_eq!((r.mismatches, r.first), (0, None), "seed {seed:#x}: the model following {} decisions", r.events);
     eprintln!("raw path: {arps} ARP and {echoes} echo replies, {} decisions in lockstep", r.events);

@@ -321,7 +321,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     }
 
     w("// The tables.".into());
-    w("reg [47:0] mac_r;\nreg [15:0] gid_valid_r;\nreg [127:0] gid_tab [0:15];".into());
+    w("reg [47:0] mac_r;\nreg [15:0] gid_valid_r, gid_v4;\nreg [127:0] gid_tab [0:15];".into());
     w(format!("reg [{}:0] pd_valid;\nreg [{}:0] cq_valid;", p.max_pd - 1, p.max_cq - 1));
     w(format!("reg [{}:0] cq_tab [0:{}];\nreg [{}:0] eq_ent;", cw - 1, p.max_cq - 1, cw - 1));
     w(format!("reg [{}:0] mr_valid;\nreg [{}:0] mr_tab [0:{}];", p.max_mr - 1, mw - 1, p.max_mr - 1));
@@ -854,7 +854,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("always @(*) quiet = !sweep && !clr_qp && !clr_cq && !scan_on && !scan_start && !ref_on && !ref_seen;".into());
     w("always @(posedge clock) begin".into());
     w("    if (reset) begin".into());
-    w(format!("        mac_r <= 48'd0; gid_valid_r <= 16'd0; eq_ent <= {cw}'d0;"));
+    w(format!("        mac_r <= 48'd0; eq_ent <= {cw}'d0;"));
     w(format!("        sweep <= 1'b1; sweep_idx <= {sb}'d0; clr_qp <= 1'b0; clr_cq <= 1'b0;"));
     w("    end else begin".into());
     w(format!("        if (ev_eq_we) eq_ent[{}] <= ev_eq_pi;", range(&cql, "pi")));
@@ -869,10 +869,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("    end".into());
     w("    if (!reset && apply) case (opcode)".into());
     w(format!("    16'h{:x}: mac_r <= i_port_mac;", op::SET_PORT));
-    w(format!(
-        "    16'h{:x}: begin gid_valid_r[i_gid_index[3:0]] <= i_gid_valid != 8'd0; gid_tab[i_gid_index[3:0]] <= {{i_gid_gid_hi, i_gid_gid_lo}}; end",
-        op::SET_GID
-    ));
+    w(format!("    16'h{:x}: gid_tab[i_gid_index[3:0]] <= {{i_gid_gid_hi, i_gid_gid_lo}};", op::SET_GID));
     w(format!("    16'h{:x}: eq_ent <= new_cq;", op::CREATE_EQ));
     w(format!("    16'h{:x}: begin clr_cq <= 1'b1; clr_cqn <= i_obj_id[{}:0]; end", op::DESTROY_CQ, cqa - 1));
     w(format!("    16'h{:x}: if (to_reset) begin clr_qp <= 1'b1; clr_qpn <= qp_sel; end", op::MODIFY_QP));
@@ -926,11 +923,23 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     w("// A fatal NAK's move to ERR (the model's `enter_err`: state ERR, flushing, the ACK and RNR timers".into());
     w("// stopped) is a mark of its own, read with the records, which the QP's next command write folds in.".into());
     w(format!("reg [{}:0] err_mark;", p.max_qp - 1));
-    // The ERR marks; the objects' valid bits; the QPs that take doorbells (valid, not in RESET). Each table is
-    // written by the commands that make, change or end its entries (or a fatal NAK), one a cycle.
+    // The ERR marks; the objects' valid bits; the QPs that take doorbells (valid, not in RESET); the GIDs' valid
+    // and IPv4-mapped bits. Each table is written by the commands that make, change or end its entries (or a
+    // fatal NAK), one a cycle.
     let is = |o: u16| format!("opcode == 16'h{o:x}");
     let cmd = |ops: &[u16]| format!("apply && ({})", ops.iter().map(|&o| is(o)).collect::<Vec<_>>().join(" || "));
-    let tables: [(&str, u32, u32, String, String, String); 6] = [
+    // A GID's "IPv4-mapped" bit, kept with it, so the NIC's own address is found by 32-bit compares.
+    let v4_prefix = u128::from_be_bytes(wire::ipv6::gid_from_ipv4([0; 4])) >> 32;
+    let tables: [(&str, u32, u32, String, String, String); 8] = [
+        ("gid_valid_r", 16, 4, cmd(&[op::SET_GID]), "i_gid_index[3:0]".into(), "i_gid_valid != 8'd0".into()),
+        (
+            "gid_v4",
+            16,
+            4,
+            cmd(&[op::SET_GID]),
+            "i_gid_index[3:0]".into(),
+            format!("{{i_gid_gid_hi, i_gid_gid_lo[63:32]}} == 96'h{v4_prefix:024x}"),
+        ),
         (
             "err_mark",
             p.max_qp,
@@ -1099,11 +1108,7 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         .into());
     w("reg [15:0] own_hit;\ninteger gi;".into());
     w("always @(*) begin".into());
-    // An IPv4-mapped GID: `wire::ipv6::gid_from_ipv4`'s 96 bits, then the address.
-    let mapped = u128::from_be_bytes(wire::ipv6::gid_from_ipv4([0; 4])) >> 32;
-    w(format!(
-        "    for (gi = 0; gi < 16; gi = gi + 1) own_hit[gi] = gid_valid_r[gi] && gid_tab[gi] == {{96'h{mapped:024x}, own_ip}};"
-    ));
+    w("    for (gi = 0; gi < 16; gi = gi + 1) own_hit[gi] = gid_valid_r[gi] && gid_v4[gi] && gid_tab[gi][31:0] == own_ip;".into());
     w("    own = |own_hit;\nend".into());
     v
 }
