@@ -32,7 +32,8 @@ fn main() {
     let mut build = cxx_build::bridge("src/ffi.rs");
     let mut libs = Vec::new();
     let mut stale = Vec::new();
-    for top in Top::ALL {
+    let large = std::env::var_os("CARGO_FEATURE_LARGE_CORE").is_some();
+    for top in Top::ALL.into_iter().chain(large.then_some(Top::LARGE_CORE)) {
         for &w in top.widths() {
             let name = top.name(w);
             let text = top.verilog(w);

@@ -108,7 +108,8 @@ pub struct RtlArgs {
     /// With `--backend rtl`: the core's datapath in bytes, 8 (at 125 MHz) or 64 (at 250 MHz).
     #[arg(long, default_value_t = 8)]
     pub width: u32,
-    /// With `--backend rtl`: the QPs the core is built with, 16 or 1024.
+    /// With `--backend rtl`: the QPs the core is built with, 16 or 1024 (16384 in a build with
+    /// `--features large-core`).
     #[arg(long, default_value_t = 16)]
     pub core_qps: u32,
     /// With `--backend rtl`: the core's MAC honours its pause (PFC), starting no frame while the MAC

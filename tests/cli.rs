@@ -781,4 +781,12 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
         assert!(!out.status.success(), "{refused:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains(why), "{refused:?}: a reason given");
     }
+    if !sim::LARGE_CORE {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrite"))
+            .args(["perf", "write", "--backend", "rtl", "--core-qps", "16384"])
+            .output()
+            .expect("run ferrite");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("--features large-core"), "the build to ask for: {err}");
+    }
 }

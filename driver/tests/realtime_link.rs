@@ -158,18 +158,20 @@ fn arp_across_a_real_link() {
     assert_eq!((rep.oper, rep.sha, rep.spa, rep.tha), (wire::arp::REPLY, a.mac, [10, 0, 0, 1], me));
 }
 
+/// Host `i` on `sock` with its own TCP stack at 10.0.0.(i + 1).
+fn attach(i: usize, sock: UdpSocket) -> (Host, driver::netdev::Stack) {
+    let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), i as u64));
+    let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
+    let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
+    let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();
+    (h, stack)
+}
+
 /// The hosts' own TCP through their NICs (smoltcp on the raw packet QP): B's stack resolves A's MAC (A's NIC
 /// answers the ARP), connects, and the two exchange messages as rc_pingpong's out-of-band step does (its 52-byte "LID:QPN:PSN:GID" message).
 #[test]
 fn tcp_through_the_nics() {
     let (sa, sb) = sockets();
-    let attach = |i: usize, sock: UdpSocket| {
-        let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), i as u64));
-        let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
-        let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
-        let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();
-        (h, stack)
-    };
     let b = std::thread::spawn(move || {
         let (h, mut s) = attach(1, sb);
         let c = s.connect([10, 0, 0, 1], 18515, 5_000_000_000).unwrap();
@@ -197,13 +199,6 @@ fn tcp_through_the_nics() {
 #[test]
 fn tcp_flush_returns_only_once_the_peer_has_everything() {
     let (sa, sb) = sockets();
-    let attach = |i: usize, sock: UdpSocket| {
-        let w = shared(World::attached(driver::pair::nic_config(), LinkConfig::default(), i as u64));
-        let backend = ModelBackend::attached(w, DgramLink::from_socket(sock).unwrap());
-        let h = open_host_on(Box::new(backend), i, 1, 4096, QpCap::default(), false).unwrap();
-        let stack = driver::netdev::Stack::new(&h.ctx, &h.pd, h.mac, [10, 0, 0, i as u8 + 1], 24).unwrap();
-        (h, stack)
-    };
     let (resumed_tx, resumed_rx) = std::sync::mpsc::channel();
     let b = std::thread::spawn(move || {
         let (h, mut s) = attach(1, sb);

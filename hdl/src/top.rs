@@ -159,6 +159,11 @@ impl Top {
     /// the 16- and 1024-QP cores).
     pub const BOARD_CORE: Top = Top::Core(wire::contract::profile::Profile::board().max_qp);
 
+    /// The large profile's QP count on one core (8 bytes): simulated only in a build that asks for it
+    /// (`--features large-core`), for its benchmark; its Verilated C++ is about six times the 1,024-QP
+    /// core's and takes minutes to compile.
+    pub const LARGE_CORE: Top = Top::Core(wire::contract::profile::Profile::large().max_qp);
+
     /// The beats the MAC boundary's FIFO holds at width `w`.
     pub fn rx_ingress_depth(w: Width) -> usize {
         1 << match w {

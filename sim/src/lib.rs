@@ -68,6 +68,9 @@ fn waves_window(v: &str) -> Result<Option<Range<u64>>, ()> {
     }
 }
 
+/// Whether this build simulates the large profile's core too (`Top::LARGE_CORE`, `--features large-core`).
+pub const LARGE_CORE: bool = cfg!(feature = "large-core");
+
 /// The command that writes waves for cycles `from..=to` of a run (a mismatch's report names it).
 pub fn waves_hint(from: u64, to: u64) -> String {
     format!("FERRITE_WAVES={from}:{to} with `--features waves` writes the waves around it")
