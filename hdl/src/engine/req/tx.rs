@@ -192,8 +192,9 @@ pub struct ReqTx {
     sn_ok: DFF<Bit>,
     /// `SendDesc` is started for a packet or a raw frame this cycle (a snoop cut short).
     own_start: Signal<Local, Bit>,
-    /// `SendDesc` can be started for a visit: free, or busy only with a snoop (which the visit cuts short).
-    desc_free: Signal<Local, Bit>,
+    /// A visit may start: a QP is awake, the gather is free, and `SendDesc` is free or busy only with a snoop
+    /// (which the visit cuts short).
+    can_visit: Signal<Local, Bit>,
     /// `Desc` is entered for a packet (from `Entry` or `Walk`): its descriptor read or the kept one taken.
     to_desc: Signal<Local, Bit>,
     wake: FetchWake,
@@ -294,7 +295,7 @@ impl ReqTx {
             sn_have: DFF::default(),
             sn_ok: DFF::default(),
             own_start: Signal::default(),
-            desc_free: Signal::default(),
+            can_visit: Signal::default(),
             to_desc: Signal::default(),
             wake: FetchWake::new(profile),
             wake_at: Spare::default(),
@@ -384,7 +385,9 @@ impl Logic for ReqTx {
         self.desc.snoop.next = false;
         self.desc.cut.next = false;
         self.own_start.next = false;
-        self.desc_free.next = !self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val();
+        self.can_visit.next = self.wake.any.val()
+            & !self.g_busy.val()
+            & (!self.desc.busy.val() | self.snooping.q.val() | self.snoop_run.q.val());
         self.desc.attr.next = self.attr.val();
         self.desc.index.next = self.step.index.val();
         self.rd_valid.next = self.desc.rd_valid.val();
@@ -462,8 +465,8 @@ impl Logic for ReqTx {
                 // A visit waits for the gather and for the last descriptor read's beats (`SendDesc` decides
                 // before its read's end).
                 // A snoop does not hold it: a visit that needs `SendDesc` cuts it short.
-                self.want.next = self.wake.any.val() & !self.g_busy.val() & self.desc_free.val();
-                if self.wake.any.val() & !self.g_busy.val() & self.desc_free.val() & !self.hold.val() {
+                self.want.next = self.can_visit.val();
+                if self.can_visit.val() & !self.hold.val() {
                     self.qpn.d.next = self.wake.pick.val();
                     self.state.d.next = ReqTxState::Look;
                 }
