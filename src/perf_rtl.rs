@@ -78,18 +78,18 @@ pub fn measure(args: &PerfArgs) -> Result<PerfReport, Error> {
     if args.threads.is_some() {
         return Err("--threads is for the model backend".into());
     }
-    let large = hdl::top::Top::LARGE_CORE == hdl::top::Top::Core(args.rtl.core_qps);
     let width = match (args.rtl.width, args.rtl.core_qps) {
         (8, 16 | 1024) => hdl::Width::W8,
-        (8, _) if large && sim::LARGE_CORE => hdl::Width::W8,
-        (64, 16) => hdl::Width::W64,
-        (8, _) if large => {
-            return Err("--core-qps 16384: this build has no such core; build with `--features large-core`".into())
+        (8, q) if hdl::top::Top::Core(q) == hdl::top::Top::LARGE_CORE => {
+            if !sim::LARGE_CORE {
+                return Err("--core-qps 16384: this build has no such core; build with `--features large-core`".into());
+            }
+            hdl::Width::W8
         }
+        (64, 16) => hdl::Width::W64,
         (8 | 64, _) => {
             return Err(
-                "--core-qps must be 16 or 1024 at 8 bytes (16384 with `--features large-core`), 16 at 64 (the cores the simulation builds)"
-                    .into(),
+                "--core-qps must be 16, 1024 or 16384 at 8 bytes, 16 at 64 (the cores the simulation builds)".into()
             )
         }
         _ => return Err("--width must be 8 or 64".into()),

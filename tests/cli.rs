@@ -787,6 +787,6 @@ fn perf_on_the_rtl_core_reports_cycles_efficiency_and_lockstep() {
             .output()
             .expect("run ferrite");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains("--features large-core"), "the build to ask for: {err}");
+        assert!(!out.status.success() && err.contains("no such core; build with `--features large-core`"), "{err}");
     }
 }
