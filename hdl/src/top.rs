@@ -93,6 +93,18 @@ pub enum Top {
     RecvWqeLarge,
     /// The counter block's counters on their own (`host::counters::CounterBank`). Width-independent.
     CounterBank,
+    /// What a READ response or atomic ACK does to the entry the completer's walk stopped at, on its own
+    /// (`engine::comp::resp::RespMatch`), with `engine_profile`.
+    RespMatch,
+    /// What a response or a timer's end does to its QP's `qp_req` and window, on its own
+    /// (`engine::comp::completer::Completer`), with `engine_profile`.
+    Completer,
+    /// The counters a received frame and the later decisions count, on their own
+    /// (`engine::counts::RxCount`). Width-independent.
+    RxCount,
+    /// The core's events gathered into the counter block's increments, on their own
+    /// (`engine::counts::CoreEvents`). Width-independent.
+    CoreEvents,
 }
 
 /// Direction of a top-level port, as the testbench sees it.
@@ -115,7 +127,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 37] = [
+    pub const ALL: [Top; 41] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -153,6 +165,10 @@ impl Top {
         Top::CplNarrow,
         Top::WriteWiden,
         Top::CounterBank,
+        Top::RespMatch,
+        Top::Completer,
+        Top::RxCount,
+        Top::CoreEvents,
     ];
 
     /// The board profile's core: written by `ferrite verilog` for synthesis, not simulated (the tests use
@@ -215,7 +231,11 @@ impl Top {
             | Top::DmaReadMux
             | Top::RxRoute
             | Top::TxHeaders
-            | Top::CounterBank => &[Width::W8],
+            | Top::CounterBank
+            | Top::RespMatch
+            | Top::Completer
+            | Top::RxCount
+            | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
             _ => &Width::ALL,
         }
@@ -263,6 +283,10 @@ impl Top {
             Top::WriteWiden => format!("write_widen_w{}", w.bytes()),
             Top::DmaScatter => format!("dma_scatter_w{}", w.bytes()),
             Top::CounterBank => "counter_bank".into(),
+            Top::RespMatch => "resp_match".into(),
+            Top::Completer => "completer".into(),
+            Top::RxCount => "rx_count".into(),
+            Top::CoreEvents => "core_events".into(),
         }
     }
 
@@ -350,6 +374,138 @@ impl Top {
                     p("room", 1, Dir::Out),
                     p("key_bad", 1, Dir::Out),
                 ]
+            }
+            Top::RespMatch => {
+                use crate::engine::cmd::exec::ATTR_BITS;
+                use crate::engine::req::ready::WQE_BITS;
+                vec![
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("entry", WQE_BITS, Dir::In),
+                    p("held", 1, Dir::In),
+                    p("first", 24, Dir::In),
+                    p("comp", 24, Dir::In),
+                    p("rec", crate::rx::meta::BITS, Dir::In),
+                    p("take", 1, Dir::Out),
+                    p("bad", 1, Dir::Out),
+                    p("ahead", 1, Dir::Out),
+                    p("last", 1, Dir::Out),
+                    p("off", 32, Dir::Out),
+                    p("bytes", 32, Dir::Out),
+                ]
+            }
+            Top::Completer => {
+                use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
+                use crate::engine::req::ready::WQE_BITS;
+                let mut v = vec![
+                    p("clock", 1, Dir::In),
+                    p("reset", 1, Dir::In),
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("req", REQ_BITS, Dir::In),
+                    p("tick", wire::contract::qpc::TICK_BITS as usize, Dir::In),
+                    p("start", 1, Dir::In),
+                    p("rec", crate::rx::meta::BITS, Dir::In),
+                    p("psn", 24, Dir::In),
+                    p("through", 24, Dir::In),
+                    p("noack", 1, Dir::In),
+                    p("aeth", 8, Dir::In),
+                    p("sent", 1, Dir::Out),
+                    p("walk_done", 1, Dir::Out),
+                    p("walk_req_next", REQ_BITS, Dir::Out),
+                    p("run", 1, Dir::Out),
+                    p("retire", 1, Dir::Out),
+                    p("walk_r_slot", 8, Dir::Out),
+                    p("walk_w_we", 1, Dir::Out),
+                    p("walk_w_slot", 8, Dir::Out),
+                    p("walk_w_entry", WQE_BITS, Dir::Out),
+                ];
+                v.extend(["run_start", "tmr_ack", "tmr_rnr"].map(|n| p(n, 1, Dir::In)));
+                v.extend(["ack_due", "rnr_due", "run_done"].map(|n| p(n, 1, Dir::Out)));
+                v.extend([
+                    p("run_req_next", REQ_BITS, Dir::Out),
+                    p("timed_out", 1, Dir::Out),
+                    p("run_r_slot", 8, Dir::Out),
+                    p("run_w_we", 1, Dir::Out),
+                    p("run_w_slot", 8, Dir::Out),
+                    p("run_w_entry", WQE_BITS, Dir::Out),
+                    p("r_entry", WQE_BITS, Dir::In),
+                    p("rd_valid", 1, Dir::Out),
+                    p("rd_ready", 1, Dir::In),
+                    p("rd_addr", 64, Dir::Out),
+                    p("rd_len", 16, Dir::Out),
+                    p("rd_open", 1, Dir::Out),
+                    p("cpl_valid", 1, Dir::In),
+                    p("cpl_data", 64, Dir::In),
+                    p("cpl_err", 1, Dir::In),
+                    p("cpl_last", 1, Dir::In),
+                    p("sc_start", 1, Dir::Out),
+                    p("sc_sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::Out),
+                    p("sc_count", 8, Dir::Out),
+                    p("sc_off", 32, Dir::Out),
+                    p("sc_len", 32, Dir::Out),
+                    p("sc_fits", 1, Dir::In),
+                ]);
+                v
+            }
+            Top::RxCount => {
+                use crate::engine::counts::INC_BITS;
+                let mut v = vec![
+                    p("rec", crate::rx::meta::BITS, Dir::In),
+                    p("route", 4, Dir::In),
+                    p("ce", 1, Dir::In),
+                    p("verdict", 4, Dir::In),
+                    p("room", 1, Dir::In),
+                    p("action", 4, Dir::In),
+                    p("sent", 1, Dir::In),
+                    p("aeth", 8, Dir::In),
+                ];
+                v.extend(["raw_ctrl", "raw_any", "raw_rx", "at_exec", "rq_moves", "fatal"].map(|n| p(n, 1, Dir::In)));
+                v.push(p("syn", 8, Dir::In));
+                v.extend(
+                    ["at_dup", "part", "key_bad", "at_atomic", "word_err", "at_timer", "timer_rnr", "outstanding"]
+                        .map(|n| p(n, 1, Dir::In)),
+                );
+                v.extend([
+                    p("of_frame", INC_BITS, Dir::Out),
+                    p("outcome", INC_BITS, Dir::Out),
+                    p("rx_len", 16, Dir::Out),
+                ]);
+                v
+            }
+            Top::CoreEvents => {
+                use crate::engine::counts::INC_BITS;
+                let mut v = vec![
+                    p("rx_decided", 1, Dir::In),
+                    p("rx_len", 16, Dir::In),
+                    p("of_frame", INC_BITS, Dir::In),
+                    p("outcome", INC_BITS, Dir::In),
+                ];
+                v.extend(
+                    [
+                        "fetched",
+                        "cqe",
+                        "cqe_err",
+                        "eqe",
+                        "eqe_lost",
+                        "irq",
+                        "read_failed",
+                        "tx_ack",
+                        "retransmit",
+                        "tx_take",
+                    ]
+                    .map(|n| p(n, 1, Dir::In)),
+                );
+                v.extend([
+                    p("meta", crate::rx::meta::BITS, Dir::In),
+                    p("doorbell_ignored", 1, Dir::In),
+                    p("raw_inc", INC_BITS, Dir::In),
+                    p("ctrl_sent", 1, Dir::In),
+                    p("ctrl_len", 16, Dir::In),
+                    p("inc", INC_BITS, Dir::Out),
+                    p("inc2", INC_BITS, Dir::Out),
+                    p("rx_add", 16, Dir::Out),
+                    p("tx_add", 16, Dir::Out),
+                ]);
+                v
             }
             Top::RespAdvance => vec![
                 p("clock", 1, Dir::In),
@@ -895,6 +1051,95 @@ impl Top {
                 u.attr.connect();
                 u.resp.connect();
                 u.mr.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespMatch, _) => {
+                let mut u = crate::engine::comp::resp::RespMatch::new(Top::engine_profile());
+                u.attr.connect();
+                u.entry.connect();
+                u.held.connect();
+                u.first.connect();
+                u.comp.connect();
+                u.rec.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::Completer, _) => {
+                let mut u = crate::engine::comp::completer::Completer::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.attr.connect();
+                u.req.connect();
+                u.tick.connect();
+                u.start.connect();
+                u.rec.connect();
+                u.psn.connect();
+                u.through.connect();
+                u.noack.connect();
+                u.aeth.connect();
+                u.run_start.connect();
+                u.tmr_ack.connect();
+                u.tmr_rnr.connect();
+                u.r_entry.connect();
+                u.rd_ready.connect();
+                u.cpl_valid.connect();
+                u.cpl_data.connect();
+                u.cpl_err.connect();
+                u.cpl_last.connect();
+                u.sc_fits.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RxCount, _) => {
+                let mut u = crate::engine::counts::RxCount::default();
+                u.rec.connect();
+                u.route.connect();
+                u.ce.connect();
+                u.verdict.connect();
+                u.room.connect();
+                u.action.connect();
+                u.sent.connect();
+                u.aeth.connect();
+                u.raw_ctrl.connect();
+                u.raw_any.connect();
+                u.raw_rx.connect();
+                u.at_exec.connect();
+                u.rq_moves.connect();
+                u.fatal.connect();
+                u.syn.connect();
+                u.at_dup.connect();
+                u.part.connect();
+                u.key_bad.connect();
+                u.at_atomic.connect();
+                u.word_err.connect();
+                u.at_timer.connect();
+                u.timer_rnr.connect();
+                u.outstanding.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::CoreEvents, _) => {
+                let mut u = crate::engine::counts::CoreEvents::default();
+                u.rx_decided.connect();
+                u.rx_len.connect();
+                u.of_frame.connect();
+                u.outcome.connect();
+                u.fetched.connect();
+                u.cqe.connect();
+                u.cqe_err.connect();
+                u.eqe.connect();
+                u.eqe_lost.connect();
+                u.irq.connect();
+                u.read_failed.connect();
+                u.tx_ack.connect();
+                u.retransmit.connect();
+                u.tx_take.connect();
+                u.meta.connect();
+                u.doorbell_ignored.connect();
+                u.raw_inc.connect();
+                u.ctrl_sent.connect();
+                u.ctrl_len.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -82,9 +82,8 @@
 
 use super::cmd::exec::CQ_BITS;
 use super::cmd::exec::{ATTR_BITS, MR_BITS, REQ_BITS, RESP_BITS};
-use super::comp::ack::{AckWalk, RetirePop};
-use super::comp::plan::RespPlan;
-use super::comp::resp::{RespMatch, RespRun};
+use super::comp::ack::RetirePop;
+use super::comp::completer::Completer;
 use super::comp::retire::Retire;
 use super::counts::{RxCount, INC_BITS};
 use super::cq::CqeWrite;
@@ -516,10 +515,7 @@ pub struct RxDispatch<const D: usize, const K: usize> {
     wqe_fetch: WqeFetch,
     sq_fetch: SqFetch,
     retire: Retire,
-    ack: AckWalk,
-    rmatch: RespMatch,
-    plan: RespPlan,
-    rrun: RespRun,
+    completer: Completer,
     counts: RxCount,
     pop: RetirePop,
     enter_err: EnterErr,
@@ -729,10 +725,7 @@ impl<const D: usize, const K: usize> RxDispatch<D, K> {
             wqe_fetch: WqeFetch::new(profile),
             sq_fetch: SqFetch::new(profile),
             retire: Retire::new(profile),
-            ack: AckWalk::new(profile),
-            rmatch: RespMatch::new(profile),
-            plan: RespPlan::new(profile),
-            rrun: RespRun::new(profile),
+            completer: Completer::new(profile),
             counts: RxCount::default(),
             pop: RetirePop::new(profile),
             enter_err: EnterErr::new(profile),
@@ -922,7 +915,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.counts.verdict.next = self.check.verdict.val();
         self.counts.room.next = self.check.room.val();
         self.counts.action.next = self.act.action.val();
-        self.counts.sent.next = self.ack.sent.val();
+        self.counts.sent.next = self.completer.sent.val();
         self.counts.aeth.next = self.act.aeth.val();
         self.counts.raw_ctrl.next = self.raw_ctrl.val();
         self.counts.raw_any.next = self.raw_have.q.val();
@@ -938,9 +931,9 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.counts.at_atomic.next = self.state.q.val() == DispatchState::AtomExec;
         self.counts.word_err.next = self.word_err.q.val();
         self.counts.at_timer.next =
-            (self.state.q.val() == DispatchState::RspRun) & self.rrun.done.val() & self.tmr.q.val();
+            (self.state.q.val() == DispatchState::RspRun) & self.completer.run_done.val() & self.tmr.q.val();
         self.counts.timer_rnr.next = self.tmr_rnr.q.val();
-        self.counts.outstanding.next = self.rrun.timed_out.val();
+        self.counts.outstanding.next = self.completer.timed_out.val();
         self.cnt_class.next = self.cls.q.val();
         if self.state.q.val() == DispatchState::Decide {
             self.cls.d.next = self.counts.of_frame.val();
@@ -1055,63 +1048,27 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.retire.index.next = self.sq_fetch.index.val();
         // The completer: an ACK's walk over the window, then the front's retire (its entry, with the `wr_id`
         // the fetch kept, and its SQ counter into `Retire`).
-        self.ack.clock.next = self.clock.val();
-        self.ack.reset.next = self.reset.val();
-        self.ack.start.next = false;
-        self.ack.attr.next = self.attr.val();
-        self.ack.req.next = self.req.val();
-        self.ack.psn.next = self.act.psn.val();
-        self.ack.through.next = self.act.through.val();
-        self.ack.noack.next = self.act.noack.val();
-        self.ack.tick.next = self.tick.val();
-        self.ack.r_entry.next = self.win_r.val();
-        // A READ response or atomic ACK: what it does to the entry the walk stopped at, then the rest.
-        self.rmatch.attr.next = self.attr.val();
-        self.rmatch.entry.next = self.win_r.val();
-        self.rmatch.held.next = self.ack.held.val();
-        self.rmatch.first.next = self.ack.held_first.val();
-        self.rmatch.comp.next = self.ack.comp_psn.val();
-        self.rmatch.rec.next = self.rec.q.val();
-        self.rrun.clock.next = self.clock.val();
-        self.rrun.reset.next = self.reset.val();
-        self.plan.rec.next = self.rec.q.val();
-        self.plan.attr.next = self.attr.val();
-        self.plan.req.next = self.ack.req_next.val();
-        self.plan.gap.next = self.ack.gap.val();
-        self.plan.walk_rewind.next = self.ack.rewind.val();
-        self.plan.match_take.next = self.rmatch.take.val();
-        self.plan.match_bad.next = self.rmatch.bad.val();
-        self.plan.match_ahead.next = self.rmatch.ahead.val();
-        self.rrun.start.next = false;
-        self.rrun.take.next = self.plan.take.val();
-        self.rrun.fail.next = self.plan.fail.val();
-        self.rrun.status.next = self.plan.status.val();
-        self.rrun.vendor.next = self.plan.vendor.val();
-        self.rrun.retry.next = self.plan.retry.val();
-        self.rrun.dec_retry.next = self.plan.dec_retry.val();
-        self.rrun.dec_rnr.next = self.plan.dec_rnr.val();
-        self.rrun.rnr_set.next = self.plan.rnr_set.val();
-        self.rrun.gap_set.next = self.plan.gap_set.val();
-        self.rrun.rewind.next = self.plan.rewind.val();
-        self.rrun.held.next = self.ack.held.val();
-        self.rrun.tmr_ack.next = self.tmr.q.val() & !self.tmr_rnr.q.val();
-        self.rrun.tmr_rnr.next = self.tmr.q.val() & self.tmr_rnr.q.val();
-        self.rrun.syn.next = self.act.aeth.val();
-        self.rrun.last.next = self.rmatch.last.val();
-        self.rrun.off.next = self.rmatch.off.val();
-        self.rrun.len.next = self.rmatch.bytes.val();
-        self.rrun.entry.next = self.win_r.val();
-        self.rrun.attr.next = self.attr.val();
-        self.rrun.req.next = self.req.val();
-        self.rrun.psn.next = self.act.psn.val();
-        self.rrun.tick.next = self.tick.val();
-        self.rrun.rd_ready.next = self.rd_ready.val();
-        self.rrun.cpl_valid.next = self.cpl_valid.val();
-        self.rrun.cpl_data.next = self.cpl_data.val();
-        self.rrun.cpl_err.next = self.cpl_err.val();
-        self.rrun.cpl_last.next = self.cpl_last.val();
-        self.rrun.r_entry.next = self.win_r.val();
-        self.rrun.sc_fits.next = self.scatter.fits.val();
+        self.completer.clock.next = self.clock.val();
+        self.completer.reset.next = self.reset.val();
+        self.completer.attr.next = self.attr.val();
+        self.completer.req.next = self.req.val();
+        self.completer.tick.next = self.tick.val();
+        self.completer.start.next = false;
+        self.completer.rec.next = self.rec.q.val();
+        self.completer.psn.next = self.act.psn.val();
+        self.completer.through.next = self.act.through.val();
+        self.completer.noack.next = self.act.noack.val();
+        self.completer.aeth.next = self.act.aeth.val();
+        self.completer.run_start.next = false;
+        self.completer.tmr_ack.next = self.tmr.q.val() & !self.tmr_rnr.q.val();
+        self.completer.tmr_rnr.next = self.tmr.q.val() & self.tmr_rnr.q.val();
+        self.completer.r_entry.next = self.win_r.val();
+        self.completer.rd_ready.next = self.rd_ready.val();
+        self.completer.cpl_valid.next = self.cpl_valid.val();
+        self.completer.cpl_data.next = self.cpl_data.val();
+        self.completer.cpl_err.next = self.cpl_err.val();
+        self.completer.cpl_last.next = self.cpl_last.val();
+        self.completer.sc_fits.next = self.scatter.fits.val();
         self.pop.attr.next = self.attr.val();
         self.pop.req.next = self.req.val();
         self.pop.front.next = self.win_r.val();
@@ -1139,8 +1096,8 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.timer_fired.next = false;
         self.timer_rnr.next = self.tmr_rnr.q.val();
         self.comp_wake.next = (self.state.q.val() == DispatchState::RetExec)
-            | ((self.state.q.val() == DispatchState::AckRun) & self.ack.done.val())
-            | ((self.state.q.val() == DispatchState::RspRun) & self.rrun.done.val());
+            | ((self.state.q.val() == DispatchState::AckRun) & self.completer.walk_done.val())
+            | ((self.state.q.val() == DispatchState::RspRun) & self.completer.run_done.val());
         self.sq_ci_we.next = false;
         self.sq_ci.next = self.pick.sq_ci.val();
         self.flushed.next = false;
@@ -1150,7 +1107,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         }
         self.scatter.clock.next = self.clock.val();
         self.scatter.reset.next = self.reset.val();
-        self.scatter.start.next = self.rrun.sc_start.val();
+        self.scatter.start.next = self.completer.sc_start.val();
         self.scatter.sges.next = self.recv_wqe.sges.val();
         self.scatter.count.next = self.recv_wqe.count.val();
         if self.cache.hit.val() {
@@ -1166,10 +1123,10 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.wr_comp.next = self.comp.q.val();
         if self.comp.q.val() {
             // The completer's data: over the READ or atomic's list; an atomic ACK's is one beat, its value.
-            self.scatter.sges.next = self.rrun.sc_sges.val();
-            self.scatter.count.next = self.rrun.sc_count.val();
-            self.scatter.off.next = self.rrun.sc_off.val();
-            self.scatter.len.next = self.rrun.sc_len.val();
+            self.scatter.sges.next = self.completer.sc_sges.val();
+            self.scatter.count.next = self.completer.sc_count.val();
+            self.scatter.off.next = self.completer.sc_off.val();
+            self.scatter.len.next = self.completer.sc_len.val();
             if self.act.atomic_ack.val() {
                 self.scatter.in_data.next = bit_cast::<D, 64>(self.act.orig.val());
                 self.scatter.in_keep.next = bit_cast::<K, 8>(0xFF.into());
@@ -1269,7 +1226,7 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
         self.pay_ready.next = false;
         self.ctx_busy.next = false;
         self.claim.next = false;
-        self.drain.next = self.recv_wqe.busy.val() | self.wqe_fetch.busy.val() | self.rrun.rd_open.val();
+        self.drain.next = self.recv_wqe.busy.val() | self.wqe_fetch.busy.val() | self.completer.rd_open.val();
         self.fetch_may.next = (self.wake_any.val() & self.tx_idle.val()) | self.at_alone.val();
         self.fetch_qpn.next = self.at_qpn.val();
         if self.tx_idle.val() {
@@ -1399,10 +1356,10 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 if self.act.action.val() == self.read_act.val() {
                     self.resources.we.next = true;
                 }
-                if self.act.to_comp.val() & self.ack.sent.val() {
+                if self.act.to_comp.val() & self.completer.sent.val() {
                     // Decided once the walk is over.
                     self.decided.next = false;
-                    self.ack.start.next = true;
+                    self.completer.start.next = true;
                     self.comp.d.next = true;
                     self.state.d.next = DispatchState::AckRun;
                 } else if self.act.is_dup.val() {
@@ -1872,27 +1829,27 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
             DispatchState::AckRun => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                self.win_r_slot.next = self.ack.r_slot.val();
-                self.win_we.next = self.ack.w_we.val();
-                self.win_w_slot.next = self.ack.w_slot.val();
-                self.win_w.next = self.ack.w_entry.val();
-                self.req_next.next = self.ack.req_next.val();
-                if self.ack.done.val() {
+                self.win_r_slot.next = self.completer.walk_r_slot.val();
+                self.win_we.next = self.completer.walk_w_we.val();
+                self.win_w_slot.next = self.completer.walk_w_slot.val();
+                self.win_w.next = self.completer.walk_w_entry.val();
+                self.req_next.next = self.completer.walk_req_next.val();
+                if self.completer.walk_done.val() {
                     self.req_we.next = true;
                     self.comp_more.d.next = true;
                     self.owe_cqe.d.next = false;
                     self.owe_eqe.d.next = false;
                     self.owe_irq.d.next = false;
-                    if self.plan.run.val() {
+                    if self.completer.run.val() {
                         // More to do than the walk (data, a failure, a retry, an RNR wait): decided once
                         // `RespRun` is done.
-                        self.rrun.start.next = true;
+                        self.completer.run_start.next = true;
                         self.state.d.next = DispatchState::RspRun;
                     } else {
                         // An ACK, or a response that answers nothing (a duplicate, a stale answer): decided.
                         self.decided.next = true;
                         self.state.d.next = DispatchState::Idle;
-                        if self.ack.retire.val() {
+                        if self.completer.retire.val() {
                             self.state.d.next = DispatchState::RetLook;
                         }
                         if self.act.has_payload.val() {
@@ -1914,25 +1871,25 @@ impl<const D: usize, const K: usize> Logic for RxDispatch<D, K> {
                 self.owe_irq.d.next = false;
                 self.state.d.next = DispatchState::Idle;
                 if self.qp_valid.val()
-                    & ((self.tmr_rnr.q.val() & self.rrun.rnr_due.val())
-                        | (!self.tmr_rnr.q.val() & self.rrun.ack_due.val()))
+                    & ((self.tmr_rnr.q.val() & self.completer.rnr_due.val())
+                        | (!self.tmr_rnr.q.val() & self.completer.ack_due.val()))
                 {
-                    self.rrun.start.next = true;
+                    self.completer.run_start.next = true;
                     self.state.d.next = DispatchState::RspRun;
                 }
             }
             DispatchState::RspRun => {
                 self.ctx_busy.next = true;
                 self.claim.next = true;
-                self.rd_valid.next = self.rrun.rd_valid.val();
-                self.rd_addr.next = self.rrun.rd_addr.val();
-                self.rd_len.next = self.rrun.rd_len.val();
-                self.win_r_slot.next = self.rrun.r_slot.val();
-                self.win_we.next = self.rrun.w_we.val();
-                self.win_w_slot.next = self.rrun.w_slot.val();
-                self.win_w.next = self.rrun.w_entry.val();
-                self.req_next.next = self.rrun.req_next.val();
-                if self.rrun.done.val() {
+                self.rd_valid.next = self.completer.rd_valid.val();
+                self.rd_addr.next = self.completer.rd_addr.val();
+                self.rd_len.next = self.completer.rd_len.val();
+                self.win_r_slot.next = self.completer.run_r_slot.val();
+                self.win_we.next = self.completer.run_w_we.val();
+                self.win_w_slot.next = self.completer.run_w_slot.val();
+                self.win_w.next = self.completer.run_w_entry.val();
+                self.req_next.next = self.completer.run_req_next.val();
+                if self.completer.run_done.val() {
                     // The decision: the entry and `qp_req` written; the data scattered (or drained), then the
                     // retire.
                     self.decided.next = !self.tmr.q.val();

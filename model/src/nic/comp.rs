@@ -249,43 +249,73 @@ impl Nic {
 }
 
 /// A response for `qpn` (ACK or NAK, READ response, atomic ACK). One that answers a PSN never sent is
-/// ignored; otherwise its kind's handler runs, then the ACK timer is re-armed (restarted if `comp_psn` moved;
-/// left alone during an RNR wait) and the finished WQEs retire.
+/// ignored; otherwise an ACKNOWLEDGE counts by its AETH's class, `respond` does what it says (its data
+/// placed by DMA), and the finished WQEs retire.
 pub(super) fn on_response(nic: &mut Nic, qpn: u32, kind: OpKind, pkt: &RocePacket<'_>, now: Time, mem: &mut dyn Dma) {
-    let tick = tick_of(now);
     let psn = pkt.hdr.bth.psn;
     if !sent(nic, qpn, psn) {
         return;
     }
-    let Some(before) = nic.qp(qpn).map(|q| q.req.comp_psn) else { return };
-    match kind {
-        OpKind::Ack => {
-            if let Some(aeth) = pkt.hdr.ext.aeth {
-                on_ack(nic, qpn, psn, aeth, tick);
-            }
+    if let (OpKind::Ack, Some(aeth)) = (kind, pkt.hdr.ext.aeth) {
+        match aeth.kind() {
+            AethKind::Ack { .. } => nic.count(Counter::rx_acks),
+            AethKind::RnrNak { .. } => nic.count(Counter::rx_rnr_naks),
+            AethKind::Nak { .. } => nic.count(Counter::rx_naks),
+            AethKind::Reserved => {}
         }
-        OpKind::ReadResponse => on_read_response(nic, qpn, pkt, tick, mem),
-        OpKind::AtomicAck => on_atomic_ack(nic, qpn, pkt, tick, mem),
-        _ => {}
     }
-    if let Some(qp) = nic.qp_mut(qpn) {
-        if qp.req.rnr_wait.is_none() {
-            let progressed = qp.req.comp_psn != before;
-            rearm_timer(qp, tick, progressed);
-        }
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    let mut writes = Vec::new();
+    respond(qp, kind, pkt, tick_of(now), |qp, index, off, data| {
+        let pieces = match read_desc(qp, index, mem).map(|d| d.data) {
+            Some(WqeData::Sges(s)) => super::qp::scatter_pieces(&s, off, data.len()),
+            _ => None,
+        };
+        let fits = pieces.is_some();
+        writes.extend(pieces.into_iter().flatten().map(|(addr, a, b)| (addr, data[a..b].to_vec())));
+        fits
+    });
+    for (addr, bytes) in writes {
+        nic.place((qpn, Side::Completer), addr, &bytes, mem);
     }
     nic.retire(qpn, mem);
 }
 
+/// What a response (ACK or NAK, READ response, atomic ACK) for a PSN that was sent does to its QP, the
+/// completer's part of `on_response` that the RTL's `Completer` implements: the walk through the PSNs it
+/// acknowledges, then its kind's handler; data to place is handed to `place` (the WQE's SQ counter, the
+/// offset in its scatter list, the bytes), which says whether it fitted. Then the ACK timer is re-armed
+/// (restarted if `comp_psn` moved; left alone during an RNR wait).
+pub fn respond(
+    qp: &mut Qp,
+    kind: OpKind,
+    pkt: &RocePacket<'_>,
+    tick: Tick,
+    place: impl FnOnce(&Qp, u16, u32, &[u8]) -> bool,
+) {
+    let before = qp.req.comp_psn;
+    match kind {
+        OpKind::Ack => {
+            if let Some(aeth) = pkt.hdr.ext.aeth {
+                on_ack(qp, pkt.hdr.bth.psn, aeth, tick);
+            }
+        }
+        OpKind::ReadResponse | OpKind::AtomicAck => on_data(qp, kind, pkt, tick, place),
+        _ => {}
+    }
+    if qp.req.rnr_wait.is_none() {
+        let progressed = qp.req.comp_psn != before;
+        rearm_timer(qp, tick, progressed);
+    }
+}
+
 /// An ACK or NAK (opcode ACKNOWLEDGE).
-fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
-    let Some(qp) = nic.qp_mut(qpn) else { return };
+fn on_ack(qp: &mut Qp, psn: Psn, aeth: AethRepr, tick: Tick) {
     match aeth.kind() {
         AethKind::Ack { .. } => {
             if ack_through(qp, psn) {
                 retry_gap(qp, tick);
             }
-            nic.count(Counter::rx_acks);
         }
         AethKind::RnrNak { timer } => {
             if ack_through(qp, psn.sub(1)) {
@@ -301,7 +331,6 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
                 let wait = ticks_for_ns(RNR_TIMER_NS[usize::from(timer & 31)]) + 1;
                 qp.req.rnr_wait = Some((tick + wait, psn));
             }
-            nic.count(Counter::rx_rnr_naks);
         }
         AethKind::Nak { code: 0 } => {
             // PSN sequence error: the responder expects `psn`, or an earlier READ/atomic answer was lost.
@@ -314,7 +343,6 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
                 rewind(qp, p);
                 rearm_timer(qp, tick, true);
             }
-            nic.count(Counter::rx_naks);
         }
         AethKind::Nak { code } => {
             // A fatal NAK names the request at `psn`; everything before it was executed.
@@ -323,7 +351,6 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
             } else {
                 fail_oldest(qp, nak_status(code), aeth.syndrome);
             }
-            nic.count(Counter::rx_naks);
         }
         AethKind::Reserved => {
             fail_oldest(qp, WcStatus::BadRespErr, aeth.syndrome);
@@ -331,11 +358,59 @@ fn on_ack(nic: &mut Nic, qpn: u32, psn: Psn, aeth: AethRepr, tick: Tick) {
     }
 }
 
-/// Places a READ response and completes the READ on its last packet. Each in-order response moves
-/// `comp_psn`, so a later rewind asks only for what is still missing.
-fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, mem: &mut dyn Dma) {
+/// What a READ response or an atomic ACK does to the oldest unfinished entry once the walk through the PSN
+/// before it found no gap (the RTL's `RespMatch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Not the entry's answer (a duplicate, a stale answer, an entry of another kind): ignored.
+    Ignore,
+    /// A READ response past `comp_psn`: the ones between were lost (a gap).
+    Ahead,
+    /// The READ's next response, of the wrong position or payload length: the READ fails (BadRespErr).
+    Bad,
+    /// Its data goes at offset `off` of the WQE's scatter list; `last`: it ends the operation.
+    Take { off: u32, last: bool },
+}
+
+/// The `Answer` a response of `kind` (a READ response at `position`, or an atomic ACK) for `psn` with a
+/// payload of `len` bytes gives entry `w`, `comp_psn` where it stands and `pmtu` the path MTU.
+pub fn answer(w: &SendWqe, kind: OpKind, position: Position, psn: Psn, len: usize, comp_psn: Psn, pmtu: u32) -> Answer {
+    if kind == OpKind::AtomicAck {
+        return if w.op.is_atomic() && w.first_psn == Some(psn) {
+            Answer::Take { off: 0, last: true }
+        } else {
+            Answer::Ignore
+        };
+    }
+    let Some(first) = w.first_psn else { return Answer::Ignore };
+    if w.op != wire::contract::wqe::SendOp::RdmaRead || !w.contains(psn) || psn.before(comp_psn) {
+        return Answer::Ignore;
+    }
+    // comp_psn is the READ's first response not yet placed.
+    if psn.after(comp_psn) {
+        return Answer::Ahead;
+    }
+    let k = psn.diff(first) as u32;
+    let want = super::req::position(k, w.npkts);
+    let off = k.wrapping_mul(pmtu);
+    let expect_len = if matches!(want, Position::Last | Position::Only) { w.len - off.min(w.len) } else { pmtu };
+    if position != want || len as u32 != expect_len {
+        return Answer::Bad;
+    }
+    Answer::Take { off, last: k + 1 == w.npkts }
+}
+
+/// Places a READ response and completes the READ on its last packet, or an atomic's original value in the
+/// local buffer and completes the atomic. Each in-order response moves `comp_psn`, so a later rewind asks
+/// only for what is still missing.
+fn on_data(
+    qp: &mut Qp,
+    kind: OpKind,
+    pkt: &RocePacket<'_>,
+    tick: Tick,
+    place: impl FnOnce(&Qp, u16, u32, &[u8]) -> bool,
+) {
     let psn = pkt.hdr.bth.psn;
-    let Some(qp) = nic.qp_mut(qpn) else { return };
     // A response implicitly acknowledges every earlier SEND/WRITE; an earlier READ/atomic left unanswered
     // is a gap.
     if ack_through(qp, psn.sub(1)) {
@@ -345,65 +420,28 @@ fn on_read_response(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, m
     let pmtu = qp.attrs.path_mtu();
     let i = qp.req.oldest;
     let Some(w) = qp.req.wqes.get(i) else { return };
-    if w.op != wire::contract::wqe::SendOp::RdmaRead || !w.contains(psn) {
-        return; // Stale or unexpected response: drop.
-    }
-    let (first, npkts, len, index) = (w.first_psn.unwrap_or(psn), w.npkts, w.len, w.index);
-    // comp_psn is the READ's first response not yet placed.
-    let expected = qp.req.comp_psn;
-    if psn.before(expected) {
-        return; // Duplicate.
-    }
-    if psn.after(expected) {
-        // Responses were lost: go back to the first missing one, once per gap.
-        retry_gap(qp, tick);
-        return;
-    }
-    let k = psn.diff(first) as u32;
     let Some(info) = pkt.hdr.bth.opcode.info() else { return };
-    let want = super::req::position(k, npkts);
-    let off = k * pmtu;
-    let expect_len = if matches!(want, Position::Last | Position::Only) { len - off.min(len) } else { pmtu };
-    if info.position != want || pkt.payload.len() as u32 != expect_len {
-        fail_oldest(qp, WcStatus::BadRespErr, 0);
-        return;
-    }
-    let sges = match read_desc(qp, index, mem).map(|d| d.data) {
-        Some(WqeData::Sges(s)) => Some(s),
-        _ => None,
+    let index = w.index;
+    let (off, last) = match answer(w, kind, info.position, psn, pkt.payload.len(), qp.req.comp_psn, pmtu) {
+        Answer::Ignore => return,
+        Answer::Ahead => {
+            // Responses were lost: go back to the first missing one, once per gap.
+            retry_gap(qp, tick);
+            return;
+        }
+        Answer::Bad => {
+            fail_oldest(qp, WcStatus::BadRespErr, 0);
+            return;
+        }
+        Answer::Take { off, last } => (off, last),
     };
-    let placed = sges.is_some_and(|s| nic.scatter((qpn, Side::Completer), &s, off, pkt.payload, mem));
-    let Some(qp) = nic.qp_mut(qpn) else { return };
-    if !placed {
+    let orig = pkt.hdr.ext.atomic_ack_eth.map_or(0, |a| a.orig).to_le_bytes();
+    let data = if kind == OpKind::AtomicAck { &orig[..] } else { pkt.payload };
+    if !place(qp, index, off, data) {
         qp.req.finish(i, Some((WcStatus::LocProtErr, 0)));
-    } else if k + 1 == npkts {
+    } else if last {
         qp.req.finish(i, None);
     }
-    complete_to(qp, psn.add(1));
-    progress(qp);
-}
-
-/// Writes an atomic's original value to the local buffer and completes it.
-fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, mem: &mut dyn Dma) {
-    let psn = pkt.hdr.bth.psn;
-    let Some(qp) = nic.qp_mut(qpn) else { return };
-    if ack_through(qp, psn.sub(1)) {
-        retry_gap(qp, tick);
-        return;
-    }
-    let i = qp.req.oldest;
-    let Some(w) = qp.req.wqes.get(i) else { return };
-    if !w.op.is_atomic() || w.first_psn != Some(psn) {
-        return; // Stale: a duplicate answer to an atomic already completed.
-    }
-    let orig = pkt.hdr.ext.atomic_ack_eth.map_or(0, |a| a.orig);
-    let sges = match read_desc(qp, w.index, mem).map(|d| d.data) {
-        Some(WqeData::Sges(s)) => Some(s),
-        _ => None,
-    };
-    let placed = sges.is_some_and(|s| nic.scatter((qpn, Side::Completer), &s, 0, &orig.to_le_bytes(), mem));
-    let Some(qp) = nic.qp_mut(qpn) else { return };
-    qp.req.finish(i, (!placed).then_some((WcStatus::LocProtErr, 0)));
     complete_to(qp, psn.add(1));
     progress(qp);
 }
@@ -411,9 +449,18 @@ fn on_atomic_ack(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, tick: Tick, mem:
 /// The local ACK timer fired: go back to the oldest unanswered PSN, and keep the timer running.
 pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, tick: Tick, mem: &mut dyn Dma) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
+    if ack_timer_end(qp, tick) {
+        nic.count(Counter::local_ack_timeouts);
+        nic.retire(qpn, mem);
+    }
+}
+
+/// The ACK timer's end on its QP (the RTL's `Completer` for a timer): with work outstanding, the oldest WQE
+/// fails with no retries left, else the requester goes back to `comp_psn`. Whether work was outstanding.
+pub fn ack_timer_end(qp: &mut Qp, tick: Tick) -> bool {
     qp.req.timer = None;
     if !qp.req.outstanding() {
-        return;
+        return false;
     }
     if qp.req.retry_left == 0 {
         fail_oldest(qp, WcStatus::RetryExcErr, 0);
@@ -424,18 +471,22 @@ pub(super) fn on_timeout(nic: &mut Nic, qpn: u32, tick: Tick, mem: &mut dyn Dma)
         qp.req.gap_retry = None;
         rearm_timer(qp, tick, true);
     }
-    nic.count(Counter::local_ack_timeouts);
-    nic.retire(qpn, mem);
+    true
 }
 
 /// The RNR wait is over: resend from the NAKed PSN, with the ACK timer running again.
 pub(super) fn on_rnr_timer(nic: &mut Nic, qpn: u32, tick: Tick) {
     let Some(qp) = nic.qp_mut(qpn) else { return };
+    rnr_wait_end(qp, tick);
+    nic.count(Counter::rnr_timeouts);
+}
+
+/// The RNR wait's end on its QP (the RTL's `Completer` for a timer).
+pub fn rnr_wait_end(qp: &mut Qp, tick: Tick) {
     if let Some((_, psn)) = qp.req.rnr_wait.take() {
         rewind(qp, psn);
         rearm_timer(qp, tick, true);
     }
-    nic.count(Counter::rnr_timeouts);
 }
 
 #[cfg(test)]
@@ -508,7 +559,7 @@ mod tests {
         for code in [1u8, 13, 18, 0] {
             let tick = 1000;
             let psn = Psn::new(7);
-            on_ack(&mut b.nic, q, psn, AethRepr { syndrome: syndrome::RNR_NAK | code, msn: 0 }, tick);
+            on_ack(b.nic.qp_mut(q).unwrap(), psn, AethRepr { syndrome: syndrome::RNR_NAK | code, msn: 0 }, tick);
             let (deadline, at) = b.nic.qp(q).unwrap().req.rnr_wait.unwrap();
             assert_eq!(at, psn);
             let delay_ps = RNR_TIMER_NS[usize::from(code)] * 1000;

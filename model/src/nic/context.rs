@@ -80,9 +80,13 @@ fn tick_near(stored: u64, now: Tick, w: u32) -> R<Tick> {
     }
 }
 
+/// An optional tick: its valid flag, and its low `w` bits (0 when it is not set, as the RTL clears one).
 fn put_opt_tick(p: &mut Packer<'_>, valid: &str, name: &str, v: Option<Tick>, now: Tick, w: u32) -> R<()> {
     p.flag(valid, v.is_some()).map_err(e)?;
-    put_tick(p, name, v.unwrap_or(now), now, w)
+    match v {
+        Some(v) => put_tick(p, name, v, now, w),
+        None => p.put(name, 0u64).map_err(e),
+    }
 }
 
 fn get_opt_tick(u: &mut Unpacker<'_>, valid: &str, name: &str, now: Tick, w: u32) -> R<Option<Tick>> {

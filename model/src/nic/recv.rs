@@ -14,7 +14,8 @@ use wire::opcode::Transport;
 use wire::roce::Layer;
 use wire::{DropReason, OpKind, RocePacket};
 
-fn drop_counter(r: DropReason) -> Counter {
+/// The counter a frame the parser dropped counts, by its reason.
+pub fn drop_counter(r: DropReason) -> Counter {
     match r {
         DropReason::TooLong => Counter::rx_drop_too_long,
         DropReason::NotRoce => Counter::rx_drop_not_roce,

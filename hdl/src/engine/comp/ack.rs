@@ -16,7 +16,7 @@
 //! - `RetirePop` (combinational): the window's front entry, whether it is finished, its SQ counter, and
 //!   `qp_req` with it popped.
 //!
-//! Not built yet: the rewind and the gap's retry (`retry_gap`), which lossless runs never need.
+//! The rewind and the gap's retry (`retry_gap`) that may follow the walk are `RespPlan`'s and `RespRun`'s.
 
 use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
 use crate::engine::comp::ack_step::AckStep;

@@ -1,5 +1,5 @@
 //! `RespPlan`: what a response does after its walk (`AckWalk`), the cases of the model's `comp::on_ack`,
-//! `comp::on_read_response`, `comp::on_atomic_ack` and `comp::retry_gap`, as generated Verilog
+//! `comp::on_data` and `comp::retry_gap`, as generated Verilog
 //! (combinational). In: the response's RX record (its opcode, PSN and AETH syndrome), the QP's `qp_attr`,
 //! `qp_req` as the walk leaves it, whether the walk stopped at a READ or atomic the responder is past
 //! (`gap`) or left the cursor behind `comp_psn` (`walk_rewind`), and `RespMatch`'s verdict on a READ

@@ -1,9 +1,9 @@
 //! What the completer does with a response once `AckWalk` has walked the window (through the PSN it
-//! acknowledges) and `RespPlan` has said what is left to do, the model's `comp::on_read_response`,
-//! `comp::on_atomic_ack` and the NAK cases of `comp::on_ack`:
+//! acknowledges) and `RespPlan` has said what is left to do, the model's `comp::on_data` and the NAK cases
+//! of `comp::on_ack`:
 //!
-//! - `RespMatch` (combinational): what a READ response or atomic ACK does to the entry the walk stopped at
-//!   (the oldest unfinished one). A READ response is `take`n when that entry is a READ whose PSNs hold the
+//! - `RespMatch` (combinational, the model's `comp::answer`): what a READ response or atomic ACK does to the
+//!   entry the walk stopped at (the oldest unfinished one). A READ response is `take`n when that entry is a READ whose PSNs hold the
 //!   response's, it is the next one the READ waits for (`comp_psn`), and its opcode's position and payload
 //!   length are the ones packet `k` of the READ must have (else it is `bad`: the READ fails with
 //!   BadRespErr); one past `comp_psn` means responses were lost (`ahead`: a gap). An atomic ACK is taken
@@ -668,6 +668,11 @@ impl Logic for RespRun {
         self.fin.gap_set.next = self.gap_set_q.q.val();
         self.fin.rewind.next = self.rewind_q.q.val();
         self.fin.placed.next = self.placed.q.val();
+        if self.state.q.val() == RespRunState::Fit {
+            // The scatter's verdict is in this cycle (`placed` holds it from the next): a rewind started now
+            // goes back from the right entry.
+            self.fin.placed.next = self.sc_fits.val();
+        }
         self.fin.last.next = self.last_q.q.val();
         self.fin.at.next = self.at.q.val();
         self.fin.at_entry.next = self.r_entry.val();
