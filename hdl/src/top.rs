@@ -99,6 +99,9 @@ pub enum Top {
     /// What a response or a timer's end does to its QP's `qp_req` and window, on its own
     /// (`engine::comp::completer::Completer`), with `engine_profile`.
     Completer,
+    /// The pop of a finished entry off the window's front on its own (`engine::comp::ack::RetirePop`), with
+    /// `engine_profile`.
+    RetirePop,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -127,7 +130,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 41] = [
+    pub const ALL: [Top; 42] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -167,6 +170,7 @@ impl Top {
         Top::CounterBank,
         Top::RespMatch,
         Top::Completer,
+        Top::RetirePop,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -234,6 +238,7 @@ impl Top {
             | Top::CounterBank
             | Top::RespMatch
             | Top::Completer
+            | Top::RetirePop
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -285,6 +290,7 @@ impl Top {
             Top::CounterBank => "counter_bank".into(),
             Top::RespMatch => "resp_match".into(),
             Top::Completer => "completer".into(),
+            Top::RetirePop => "retire_pop".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -445,6 +451,19 @@ impl Top {
                     p("sc_fits", 1, Dir::In),
                 ]);
                 v
+            }
+            Top::RetirePop => {
+                use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
+                vec![
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("req", REQ_BITS, Dir::In),
+                    p("front", crate::engine::req::ready::WQE_BITS, Dir::In),
+                    p("slot", 8, Dir::Out),
+                    p("due", 1, Dir::Out),
+                    p("failed", 1, Dir::Out),
+                    p("index", 16, Dir::Out),
+                    p("req_next", REQ_BITS, Dir::Out),
+                ]
             }
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
@@ -1088,6 +1107,14 @@ impl Top {
                 u.cpl_err.connect();
                 u.cpl_last.connect();
                 u.sc_fits.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RetirePop, _) => {
+                let mut u = crate::engine::comp::ack::RetirePop::new(Top::engine_profile());
+                u.attr.connect();
+                u.req.connect();
+                u.front.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

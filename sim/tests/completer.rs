@@ -449,7 +449,11 @@ fn the_completer_does_what_the_model_does() {
         // The QP as its packed context holds it (the entries' first PSNs derived as the RTL derives them).
         let packed = pack(&q, &c, tick).expect("the QP packs");
         q = unpack(&packed, &c, q.qpn, tick).expect("the QP unpacks");
-        let ctx = format!("seed {seed} (FERRITE_SEED={seed}), step {step}, tick {tick}: {:?}, attrs timeout {} retry {} rnr {} pmtu {}", q.req, q.attrs.timeout, q.attrs.retry_cnt, q.attrs.rnr_retry, q.attrs.pmtu);
+        let a = &q.attrs;
+        let ctx = format!(
+            "seed {seed} (FERRITE_SEED={seed}), step {step}, tick {tick}: {:?}, timeout {} retry {} rnr {} pmtu {}",
+            q.req, a.timeout, a.retry_cnt, a.rnr_retry, a.pmtu
+        );
         // The timers the RTL sees due are the model's.
         let ack_due = q.req.timer.is_some_and(|t| due(t, tick));
         let rnr_due = q.req.rnr_wait.is_some_and(|(t, _)| due(t, tick));

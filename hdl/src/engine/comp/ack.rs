@@ -271,7 +271,7 @@ impl AckFin {
 
 impl Logic for AckFin {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator within `Completer` against the model's `comp::respond` (sim/tests/completer.rs).
     }
 
     fn connect(&mut self) {
@@ -386,7 +386,7 @@ impl RetirePop {
 
 impl Logic for RetirePop {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator against the model's `comp::retire` and `ReqState::pop` (sim/tests/retire_pop.rs).
     }
 
     fn connect(&mut self) {

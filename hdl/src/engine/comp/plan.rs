@@ -56,7 +56,7 @@ impl RespPlan {
 
 impl Logic for RespPlan {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator within `Completer` against the model's `comp::respond` (sim/tests/completer.rs).
     }
 
     fn connect(&mut self) {

@@ -3,13 +3,14 @@
 //! of `comp::on_ack`:
 //!
 //! - `RespMatch` (combinational, the model's `comp::answer`): what a READ response or atomic ACK does to the
-//!   entry the walk stopped at (the oldest unfinished one). A READ response is `take`n when that entry is a READ whose PSNs hold the
-//!   response's, it is the next one the READ waits for (`comp_psn`), and its opcode's position and payload
-//!   length are the ones packet `k` of the READ must have (else it is `bad`: the READ fails with
-//!   BadRespErr); one past `comp_psn` means responses were lost (`ahead`: a gap). An atomic ACK is taken
-//!   when the entry is the atomic whose PSN it answers. Anything else (a duplicate, a stale answer) is
-//!   ignored. With it: whether the response ends the operation (`last`), and where its data goes in the
-//!   WQE's list (`off`, `bytes`: packet `k`'s payload at `k` path MTUs; an atomic's original value at 0).
+//!   entry the walk stopped at (the oldest unfinished one). A READ response is `take`n when that entry is a
+//!   READ whose PSNs hold the response's, it is the next one the READ waits for (`comp_psn`), and its
+//!   opcode's position and payload length are the ones packet `k` of the READ must have (else it is `bad`:
+//!   the READ fails with BadRespErr); one past `comp_psn` means responses were lost (`ahead`: a gap). An
+//!   atomic ACK is taken when the entry is the atomic whose PSN it answers. Anything else (a duplicate, a
+//!   stale answer) is ignored. With it: whether the response ends the operation (`last`), and where its data
+//!   goes in the WQE's list (`off`, `bytes`: packet `k`'s payload at `k` path MTUs; an atomic's original
+//!   value at 0).
 //! - `RespRun`: the plan, in the order the model does it. Taken data has its WQE's slot read again
 //!   (`SendDesc`: its scatter list) and the scatter started (`sc_*`: the data fits the list, or the READ
 //!   fails with LocProtErr and its data is drained); a response that ends the READ or atomic, or fails the
@@ -66,7 +67,7 @@ impl RespMatch {
 
 impl Logic for RespMatch {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator against the model's `comp::answer` (sim/tests/resp_match.rs), and within `Completer`.
     }
 
     fn connect(&mut self) {
@@ -207,7 +208,7 @@ impl RespFin {
 
 impl Logic for RespFin {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator within `Completer` against the model's `comp::respond` (sim/tests/completer.rs).
     }
 
     fn connect(&mut self) {
