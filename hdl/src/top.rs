@@ -102,6 +102,13 @@ pub enum Top {
     /// The pop of a finished entry off the window's front on its own (`engine::comp::ack::RetirePop`), with
     /// `engine_profile`.
     RetirePop,
+    /// The `qp_resp` record of a QP entering ERR on its own (`engine::flush::EnterErr`), with `engine_profile`.
+    EnterErr,
+    /// An atomic request's target and the value it takes on its own (`engine::resp::atomic::AtomicOp`).
+    AtomicOp,
+    /// A duplicate SEND or WRITE acknowledged again on its own (`engine::resp::duplicate::RespDuplicate`),
+    /// with `engine_profile`.
+    RespDuplicate,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -130,7 +137,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 42] = [
+    pub const ALL: [Top; 45] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -171,6 +178,9 @@ impl Top {
         Top::RespMatch,
         Top::Completer,
         Top::RetirePop,
+        Top::EnterErr,
+        Top::AtomicOp,
+        Top::RespDuplicate,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -239,6 +249,9 @@ impl Top {
             | Top::RespMatch
             | Top::Completer
             | Top::RetirePop
+            | Top::EnterErr
+            | Top::AtomicOp
+            | Top::RespDuplicate
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -291,6 +304,9 @@ impl Top {
             Top::RespMatch => "resp_match".into(),
             Top::Completer => "completer".into(),
             Top::RetirePop => "retire_pop".into(),
+            Top::EnterErr => "enter_err".into(),
+            Top::AtomicOp => "atomic_op".into(),
+            Top::RespDuplicate => "resp_duplicate".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -465,6 +481,21 @@ impl Top {
                     p("req_next", REQ_BITS, Dir::Out),
                 ]
             }
+            Top::EnterErr => vec![
+                p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
+                p("resp_err", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
+            ],
+            Top::AtomicOp => vec![
+                p("meta", crate::rx::meta::BITS, Dir::In),
+                p("orig", 64, Dir::In),
+                p("va", 64, Dir::Out),
+                p("result", 64, Dir::Out),
+            ],
+            Top::RespDuplicate => vec![
+                p("clock", 1, Dir::In),
+                p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
+                p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
+            ],
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
                 let mut v = vec![
@@ -1115,6 +1146,26 @@ impl Top {
                 u.attr.connect();
                 u.req.connect();
                 u.front.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::EnterErr, _) => {
+                let mut u = crate::engine::flush::EnterErr::new(Top::engine_profile());
+                u.resp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::AtomicOp, _) => {
+                let mut u = crate::engine::resp::atomic::AtomicOp::default();
+                u.meta.connect();
+                u.orig.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespDuplicate, _) => {
+                let mut u = crate::engine::resp::duplicate::RespDuplicate::new(Top::engine_profile());
+                u.clock.connect();
+                u.resp.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -294,7 +294,7 @@ impl EnterErr {
 
 impl Logic for EnterErr {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator against the model's `flush::enter_err` (sim/tests/enter_err.rs).
     }
 
     fn connect(&mut self) {
@@ -306,6 +306,8 @@ impl Logic for EnterErr {
         let (mut v, e) = build(&sl, "resp", "er", |name, _| ERR_CLEARS_RESP.contains(&name).then(|| "0".into()));
         let pad = RESP_BITS - sl.width() as usize;
         let e = if pad == 0 { e } else { format!("{{{pad}'d0, {e}}}") };
+        // The record's padding above this profile's width and the fields cleared are not read.
+        v.push("wire unused_resp = ^resp;".into());
         v.push(format!("always @(*) resp_err = {e};"));
         custom_module(v)
     }

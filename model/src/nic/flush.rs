@@ -17,13 +17,9 @@ impl Nic {
     /// Moves `qpn` to ERR: nothing more is sent or executed, timers stop, responses owed are dropped; the
     /// flush starts.
     pub(crate) fn enter_err(&mut self, qpn: u32) {
-        let Some(qp) = self.qp_mut(qpn) else { return };
-        qp.state = QpState::Err;
-        qp.flushing = true;
-        qp.req.timer = None;
-        qp.req.rnr_wait = None;
-        qp.resp.out.clear();
-        qp.resp.ack = None;
+        if let Some(qp) = self.qp_mut(qpn) {
+            enter_err(qp);
+        }
     }
 
     /// Whether `qpn` has WQEs left to flush.
@@ -44,6 +40,16 @@ impl Nic {
             self.push_cqe(cqn, cqe, mem);
         }
     }
+}
+
+/// QP `qp` moved to ERR (`Nic::enter_err`; the RTL's `EnterErr` builds its `qp_resp`).
+pub fn enter_err(qp: &mut Qp) {
+    qp.state = QpState::Err;
+    qp.flushing = true;
+    qp.req.timer = None;
+    qp.req.rnr_wait = None;
+    qp.resp.out.clear();
+    qp.resp.ack = None;
 }
 
 /// The next outstanding WQE of QP `qpn` (`qp`, flushing) completed with WR_FLUSH_ERR: the CQ it goes to and

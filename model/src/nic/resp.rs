@@ -16,7 +16,7 @@ use wire::contract::cqe::CqeRepr;
 use wire::contract::regs::Counter;
 use wire::contract::verbs::{wc_flags, WcOpcode, WcStatus, MAX_MSG_LEN};
 use wire::contract::wqe::{DataSegRepr, RecvCtrlRepr, DATA_SEG_LEN, RECV_DATA};
-use wire::ext::{syndrome, AethRepr, RethRepr};
+use wire::ext::{syndrome, AethRepr, AtomicEthRepr, RethRepr};
 use wire::opcode::Transport;
 use wire::{OpInfo, OpKind, Opcode, Position, Psn, RocePacket};
 
@@ -131,6 +131,21 @@ pub(super) fn on_request(nic: &mut Nic, qpn: u32, pkt: &RocePacket<'_>, now: Tim
         Verdict::Nak(nak) => send_nak(nic, qpn, nak),
         Verdict::NoRoom => nic.count(Counter::rx_drop_resp_queue_full),
         Verdict::Execute => execute(nic, qpn, info, pkt, now, mem),
+    }
+}
+
+/// The value an atomic's target takes from the one it held (`orig`): the swap value when a compare-and-swap's
+/// compare value matches (else `orig` again), `orig` plus the add value (modulo 2^64) for a fetch-and-add
+/// (the RTL's `AtomicOp`).
+pub fn atomic_result(kind: OpKind, orig: u64, a: &AtomicEthRepr) -> u64 {
+    if kind == OpKind::CompareSwap {
+        if orig == a.compare {
+            a.swap_add
+        } else {
+            orig
+        }
+    } else {
+        orig.wrapping_add(a.swap_add)
     }
 }
 
@@ -277,6 +292,13 @@ fn ack_aeth(qp: &Qp) -> AethRepr {
     AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn: qp.resp.msn & 0xFF_FFFF }
 }
 
+/// A SEND or WRITE packet executed before: the last packet executed (ePSN - 1) acknowledged again with the
+/// MSN, nothing executed again (the RTL's `RespDuplicate`).
+pub fn reack(qp: &mut Qp) {
+    let prev = qp.resp.epsn.sub(1);
+    queue_ack(qp, prev);
+}
+
 /// A request with PSN before ePSN: re-acknowledge, regenerate a READ, or replay an atomic; never re-execute.
 /// A READ is regenerated only after its R_Key passes the checks again (the MR may be gone by now).
 fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Result<(), Nak> {
@@ -285,9 +307,9 @@ fn duplicate(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) -> Re
     let pdn = qp.pdn;
     match info.kind {
         OpKind::Send | OpKind::Write => {
-            let Some(qp) = nic.qp_mut(qpn) else { return Ok(()) };
-            let prev = qp.resp.epsn.sub(1);
-            queue_ack(qp, prev);
+            if let Some(qp) = nic.qp_mut(qpn) {
+                reack(qp);
+            }
         }
         OpKind::ReadRequest => {
             let Some(reth) = pkt.hdr.ext.reth else { return Ok(()) };
@@ -524,15 +546,7 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
                 return;
             }
             let orig = u64::from_le_bytes(cur);
-            let new = if info.kind == OpKind::CompareSwap {
-                if orig == a.compare {
-                    a.swap_add
-                } else {
-                    orig
-                }
-            } else {
-                orig.wrapping_add(a.swap_add)
-            };
+            let new = atomic_result(info.kind, orig, &a);
             nic.place((qpn, Side::Responder), a.va, &new.to_le_bytes(), mem);
             nic.count(if info.kind == OpKind::CompareSwap { Counter::rx_cmp_swaps } else { Counter::rx_fetch_adds });
             let Some(qp) = nic.qp_mut(qpn) else { return };

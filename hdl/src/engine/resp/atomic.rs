@@ -20,7 +20,7 @@ pub struct AtomicOp {
 
 impl Logic for AtomicOp {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator against the model's `resp::atomic_result` (sim/tests/atomic_op.rs).
     }
 
     fn connect(&mut self) {
@@ -30,7 +30,11 @@ impl Logic for AtomicOp {
 
     fn hdl(&self) -> Verilog {
         let f = |n: &str| be_slice("meta", meta::field("atomic_eth").0, AtomicEthRepr::FIELDS, AtomicEthRepr::LEN, n);
-        let mut v = vec![format!("wire [7:0] opcode = {};", meta::select("meta", "opcode"))];
+        // The record's other fields are other blocks'.
+        let mut v = vec![
+            format!("wire [7:0] opcode = {};", meta::select("meta", "opcode")),
+            "wire unused_meta = ^meta;".into(),
+        ];
         v.extend(opcode_flags(&["k_cas"]));
         v.extend([
             format!("wire [63:0] swap_add = {};", f("swap_add")),
