@@ -30,17 +30,18 @@
 //! context port is still held, so its ACK leaves after it; a target that cannot be read has a remote access
 //! NAK queued. An atomic executed before is answered from the resource of the atomic at its PSN (the same
 //! scan, `DupRead`'s `hit`) when there is room, never executed again. A positive ACK a QP's requester
-//! sent for is the completer's (`AckWalk`, the model's `comp::on_ack`): the WQEs it covers finished,
-//! `comp_psn`, the retry counters and the ACK timer moved on (the decision), then the finished WQEs popped
-//! from the window's front one at a time (`RetirePop`), each signaled or failed one's CQE posted with the
-//! `wr_id` its window entry kept from the fetch (`Retire`), a failed one taking the QP to ERR; the context port is
-//! held until the last CQE is out. A NAK, a READ response or an atomic ACK walks the window the same way
-//! through the PSN before it (a reserved AETH through nothing); `RespPlan` then says what is left: data
-//! placed (a READ response in sequence, an atomic ACK: `RespMatch`), the oldest WQE failed (a fatal NAK,
-//! an exhausted retry count, a malformed response), go-back-N (a sequence NAK, a gap: responses lost), an
-//! RNR wait; `RespRun` does it (the WQE's slot read again for its scatter list and the scatter started,
-//! the finished entries walked past, the cursor's new place found) and its end is the decision; the data is
-//! scattered (an atomic's original value as one beat) before the retire, the port held throughout.
+//! sent for is the completer's (`Completer`, the model's `comp::respond`; first its walk, `AckWalk`): the
+//! WQEs it covers finished, `comp_psn`, the retry counters and the ACK timer moved on (the decision),
+//! then the finished WQEs popped from the window's front one at a time (`RetirePop`), each signaled or
+//! failed one's CQE posted with the `wr_id` its window entry kept from the fetch (`Retire`), a failed one
+//! taking the QP to ERR; the context port is held until the last CQE is out. A NAK, a READ response or an
+//! atomic ACK walks the window the same way through the PSN before it (a reserved AETH through nothing);
+//! `RespPlan` then says what is left: data placed (a READ response in sequence, an atomic ACK:
+//! `RespMatch`), the oldest WQE failed (a fatal NAK, an exhausted retry count, a malformed response),
+//! go-back-N (a sequence NAK, a gap: responses lost), an RNR wait; `RespRun` does it (the WQE's slot read
+//! again for its scatter list and the scatter started, the finished entries walked past, the cursor's new
+//! place found) and its end is the decision; the data is scattered (an atomic's original value as one
+//! beat) before the retire, the port held throughout.
 //! A frame that is not RoCEv2 (its payload the whole frame) is `engine::raw`'s when the control queue
 //! answers it (`raw`, with its decision; `raw_ctrl` says so beforehand) and is dropped here; otherwise it
 //! is the raw packet QP's (`CmdExec`'s `raw_qpn`, whose contexts are read instead of the BTH's QP), the
