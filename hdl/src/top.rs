@@ -109,6 +109,9 @@ pub enum Top {
     /// A duplicate SEND or WRITE acknowledged again on its own (`engine::resp::duplicate::RespDuplicate`),
     /// with `engine_profile`.
     RespDuplicate,
+    /// A send WQE's entry pushed into the requester's window on its own (`engine::req::window::SqFetch`), with
+    /// `engine_profile`.
+    SqFetch,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -137,7 +140,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 45] = [
+    pub const ALL: [Top; 46] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -181,6 +184,7 @@ impl Top {
         Top::EnterErr,
         Top::AtomicOp,
         Top::RespDuplicate,
+        Top::SqFetch,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -252,6 +256,7 @@ impl Top {
             | Top::EnterErr
             | Top::AtomicOp
             | Top::RespDuplicate
+            | Top::SqFetch
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -307,6 +312,7 @@ impl Top {
             Top::EnterErr => "enter_err".into(),
             Top::AtomicOp => "atomic_op".into(),
             Top::RespDuplicate => "resp_duplicate".into(),
+            Top::SqFetch => "sq_fetch".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -496,6 +502,21 @@ impl Top {
                 p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
                 p("resp_next", crate::engine::cmd::exec::RESP_BITS, Dir::Out),
             ],
+            Top::SqFetch => {
+                use crate::engine::cmd::exec::{ATTR_BITS, REQ_BITS};
+                vec![
+                    p("qp_valid", 1, Dir::In),
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("req", REQ_BITS, Dir::In),
+                    p("entry", crate::engine::req::ready::WQE_BITS, Dir::In),
+                    p("fetchable", 1, Dir::Out),
+                    p("index", 16, Dir::Out),
+                    p("slot", 8, Dir::Out),
+                    p("sq_ci", 16, Dir::Out),
+                    p("retire", 1, Dir::Out),
+                    p("req_next", REQ_BITS, Dir::Out),
+                ]
+            }
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
                 let mut v = vec![
@@ -1166,6 +1187,15 @@ impl Top {
                 let mut u = crate::engine::resp::duplicate::RespDuplicate::new(Top::engine_profile());
                 u.clock.connect();
                 u.resp.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::SqFetch, _) => {
+                let mut u = crate::engine::req::window::SqFetch::new(Top::engine_profile());
+                u.qp_valid.connect();
+                u.attr.connect();
+                u.req.connect();
+                u.entry.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

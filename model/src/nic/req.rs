@@ -269,12 +269,7 @@ fn parse_send_slot(buf: &[u8], max_sge: u32, max_inline: u32) -> Result<(SendOp,
 impl Nic {
     /// Whether the fetch unit may bring `qp`'s next send WQE into its window.
     pub(super) fn can_fetch(&self, qp: &Qp) -> bool {
-        use wire::contract::verbs::QpState;
-        !matches!(qp.state, QpState::Reset | QpState::Err)
-            && !qp.flushing
-            && qp.sq.pending() > 0
-            && qp.sq.sane()
-            && qp.req.wqes.len() < self.cfg.profile.wqe_window as usize
+        can_fetch(qp, &self.cfg.profile)
     }
 
     /// Reads the next posted send WQE of `qpn` into the window, validating it; a bad WQE is kept with its
@@ -300,6 +295,18 @@ impl Nic {
         self.count(Counter::sq_wqes);
         Ok(())
     }
+}
+
+/// Whether QP `qp` may fetch a send WQE into its window under profile `p`: not in RESET or ERR, not
+/// flushing, a WQE posted past its consumer counter (the producer counter at most the ring's size ahead),
+/// room in the window (the RTL's `SqFetch`).
+pub fn can_fetch(qp: &Qp, p: &Profile) -> bool {
+    use wire::contract::verbs::QpState;
+    !matches!(qp.state, QpState::Reset | QpState::Err)
+        && !qp.flushing
+        && qp.sq.pending() > 0
+        && qp.sq.sane()
+        && qp.req.wqes.len() < p.wqe_window as usize
 }
 
 /// The window entry of the send WQE in `buf` (SQ slot `index`, read whole; `read_ok` false when the read

@@ -67,7 +67,7 @@ impl SqFetch {
 
 impl Logic for SqFetch {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator against the model's `req::can_fetch` and `ReqState::push` (sim/tests/sq_fetch.rs).
     }
 
     fn connect(&mut self) {
@@ -106,6 +106,8 @@ pub fn sq_fetch_verilog(p: &Profile) -> Vec<String> {
         format!("wire acked = {};", slice(wl, "entry", "acked")),
         format!("wire failed = {};", slice(wl, "entry", "error_valid")),
         "wire unused_entry = ^entry;".into(),
+        // The records' other fields are other blocks'.
+        "wire unused_attr = ^attr;".into(),
     ];
     let (d, e) = build(rl, "req", "fq", |name, _| match name {
         "wqes" => Some(format!("wqes + {wb}'d1")),
