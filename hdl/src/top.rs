@@ -112,6 +112,12 @@ pub enum Top {
     /// A send WQE's entry pushed into the requester's window on its own (`engine::req::window::SqFetch`), with
     /// `engine_profile`.
     SqFetch,
+    /// The responder's transmit side on its own (`engine::resp::tx::RespTx`, with `Owed` and `AckSlot`), with
+    /// `engine_profile`.
+    RespTx,
+    /// The completion of an entry leaving the requester's window on its own (`engine::comp::retire::Retire`),
+    /// with `engine_profile`.
+    Retire,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -140,7 +146,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 46] = [
+    pub const ALL: [Top; 48] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -185,6 +191,8 @@ impl Top {
         Top::AtomicOp,
         Top::RespDuplicate,
         Top::SqFetch,
+        Top::RespTx,
+        Top::Retire,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -257,6 +265,8 @@ impl Top {
             | Top::AtomicOp
             | Top::RespDuplicate
             | Top::SqFetch
+            | Top::RespTx
+            | Top::Retire
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -313,6 +323,8 @@ impl Top {
             Top::AtomicOp => "atomic_op".into(),
             Top::RespDuplicate => "resp_duplicate".into(),
             Top::SqFetch => "sq_fetch".into(),
+            Top::RespTx => "resp_tx".into(),
+            Top::Retire => "retire".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -517,6 +529,57 @@ impl Top {
                     p("req_next", REQ_BITS, Dir::Out),
                 ]
             }
+            Top::RespTx => {
+                use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
+                use crate::engine::resp::queue::ITEM_BITS;
+                let mut v = vec![p("clock", 1, Dir::In), p("reset", 1, Dir::In)];
+                v.extend([
+                    p("wb_we", 1, Dir::In),
+                    p("wb_qpn", 24, Dir::In),
+                    p("wb_resp", RESP_BITS, Dir::In),
+                    p("hold", 1, Dir::In),
+                    p("qp_valid", 1, Dir::In),
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("resp", RESP_BITS, Dir::In),
+                    p("gid", 128, Dir::In),
+                    p("gid_valid", 1, Dir::In),
+                    p("mac", 48, Dir::In),
+                    p("item", ITEM_BITS, Dir::In),
+                    p("rd_can", 1, Dir::In),
+                    p("wr_quiet", 1, Dir::In),
+                    p("rd_first", 1, Dir::In),
+                    p("rd_err", 1, Dir::In),
+                    p("meta_ready", 1, Dir::In),
+                ]);
+                v.extend(["ctx_busy", "idle", "want"].map(|n| p(n, 1, Dir::Out)));
+                v.extend([
+                    p("qp_index", 24, Dir::Out),
+                    p("gid_index", 4, Dir::Out),
+                    p("resp_we", 1, Dir::Out),
+                    p("resp_qpn", 24, Dir::Out),
+                    p("resp_next", RESP_BITS, Dir::Out),
+                    p("item_slot", 8, Dir::Out),
+                    p("item_we", 1, Dir::Out),
+                    p("item_w_slot", 8, Dir::Out),
+                    p("item_w", ITEM_BITS, Dir::Out),
+                    p("rd_start", 1, Dir::Out),
+                    p("rd_addr", 64, Dir::Out),
+                    p("rd_len", 16, Dir::Out),
+                    p("meta", crate::rx::meta::BITS, Dir::Out),
+                ]);
+                v.extend(["meta_valid", "decided", "nil", "rec_owed", "acked", "err"].map(|n| p(n, 1, Dir::Out)));
+                v.push(p("tx_qpn", 24, Dir::Out));
+                v
+            }
+            Top::Retire => vec![
+                p("qpn", 24, Dir::In),
+                p("attr", crate::engine::cmd::exec::ATTR_BITS, Dir::In),
+                p("wqe", crate::engine::req::ready::WQE_BITS, Dir::In),
+                p("index", 16, Dir::In),
+                p("post", 1, Dir::Out),
+                p("cqn", 16, Dir::Out),
+                p("cqe", crate::engine::cq::CQE_BITS, Dir::Out),
+            ],
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
                 let mut v = vec![
@@ -1196,6 +1259,38 @@ impl Top {
                 u.attr.connect();
                 u.req.connect();
                 u.entry.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespTx, _) => {
+                let mut u = crate::engine::resp::tx::RespTx::new(Top::engine_profile());
+                u.clock.connect();
+                u.reset.connect();
+                u.wb_we.connect();
+                u.wb_qpn.connect();
+                u.wb_resp.connect();
+                u.hold.connect();
+                u.qp_valid.connect();
+                u.attr.connect();
+                u.resp.connect();
+                u.gid.connect();
+                u.gid_valid.connect();
+                u.mac.connect();
+                u.item.connect();
+                u.rd_can.connect();
+                u.wr_quiet.connect();
+                u.rd_first.connect();
+                u.rd_err.connect();
+                u.meta_ready.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::Retire, _) => {
+                let mut u = crate::engine::comp::retire::Retire::new(Top::engine_profile());
+                u.qpn.connect();
+                u.attr.connect();
+                u.wqe.connect();
+                u.index.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

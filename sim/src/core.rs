@@ -872,21 +872,26 @@ impl CoreSim {
             return Err(format!("QP {qpn:#x} is valid in the model, not in the core"));
         }
         let packed = model::nic::context::pack(q, &ctx, 0).map_err(|e| format!("packing QP {qpn:#x}: {e}"))?;
-        for (name, (got, want)) in
-            ["qp_attr", "qp_req", "qp_resp"].iter().zip(got.iter().zip([&packed.attr, &packed.req, &packed.resp]))
-        {
+        // Each record, then the bits past it (the port's padding), which must be 0.
+        let agree = |l: &wire::layout::Layout, got: &[u8], want: &wire::layout::Bits| {
             let want = crate::responder::bytes_of(want);
-            let same =
-                got.len() >= want.len() && got[..want.len()] == want[..] && got[want.len()..].iter().all(|&b| b == 0);
-            if !same {
-                return Err(format!("QP {qpn:#x} {name}: core {got:02x?}, model {want:02x?}"));
+            let fields = crate::record::diff(l, got, &want);
+            let pad = got.get(want.len()..).unwrap_or_default().iter().any(|&b| b != 0);
+            match (fields.is_empty(), pad) {
+                (true, false) => Ok(()),
+                (_, true) => Err(format!("{fields} (bits past the record set: {got:02x?})")),
+                (false, false) => Err(fields),
             }
+        };
+        for (name, l, got, want) in [
+            ("qp_attr", &ctx.attr, &got[0], &packed.attr),
+            ("qp_req", &ctx.req, &got[1], &packed.req),
+            ("qp_resp", &ctx.resp, &got[2], &packed.resp),
+        ] {
+            agree(l, got, want).map_err(|e| format!("QP {qpn:#x} {name}: {e}"))?;
         }
         for (i, (got, want)) in entries.iter().zip(&packed.wqes).enumerate() {
-            let want = crate::responder::bytes_of(want);
-            if got[..want.len()] != want[..] || got[want.len()..].iter().any(|&b| b != 0) {
-                return Err(format!("QP {qpn:#x} window entry {i}: core {got:02x?}, model {want:02x?}"));
-            }
+            agree(&ctx.wqe, got, want).map_err(|e| format!("QP {qpn:#x} window entry {i}: {e}"))?;
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ pub mod core;
 pub mod fetch;
 pub mod frames;
 pub mod lockstep;
+pub mod record;
 pub mod responder;
 pub mod rx;
 pub mod stream;

@@ -26,6 +26,7 @@ use model::nic::req::{desc_of_slot, packets_for};
 use model::nic::timer::{ack_timeout_ticks, due, Tick};
 use model::rng::Rng;
 use sim::frames::meta_of;
+use sim::record::diff;
 use sim::responder::{bytes_of, window_ram};
 use sim::Sim;
 use std::collections::HashMap;
@@ -36,7 +37,6 @@ use wire::contract::wqe::{send_flags, DataSegRepr, SendCtrlRepr, SendOp, DATA_SE
 use wire::eth::EthernetRepr;
 use wire::ext::{syndrome, AethRepr, AtomicAckEthRepr};
 use wire::ipv4::Ipv4Repr;
-use wire::layout::Layout;
 use wire::{BthRepr, ExtHeaders, IpRepr, OpKind, Opcode, Psn, RoceHeaders};
 
 fn seed() -> u64 {
@@ -247,22 +247,6 @@ fn random_response(rng: &mut Rng, q: &Qp) -> Vec<u8> {
             frame(opcode, psn, rng.below(32) as u8, &payload, 0)
         }
     }
-}
-
-/// The fields of a record of layout `l` in which `got` and `want` differ: name, RTL value, model value.
-fn diff(l: &Layout, got: &[u8], want: &[u8]) -> String {
-    let bit = |b: &[u8], i: u32| u128::from(b.get((i / 8) as usize).map_or(0, |x| x >> (i % 8) & 1));
-    let field = |b: &[u8], at: u32, w: u32| (0..w).fold(0u128, |v, i| v | bit(b, at + i) << i);
-    let mut at = 0;
-    let mut out = Vec::new();
-    for f in &l.fields {
-        let (g, m) = (field(got, at, f.width), field(want, at, f.width));
-        if g != m {
-            out.push(format!("{}: RTL {g:#x}, model {m:#x}", f.name));
-        }
-        at += f.width;
-    }
-    out.join("; ")
 }
 
 /// The RTL and its ports.

@@ -212,21 +212,8 @@ impl Nic {
                 return;
             }
             let Some(w) = qp.req.pop() else { return };
-            let signaled = qp.sig_all || w.flags & send_flags::SIGNALED != 0;
-            let (status, vendor) = w.error.unwrap_or((WcStatus::Success, 0));
-            let cqn = qp.send_cqn;
-            let failed = status != WcStatus::Success;
-            if signaled || failed {
-                let cqe = CqeRepr {
-                    wr_id: w.wr_id,
-                    byte_len: if w.op.is_atomic() { 8 } else { w.len },
-                    qp_num: qpn,
-                    wqe_index: w.index,
-                    opcode: w.op.wc_opcode() as u8,
-                    status: status as u8,
-                    vendor_err: vendor,
-                    ..Default::default()
-                };
+            let failed = w.error.is_some_and(|(status, _)| status != WcStatus::Success);
+            if let Some((cqn, cqe)) = completion(qp, &w) {
                 self.push_cqe(cqn, cqe, mem);
             }
             if failed {
@@ -487,6 +474,28 @@ pub fn rnr_wait_end(qp: &mut Qp, tick: Tick) {
         rewind(qp, psn);
         rearm_timer(qp, tick, true);
     }
+}
+
+/// The completion of finished entry `w` as it leaves the front of `qp`'s window: its send CQ and CQE, when
+/// the WQE was signaled (or the QP signals every WQE) or failed; None otherwise. The CQE has the `wr_id` the
+/// fetch kept, the byte count (an atomic's 8, else the message's length), the SQ counter, the completion
+/// opcode of the operation, and the status and vendor syndrome of a failure. The RTL's `Retire` does the same.
+pub fn completion(qp: &Qp, w: &SendWqe) -> Option<(u32, CqeRepr)> {
+    let (status, vendor) = w.error.unwrap_or((WcStatus::Success, 0));
+    let signaled = qp.sig_all || w.flags & send_flags::SIGNALED != 0;
+    (signaled || status != WcStatus::Success).then(|| {
+        let cqe = CqeRepr {
+            wr_id: w.wr_id,
+            byte_len: if w.op.is_atomic() { 8 } else { w.len },
+            qp_num: qp.qpn,
+            wqe_index: w.index,
+            opcode: w.op.wc_opcode() as u8,
+            status: status as u8,
+            vendor_err: vendor,
+            ..Default::default()
+        };
+        (qp.send_cqn, cqe)
+    })
 }
 
 #[cfg(test)]

@@ -711,7 +711,7 @@ pub fn read_failed(qp: &mut Qp, psn: Psn) {
 }
 
 /// Whether the responder of `qp` owes a response (pacer aside); a QP in ERR sends none.
-pub(super) fn sendable(qp: &Qp) -> bool {
+pub fn sendable(qp: &Qp) -> bool {
     qp.resp.owes() && !qp.flushing
 }
 
@@ -720,52 +720,61 @@ pub(super) fn paced(qp: &Qp) -> bool {
     matches!(qp.resp.out.front(), Some(RespItem::Read { .. }))
 }
 
-/// Sends the responder's next packet, in PSN order.
-pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
-    let tick = super::timer::tick_of(now);
-    let (params, line) = (nic.dcqcn, nic.line);
-    let qp = nic.qp_mut(qpn)?;
-    let pmtu = qp.attrs.path_mtu();
+/// A response the responder sends: its opcode, PSN, AETH, AtomicAckETH (an atomic ACK's original value) and
+/// payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub opcode: Opcode,
+    pub psn: Psn,
+    pub aeth: Option<AethRepr>,
+    pub orig: Option<u64>,
+    pub payload: Vec<u8>,
+}
+
+/// What the responder does when its stream is picked (`next_response`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// A response that leaves the QP as it is.
+    Send(Response),
+    /// A fatal NAK: the QP enters ERR as it leaves.
+    Fatal(Response),
+    /// A READ response whose payload could not be read: nothing is sent and the remote access NAK is queued
+    /// (`read_failed`).
+    ReadFailed,
+}
+
+/// The responder's next response, in PSN order, taken off `qp`'s response queue (the oldest item first,
+/// then the coalesced ACK); `read(va, buf)` reads a READ response's payload and says whether it could. A
+/// fatal NAK empties the queue and the ACK slot. None when nothing is owed. The RTL's `RespTx` does the same
+/// (its `AckSlot` and `ReadStep`).
+pub fn next_response(qp: &mut Qp, read: impl FnOnce(u64, &mut [u8]) -> bool) -> Option<Next> {
+    let ack = |opcode, psn, aeth| Response { opcode, psn, aeth: Some(aeth), orig: None, payload: Vec::new() };
     let Some(item) = qp.resp.out.front().cloned() else {
         let (psn, aeth) = qp.resp.ack.take()?;
-        let mut h = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false)?;
-        h.ext.aeth = Some(aeth);
-        nic.count(Counter::tx_acks);
-        return Some(h.emit(&[]));
+        return Some(Next::Send(ack(Opcode::ACKNOWLEDGE, psn, aeth)));
     };
-    match item {
+    Some(match item {
         RespItem::Ack { psn, aeth } => {
             qp.resp.pop_item();
-            let mut h = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false)?;
-            h.ext.aeth = Some(aeth);
-            nic.count(Counter::tx_acks);
-            Some(h.emit(&[]))
+            Next::Send(ack(Opcode::ACKNOWLEDGE, psn, aeth))
         }
         RespItem::AtomicAck { psn, aeth, orig } => {
             qp.resp.pop_item();
-            let mut h = nic.headers(qpn, Opcode::ATOMIC_ACKNOWLEDGE, psn, false)?;
-            h.ext.aeth = Some(aeth);
-            h.ext.atomic_ack_eth = Some(wire::ext::AtomicAckEthRepr { orig });
-            Some(h.emit(&[]))
+            Next::Send(Response { orig: Some(orig), ..ack(Opcode::ATOMIC_ACKNOWLEDGE, psn, aeth) })
         }
         RespItem::FatalNak { psn, aeth } => {
             qp.resp.out.clear();
             qp.resp.ack = None;
-            let frame = nic.headers(qpn, Opcode::ACKNOWLEDGE, psn, false).map(|mut h| {
-                h.ext.aeth = Some(aeth);
-                h.emit(&[])
-            });
-            nic.enter_err(qpn);
-            frame
+            Next::Fatal(ack(Opcode::ACKNOWLEDGE, psn, aeth))
         }
         RespItem::Read { .. } => {
+            let pmtu = qp.attrs.path_mtu();
             let ReadResponse { psn, va, len, pos, msn } = take_read(qp, pmtu)?;
             let mut payload = vec![0u8; len as usize];
-            if len != 0 && mem.dma_read(va, &mut payload).is_err() {
+            if len != 0 && !read(va, &mut payload) {
                 // The MR went away under the READ: a remote access error ends the connection here.
                 read_failed(qp, psn);
-                nic.count(Counter::tx_naks_remote_access);
-                return None;
+                return Some(Next::ReadFailed);
             }
             let opcode = match pos {
                 Position::First => Opcode::RDMA_READ_RESPONSE_FIRST,
@@ -773,16 +782,42 @@ pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) 
                 Position::Last => Opcode::RDMA_READ_RESPONSE_LAST,
                 Position::Only => Opcode::RDMA_READ_RESPONSE_ONLY,
             };
-            let mut h = nic.headers(qpn, opcode, psn, false)?;
-            if pos != Position::Middle {
-                h.ext.aeth = Some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn });
-            }
-            let frame = h.emit(&payload);
-            let qp = nic.qp_mut(qpn)?;
-            qp.rp.on_sent(tick, frame.len() + super::WIRE_OVERHEAD, line, &params);
-            Some(frame)
+            let aeth = (pos != Position::Middle).then_some(AethRepr { syndrome: syndrome::ACK_UNLIMITED, msn });
+            Next::Send(Response { opcode, psn, aeth, orig: None, payload })
         }
+    })
+}
+
+/// Sends the responder's next packet, in PSN order (`next_response`), and counts it.
+pub(super) fn next_frame(nic: &mut Nic, qpn: u32, now: Time, mem: &mut dyn Dma) -> Option<Vec<u8>> {
+    let tick = super::timer::tick_of(now);
+    let (params, line) = (nic.dcqcn, nic.line);
+    let qp = nic.qp_mut(qpn)?;
+    let (r, fatal) = match next_response(qp, |va, buf| mem.dma_read(va, buf).is_ok())? {
+        Next::Send(r) => (r, false),
+        Next::Fatal(r) => (r, true),
+        Next::ReadFailed => {
+            nic.count(Counter::tx_naks_remote_access);
+            return None;
+        }
+    };
+    let frame = nic.headers(qpn, r.opcode, r.psn, false).map(|mut h| {
+        h.ext.aeth = r.aeth;
+        h.ext.atomic_ack_eth = r.orig.map(|orig| wire::ext::AtomicAckEthRepr { orig });
+        h.emit(&r.payload)
+    });
+    if fatal {
+        nic.enter_err(qpn);
+        return frame;
     }
+    let frame = frame?;
+    if r.opcode == Opcode::ACKNOWLEDGE {
+        nic.count(Counter::tx_acks);
+    } else if r.opcode != Opcode::ATOMIC_ACKNOWLEDGE {
+        let qp = nic.qp_mut(qpn)?;
+        qp.rp.on_sent(tick, frame.len() + super::WIRE_OVERHEAD, line, &params);
+    }
+    Some(frame)
 }
 
 #[cfg(test)]

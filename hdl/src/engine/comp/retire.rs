@@ -86,6 +86,8 @@ pub fn verilog(p: &Profile) -> Vec<String> {
         format!("wire [7:0] vendor = failed_c ? {} : 8'd0;", e("vendor_err")),
         format!("wire unused_wqe = ^wqe[{}:{}] ^ ^{};", WQE_BITS - 1, wl.width(), e("started")),
         format!("wire unused_acked = ^{};", e("acked")),
+        // Of `qp_attr` it reads `sig_all` and the send CQ.
+        "wire unused_attr = ^attr;".into(),
     ]);
     v.extend(cqe_image(
         "cqe_c",
