@@ -118,6 +118,14 @@ pub enum Top {
     /// The completion of an entry leaving the requester's window on its own (`engine::comp::retire::Retire`),
     /// with `engine_profile`.
     Retire,
+    /// A SEND's (or a WRITE with immediate's, or a raw frame's) receive on its own
+    /// (`engine::resp::send::RespSend`), with `engine_profile`.
+    RespSend,
+    /// A READ request's PSN and RETH fields from its RX record on their own (`engine::resp::queue::ReadArgs`).
+    ReadArgs,
+    /// The dispatch's newest-first scan of a QP's resources on its own (`engine::resp::dup_read::ResScan`),
+    /// with `engine_profile`.
+    ResScan,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -146,7 +154,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 48] = [
+    pub const ALL: [Top; 51] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -193,6 +201,9 @@ impl Top {
         Top::SqFetch,
         Top::RespTx,
         Top::Retire,
+        Top::RespSend,
+        Top::ReadArgs,
+        Top::ResScan,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -267,6 +278,9 @@ impl Top {
             | Top::SqFetch
             | Top::RespTx
             | Top::Retire
+            | Top::RespSend
+            | Top::ReadArgs
+            | Top::ResScan
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -325,6 +339,9 @@ impl Top {
             Top::SqFetch => "sq_fetch".into(),
             Top::RespTx => "resp_tx".into(),
             Top::Retire => "retire".into(),
+            Top::RespSend => "resp_send".into(),
+            Top::ReadArgs => "read_args".into(),
+            Top::ResScan => "res_scan".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -579,6 +596,48 @@ impl Top {
                 p("post", 1, Dir::Out),
                 p("cqn", 16, Dir::Out),
                 p("cqe", crate::engine::cq::CQE_BITS, Dir::Out),
+            ],
+            Top::RespSend => {
+                use crate::engine::cmd::exec::{ATTR_BITS, RESP_BITS};
+                let mut v = vec![
+                    p("meta", crate::rx::meta::BITS, Dir::In),
+                    p("qpn", 24, Dir::In),
+                    p("attr", ATTR_BITS, Dir::In),
+                    p("resp", RESP_BITS, Dir::In),
+                    p("adv", RESP_BITS, Dir::In),
+                    p("raw", 1, Dir::In),
+                    p("wqe_ok", 1, Dir::In),
+                    p("wr_id", 64, Dir::In),
+                    p("fits", 1, Dir::In),
+                    p("index", 16, Dir::Out),
+                    p("off", 32, Dir::Out),
+                    p("len", 32, Dir::Out),
+                ];
+                v.extend(["is_send", "fatal"].map(|n| p(n, 1, Dir::Out)));
+                v.push(p("syn", 8, Dir::Out));
+                v.extend(["raw_fail", "drain", "rq_has", "rq_ci_we"].map(|n| p(n, 1, Dir::Out)));
+                v.extend([
+                    p("rq_ci", 16, Dir::Out),
+                    p("resp_next", RESP_BITS, Dir::Out),
+                    p("cqe_valid", 1, Dir::Out),
+                    p("cqe", crate::engine::cq::CQE_BITS, Dir::Out),
+                    p("cqn", 16, Dir::Out),
+                    p("qp_live", 1, Dir::Out),
+                ]);
+                v
+            }
+            Top::ReadArgs => vec![
+                p("meta", crate::rx::meta::BITS, Dir::In),
+                p("psn", 24, Dir::Out),
+                p("va", 64, Dir::Out),
+                p("len", 32, Dir::Out),
+                p("rkey", 32, Dir::Out),
+            ],
+            Top::ResScan => vec![
+                p("resp", crate::engine::cmd::exec::RESP_BITS, Dir::In),
+                p("i", 8, Dir::In),
+                p("slot", 8, Dir::Out),
+                p("more", 1, Dir::Out),
             ],
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
@@ -1291,6 +1350,33 @@ impl Top {
                 u.attr.connect();
                 u.wqe.connect();
                 u.index.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::RespSend, _) => {
+                let mut u = crate::engine::resp::send::RespSend::new(Top::engine_profile());
+                u.meta.connect();
+                u.qpn.connect();
+                u.attr.connect();
+                u.resp.connect();
+                u.adv.connect();
+                u.raw.connect();
+                u.wqe_ok.connect();
+                u.wr_id.connect();
+                u.fits.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::ReadArgs, _) => {
+                let mut u = crate::engine::resp::queue::ReadArgs::default();
+                u.meta.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::ResScan, _) => {
+                let mut u = crate::engine::resp::dup_read::ResScan::new(Top::engine_profile());
+                u.resp.connect();
+                u.i.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

@@ -22,7 +22,7 @@ pub mod flush;
 pub mod headers;
 pub mod mr;
 pub mod qp;
-mod raw;
+pub mod raw;
 pub mod recv;
 pub mod req;
 pub mod resp;

@@ -3,9 +3,9 @@
 //! network stack do; every other frame goes to the raw packet QP's receive queue, one frame per receive
 //! WQE. That QP's send WQEs (SEND only) go out as whole frames, padded to the Ethernet minimum.
 
-use super::qp::{walk_sges, Qp, WqeData};
+use super::qp::{scatter_pieces, walk_sges, Qp, Sge, WqeData};
 use super::req::read_desc;
-use super::resp::{read_recv_wqe, RecvDone};
+use super::resp::{read_recv_wqe, Received, RecvDone};
 use super::{Nic, Side};
 use crate::hostmem::Dma;
 use wire::contract::regs::Counter;
@@ -59,32 +59,42 @@ pub(super) fn receive(nic: &mut Nic, frame: &[u8], mem: &mut dyn Dma) {
         return;
     }
     let cqn = qp.recv_cqn;
-    let index = qp.rq.ci;
-    let wqe = read_recv_wqe(nic, qp, index, mem);
-    if let Some(q) = nic.qp_mut(qpn) {
-        q.rq.ci = q.rq.ci.wrapping_add(1);
-    }
+    let wqe = read_recv_wqe(nic, qp, qp.rq.ci, mem);
+    let Some(qp) = nic.qp_mut(qpn) else { return };
+    let r = deliver(qp, frame.len(), wqe);
     nic.count(Counter::rq_wqes);
-    let (wr_id, status) = match wqe {
-        Ok((wr_id, sges)) => {
-            let room: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
-            if room >= frame.len() as u64 && nic.scatter((qpn, Side::Responder), &sges, 0, frame, mem) {
-                (wr_id, WcStatus::Success)
-            } else {
-                (wr_id, WcStatus::LocLenErr)
-            }
-        }
-        Err(wr_id) => (wr_id, WcStatus::LocProtErr),
-    };
-    let byte_len = if status == WcStatus::Success { frame.len() as u32 } else { 0 };
-    let done = RecvDone { index, wr_id, opcode: WcOpcode::Recv, status, byte_len, imm: 0, flags: 0 };
-    nic.push_cqe(cqn, done.cqe(qpn), mem);
-    if status == WcStatus::Success {
+    if let Some(sges) = &r.sges {
+        nic.scatter((qpn, Side::Responder), sges, 0, frame, mem);
+    }
+    let ok = r.cqe.is_some_and(|c| c.status == WcStatus::Success as u8);
+    if let Some(cqe) = r.cqe {
+        nic.push_cqe(cqn, cqe, mem);
+    }
+    if ok {
         nic.count(Counter::raw_rx_frames);
     } else {
         // As for any QP, an error completion ends it: the QP enters ERR and what is posted is flushed.
         nic.enter_err(qpn);
     }
+}
+
+/// A frame of `len` bytes taken by the raw packet QP `qp`'s receive WQE at the RQ consumer counter (`wqe`, as
+/// `recv_wqe` reads it): the counter moves; the frame is scattered over the list from offset 0 if it fits
+/// (Success, its length), else the WQE completes with LocLenErr, or LocProtErr if its list failed the
+/// checks (no bytes). The RTL's `RespSend` does the same for a raw frame.
+pub fn deliver(qp: &mut Qp, len: usize, wqe: Result<(u64, Vec<Sge>), u64>) -> Received {
+    let index = qp.rq.ci;
+    qp.rq.ci = qp.rq.ci.wrapping_add(1);
+    let (wr_id, status, sges) = match wqe {
+        Ok((wr_id, sges)) => match scatter_pieces(&sges, 0, len) {
+            Some(_) => (wr_id, WcStatus::Success, Some(sges)),
+            None => (wr_id, WcStatus::LocLenErr, None),
+        },
+        Err(wr_id) => (wr_id, WcStatus::LocProtErr, None),
+    };
+    let byte_len = if status == WcStatus::Success { len as u32 } else { 0 };
+    let done = RecvDone { index, wr_id, opcode: WcOpcode::Recv, status, byte_len, imm: 0, flags: 0 };
+    Received { sges, off: 0, cqe: Some(done.cqe(qp.qpn)), nak: None, took: true }
 }
 
 /// Whether the raw packet QP `qp` may send: while it is in RTS with a WQE fetched.

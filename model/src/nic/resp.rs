@@ -433,103 +433,138 @@ impl RecvDone {
     }
 }
 
+/// Where a SEND packet's receive WQE is: a later packet's in the WQE its message took (`RecvCtx`), a first
+/// packet's (and a WRITE with immediate's) at the RQ consumer counter; the RQ counter and the message offset.
+pub fn recv_slot(qp: &Qp, info: &OpInfo) -> RecvCtx {
+    match qp.resp.recv {
+        Some(c) if info.kind == OpKind::Send => c,
+        _ => RecvCtx { index: qp.rq.ci, offset: 0 },
+    }
+}
+
+/// What a SEND packet, or the last packet of a WRITE with immediate, does with its receive WQE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// A SEND's payload goes to this scatter list, from message offset `off`.
+    pub sges: Option<Vec<Sge>>,
+    pub off: u32,
+    /// The receive CQE (the message's end, or a failure).
+    pub cqe: Option<CqeRepr>,
+    /// The fatal NAK the packet ends in (its completion is in error).
+    pub nak: Option<Nak>,
+    /// The WQE is taken from the RQ (the consumer counter moves).
+    pub took: bool,
+}
+
+/// The SEND and WRITE arms of `execute` once the receive WQE at `recv_slot` is read (`wqe`: its `wr_id` and
+/// scatter list, or the `wr_id` of one that failed its checks, as `recv_wqe` gives them), for a packet the
+/// chain passed: a SEND's first packet takes the WQE at the RQ counter, a later one continues in it; its
+/// payload must fit the list from the message offset; the last completes the WQE with the message's length
+/// (and the immediate and solicited bit). A WRITE with immediate takes the WQE for its `wr_id` alone
+/// (`RecvRdmaWithImm`, the WRITE's length). A failed SEND completes its WQE in error and ends in a fatal NAK:
+/// LocQpOpErr and NAK Remote Operational Error on a first packet whose WQE fails its checks, LocProtErr on
+/// a later one, LocLenErr when the payload does not fit (both NAK Invalid Request). `qp`'s RQ counter and
+/// receive context move as the packet leaves them; the rest (`advance`) is the caller's. The RTL's
+/// `RespSend` does the same.
+pub fn receive(qp: &mut Qp, info: &OpInfo, pkt: &RocePacket<'_>, wqe: Result<(u64, Vec<Sge>), u64>) -> Received {
+    let at = recv_slot(qp, info);
+    let qpn = qp.qpn;
+    let (imm, flags) = pkt.hdr.ext.immdt.map_or((0, 0), |i| (i, wc_flags::WITH_IMM));
+    let solicited = u8::from(pkt.hdr.bth.solicited);
+    let cqe = |wr_id, opcode: WcOpcode, status: WcStatus, byte_len| CqeRepr {
+        wr_id,
+        byte_len,
+        qp_num: qpn,
+        wqe_index: at.index,
+        opcode: opcode as u8,
+        status: status as u8,
+        is_recv: 1,
+        ..Default::default()
+    };
+    let took = info.starts_message() || info.kind == OpKind::Write;
+    if took {
+        qp.rq.ci = qp.rq.ci.wrapping_add(1);
+    }
+    let wr_id = wqe.as_ref().map_or_else(|&w| w, |(w, _)| *w);
+    if info.kind == OpKind::Write {
+        let byte_len = qp.resp.write_len;
+        let done = CqeRepr {
+            imm_data: imm,
+            wc_flags: flags,
+            se: solicited,
+            ..cqe(wr_id, WcOpcode::RecvRdmaWithImm, WcStatus::Success, byte_len)
+        };
+        return Received { sges: None, off: 0, cqe: Some(done), nak: None, took };
+    }
+    let failed = |status, byte_len, nak| Received {
+        sges: None,
+        off: at.offset,
+        cqe: Some(cqe(wr_id, WcOpcode::Recv, status, byte_len)),
+        nak: Some(nak),
+        took,
+    };
+    let sges = match wqe {
+        Ok((_, s)) => s,
+        Err(_) if qp.resp.recv.is_none() => return failed(WcStatus::LocQpOpErr, 0, Nak::RemoteOp),
+        Err(_) => {
+            // Mid-message, its scatter list no longer passes the key checks.
+            qp.resp.recv = None;
+            return failed(WcStatus::LocProtErr, at.offset, Nak::InvalidRequest);
+        }
+    };
+    if super::qp::scatter_pieces(&sges, at.offset, pkt.payload.len()).is_none() {
+        // Longer than the receive buffer.
+        qp.resp.recv = None;
+        return failed(WcStatus::LocLenErr, at.offset, Nak::InvalidRequest);
+    }
+    let end = at.offset + pkt.payload.len() as u32;
+    let done = if info.ends_message() {
+        qp.resp.recv = None;
+        Some(CqeRepr {
+            imm_data: imm,
+            wc_flags: flags,
+            se: solicited,
+            ..cqe(wr_id, WcOpcode::Recv, WcStatus::Success, end)
+        })
+    } else {
+        qp.resp.recv = Some(RecvCtx { index: at.index, offset: end });
+        None
+    };
+    Received { sges: Some(sges), off: at.offset, cqe: done, nak: None, took }
+}
+
 fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: Time, mem: &mut dyn Dma) {
     let psn = pkt.hdr.bth.psn;
     let pmtu = nic.qp(qpn).map_or(1024, |q| q.attrs.path_mtu());
     match info.kind {
-        OpKind::Send => {
-            let Some(qp) = nic.qp(qpn) else { return };
-            let cqn = qp.recv_cqn;
-            let done = |index, wr_id, status, byte_len| RecvDone {
-                index,
-                wr_id,
-                opcode: WcOpcode::Recv,
-                status,
-                byte_len,
-                imm: 0,
-                flags: 0,
-            };
-            let (ctx, wr_id, sges) = match qp.resp.recv {
-                Some(c) => match read_recv_wqe(nic, qp, c.index, mem) {
-                    Ok((wr_id, s)) => (c, wr_id, Some(s)),
-                    Err(wr_id) => (c, wr_id, None),
-                },
-                None => {
-                    let index = qp.rq.ci;
-                    match read_recv_wqe(nic, qp, index, mem) {
-                        Ok((wr_id, s)) => (RecvCtx { index, offset: 0 }, wr_id, Some(s)),
-                        Err(wr_id) => {
-                            let cqe = done(index, wr_id, WcStatus::LocQpOpErr, 0).cqe(qpn);
-                            if let Some(q) = nic.qp_mut(qpn) {
-                                q.rq.ci = q.rq.ci.wrapping_add(1);
-                            }
-                            nic.push_cqe(cqn, cqe, mem);
-                            send_nak(nic, qpn, Nak::RemoteOp);
-                            return;
-                        }
-                    }
-                }
-            };
-            if info.starts_message() {
-                if let Some(q) = nic.qp_mut(qpn) {
-                    q.rq.ci = q.rq.ci.wrapping_add(1);
-                }
-                nic.count(Counter::rq_wqes);
-            }
-            let status = if sges.is_some() { WcStatus::LocLenErr } else { WcStatus::LocProtErr };
-            let placed = sges.is_some_and(|s| nic.scatter((qpn, Side::Responder), &s, ctx.offset, pkt.payload, mem));
-            if !placed {
-                // Longer than the receive buffer; or, mid-message, its scatter list no longer passes the
-                // key checks.
-                let cqe = done(ctx.index, wr_id, status, ctx.offset).cqe(qpn);
-                if let Some(q) = nic.qp_mut(qpn) {
-                    q.resp.recv = None;
-                }
-                nic.push_cqe(cqn, cqe, mem);
-                send_nak(nic, qpn, Nak::InvalidRequest);
-                return;
-            }
-            let offset = ctx.offset + pkt.payload.len() as u32;
-            if info.ends_message() {
-                let (imm, flags) = if let Some(i) = pkt.hdr.ext.immdt { (i, wc_flags::WITH_IMM) } else { (0, 0) };
-                let mut cqe = RecvDone { imm, flags, ..done(ctx.index, wr_id, WcStatus::Success, offset) }.cqe(qpn);
-                cqe.se = u8::from(pkt.hdr.bth.solicited);
-                nic.push_cqe(cqn, cqe, mem);
-                if let Some(q) = nic.qp_mut(qpn) {
-                    q.resp.recv = None;
-                }
-            } else if let Some(q) = nic.qp_mut(qpn) {
-                q.resp.recv = Some(RecvCtx { index: ctx.index, offset });
-            }
-        }
-        OpKind::Write => {
+        OpKind::Send | OpKind::Write => {
             let Some(qp) = nic.qp_mut(qpn) else { return };
-            let va = write_cursor(qp, info, pkt);
-            let total = qp.resp.write_len;
-            if !pkt.payload.is_empty() {
-                nic.place((qpn, Side::Responder), va, pkt.payload, mem);
-            }
-            if let (true, Some(imm)) = (info.ends_message(), pkt.hdr.ext.immdt) {
-                let Some(qp) = nic.qp(qpn) else { return };
-                let index = qp.rq.ci;
-                let wr_id = read_recv_wqe(nic, qp, index, mem).map_or_else(|w| w, |(w, _)| w);
-                let cqn = qp.recv_cqn;
-                if let Some(q) = nic.qp_mut(qpn) {
-                    q.rq.ci = q.rq.ci.wrapping_add(1);
+            if info.kind == OpKind::Write {
+                let va = write_cursor(qp, info, pkt);
+                if !pkt.payload.is_empty() {
+                    nic.place((qpn, Side::Responder), va, pkt.payload, mem);
                 }
+                if !info.ends_message() || pkt.hdr.ext.immdt.is_none() {
+                    return advance_qp(nic, qpn, info, pkt);
+                }
+            }
+            let Some(qp) = nic.qp(qpn) else { return };
+            let (cqn, at) = (qp.recv_cqn, recv_slot(qp, info));
+            let wqe = read_recv_wqe(nic, qp, at.index, mem);
+            let fetched = wqe.is_ok() || qp.resp.recv.is_some();
+            let Some(qp) = nic.qp_mut(qpn) else { return };
+            let r = receive(qp, info, pkt, wqe);
+            if r.took && (fetched || info.kind == OpKind::Write) {
                 nic.count(Counter::rq_wqes);
-                let d = RecvDone {
-                    index,
-                    wr_id,
-                    opcode: WcOpcode::RecvRdmaWithImm,
-                    status: WcStatus::Success,
-                    byte_len: total,
-                    imm,
-                    flags: wc_flags::WITH_IMM,
-                };
-                let mut cqe = d.cqe(qpn);
-                cqe.se = u8::from(pkt.hdr.bth.solicited);
+            }
+            if let Some(sges) = &r.sges {
+                nic.scatter((qpn, Side::Responder), sges, r.off, pkt.payload, mem);
+            }
+            if let Some(cqe) = r.cqe {
                 nic.push_cqe(cqn, cqe, mem);
+            }
+            if let Some(nak) = r.nak {
+                return send_nak(nic, qpn, nak);
             }
         }
         OpKind::ReadRequest => {
@@ -555,6 +590,10 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
         }
         _ => return,
     }
+    advance_qp(nic, qpn, info, pkt);
+}
+
+fn advance_qp(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>) {
     if let Some(qp) = nic.qp_mut(qpn) {
         advance(qp, info, pkt);
     }

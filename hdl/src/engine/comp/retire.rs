@@ -35,7 +35,7 @@ impl Retire {
 
 impl Logic for Retire {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_requester.rs).
+        // Verified in Verilator on its own (sim/tests/retire.rs) and in the core's lockstep.
     }
 
     fn connect(&mut self) {

@@ -116,7 +116,7 @@ impl ResScan {
 
 impl Logic for ResScan {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator on its own (sim/tests/res_scan.rs) and in the core's lockstep.
     }
 
     fn connect(&mut self) {
@@ -130,6 +130,8 @@ impl Logic for ResScan {
         let rw = crate::record::width(&sl, "resources") as usize;
         custom_module([
             format!("wire [7:0] kept = {{{}'d0, {}}};", 8 - rw, s("resources")),
+            // Of the whole record it reads the resources' count and head.
+            "wire unused_resp = ^resp;".into(),
             "always @(*) begin".to_string(),
             format!("    slot = {} + kept - 8'd1 - i;", s("res_head")),
             "    more = i < kept;".into(),

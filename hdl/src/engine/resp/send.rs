@@ -87,7 +87,7 @@ impl RespSend {
 
 impl Logic for RespSend {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator on its own (sim/tests/resp_send.rs) and in the core's lockstep.
     }
 
     fn connect(&mut self) {
@@ -121,7 +121,11 @@ pub fn verilog(p: &Profile) -> Vec<String> {
     let a = |n: &str| slice(al, "attr", n);
     let r = |n: &str| slice(sl, "resp", n);
     let m = |n: &str| meta::select("meta", n);
-    let mut v = vec![format!("wire [7:0] opcode = {};", m("opcode"))];
+    let mut v = vec![
+        format!("wire [7:0] opcode = {};", m("opcode")),
+        // Of the whole records it takes it reads the fields it names.
+        "wire unused_records = ^meta ^ ^attr ^ ^resp ^ ^adv;".into(),
+    ];
     v.extend(opcode_flags(&["k_send", "k_write", "p_first", "p_last", "p_only"]));
     v.extend([
         // A raw frame: a SEND's only packet; the record's RoCE fields are not its.

@@ -378,7 +378,7 @@ impl Owed {
 
 impl Logic for Owed {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator on its own (sim/tests/resp_tx.rs, in `RespTx`) and in the core's lockstep.
     }
 
     fn connect(&mut self) {
@@ -492,7 +492,7 @@ impl AckSlot {
 
 impl Logic for AckSlot {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator on its own (sim/tests/resp_tx.rs, in `RespTx`) and in the core's lockstep.
     }
 
     fn connect(&mut self) {
