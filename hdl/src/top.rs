@@ -126,6 +126,8 @@ pub enum Top {
     /// The dispatch's newest-first scan of a QP's resources on its own (`engine::resp::dup_read::ResScan`),
     /// with `engine_profile`.
     ResScan,
+    /// A READ response's payload as a gather list of one SGE on its own (`host::gather::OneSge`).
+    OneSge,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -154,7 +156,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 51] = [
+    pub const ALL: [Top; 52] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -204,6 +206,7 @@ impl Top {
         Top::RespSend,
         Top::ReadArgs,
         Top::ResScan,
+        Top::OneSge,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -281,6 +284,7 @@ impl Top {
             | Top::RespSend
             | Top::ReadArgs
             | Top::ResScan
+            | Top::OneSge
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -342,6 +346,7 @@ impl Top {
             Top::RespSend => "resp_send".into(),
             Top::ReadArgs => "read_args".into(),
             Top::ResScan => "res_scan".into(),
+            Top::OneSge => "one_sge".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -638,6 +643,11 @@ impl Top {
                 p("i", 8, Dir::In),
                 p("slot", 8, Dir::Out),
                 p("more", 1, Dir::Out),
+            ],
+            Top::OneSge => vec![
+                p("addr", 64, Dir::In),
+                p("len", 16, Dir::In),
+                p("sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::Out),
             ],
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
@@ -1377,6 +1387,13 @@ impl Top {
                 let mut u = crate::engine::resp::dup_read::ResScan::new(Top::engine_profile());
                 u.resp.connect();
                 u.i.connect();
+                u.connect_all();
+                generate_verilog(&u)
+            }
+            (Top::OneSge, _) => {
+                let mut u = crate::host::gather::OneSge::default();
+                u.addr.connect();
+                u.len.connect();
                 u.connect_all();
                 generate_verilog(&u)
             }

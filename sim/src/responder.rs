@@ -6,7 +6,7 @@
 
 use model::nic::dcqcn::Rp;
 use model::nic::mr::{Mr, MrTable};
-use model::nic::qp::{Qp, RecvCtx, RespItem, RespState, SendWqe};
+use model::nic::qp::{Qp, RecvCtx, RespItem, RespState, SendWqe, Sge};
 use model::rng::Rng;
 use wire::contract::profile::Profile;
 use wire::contract::qpc::mr_entry;
@@ -20,6 +20,26 @@ use wire::{OpKind, Opcode, Position, Psn};
 /// A packed record as bytes, least significant first (as `Sim::set_bytes` takes a port).
 pub fn bytes_of(b: &Bits) -> Vec<u8> {
     (0..b.len().div_ceil(8)).map(|i| b.get(8 * i, 8.min(b.len() - 8 * i)) as u8).collect()
+}
+
+/// A scatter or gather list as the blocks' `sges` port carries it (`RecvWqe`'s output, the gather's and the
+/// scatter's input): `qpc::recv_sge` records (address, then length above it), the first in the low bits, the
+/// entries past the list zero.
+pub fn sges_bytes(sges: &[Sge]) -> Vec<u8> {
+    use hdl::engine::resp::recv_wqe::{MAX_SGE, SGE_BITS};
+    let l = wire::contract::qpc::recv_sge();
+    let (a, _) = l.slice("addr").expect("an SGE has an address");
+    let (n, _) = l.slice("length").expect("an SGE has a length");
+    let mut bits = vec![0u8; MAX_SGE * SGE_BITS / 8];
+    for (i, s) in sges.iter().enumerate() {
+        for (lsb, v, w) in [(a, s.addr, 64), (n, u64::from(s.length), 32)] {
+            for b in (0..w).filter(|b| v >> b & 1 == 1) {
+                let at = i * SGE_BITS + lsb as usize + b;
+                bits[at / 8] |= 1 << (at % 8);
+            }
+        }
+    }
+    bits
 }
 
 /// Bytes as a big-endian number (a field as the wire carries it).

@@ -15,37 +15,19 @@
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_gather`.
 
-use hdl::engine::resp::recv_wqe::{MAX_SGE, SGE_BITS};
+use hdl::engine::resp::recv_wqe::MAX_SGE;
 use hdl::host::gather::{max_read, streams};
 use hdl::top::Top;
 use hdl::Width;
 use model::hostmem::HostMemory;
 use model::nic::qp::{walk_sges, Sge};
 use model::rng::Rng;
+use sim::responder::sges_bytes;
 use sim::Sim;
 use std::collections::VecDeque;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6A7_4E12)
-}
-
-/// The SGE list as the block takes it: `recv_sge` records (address, then length above it), 16 of them.
-fn sges_bytes(sges: &[Sge]) -> Vec<u8> {
-    let l = wire::contract::qpc::recv_sge();
-    let (a, _) = l.slice("addr").expect("addr");
-    let (n, _) = l.slice("length").expect("length");
-    let mut bits = vec![0u8; MAX_SGE * SGE_BITS / 8];
-    for (i, s) in sges.iter().enumerate() {
-        for (lsb, v, w) in [(a, s.addr, 64), (n, u64::from(s.length), 32)] {
-            for b in 0..w {
-                if v >> b & 1 == 1 {
-                    let at = i * SGE_BITS + lsb as usize + b;
-                    bits[at / 8] |= 1 << (at % 8);
-                }
-            }
-        }
-    }
-    bits
 }
 
 /// A completion beat: its bytes, whether the read failed, whether it is the read's last.

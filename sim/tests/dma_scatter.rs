@@ -8,15 +8,15 @@
 //!
 //! Replay a failure with `FERRITE_SEED=<seed> cargo test --release -p ferrite-sim --test dma_scatter`.
 
-use hdl::engine::resp::recv_wqe::{MAX_SGE, SGE_BITS};
+use hdl::engine::resp::recv_wqe::MAX_SGE;
 use hdl::top::Top;
 use hdl::Width;
 use model::nic::qp::{scatter_pieces, Sge};
 use model::rng::Rng;
+use sim::responder::sges_bytes;
 use sim::stream::WritePort;
 use sim::Sim;
 use std::collections::BTreeMap;
-use wire::contract::qpc::recv_sge;
 
 fn seed() -> u64 {
     std::env::var("FERRITE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5CA7_7E12)
@@ -41,26 +41,9 @@ fn random_sges(rng: &mut Rng, k: usize) -> Vec<Sge> {
 /// The SGEs as the `sges` port carries them, the entries past them anything (`RecvWqe` leaves the last
 /// WQE's there).
 fn sges_bus(sges: &[Sge], rng: &mut Rng) -> Vec<u8> {
-    let l = recv_sge();
-    let (a, n) = (l.slice("addr").unwrap(), l.slice("length").unwrap());
-    let mut bus = vec![0u8; MAX_SGE * SGE_BITS / 8];
-    let mut put = |lsb: u32, width: u32, v: u64| {
-        for b in 0..width {
-            if v >> b & 1 == 1 {
-                let at = lsb + b;
-                bus[(at / 8) as usize] |= 1 << (at % 8);
-            }
-        }
-    };
-    let stale: Vec<Sge> = (sges.len()..MAX_SGE)
-        .map(|_| Sge { addr: rng.next_u64(), lkey: 0, length: 1 + rng.next_u64() as u32 % 5000 })
-        .collect();
-    for (i, s) in sges.iter().chain(&stale).enumerate() {
-        let base = (i * SGE_BITS) as u32;
-        put(base + a.0, a.1, s.addr);
-        put(base + n.0, n.1, u64::from(s.length));
-    }
-    bus
+    let stale =
+        (sges.len()..MAX_SGE).map(|_| Sge { addr: rng.next_u64(), lkey: 0, length: 1 + rng.next_u64() as u32 % 5000 });
+    sges_bytes(&sges.iter().copied().chain(stale).collect::<Vec<_>>())
 }
 
 /// Scatters `payloads` random payloads; returns (payloads that fit, pieces, write beats, cycles).

@@ -606,7 +606,7 @@ pub struct OneSge {
 
 impl Logic for OneSge {
     fn update(&mut self) {
-        // Verified with the core, in lockstep with the model (driver/tests/rtl_responder.rs: READ responses).
+        // Verified in Verilator on its own (sim/tests/one_sge.rs) and in the core's lockstep.
     }
 
     fn connect(&mut self) {
