@@ -1235,527 +1235,109 @@ impl Top {
     /// The Verilog of this top at width `w`; the top module is named `top`.
     pub fn verilog(self, w: Width) -> String {
         match (self, w) {
-            (Top::Core(qps), Width::W8) => {
-                let mut u = crate::core::CoreW8::new(crate::core::info(qps, w));
-                u.connect_inputs();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::Core(qps), Width::W64) => {
-                let mut u = crate::core::CoreW64::new(crate::core::info(qps, w));
-                u.connect_inputs();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RespCheck, _) => {
-                let mut u = crate::engine::resp::check::RespCheck::new(Top::engine_profile());
-                u.clock.connect();
-                u.meta.connect();
-                u.attr.connect();
-                u.resp.connect();
-                u.mr.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RespMatch, _) => {
-                let mut u = crate::engine::comp::resp::RespMatch::new(Top::engine_profile());
-                u.attr.connect();
-                u.entry.connect();
-                u.held.connect();
-                u.first.connect();
-                u.comp.connect();
-                u.rec.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::Completer, _) => {
-                let mut u = crate::engine::comp::completer::Completer::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.attr.connect();
-                u.req.connect();
-                u.tick.connect();
-                u.start.connect();
-                u.rec.connect();
-                u.psn.connect();
-                u.through.connect();
-                u.noack.connect();
-                u.aeth.connect();
-                u.run_start.connect();
-                u.tmr_ack.connect();
-                u.tmr_rnr.connect();
-                u.r_entry.connect();
-                u.rd_ready.connect();
-                u.cpl_valid.connect();
-                u.cpl_data.connect();
-                u.cpl_err.connect();
-                u.cpl_last.connect();
-                u.sc_fits.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RetirePop, _) => {
-                let mut u = crate::engine::comp::ack::RetirePop::new(Top::engine_profile());
-                u.attr.connect();
-                u.req.connect();
-                u.front.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::EnterErr, _) => {
-                let mut u = crate::engine::flush::EnterErr::new(Top::engine_profile());
-                u.resp.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::AtomicOp, _) => {
-                let mut u = crate::engine::resp::atomic::AtomicOp::default();
-                u.meta.connect();
-                u.orig.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
+            (Top::Core(qps), Width::W8) => top_verilog(crate::core::CoreW8::new(crate::core::info(qps, w))),
+            (Top::Core(qps), Width::W64) => top_verilog(crate::core::CoreW64::new(crate::core::info(qps, w))),
+            (Top::RespCheck, _) => top_verilog(crate::engine::resp::check::RespCheck::new(Top::engine_profile())),
+            (Top::RespMatch, _) => top_verilog(crate::engine::comp::resp::RespMatch::new(Top::engine_profile())),
+            (Top::Completer, _) => top_verilog(crate::engine::comp::completer::Completer::new(Top::engine_profile())),
+            (Top::RetirePop, _) => top_verilog(crate::engine::comp::ack::RetirePop::new(Top::engine_profile())),
+            (Top::EnterErr, _) => top_verilog(crate::engine::flush::EnterErr::new(Top::engine_profile())),
+            (Top::AtomicOp, _) => top_verilog(crate::engine::resp::atomic::AtomicOp::default()),
             (Top::RespDuplicate, _) => {
-                let mut u = crate::engine::resp::duplicate::RespDuplicate::new(Top::engine_profile());
-                u.clock.connect();
-                u.resp.connect();
-                u.connect_all();
-                generate_verilog(&u)
+                top_verilog(crate::engine::resp::duplicate::RespDuplicate::new(Top::engine_profile()))
             }
-            (Top::SqFetch, _) => {
-                let mut u = crate::engine::req::window::SqFetch::new(Top::engine_profile());
-                u.qp_valid.connect();
-                u.attr.connect();
-                u.req.connect();
-                u.entry.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RespTx, _) => {
-                let mut u = crate::engine::resp::tx::RespTx::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.wb_we.connect();
-                u.wb_qpn.connect();
-                u.wb_resp.connect();
-                u.hold.connect();
-                u.qp_valid.connect();
-                u.attr.connect();
-                u.resp.connect();
-                u.gid.connect();
-                u.gid_valid.connect();
-                u.mac.connect();
-                u.item.connect();
-                u.rd_can.connect();
-                u.wr_quiet.connect();
-                u.rd_first.connect();
-                u.rd_err.connect();
-                u.meta_ready.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::Retire, _) => {
-                let mut u = crate::engine::comp::retire::Retire::new(Top::engine_profile());
-                u.qpn.connect();
-                u.attr.connect();
-                u.wqe.connect();
-                u.index.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RespSend, _) => {
-                let mut u = crate::engine::resp::send::RespSend::new(Top::engine_profile());
-                u.meta.connect();
-                u.qpn.connect();
-                u.attr.connect();
-                u.resp.connect();
-                u.adv.connect();
-                u.raw.connect();
-                u.wqe_ok.connect();
-                u.wr_id.connect();
-                u.fits.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::ReadArgs, _) => {
-                let mut u = crate::engine::resp::queue::ReadArgs::default();
-                u.meta.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::ResScan, _) => {
-                let mut u = crate::engine::resp::dup_read::ResScan::new(Top::engine_profile());
-                u.resp.connect();
-                u.i.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::OneSge, _) => {
-                let mut u = crate::host::gather::OneSge::default();
-                u.addr.connect();
-                u.len.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RxCount, _) => {
-                let mut u = crate::engine::counts::RxCount::default();
-                u.rec.connect();
-                u.route.connect();
-                u.ce.connect();
-                u.verdict.connect();
-                u.room.connect();
-                u.action.connect();
-                u.sent.connect();
-                u.aeth.connect();
-                u.raw_ctrl.connect();
-                u.raw_any.connect();
-                u.raw_rx.connect();
-                u.at_exec.connect();
-                u.rq_moves.connect();
-                u.fatal.connect();
-                u.syn.connect();
-                u.at_dup.connect();
-                u.part.connect();
-                u.key_bad.connect();
-                u.at_atomic.connect();
-                u.word_err.connect();
-                u.at_timer.connect();
-                u.timer_rnr.connect();
-                u.outstanding.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::CoreEvents, _) => {
-                let mut u = crate::engine::counts::CoreEvents::default();
-                u.rx_decided.connect();
-                u.rx_len.connect();
-                u.of_frame.connect();
-                u.outcome.connect();
-                u.fetched.connect();
-                u.cqe.connect();
-                u.cqe_err.connect();
-                u.eqe.connect();
-                u.eqe_lost.connect();
-                u.irq.connect();
-                u.read_failed.connect();
-                u.tx_ack.connect();
-                u.retransmit.connect();
-                u.tx_take.connect();
-                u.meta.connect();
-                u.doorbell_ignored.connect();
-                u.raw_inc.connect();
-                u.ctrl_sent.connect();
-                u.ctrl_len.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RespAdvance, _) => {
-                let mut u = crate::engine::resp::advance::RespAdvance::new(Top::engine_profile());
-                u.clock.connect();
-                u.meta.connect();
-                u.resp.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::CplNarrow, Width::W8) => narrow_verilog(crate::host::adapt::CplNarrow::<64, 8>::default()),
-            (Top::CplNarrow, Width::W64) => narrow_verilog(crate::host::adapt::CplNarrow::<512, 64>::default()),
-            (Top::WriteWiden, Width::W8) => widen_verilog(crate::host::adapt::WriteWiden::<64, 8>::default()),
-            (Top::WriteWiden, Width::W64) => widen_verilog(crate::host::adapt::WriteWiden::<512, 64>::default()),
-            (Top::DmaReadMux, _) => {
-                let mut u = crate::host::dma::DmaReadMux::<64>::new(DMA_MUX_REQUESTERS);
-                u.clock.connect();
-                u.reset.connect();
-                u.rq_valid.connect();
-                u.rq_addr.connect();
-                u.rq_len.connect();
-                u.rd_ready.connect();
-                u.cpl_valid.connect();
-                u.cpl_data.connect();
-                u.cpl_tag.connect();
-                u.cpl_err.connect();
-                u.cpl_last.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
+            (Top::SqFetch, _) => top_verilog(crate::engine::req::window::SqFetch::new(Top::engine_profile())),
+            (Top::RespTx, _) => top_verilog(crate::engine::resp::tx::RespTx::new(Top::engine_profile())),
+            (Top::Retire, _) => top_verilog(crate::engine::comp::retire::Retire::new(Top::engine_profile())),
+            (Top::RespSend, _) => top_verilog(crate::engine::resp::send::RespSend::new(Top::engine_profile())),
+            (Top::ReadArgs, _) => top_verilog(crate::engine::resp::queue::ReadArgs::default()),
+            (Top::ResScan, _) => top_verilog(crate::engine::resp::dup_read::ResScan::new(Top::engine_profile())),
+            (Top::OneSge, _) => top_verilog(crate::host::gather::OneSge::default()),
+            (Top::RxCount, _) => top_verilog(crate::engine::counts::RxCount::default()),
+            (Top::CoreEvents, _) => top_verilog(crate::engine::counts::CoreEvents::default()),
+            (Top::RespAdvance, _) => top_verilog(crate::engine::resp::advance::RespAdvance::new(Top::engine_profile())),
+            (Top::CplNarrow, Width::W8) => top_verilog(crate::host::adapt::CplNarrow::<64, 8>::default()),
+            (Top::CplNarrow, Width::W64) => top_verilog(crate::host::adapt::CplNarrow::<512, 64>::default()),
+            (Top::WriteWiden, Width::W8) => top_verilog(crate::host::adapt::WriteWiden::<64, 8>::default()),
+            (Top::WriteWiden, Width::W64) => top_verilog(crate::host::adapt::WriteWiden::<512, 64>::default()),
+            (Top::DmaReadMux, _) => top_verilog(crate::host::dma::DmaReadMux::<64>::new(DMA_MUX_REQUESTERS)),
             (Top::RecvWqe | Top::RecvWqeLarge, _) => {
                 let p = if self == Top::RecvWqe {
                     Top::engine_profile()
                 } else {
                     wire::contract::profile::Profile::large()
                 };
-                let mut u = crate::engine::resp::recv_wqe::RecvWqe::new(p);
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.attr.connect();
-                u.index.connect();
-                u.rd_ready.connect();
-                u.cpl_valid.connect();
-                u.cpl_data.connect();
-                u.cpl_err.connect();
-                u.cpl_last.connect();
-                u.mr.connect();
-                u.connect_all();
-                generate_verilog(&u)
+                top_verilog(crate::engine::resp::recv_wqe::RecvWqe::new(p))
             }
-            (Top::RespQueue, _) => {
-                let mut u = crate::engine::resp::queue::RespQueue::new(Top::engine_profile());
-                u.clock.connect();
-                u.attr.connect();
-                u.resp.connect();
-                u.rnr.connect();
-                u.fatal.connect();
-                u.fatal_syn.connect();
-                u.read.connect();
-                u.psn.connect();
-                u.va.connect();
-                u.len.connect();
-                u.rkey.connect();
-                u.dup.connect();
-                u.dup_base.connect();
-                u.dup_msn.connect();
-                u.atomic.connect();
-                u.orig.connect();
-                u.connect_all();
-                generate_verilog(&u)
+            (Top::RespQueue, _) => top_verilog(crate::engine::resp::queue::RespQueue::new(Top::engine_profile())),
+            (Top::FlushPick, _) => top_verilog(crate::engine::flush::FlushPick::new(Top::engine_profile())),
+            (Top::ReadStep, _) => top_verilog(crate::engine::resp::read::ReadStep::new(Top::engine_profile())),
+            (Top::DupRead, _) => top_verilog(crate::engine::resp::dup_read::DupRead::new(Top::engine_profile())),
+            (Top::ReqSeg, _) => top_verilog(crate::engine::req::seg::ReqSeg::new(Top::engine_profile())),
+            (Top::AckStep, _) => top_verilog(crate::engine::comp::ack_step::AckStep::new(Top::engine_profile())),
+            (Top::DmaGather, Width::W8) => top_verilog(crate::host::gather::DmaGatherW8::default()),
+            (Top::DmaGather, Width::W64) => top_verilog(crate::host::gather::DmaGatherW64::default()),
+            (Top::TimerScan, _) => top_verilog(crate::engine::comp::timer::TimerScan::new(Top::timer_profile())),
+            (Top::CounterBank, _) => top_verilog(crate::host::counters::CounterBank::default()),
+            (Top::FetchWake, _) => top_verilog(crate::engine::req::window::FetchWake::new(Top::engine_profile())),
+            (Top::PsnWalk, _) => top_verilog(crate::engine::req::window::PsnWalk::new(Top::engine_profile())),
+            (Top::RewindWalk, _) => top_verilog(crate::engine::req::window::RewindWalk::new(Top::engine_profile())),
+            (Top::OldestWalk, _) => top_verilog(crate::engine::req::window::OldestWalk::new(Top::engine_profile())),
+            (Top::WqeFetch, _) => top_verilog(crate::engine::req::wqe_fetch::WqeFetch::new(Top::engine_profile())),
+            (Top::SendDesc, _) => top_verilog(crate::engine::req::desc::SendDesc::new(Top::engine_profile())),
+            (Top::ReqReady, _) => top_verilog(crate::engine::req::ready::ReqReady::new(Top::engine_profile())),
+            (Top::DmaStream, Width::W8) => {
+                top_verilog(crate::host::stream::DmaStream::<64, 8, 72, 10, 11, 512>::default())
             }
-            (Top::FlushPick, _) => {
-                let mut u = crate::engine::flush::FlushPick::new(Top::engine_profile());
-                u.clock.connect();
-                u.qpn.connect();
-                u.qp_valid.connect();
-                u.attr.connect();
-                u.req.connect();
-                u.resp.connect();
-                u.front.connect();
-                u.oldest_at.connect();
-                u.hdr.connect();
-                u.connect_all();
-                generate_verilog(&u)
+            (Top::DmaStream, Width::W64) => {
+                top_verilog(crate::host::stream::DmaStream::<512, 64, 576, 7, 8, 64>::default())
             }
-            (Top::ReadStep, _) => {
-                let mut u = crate::engine::resp::read::ReadStep::new(Top::engine_profile());
-                u.clock.connect();
-                u.attr.connect();
-                u.resp.connect();
-                u.item.connect();
-                u.connect_all();
-                generate_verilog(&u)
+            (Top::RxRoute, _) => top_verilog(crate::engine::recv::RxRoute::new(Top::engine_profile())),
+            (Top::TxHeaders, _) => top_verilog(crate::engine::headers::TxHeaders::new(Top::engine_profile())),
+            (Top::RxIngress, Width::W8) => {
+                top_verilog(crate::rx::ingress::RxIngress::<64, 8, INGRESS_LOG2_W8>::default())
             }
-            (Top::DupRead, _) => {
-                let mut u = crate::engine::resp::dup_read::DupRead::new(Top::engine_profile());
-                u.attr.connect();
-                u.res.connect();
-                u.psn.connect();
-                u.va.connect();
-                u.len.connect();
-                u.rkey.connect();
-                u.connect_all();
-                generate_verilog(&u)
+            (Top::RxIngress, Width::W64) => {
+                top_verilog(crate::rx::ingress::RxIngress::<512, 64, INGRESS_LOG2_W64>::default())
             }
-            (Top::ReqSeg, _) => {
-                let mut u = crate::engine::req::seg::ReqSeg::new(Top::engine_profile());
-                u.attr.connect();
-                u.op.connect();
-                u.flags.connect();
-                u.len.connect();
-                u.first.connect();
-                u.psn.connect();
-                u.va.connect();
-                u.since.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::AckStep, _) => {
-                let mut u = crate::engine::comp::ack_step::AckStep::new(Top::engine_profile());
-                u.attr.connect();
-                u.wqe.connect();
-                u.first.connect();
-                u.psn.connect();
-                u.comp.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::DmaGather, Width::W8) => gather_verilog(crate::host::gather::DmaGatherW8::default()),
-            (Top::DmaGather, Width::W64) => gather_verilog(crate::host::gather::DmaGatherW64::default()),
-            (Top::TimerScan, _) => {
-                let mut u = crate::engine::comp::timer::TimerScan::new(Top::timer_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.tick.connect();
-                u.tm_live.connect();
-                u.tm_ack.connect();
-                u.tm_ack_at.connect();
-                u.tm_rnr.connect();
-                u.tm_rnr_at.connect();
-                u.take.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::CounterBank, _) => {
-                let mut u = crate::host::counters::CounterBank::default();
-                u.clock.connect();
-                u.reset.connect();
-                u.inc.connect();
-                u.inc2.connect();
-                u.rx_add.connect();
-                u.tx_add.connect();
-                u.index.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::FetchWake, _) => {
-                let mut u = crate::engine::req::window::FetchWake::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.rung.connect();
-                u.rung_qpn.connect();
-                u.cmd.connect();
-                u.cmd_qpn.connect();
-                u.visit.connect();
-                u.visit_qpn.connect();
-                u.clear.connect();
-                u.at_qpn.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::PsnWalk, _) => {
-                let mut u = crate::engine::req::window::PsnWalk::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.attr.connect();
-                u.base.connect();
-                u.from.connect();
-                u.count.connect();
-                u.psn.connect();
-                u.r_entry.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RewindWalk, _) => {
-                let mut u = crate::engine::req::window::RewindWalk::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.attr.connect();
-                u.base.connect();
-                u.from.connect();
-                u.count.connect();
-                u.psn.connect();
-                u.target.connect();
-                u.r_entry.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::OldestWalk, _) => {
-                let mut u = crate::engine::req::window::OldestWalk::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.base.connect();
-                u.from.connect();
-                u.count.connect();
-                u.r_entry.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::WqeFetch, _) => {
-                let mut u = crate::engine::req::wqe_fetch::WqeFetch::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.attr.connect();
-                u.index.connect();
-                u.rd_ready.connect();
-                u.cpl_valid.connect();
-                u.cpl_data.connect();
-                u.cpl_err.connect();
-                u.cpl_last.connect();
-                u.mr.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::SendDesc, _) => {
-                let mut u = crate::engine::req::desc::SendDesc::new(Top::engine_profile());
-                u.clock.connect();
-                u.reset.connect();
-                u.start.connect();
-                u.snoop.connect();
-                u.cut.connect();
-                u.attr.connect();
-                u.index.connect();
-                u.rd_ready.connect();
-                u.cpl_valid.connect();
-                u.cpl_data.connect();
-                u.cpl_err.connect();
-                u.cpl_last.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::ReqReady, _) => {
-                let mut u = crate::engine::req::ready::ReqReady::new(Top::engine_profile());
-                u.attr.connect();
-                u.req.connect();
-                u.wqe.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::DmaStream, Width::W8) => stream_verilog::<64, 8, 72, 10, 11, 512>(),
-            (Top::DmaStream, Width::W64) => stream_verilog::<512, 64, 576, 7, 8, 64>(),
-            (Top::RxRoute, _) => {
-                let mut u = crate::engine::recv::RxRoute::new(Top::engine_profile());
-                u.clock.connect();
-                u.meta.connect();
-                u.mac.connect();
-                u.qp_valid.connect();
-                u.attr.connect();
-                u.gid.connect();
-                u.gid_valid.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::TxHeaders, _) => {
-                let mut u = crate::engine::headers::TxHeaders::new(Top::engine_profile());
-                u.clock.connect();
-                u.attr.connect();
-                u.gid.connect();
-                u.gid_valid.connect();
-                u.mac.connect();
-                u.opcode.connect();
-                u.psn.connect();
-                u.ack_req.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
-            (Top::RxIngress, Width::W8) => ingress_verilog::<64, 8, INGRESS_LOG2_W8>(),
-            (Top::RxIngress, Width::W64) => ingress_verilog::<512, 64, INGRESS_LOG2_W64>(),
-            (Top::DmaPlace, Width::W8) => place_verilog::<64, 8>(),
-            (Top::DmaPlace, Width::W64) => place_verilog::<512, 64>(),
-            (Top::DmaScatter, Width::W8) => scatter_verilog::<64, 8>(),
-            (Top::DmaScatter, Width::W64) => scatter_verilog::<512, 64>(),
-            (Top::CqeWrite, Width::W8) => cqe_write_verilog::<64, 8>(),
-            (Top::CqeWrite, Width::W64) => cqe_write_verilog::<512, 64>(),
-            (Top::EqeWrite, _) => eqe_write_verilog::<64, 8>(),
-            (Top::Crc, Width::W8) => crc_verilog::<64, 8>(),
-            (Top::Crc, Width::W64) => crc_verilog::<512, 64>(),
-            (Top::Rx, Width::W8) => rx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>(),
-            (Top::Rx, Width::W64) => rx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64>(),
-            (Top::Tx, Width::W8) => {
-                tx_verilog::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8, { RECORDS_LOG2_W8 + 1 }>()
-            }
-            (Top::Tx, Width::W64) => {
-                tx_verilog::<512, 64, STORE_LOG2_W64, { STORE_LOG2_W64 + 1 }, RECORDS_LOG2_W64, { RECORDS_LOG2_W64 + 1 }>(
+            (Top::DmaPlace, Width::W8) => top_verilog(crate::host::place::DmaPlace::<64, 8>::default()),
+            (Top::DmaPlace, Width::W64) => top_verilog(crate::host::place::DmaPlace::<512, 64>::default()),
+            (Top::DmaScatter, Width::W8) => top_verilog(crate::host::scatter::DmaScatter::<64, 8>::default()),
+            (Top::DmaScatter, Width::W64) => top_verilog(crate::host::scatter::DmaScatter::<512, 64>::default()),
+            (Top::CqeWrite, Width::W8) => top_verilog(crate::engine::cq::CqeWrite::<64, 8>::default()),
+            (Top::CqeWrite, Width::W64) => top_verilog(crate::engine::cq::CqeWrite::<512, 64>::default()),
+            (Top::EqeWrite, _) => top_verilog(crate::engine::eq::EqeWrite::<64, 8>::default()),
+            (Top::Crc, Width::W8) => top_verilog(CrcEngine::<64, 8>::default()),
+            (Top::Crc, Width::W64) => top_verilog(CrcEngine::<512, 64>::default()),
+            (Top::Rx, Width::W8) => {
+                top_verilog(
+                    crate::rx::pipeline::Rx::<64, 8, STORE_LOG2_W8, { STORE_LOG2_W8 + 1 }, RECORDS_LOG2_W8>::default(),
                 )
             }
-            (Top::RxDecode, _) => {
-                let mut u = crate::rx::DecodeTop::default();
-                u.clock.connect();
-                u.hdr.connect();
-                u.len.connect();
-                u.connect_all();
-                generate_verilog(&u)
-            }
+            (Top::Rx, Width::W64) => top_verilog(crate::rx::pipeline::Rx::<
+                512,
+                64,
+                STORE_LOG2_W64,
+                { STORE_LOG2_W64 + 1 },
+                RECORDS_LOG2_W64,
+            >::default()),
+            (Top::Tx, Width::W8) => top_verilog(crate::tx::pipeline::Tx::<
+                64,
+                8,
+                STORE_LOG2_W8,
+                { STORE_LOG2_W8 + 1 },
+                RECORDS_LOG2_W8,
+                { RECORDS_LOG2_W8 + 1 },
+            >::default()),
+            (Top::Tx, Width::W64) => top_verilog(crate::tx::pipeline::Tx::<
+                512,
+                64,
+                STORE_LOG2_W64,
+                { STORE_LOG2_W64 + 1 },
+                RECORDS_LOG2_W64,
+                { RECORDS_LOG2_W64 + 1 },
+            >::default()),
+            (Top::RxDecode, _) => top_verilog(crate::rx::DecodeTop::default()),
         }
     }
 }
@@ -1793,6 +1375,13 @@ pub fn max_frame(w: Width) -> usize {
     w.bytes() * ((1 << log2) - TX_STORE_MARGIN as usize)
 }
 
+/// The Verilog of block `u` as a top whose module is named `top`: everything inside it connected. Its inputs
+/// are the top's ports, driven from outside, which rust-hdl's connection check leaves to the top.
+fn top_verilog(mut u: impl Block) -> String {
+    u.connect_all();
+    generate_verilog(&u)
+}
+
 /// Beats a frame store keeps free: its writers stop at `almost_full`, `STORE_MARGIN` entries short of full,
 /// because rust-hdl's fill level lags a write by a cycle and a registered ready or beat adds one more.
 pub const STORE_MARGIN: u32 = 4;
@@ -1800,195 +1389,9 @@ pub const STORE_MARGIN: u32 = 4;
 /// The TX frame store keeps one beat more: its assembler reads `almost_full` through a register.
 pub const TX_STORE_MARGIN: u32 = STORE_MARGIN + 1;
 
-fn rx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize>() -> String {
-    let mut u = crate::rx::pipeline::Rx::<D, K, A, AP1, Q>::default();
-    u.clock.connect();
-    u.in_data.connect();
-    u.in_keep.connect();
-    u.in_last.connect();
-    u.in_valid.connect();
-    u.meta_ready.connect();
-    u.out_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn tx_verilog<const D: usize, const K: usize, const A: usize, const AP1: usize, const Q: usize, const QP1: usize>(
-) -> String {
-    let mut u = crate::tx::pipeline::Tx::<D, K, A, AP1, Q, QP1>::default();
-    u.clock.connect();
-    u.meta.connect();
-    u.meta_valid.connect();
-    u.pay_data.connect();
-    u.pay_keep.connect();
-    u.pay_last.connect();
-    u.pay_valid.connect();
-    u.out_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
 /// The MAC boundary's FIFO, in beats (log2): 8 KiB at either width, room for a frame of the longest.
 pub(crate) const INGRESS_LOG2_W8: usize = 10;
 pub const INGRESS_LOG2_W64: usize = 7;
-
-fn ingress_verilog<const D: usize, const K: usize, const L: usize>() -> String {
-    let mut u = crate::rx::ingress::RxIngress::<D, K, L>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.mac_data.connect();
-    u.mac_keep.connect();
-    u.mac_last.connect();
-    u.mac_valid.connect();
-    u.mac_fcs_bad.connect();
-    u.out_ready.connect();
-    u.clear.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn stream_verilog<const D: usize, const K: usize, const N: usize, const A: usize, const AP1: usize, const M: u32>(
-) -> String {
-    let mut u = crate::host::stream::DmaStream::<D, K, N, A, AP1, M>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.start.connect();
-    u.addr.connect();
-    u.len.connect();
-    u.rd_ready.connect();
-    u.cpl_valid.connect();
-    u.cpl_data.connect();
-    u.cpl_err.connect();
-    u.cpl_last.connect();
-    u.out_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-/// `cpl_narrow`'s Verilog at a width.
-fn narrow_verilog<const D: usize, const K: usize>(mut u: crate::host::adapt::CplNarrow<D, K>) -> String {
-    u.clock.connect();
-    u.reset.connect();
-    u.rq_valid.connect();
-    u.rq_len.connect();
-    u.rd_ready.connect();
-    u.cp_valid.connect();
-    u.cp_data.connect();
-    u.cp_err.connect();
-    u.cp_last.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-/// `write_widen`'s Verilog at a width.
-fn widen_verilog<const D: usize, const K: usize>(mut u: crate::host::adapt::WriteWiden<D, K>) -> String {
-    u.addr.connect();
-    u.data.connect();
-    u.strb.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-/// `dma_gather`'s Verilog at a width.
-fn gather_verilog<
-    const D: usize,
-    const K: usize,
-    const N: usize,
-    const A: usize,
-    const AP1: usize,
-    const M: u32,
-    const S: usize,
->(
-    mut u: crate::host::gather::DmaGather<D, K, N, A, AP1, M, S>,
-) -> String {
-    u.clock.connect();
-    u.reset.connect();
-    u.start.connect();
-    u.sges.connect();
-    u.count.connect();
-    u.off.connect();
-    u.len.connect();
-    u.drop.connect();
-    u.rd_ready.connect();
-    u.cpl_valid.connect();
-    u.cpl_data.connect();
-    u.cpl_err.connect();
-    u.cpl_last.connect();
-    u.out_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn place_verilog<const D: usize, const K: usize>() -> String {
-    let mut u = crate::host::place::DmaPlace::<D, K>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.in_data.connect();
-    u.in_keep.connect();
-    u.in_last.connect();
-    u.in_valid.connect();
-    u.va.connect();
-    u.lane.connect();
-    u.wr_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn scatter_verilog<const D: usize, const K: usize>() -> String {
-    let mut u = crate::host::scatter::DmaScatter::<D, K>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.start.connect();
-    u.sges.connect();
-    u.count.connect();
-    u.off.connect();
-    u.len.connect();
-    u.in_data.connect();
-    u.in_keep.connect();
-    u.in_last.connect();
-    u.in_valid.connect();
-    u.wr_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn cqe_write_verilog<const D: usize, const K: usize>() -> String {
-    let mut u = crate::engine::cq::CqeWrite::<D, K>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.in_valid.connect();
-    u.cq.connect();
-    u.cqe.connect();
-    u.qp_live.connect();
-    u.wr_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn eqe_write_verilog<const D: usize, const K: usize>() -> String {
-    let mut u = crate::engine::eq::EqeWrite::<D, K>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.in_valid.connect();
-    u.eq.connect();
-    u.kind.connect();
-    u.obj.connect();
-    u.wr_ready.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
-
-fn crc_verilog<const D: usize, const K: usize>() -> String {
-    let mut u = CrcEngine::<D, K>::default();
-    u.clock.connect();
-    u.reset.connect();
-    u.data.connect();
-    u.keep.connect();
-    u.last.connect();
-    u.valid.connect();
-    u.connect_all();
-    generate_verilog(&u)
-}
 
 #[cfg(test)]
 mod tests {

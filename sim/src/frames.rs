@@ -26,6 +26,32 @@ pub enum Damage {
     Oversize(u8),
 }
 
+/// The fields of a TX record that make a packet's headers: every one the TX pipeline reads for them (what
+/// `TxHeaders` sets; the extended headers and the payload aside).
+pub const HEADER_FIELDS: [&str; 21] = [
+    "eth_dst",
+    "eth_src",
+    "vlan",
+    "vlan_tci",
+    "ipv6",
+    "src_gid",
+    "dst_gid",
+    "tclass",
+    "hop_limit",
+    "ip_ident",
+    "flow_label",
+    "udp_src_port",
+    "opcode",
+    "solicited",
+    "mig_req",
+    "pkey",
+    "fecn",
+    "becn",
+    "dest_qp",
+    "ack_req",
+    "psn",
+];
+
 /// Every opcode in the table.
 pub fn opcodes() -> Vec<Opcode> {
     (0..=255u8).map(Opcode).filter(|o| o.info().is_some()).collect()

@@ -31,7 +31,7 @@ use model::nic::resp::{
     next_response, queue_atomic, queue_fatal_nak, queue_read, queue_rnr_nak, queue_seq_nak, reack, sendable, Next,
 };
 use model::rng::Rng;
-use sim::frames::meta_of;
+use sim::frames::{meta_of, HEADER_FIELDS};
 use sim::record::diff;
 use sim::responder::{be, bytes_of, random_qp};
 use sim::Sim;
@@ -49,33 +49,6 @@ fn seed() -> u64 {
 
 /// The GID table's entries: three set (IPv4-mapped and not), one unset.
 const GIDS: usize = 4;
-
-/// The TX record's fields the block sets: the headers, then the AETH, the AtomicAckETH and the payload
-/// length (each compared where the opcode carries it).
-const FIELDS: [&str; 22] = [
-    "eth_dst",
-    "eth_src",
-    "vlan",
-    "vlan_tci",
-    "ipv6",
-    "src_gid",
-    "dst_gid",
-    "tclass",
-    "hop_limit",
-    "ip_ident",
-    "flow_label",
-    "udp_src_port",
-    "opcode",
-    "solicited",
-    "mig_req",
-    "pkey",
-    "fecn",
-    "becn",
-    "dest_qp",
-    "ack_req",
-    "psn",
-    "payload_len",
-];
 
 /// A QP as the dispatch leaves it: random responder state (`random_qp`), a random address vector, mostly RC,
 /// nothing owed yet.
@@ -260,8 +233,8 @@ fn record(rig: &Rig, q: &Qp, r: &model::nic::resp::Response) -> Meta {
 /// The fields of the TX record `got` that differ from the model's `want`: the headers and payload length,
 /// the AETH where the opcode carries one, the AtomicAckETH of an atomic ACK.
 fn record_diff(got: &Meta, want: &Meta) -> Vec<String> {
-    let mut names: Vec<&str> = FIELDS.to_vec();
-    names.push("has_aeth");
+    let mut names: Vec<&str> = HEADER_FIELDS.to_vec();
+    names.extend(["payload_len", "has_aeth"]);
     if want.get("has_aeth") == 1 {
         names.push("aeth");
     }

@@ -13,6 +13,7 @@ use model::nic::dcqcn::Rp;
 use model::nic::headers::headers;
 use model::nic::qp::Qp;
 use model::rng::Rng;
+use sim::frames::HEADER_FIELDS;
 use sim::responder::{be, bytes_of};
 use sim::Sim;
 use wire::contract::qpc::qp_context;
@@ -35,31 +36,6 @@ fn gid(rng: &mut Rng) -> [u8; 16] {
     }
     g
 }
-
-/// The header fields the block sets: every field of the record the TX pipeline reads for its headers.
-const FIELDS: [&str; 21] = [
-    "eth_dst",
-    "eth_src",
-    "vlan",
-    "vlan_tci",
-    "ipv6",
-    "src_gid",
-    "dst_gid",
-    "tclass",
-    "hop_limit",
-    "ip_ident",
-    "flow_label",
-    "udp_src_port",
-    "opcode",
-    "solicited",
-    "mig_req",
-    "pkey",
-    "fecn",
-    "becn",
-    "dest_qp",
-    "ack_req",
-    "psn",
-];
 
 #[test]
 fn the_headers_match_the_model() {
@@ -116,7 +92,7 @@ fn the_headers_match_the_model() {
         let pkt = wire::parse(&frame).expect("the model's headers make a well-formed frame");
         let expect = sim::frames::meta_of(&frame, &pkt);
         let got = Meta(rtl.get_bytes(p_meta));
-        for f in FIELDS {
+        for f in HEADER_FIELDS {
             assert_eq!(
                 got.get(f),
                 expect.get(f),
