@@ -128,6 +128,9 @@ pub enum Top {
     ResScan,
     /// A READ response's payload as a gather list of one SGE on its own (`host::gather::OneSge`).
     OneSge,
+    /// The receive WQEs kept between a message's packets, on their own (`engine::resp::wqe_cache::WqeCache`),
+    /// with `engine_profile`.
+    WqeCache,
     /// The counters a received frame and the later decisions count, on their own
     /// (`engine::counts::RxCount`). Width-independent.
     RxCount,
@@ -156,7 +159,7 @@ pub struct Port {
 pub const DMA_MUX_REQUESTERS: usize = 3;
 
 impl Top {
-    pub const ALL: [Top; 52] = [
+    pub const ALL: [Top; 53] = [
         Top::Crc,
         Top::RxDecode,
         Top::Rx,
@@ -207,6 +210,7 @@ impl Top {
         Top::ReadArgs,
         Top::ResScan,
         Top::OneSge,
+        Top::WqeCache,
         Top::RxCount,
         Top::CoreEvents,
     ];
@@ -285,6 +289,7 @@ impl Top {
             | Top::ReadArgs
             | Top::ResScan
             | Top::OneSge
+            | Top::WqeCache
             | Top::RxCount
             | Top::CoreEvents => &[Width::W8],
             Top::CplNarrow | Top::WriteWiden => &[Width::W64],
@@ -347,6 +352,7 @@ impl Top {
             Top::ReadArgs => "read_args".into(),
             Top::ResScan => "res_scan".into(),
             Top::OneSge => "one_sge".into(),
+            Top::WqeCache => "wqe_cache".into(),
             Top::RxCount => "rx_count".into(),
             Top::CoreEvents => "core_events".into(),
         }
@@ -649,6 +655,17 @@ impl Top {
                 p("len", 16, Dir::In),
                 p("sges", crate::engine::resp::recv_wqe::SGES_BITS, Dir::Out),
             ],
+            Top::WqeCache => {
+                use crate::engine::resp::recv_wqe::SGES_BITS;
+                let mut v = vec![p("clock", 1, Dir::In)];
+                v.extend(["reset", "clear", "fill_start"].map(|n| p(n, 1, Dir::In)));
+                v.extend([p("qpn", 24, Dir::In), p("index", 16, Dir::In)]);
+                v.extend(["fill_valid", "fill_err", "fill_last", "store", "st_ok"].map(|n| p(n, 1, Dir::In)));
+                v.extend([p("st_wr_id", 64, Dir::In), p("st_count", 8, Dir::In), p("st_sges", SGES_BITS, Dir::In)]);
+                v.extend([p("hit", 1, Dir::Out), p("ok", 1, Dir::Out), p("wr_id", 64, Dir::Out)]);
+                v.extend([p("count", 8, Dir::Out), p("sges", SGES_BITS, Dir::Out)]);
+                v
+            }
             Top::RxCount => {
                 use crate::engine::counts::INC_BITS;
                 let mut v = vec![
@@ -1253,6 +1270,7 @@ impl Top {
             (Top::ReadArgs, _) => top_verilog(crate::engine::resp::queue::ReadArgs::default()),
             (Top::ResScan, _) => top_verilog(crate::engine::resp::dup_read::ResScan::new(Top::engine_profile())),
             (Top::OneSge, _) => top_verilog(crate::host::gather::OneSge::default()),
+            (Top::WqeCache, _) => top_verilog(crate::engine::resp::wqe_cache::WqeCache::new(Top::engine_profile())),
             (Top::RxCount, _) => top_verilog(crate::engine::counts::RxCount::default()),
             (Top::CoreEvents, _) => top_verilog(crate::engine::counts::CoreEvents::default()),
             (Top::RespAdvance, _) => top_verilog(crate::engine::resp::advance::RespAdvance::new(Top::engine_profile())),

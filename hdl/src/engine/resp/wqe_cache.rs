@@ -56,7 +56,7 @@ impl WqeCache {
 
 impl Logic for WqeCache {
     fn update(&mut self) {
-        // Verified in Verilator with the core, in lockstep with the model (driver/tests/rtl_responder.rs).
+        // Verified in Verilator on its own (sim/tests/wqe_cache.rs) and in the core's lockstep.
     }
 
     fn connect(&mut self) {
