@@ -551,10 +551,10 @@ fn execute(nic: &mut Nic, qpn: u32, info: &OpInfo, pkt: &RocePacket<'_>, _now: T
             let Some(qp) = nic.qp(qpn) else { return };
             let (cqn, at) = (qp.recv_cqn, recv_slot(qp, info));
             let wqe = read_recv_wqe(nic, qp, at.index, mem);
-            let fetched = wqe.is_ok() || qp.resp.recv.is_some();
             let Some(qp) = nic.qp_mut(qpn) else { return };
             let r = receive(qp, info, pkt, wqe);
-            if r.took && (fetched || info.kind == OpKind::Write) {
+            // A WQE taken counts, unless a first packet found it failing its checks.
+            if r.took && r.nak != Some(Nak::RemoteOp) {
                 nic.count(Counter::rq_wqes);
             }
             if let Some(sges) = &r.sges {
